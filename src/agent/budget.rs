@@ -1,0 +1,100 @@
+//! The run's budget: turns, tokens and cost so far, checked against the job's limits.
+
+use std::time::Instant;
+
+use crate::conversation::Usage;
+use crate::exit_code::Limit;
+use crate::job::Limits;
+
+/// Counters of one run and the limits they are held to.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    limits: Limits,
+    started: Instant,
+    pub turns: u32,
+    pub usage: Usage,
+    /// `None` once any request's cost is unknown: a sum with a hole in it is not a cost.
+    pub cost_usd: Option<f64>,
+}
+
+impl Budget {
+    pub fn new(limits: Limits) -> Self {
+        Budget {
+            limits,
+            started: Instant::now(),
+            turns: 0,
+            usage: Usage::default(),
+            cost_usd: Some(0.0),
+        }
+    }
+
+    /// Carry counters over from an earlier part of the same run (resume).
+    pub fn restore(&mut self, turns: u32, usage: Usage, cost_usd: Option<f64>) {
+        self.turns = turns;
+        self.usage = usage;
+        self.cost_usd = cost_usd;
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Count one response's usage and cost (`None` = unknown price).
+    pub fn record(&mut self, usage: &Usage, cost: Option<f64>) {
+        self.usage.add(usage);
+        self.cost_usd = match (self.cost_usd, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// A limit that forbids starting another turn, if any.
+    pub fn exceeded(&self) -> Option<Limit> {
+        if self.limits.max_turns.is_some_and(|m| self.turns >= m) {
+            return Some(Limit::MaxTurns);
+        }
+        if self.limits.max_tokens.is_some_and(|m| self.usage.total() >= m) {
+            return Some(Limit::MaxTokens);
+        }
+        if let (Some(max), Some(cost)) = (self.limits.max_cost_usd, self.cost_usd) {
+            if cost >= max {
+                return Some(Limit::MaxCost);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turns_tokens_and_cost_limits() {
+        let mut b = Budget::new(Limits {
+            max_turns: Some(2),
+            max_tokens: Some(100),
+            max_cost_usd: Some(0.5),
+            timeout: None,
+        });
+        assert_eq!(b.exceeded(), None);
+        b.record(&Usage { input_tokens: 60, output_tokens: 50, ..Usage::default() }, Some(0.1));
+        assert_eq!(b.exceeded(), Some(Limit::MaxTokens));
+        let mut c = Budget::new(Limits { max_cost_usd: Some(0.5), ..Limits::default() });
+        c.record(&Usage::default(), Some(0.6));
+        assert_eq!(c.exceeded(), Some(Limit::MaxCost));
+        c.turns = 5;
+        let mut d = Budget::new(Limits { max_turns: Some(2), ..Limits::default() });
+        d.turns = 2;
+        assert_eq!(d.exceeded(), Some(Limit::MaxTurns));
+    }
+
+    #[test]
+    fn unknown_cost_stays_unknown() {
+        let mut b = Budget::new(Limits::default());
+        b.record(&Usage::default(), Some(0.2));
+        b.record(&Usage::default(), None);
+        b.record(&Usage::default(), Some(0.2));
+        assert_eq!(b.cost_usd, None);
+    }
+}

@@ -1,0 +1,235 @@
+//! One turn's tool calls: check each against the policy (in order), resolve `ask` by the
+//! job's `on_ask` — never by waiting — run the approved calls in parallel, and return the
+//! results in call order. Every denial is explained to the model and recorded as an event.
+
+use std::time::Instant;
+
+use futures_util::future::join_all;
+use serde_json::Value;
+
+use super::{Agent, Outcome, control_outcome};
+use crate::conversation::{Message, ToolCall};
+use crate::events::{Event, Resolution, ToolStatus};
+use crate::job::OnAsk;
+use crate::permissions::{Decision, Permission};
+use crate::tools::{Tool, ToolContext, ToolError};
+
+/// Characters of a tool's output copied into its `tool.finished` event.
+const EVENT_OUTPUT_CHARS: usize = 16_000;
+
+/// The tool results of a turn and whether the run must stop.
+pub(super) struct Dispatched {
+    pub messages: Vec<Message>,
+    pub outcome: Option<Outcome>,
+}
+
+/// A call after the checks: either a result already (error, denial) or approved to run.
+enum Checked<'t> {
+    Done { content: String, is_error: bool },
+    Run { tool: &'t dyn Tool, args: Value },
+}
+
+impl Agent<'_> {
+    pub(super) async fn dispatch(&self, turn: u32, calls: &[ToolCall]) -> Dispatched {
+        let mut outcome = None;
+        let mut checked = Vec::with_capacity(calls.len());
+        for call in calls {
+            if outcome.is_some() {
+                checked.push(Checked::Done {
+                    content: "Not run: the run stopped before this call.".to_owned(),
+                    is_error: true,
+                });
+                continue;
+            }
+            let (c, stop) = self.check(turn, call);
+            checked.push(c);
+            outcome = stop;
+        }
+        let parallel = checked.iter().filter(|c| matches!(c, Checked::Run { .. })).count();
+        let runs = calls.iter().zip(checked).map(|(call, c)| self.execute(turn, call, c, parallel));
+        let results = join_all(runs).await;
+        let mut messages = Vec::with_capacity(calls.len());
+        for (call, (content, is_error, stop)) in calls.iter().zip(results) {
+            if outcome.is_none() {
+                outcome = stop;
+            }
+            messages.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                content,
+                is_error,
+            });
+        }
+        Dispatched { messages, outcome }
+    }
+
+    /// Parse, look up and permission-check one call.
+    fn check<'t>(&'t self, turn: u32, call: &ToolCall) -> (Checked<'t>, Option<Outcome>) {
+        let args = match parse_arguments(&call.arguments) {
+            Ok(a) => a,
+            Err(msg) => return (Checked::Done { content: msg, is_error: true }, None),
+        };
+        let Some(tool) = self.tools.get(&call.name) else {
+            let msg = format!(
+                "Unknown tool `{}`. Available tools: {}.",
+                call.name,
+                self.tools.names().join(", ")
+            );
+            return (Checked::Done { content: msg, is_error: true }, None);
+        };
+        if let Some(missing) = missing_required(&tool.spec().parameters, &args) {
+            let msg = format!("Required parameter \"{missing}\" is missing for tool {}.", call.name);
+            return (Checked::Done { content: msg, is_error: true }, None);
+        }
+        let decision = self
+            .policy
+            .check(&call.name, &args, tool.tighten(&args, &self.shared));
+        let resolution = match decision.permission {
+            Permission::Allow => Resolution::Allowed,
+            Permission::Exclude => Resolution::Denied,
+            Permission::Ask => match self.config.on_ask {
+                OnAsk::Allow => Resolution::Allowed,
+                OnAsk::Deny => Resolution::Denied,
+                OnAsk::Fail => Resolution::Failed,
+            },
+        };
+        if decision.permission != Permission::Allow {
+            self.emitter.emit(Event::PermissionDecision {
+                turn,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: redact_value(&args, self.redactor),
+                resolution,
+                decision: decision.clone(),
+            });
+        }
+        match resolution {
+            Resolution::Allowed => (Checked::Run { tool: tool.as_ref(), args }, None),
+            Resolution::Denied => (Checked::Done { content: denial_text(&call.name, &decision), is_error: true }, None),
+            Resolution::Failed => {
+                let reason = format!(
+                    "{} needed approval ({}) and the job says on_ask: fail",
+                    call.name, decision.reason
+                );
+                let content = format!("{}\nThe run stops here.", denial_text(&call.name, &decision));
+                (Checked::Done { content, is_error: true }, Some(Outcome::ApprovalRequired(reason)))
+            }
+        }
+    }
+
+    /// Run one approved call (or pass a prepared result through), with its events.
+    async fn execute(
+        &self,
+        turn: u32,
+        call: &ToolCall,
+        checked: Checked<'_>,
+        parallel: usize,
+    ) -> (String, bool, Option<Outcome>) {
+        let (tool, args) = match checked {
+            Checked::Done { content, is_error } => {
+                let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
+                self.finished(turn, call, status, &content, 0);
+                return (content, is_error, None);
+            }
+            Checked::Run { tool, args } => (tool, args),
+        };
+        self.emitter.emit(Event::ToolStarted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: redact_value(&args, self.redactor),
+        });
+        let ctx = ToolContext {
+            shared: self.shared.clone(),
+            parallel_calls: parallel.max(1),
+            call_id: call.id.clone(),
+        };
+        let started = Instant::now();
+        let result = tool.run(args, &ctx).await;
+        let ms = started.elapsed().as_millis() as u64;
+        if tool.is_mutating() {
+            self.hooks.after_mutation(turn, &call.id, &call.name).await;
+        }
+        let (content, is_error, control) = match result {
+            Ok(out) => (out.content, false, out.control.as_ref().map(control_outcome)),
+            Err(ToolError::RespondToModel(msg)) => (msg, true, None),
+            Err(ToolError::Fatal(msg)) => {
+                let content = format!("The tool could not run: {msg}");
+                self.finished(turn, call, ToolStatus::Error, &content, ms);
+                return (content, true, Some(Outcome::Internal(msg)));
+            }
+        };
+        let content = self.redactor.redact(&content).into_owned();
+        let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
+        self.finished(turn, call, status, &content, ms);
+        (content, is_error, control)
+    }
+
+    fn finished(&self, turn: u32, call: &ToolCall, status: ToolStatus, content: &str, ms: u64) {
+        let output = if content.len() > EVENT_OUTPUT_CHARS {
+            let mut cut = EVENT_OUTPUT_CHARS;
+            while !content.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}\n[… {} more bytes in the session file]", &content[..cut], content.len() - cut)
+        } else {
+            content.to_owned()
+        };
+        self.emitter.emit(Event::ToolFinished {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            status,
+            output,
+            duration_ms: ms,
+        });
+    }
+}
+
+/// The tool result a denied call gets: what denied it, why, and how a job would allow it.
+fn denial_text(tool: &str, d: &Decision) -> String {
+    let rule = d.rule.as_deref().map_or_else(|| "no rule matched".to_owned(), |r| format!("rule `{r}`"));
+    let mut text = format!(
+        "Permission denied: the {tool} call was not run. Decided by {rule} (source: {}). Reason: {}.",
+        serde_json::to_value(&d.source).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+        d.reason.trim_end_matches('.'),
+    );
+    if let Some(hint) = &d.allow_hint {
+        if d.permission == Permission::Ask {
+            text.push_str(&format!(" A job can allow it with `permissions: {{allow: [\"{hint}\"]}}`."));
+        }
+    }
+    text.push_str(" Do not retry the same call; find another way or explain in your answer.");
+    text
+}
+
+/// Parse the model's argument text; empty means no arguments.
+fn parse_arguments(raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err("Tool arguments must be a JSON object.".to_owned()),
+        Err(e) => Err(format!("Tool arguments are not valid JSON ({e}). Send a JSON object.")),
+    }
+}
+
+/// The first required parameter that is absent or null.
+fn missing_required(schema: &Value, args: &Value) -> Option<String> {
+    schema.get("required")?.as_array()?.iter().filter_map(Value::as_str).find_map(|name| {
+        match args.get(name) {
+            None | Some(Value::Null) => Some(name.to_owned()),
+            _ => None,
+        }
+    })
+}
+
+/// Arguments with secret values masked, for events and results.
+fn redact_value(v: &Value, redactor: &crate::redact::Redactor) -> Value {
+    if redactor.is_empty() {
+        return v.clone();
+    }
+    let text = v.to_string();
+    serde_json::from_str(&redactor.redact(&text)).unwrap_or_else(|_| v.clone())
+}

@@ -1,0 +1,194 @@
+//! The agent loop, headless: ask the model, run the tools it calls, feed the results back,
+//! until it answers without calling a tool — or a limit, a denial under `on_ask: fail`, a
+//! provider failure or a stop signal ends the run. Everything it does is an event.
+//!
+//! The loop sees only traits (`ModelClient`, `Tool`) and leaf types; `app` wires the rest.
+
+mod budget;
+mod dispatch;
+mod hooks;
+mod stop;
+mod system_prompt;
+
+pub use budget::Budget;
+pub use hooks::{AgentHooks, NoHooks};
+pub use stop::{StopCause, StopSignal};
+pub use system_prompt::SystemPrompt;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::context::pricing::{self, Price};
+use crate::conversation::{Message, Usage};
+use crate::events::{Emitter, Event};
+use crate::exit_code::Limit;
+use crate::job::OnAsk;
+use crate::permissions::Policy;
+use crate::provider::{ChatRequest, ModelClient, Notice, ProviderError, RetryPolicy, complete};
+use crate::redact::Redactor;
+use crate::tools::{Control, ToolRegistry, ToolShared};
+
+/// How a run of the loop ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// The model answered without calling a tool.
+    Completed,
+    /// The agent gave up (ReportFailure or Exit).
+    Failed(String),
+    /// A call needed approval and `on_ask: fail`.
+    ApprovalRequired(String),
+    Limit(Limit),
+    Provider(ProviderError),
+    /// The environment failed (a tool could not run at all).
+    Internal(String),
+    Interrupted,
+}
+
+/// Settings of the loop that do not change during a run.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub model: String,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub on_ask: OnAsk,
+    pub retry: RetryPolicy,
+    pub idle_timeout: Duration,
+    /// Price used for cost; `None` = unknown.
+    pub price: Option<Price>,
+}
+
+/// Everything the loop needs, borrowed from the composition root.
+pub struct Agent<'a> {
+    pub client: &'a dyn ModelClient,
+    pub tools: &'a ToolRegistry,
+    pub policy: &'a Policy,
+    pub shared: Arc<ToolShared>,
+    pub emitter: &'a Emitter,
+    pub redactor: &'a Redactor,
+    pub stop: StopSignal,
+    pub config: AgentConfig,
+    pub system: SystemPrompt,
+    pub hooks: &'a dyn AgentHooks,
+}
+
+/// The state a run accumulates: history, budget and the last answer.
+#[derive(Debug, Clone)]
+pub struct RunState {
+    pub history: Vec<Message>,
+    pub budget: Budget,
+    /// The last assistant text: the run's answer.
+    pub final_text: String,
+}
+
+impl Agent<'_> {
+    /// Run the loop on `state` until it ends; the state keeps everything that happened.
+    pub async fn run(&mut self, state: &mut RunState) -> Outcome {
+        loop {
+            if let Some(outcome) = self.stopped() {
+                return outcome;
+            }
+            if let Some(limit) = state.budget.exceeded() {
+                return Outcome::Limit(limit);
+            }
+            state.budget.turns += 1;
+            let turn = state.budget.turns;
+            self.emitter.emit(Event::TurnStarted { turn });
+            let response = match self.request(turn, state).await {
+                Ok(r) => r,
+                Err(ProviderError::Cancelled) => {
+                    return self.stopped().unwrap_or(Outcome::Interrupted);
+                }
+                Err(e) => return Outcome::Provider(e),
+            };
+            let usage = response.usage.unwrap_or_default();
+            let cost = self.cost(&usage, response.usage.is_some());
+            state.budget.record(&usage, cost);
+            self.emitter.emit(Event::AssistantMessage {
+                turn,
+                text: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+                usage: response.usage,
+                cost_usd: cost,
+            });
+            if response.tool_calls.is_empty() || !response.text.is_empty() {
+                state.final_text = response.text.clone();
+            }
+            let calls = response.tool_calls.clone();
+            state.history.push(Message::assistant(response.text, response.tool_calls));
+            if calls.is_empty() {
+                self.hooks.after_turn(turn, state).await;
+                self.emitter.emit(Event::TurnCompleted { turn });
+                return Outcome::Completed;
+            }
+            let result = self.dispatch(turn, &calls).await;
+            state.history.extend(result.messages);
+            self.hooks.after_turn(turn, state).await;
+            self.emitter.emit(Event::TurnCompleted { turn });
+            if let Some(outcome) = result.outcome {
+                return outcome;
+            }
+        }
+    }
+
+    /// The outcome for an external stop, if one happened.
+    fn stopped(&self) -> Option<Outcome> {
+        match self.stop.cause()? {
+            StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
+            StopCause::Interrupted => Some(Outcome::Interrupted),
+        }
+    }
+
+    /// Cost of one response: known when the price is known and the provider reported usage
+    /// (a free model, such as the script provider, costs 0 either way).
+    fn cost(&self, usage: &Usage, reported: bool) -> Option<f64> {
+        let price = self.config.price.as_ref()?;
+        let free = price.input_per_mtok == 0.0 && price.output_per_mtok == 0.0;
+        (reported || free).then(|| pricing::cost(price, usage))
+    }
+
+    async fn request(
+        &self,
+        turn: u32,
+        state: &RunState,
+    ) -> Result<crate::provider::AssistantTurn, ProviderError> {
+        let request = ChatRequest {
+            model: self.config.model.clone(),
+            system: self.system.render(),
+            messages: state.history.clone(),
+            tools: self.tools.specs(),
+            max_tokens: self.config.max_tokens,
+            temperature: self.config.temperature,
+        };
+        let emitter = self.emitter;
+        let redactor = self.redactor;
+        let mut on_notice = |notice: Notice<'_>| {
+            if let Notice::Retry { attempt, delay, error } = notice {
+                tracing::warn!(turn, attempt, delay_ms = delay.as_millis() as u64, "model request failed, retrying: {}", redactor.redact(&error.to_string()));
+                emitter.emit(Event::ModelRetry {
+                    turn,
+                    attempt,
+                    delay_ms: delay.as_millis() as u64,
+                    error_kind: error.kind().to_owned(),
+                    message: error.to_string(),
+                });
+            }
+        };
+        complete(
+            self.client,
+            &request,
+            &self.config.retry,
+            self.config.idle_timeout,
+            self.stop.token(),
+            &mut on_notice,
+        )
+        .await
+    }
+}
+
+/// What the control signal of a tool means for the run.
+pub(crate) fn control_outcome(control: &Control) -> Outcome {
+    match control {
+        Control::Exit => Outcome::Failed("the agent called Exit".to_owned()),
+        Control::ReportFailure(reason) => Outcome::Failed(reason.clone()),
+    }
+}

@@ -1,0 +1,61 @@
+//! Why a run is being stopped from outside the loop: the wall-clock limit or a signal.
+//!
+//! One cancellation token reaches every model request and tool; the cause is recorded
+//! first, so the loop can tell a timeout (exit 4) from an interrupt (exit 130).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCause {
+    Timeout,
+    Interrupted,
+}
+
+/// Shared stop switch of one run.
+#[derive(Debug, Clone, Default)]
+pub struct StopSignal {
+    token: CancellationToken,
+    cause: Arc<Mutex<Option<StopCause>>>,
+}
+
+impl StopSignal {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Stop the run for `cause`; the first cause wins.
+    pub fn stop(&self, cause: StopCause) {
+        let mut c = self.cause.lock().unwrap_or_else(PoisonError::into_inner);
+        if c.is_none() {
+            *c = Some(cause);
+        }
+        drop(c);
+        self.token.cancel();
+    }
+
+    pub fn cause(&self) -> Option<StopCause> {
+        *self.cause.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Stop with [`StopCause::Timeout`] after `limit` (a background timer).
+    pub fn arm_timeout(&self, limit: Duration) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(limit) => me.stop(StopCause::Timeout),
+                _ = me.token.cancelled() => {}
+            }
+        });
+    }
+}

@@ -1,0 +1,141 @@
+//! The system message, rebuilt every turn from parts gathered once at the start of the
+//! run: the environment (workspace, platform, date, git status), the repository's agent
+//! file (AGENTS.md, AGENT.md, CLAUDE.md or CODEX.md), and the job's rules.
+
+use std::path::Path;
+
+use crate::job::Rule;
+use crate::permissions::Mode;
+
+/// Agent instruction files, the first one found in the workspace is used.
+const AGENT_FILES: &[&str] = &["AGENTS.md", "AGENT.md", "CLAUDE.md", "CODEX.md"];
+
+/// Lines of git status shown before the rest is summarised.
+const MAX_STATUS_LINES: usize = 100;
+
+#[derive(Debug, Clone)]
+pub struct SystemPrompt {
+    base: String,
+    agent_file: Option<(String, String)>,
+    rules: Vec<Rule>,
+    extra: Vec<String>,
+}
+
+impl SystemPrompt {
+    /// Gather the parts for a run in `workspace`.
+    pub fn build(workspace: &Path, mode: Mode, rules: Vec<Rule>, json_output: bool) -> Self {
+        let (is_repo, status) = git_status(workspace);
+        let mut base = String::from(
+            "You are cn-run, a coding agent working on your own, without a human to ask. Use the \
+             tools to inspect and change the workspace, run commands to check your work, and \
+             finish with a short final answer that says what you did and what, if anything, is \
+             left. If the task cannot be done, call ReportFailure with the reason.\n",
+        );
+        base.push_str(&format!(
+            "\n<env>\nWorking directory: {}\nGit repository: {}\nPlatform: {}\nDate: {}\n</env>\n",
+            workspace.display(),
+            if is_repo { "yes" } else { "no" },
+            std::env::consts::OS,
+            jiff::ZonedDateTime::now().date(),
+        ));
+        base.push_str(&format!(
+            "\n<git-status note=\"taken when the run started; it does not update\">\n{status}\n</git-status>\n"
+        ));
+        if mode == Mode::Plan {
+            base.push_str(
+                "\nYou are in plan mode: do not change files. Investigate and answer with a plan.\n",
+            );
+        }
+        base.push_str(
+            "\nYou run headless: nobody reads intermediate messages. Put what the user needs in \
+             your final answer, and keep it direct.\n",
+        );
+        if json_output {
+            base.push_str(
+                "\nYour final answer must be one valid JSON value and nothing else (no prose, \
+                 no code fence).\n",
+            );
+        }
+        let agent_file = AGENT_FILES.iter().find_map(|name| {
+            let text = std::fs::read_to_string(workspace.join(name)).ok()?;
+            Some(((*name).to_owned(), text))
+        });
+        SystemPrompt {
+            base,
+            agent_file,
+            rules,
+            extra: Vec::new(),
+        }
+    }
+
+    /// Add text that applies from the next turn on (e.g. a rule whose glob matched).
+    pub fn add(&mut self, text: String) {
+        self.extra.push(text);
+    }
+
+    /// The agent file that was found, if any.
+    pub fn agent_file(&self) -> Option<&str> {
+        self.agent_file.as_ref().map(|(n, _)| n.as_str())
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = self.base.clone();
+        let has_rules = self.agent_file.is_some() || !self.rules.is_empty() || !self.extra.is_empty();
+        if !has_rules {
+            return out;
+        }
+        out.push_str("\n<rules>\n");
+        if let Some((name, text)) = &self.agent_file {
+            out.push_str(&format!("<file name=\"{name}\">\n{}\n</file>\n", text.trim()));
+        }
+        for rule in &self.rules {
+            out.push_str(rule.text.trim());
+            out.push_str("\n\n");
+        }
+        for text in &self.extra {
+            out.push_str(text.trim());
+            out.push_str("\n\n");
+        }
+        out.push_str("</rules>\n");
+        out
+    }
+}
+
+/// Whether `dir` is in a git repository, and its status in short form.
+fn git_status(dir: &Path) -> (bool, String) {
+    let Ok(repo) = git2::Repository::discover(dir) else {
+        return (false, "Not a git repository".to_owned());
+    };
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true).recurse_untracked_dirs(false);
+    let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
+        return (true, "(git status unavailable)".to_owned());
+    };
+    if statuses.is_empty() {
+        return (true, "Working tree clean".to_owned());
+    }
+    let mut lines: Vec<String> = statuses
+        .iter()
+        .take(MAX_STATUS_LINES)
+        .map(|e| format!("{} {}", short_code(e.status()), e.path().unwrap_or("?")))
+        .collect();
+    if statuses.len() > MAX_STATUS_LINES {
+        lines.push(format!("… and {} more", statuses.len() - MAX_STATUS_LINES));
+    }
+    (true, lines.join("\n"))
+}
+
+fn short_code(s: git2::Status) -> &'static str {
+    use git2::Status as S;
+    if s.contains(S::WT_NEW) {
+        "??"
+    } else if s.intersects(S::INDEX_NEW) {
+        "A "
+    } else if s.intersects(S::INDEX_DELETED | S::WT_DELETED) {
+        " D"
+    } else if s.intersects(S::INDEX_RENAMED | S::WT_RENAMED) {
+        " R"
+    } else {
+        " M"
+    }
+}

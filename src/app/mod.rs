@@ -1,0 +1,180 @@
+//! The composition root: the only place that knows every concrete type. It turns the
+//! command line into jobs, runs them, prints what stdout should carry and returns the
+//! exit code.
+
+mod inspect;
+mod run;
+mod setup;
+mod validate;
+mod workspace;
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command, Format, RunArgs};
+use crate::exit_code::Status;
+use crate::job::{self, Job, LoadOptions, ProviderKind};
+use crate::observability::LogHandle;
+use crate::report::RunResult;
+
+/// Run the command line; returns the process exit code.
+pub fn run(cli: Cli, log: LogHandle) -> i32 {
+    match cli.command {
+        Some(Command::Validate(a)) => validate::run(&a),
+        Some(Command::CheckCommand(a)) => inspect::check_command(&a),
+        Some(Command::Explain(a)) => inspect::explain(&a),
+        Some(Command::Schema { which }) => inspect::schema(which),
+        Some(Command::Run(args)) => block_on(run_jobs(args, &log)),
+        None => block_on(run_jobs(cli.run, &log)),
+    }
+}
+
+fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
+    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(fut),
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            Status::InternalError.exit_code()
+        }
+    }
+}
+
+/// Print `text` to stdout; a closed pipe is not an error worth a panic.
+pub(crate) fn stdout(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// A usage error: say why on stderr, exit 2.
+pub(crate) fn usage_error(message: &str) -> i32 {
+    let _ = writeln!(std::io::stderr(), "cn-run: {message}");
+    Status::Invalid.exit_code()
+}
+
+/// The job for `-p PROMPT`: no file, everything from flags.
+fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
+    let provider = args
+        .provider
+        .unwrap_or(if args.script.is_some() { ProviderKind::Script } else { ProviderKind::Openai });
+    let name = match (&args.model, provider) {
+        (Some(m), _) => m.clone(),
+        (None, ProviderKind::Script) => "script".to_owned(),
+        (None, _) => return Err("-p needs --model NAME (or --provider script --script FILE)".to_owned()),
+    };
+    let mut text = String::from("version: 1\nname: adhoc\nprompt: \"-\"\nmodel:\n");
+    text.push_str(&format!("  provider: {}\n  name: {}\n", serde_json::to_string(&provider).unwrap_or_default(), serde_json::to_string(&name).unwrap_or_default()));
+    if let Some(script) = &args.script {
+        let abs = std::path::absolute(script).map_err(|e| e.to_string())?;
+        text.push_str(&format!("  script: {}\n", serde_json::to_string(&abs).unwrap_or_default()));
+    }
+    let mut job = job::load_str(&text, "<command line>", None, &LoadOptions::default()).map_err(|e| e.to_string())?;
+    job.prompt = (prompt != "-").then(|| prompt.to_owned());
+    Ok(job)
+}
+
+/// Command-line values that override every job's.
+fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), String> {
+    if let Some(p) = args.provider {
+        job.model.provider = p;
+    }
+    if let Some(m) = &args.model {
+        job.model.name = m.clone();
+    }
+    if let Some(b) = &args.api_base {
+        job.model.api_base = Some(b.clone());
+    }
+    if let Some(k) = &args.api_key_env {
+        job.model.api_key_env = Some(k.clone());
+    }
+    if let Some(s) = &args.script {
+        job.model.script = Some(s.clone());
+    }
+    if let Some(t) = args.max_turns {
+        job.limits.max_turns = Some(t);
+    }
+    if let Some(t) = &args.timeout {
+        job.limits.timeout = Some(job::parse_duration(t).map_err(|e| format!("--timeout: {e}"))?);
+    }
+    if let Some(c) = args.max_cost_usd {
+        job.limits.max_cost_usd = Some(c);
+    }
+    Ok(())
+}
+
+fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
+    let opts = LoadOptions { params: args.params.clone() };
+    let mut jobs = Vec::new();
+    if let Some(prompt) = &args.prompt {
+        if !args.jobs.is_empty() {
+            return Err("give either job files or -p PROMPT, not both".to_owned());
+        }
+        jobs.push(adhoc_job(args, prompt)?);
+    }
+    let mut problems = Vec::new();
+    for path in &args.jobs {
+        match job::load_file(path, &opts) {
+            Ok(j) => jobs.push(j),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems.join("\n"));
+    }
+    if jobs.is_empty() {
+        return Err("nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help".to_owned());
+    }
+    for job in &mut jobs {
+        apply_overrides(job, args)?;
+    }
+    Ok(jobs)
+}
+
+async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
+    let jobs = match load_jobs(&args) {
+        Ok(j) => j,
+        Err(e) => return usage_error(&e),
+    };
+    let opts = run::RunOptions { args: &args, log };
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut worst = Status::Success;
+    for job in jobs {
+        let name = job.name.clone();
+        match run::run_job(job, &opts).await {
+            Ok(result) => {
+                if result.status.severity() > worst.severity() {
+                    worst = result.status;
+                }
+                results.push(result);
+            }
+            Err(e) => {
+                let _ = usage_error(&format!("{name}: {e}"));
+                if Status::Invalid.severity() > worst.severity() {
+                    worst = Status::Invalid;
+                }
+            }
+        }
+    }
+    print_results(&args, &results);
+    worst.exit_code()
+}
+
+fn print_results(args: &RunArgs, results: &[RunResult]) {
+    match args.format {
+        Format::Text => {
+            for r in results {
+                if !r.result.trim().is_empty() {
+                    stdout(&format!("{}\n", r.result));
+                }
+            }
+        }
+        Format::Json | Format::StreamJson => {
+            for r in results {
+                let mut line = serde_json::to_string(r).unwrap_or_default();
+                if args.format == Format::Json && results.len() == 1 {
+                    line = serde_json::to_string_pretty(r).unwrap_or_default();
+                }
+                stdout(&format!("{line}\n"));
+            }
+        }
+    }
+}

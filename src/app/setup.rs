@@ -1,0 +1,219 @@
+//! Building a run's parts from its job: the model client, the permission policy, the tool
+//! set, the environment tools see and the redactor. Anything wrong here is a usage error
+//! (exit 2): nothing has run yet.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::RunArgs;
+use crate::job::{Job, ProviderKind};
+use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec, parse_permissions_yaml};
+use crate::provider::anthropic::{AnthropicClient, AnthropicConfig};
+use crate::provider::openai::{OpenAiClient, OpenAiConfig};
+use crate::provider::script::ScriptClient;
+use crate::provider::{ModelClient, RetryPolicy};
+use crate::redact::Redactor;
+use crate::secret::Secret;
+use crate::tools::{self, Tool, ToolRegistry};
+
+/// The model client and the key it uses (for redaction and scrubbing).
+pub(crate) struct ClientParts {
+    pub client: Arc<dyn ModelClient>,
+    pub key: Option<Secret>,
+    pub key_env: Option<String>,
+}
+
+/// The API key for the job's provider: the named variable (which must be set), or the
+/// provider's usual variable when present.
+fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
+    let fallback = match job.model.provider {
+        ProviderKind::Openai => Some("OPENAI_API_KEY"),
+        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+        ProviderKind::Script => None,
+    };
+    match &job.model.api_key_env {
+        Some(name) => match std::env::var(name) {
+            Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name.clone()))),
+            _ => Err(format!(
+                "model.api_key_env names {name}, but that environment variable is not set"
+            )),
+        },
+        None => Ok(fallback
+            .and_then(|n| std::env::var(n).ok().filter(|v| !v.is_empty()).map(|v| (v, n)))
+            .map_or((None, None), |(v, n)| (Some(Secret::new(v)), Some(n.to_owned())))),
+    }
+}
+
+/// Header values `${NAME}` come from the environment.
+fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
+    job.model
+        .headers
+        .iter()
+        .map(|(k, v)| match v.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
+            Some(var) => std::env::var(var)
+                .map(|val| (k.clone(), val))
+                .map_err(|_| format!("header {k} reads ${{{var}}}, which is not set")),
+            None => Ok((k.clone(), v.clone())),
+        })
+        .collect()
+}
+
+pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
+    let (key, key_env) = api_key(job)?;
+    let headers = headers(job)?;
+    let m = &job.model;
+    let client: Arc<dyn ModelClient> = match m.provider {
+        ProviderKind::Script => {
+            let path = m.script.as_ref().ok_or("provider `script` needs a script file")?;
+            Arc::new(ScriptClient::from_file(path, m.name.clone()).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Openai => {
+            let mut cfg = OpenAiConfig::new(
+                m.api_base.clone().unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
+                m.name.clone(),
+            );
+            cfg.api_key = key.clone();
+            cfg.headers = headers;
+            Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Anthropic => {
+            let mut cfg = AnthropicConfig::new(m.name.clone());
+            if let Some(base) = &m.api_base {
+                cfg.api_base = base.clone();
+            }
+            if key.is_none() {
+                return Err("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned());
+            }
+            cfg.api_key = key.clone();
+            cfg.headers = headers;
+            Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
+        }
+    };
+    Ok(ClientParts { client, key, key_env })
+}
+
+pub(crate) fn retry_policy(job: &Job) -> RetryPolicy {
+    let mut p = RetryPolicy::default();
+    if let Some(n) = job.model.max_retries {
+        p.max_retries = n;
+    }
+    if let Some(d) = job.model.initial_retry_delay {
+        p.initial_delay = d;
+        p.max_delay = p.max_delay.max(d);
+    }
+    p
+}
+
+pub(crate) fn idle_timeout(job: &Job) -> Duration {
+    job.model.idle_timeout.unwrap_or(Duration::from_secs(300))
+}
+
+/// Rules of one source in the order Continue uses: excludes, then asks, then allows.
+fn rules(allow: &[String], ask: &[String], exclude: &[String]) -> Vec<RuleSpec> {
+    let mut out = Vec::new();
+    out.extend(exclude.iter().map(|p| RuleSpec::new(p.clone(), Permission::Exclude)));
+    out.extend(ask.iter().map(|p| RuleSpec::new(p.clone(), Permission::Ask)));
+    out.extend(allow.iter().map(|p| RuleSpec::new(p.clone(), Permission::Allow)));
+    out
+}
+
+/// Command-line policy flags (shared by `run` and `explain`).
+pub(crate) struct PolicyFlags<'a> {
+    pub allow: &'a [String],
+    pub ask: &'a [String],
+    pub exclude: &'a [String],
+    pub auto: bool,
+    pub readonly: bool,
+}
+
+impl<'a> From<&'a RunArgs> for PolicyFlags<'a> {
+    fn from(a: &'a RunArgs) -> Self {
+        PolicyFlags { allow: &a.allow, ask: &a.ask, exclude: &a.exclude, auto: a.auto, readonly: a.readonly }
+    }
+}
+
+pub(crate) fn build_policy(job: &Job, flags: &PolicyFlags<'_>, workspace: &Path) -> Result<Policy, String> {
+    let mode = if flags.auto {
+        Mode::Auto
+    } else if flags.readonly {
+        Mode::Plan
+    } else {
+        job.permissions.mode
+    };
+    let (repo, repo_file) = repo_rules(job, workspace)?;
+    let p = &job.permissions;
+    let input = PolicyInput {
+        mode,
+        cli: rules(flags.allow, flags.ask, flags.exclude),
+        job: rules(&p.allow, &p.ask, &p.exclude),
+        repo,
+        repo_file,
+    };
+    Policy::build(input, workspace).map_err(|e| e.to_string())
+}
+
+/// The repo's permissions.yaml: the one the job names, else `.continue/permissions.yaml`.
+fn repo_rules(job: &Job, workspace: &Path) -> Result<(Vec<RuleSpec>, Option<String>), String> {
+    let (path, required) = match &job.permissions.file {
+        Some(f) => (workspace.join(f), true),
+        None => (workspace.join(".continue/permissions.yaml"), false),
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let rules = parse_permissions_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((rules, Some(path.display().to_string())))
+        }
+        Err(_) if !required => Ok((Vec::new(), None)),
+        Err(e) => Err(format!("permissions file {}: {e}", path.display())),
+    }
+}
+
+/// The environment tools run with: ours, minus the provider key.
+pub(crate) fn tool_env(key: Option<&Secret>, key_env: Option<&str>, run_id: &str) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, v)| Some(k.as_str()) != key_env && key.is_none_or(|s| s.expose() != v))
+        .collect();
+    env.push(("CN_RUN".to_owned(), "1".to_owned()));
+    env.push(("CN_RUN_RUN_ID".to_owned(), run_id.to_owned()));
+    env.push(("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()));
+    env.push(("GIT_PAGER".to_owned(), "cat".to_owned()));
+    env.push(("PAGER".to_owned(), "cat".to_owned()));
+    env
+}
+
+pub(crate) fn redactor(key: Option<&Secret>) -> Redactor {
+    Redactor::new(key.map(Secret::expose), std::env::vars(), &[])
+}
+
+/// Every built-in tool, in the order offered to the model; the policy filters it.
+pub(crate) fn all_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(tools::Read),
+        Arc::new(tools::Write),
+        Arc::new(tools::List),
+        Arc::new(tools::Bash),
+        Arc::new(tools::Checklist),
+        Arc::new(tools::Exit),
+    ]
+}
+
+pub(crate) fn registry(policy: &Policy) -> ToolRegistry {
+    let mut reg = ToolRegistry::new();
+    for tool in all_tools() {
+        reg.register(tool);
+    }
+    reg.retain(|t| policy.is_offered(t.name()));
+    reg
+}
+
+/// The workspace: `-C`, else the job's, else the current directory; canonical.
+pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String> {
+    let dir = args
+        .workspace
+        .clone()
+        .or_else(|| job.workspace.path.clone())
+        .unwrap_or_else(|| PathBuf::from("."));
+    dir.canonicalize()
+        .map_err(|e| format!("workspace {}: {e}", dir.display()))
+}

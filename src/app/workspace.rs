@@ -1,0 +1,49 @@
+//! `workspace: {path, copy: true}`: run in a fresh copy of a directory, made its own git
+//! repository with one commit, so the original is never touched and the run's diff is
+//! exactly what the agent changed.
+
+use std::path::Path;
+
+/// Copy `src` to `dest` (respecting `.gitignore`, skipping `.git` and `.cn-run`), then
+/// `git init` it and commit everything.
+pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let walker = ignore::WalkBuilder::new(src)
+        .hidden(false)
+        .git_ignore(true)
+        .require_git(false)
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            name != ".git" && name != ".cn-run"
+        })
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let rel = entry.path().strip_prefix(src).map_err(|e| e.to_string())?;
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let target = dest.join(rel);
+        let ft = entry.file_type().ok_or("unknown file type")?;
+        if ft.is_dir() {
+            std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+        } else if ft.is_symlink() {
+            let link = std::fs::read_link(entry.path()).map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink(link, &target).map_err(|e| format!("{}: {e}", target.display()))?;
+        } else {
+            std::fs::copy(entry.path(), &target).map_err(|e| format!("{}: {e}", target.display()))?;
+        }
+    }
+    init_repo(dest).map_err(|e| format!("git init {}: {e}", dest.display()))
+}
+
+fn init_repo(dir: &Path) -> Result<(), git2::Error> {
+    let repo = git2::Repository::init(dir)?;
+    let mut index = repo.index()?;
+    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let sig = git2::Signature::now("cn-run", "cn-run@localhost")?;
+    repo.commit(Some("HEAD"), &sig, &sig, "workspace copy", &tree, &[])?;
+    Ok(())
+}

@@ -1,0 +1,185 @@
+//! The command line: `cn-run JOB…` (same as `cn-run run JOB…`), an ad-hoc `-p PROMPT`, and
+//! the subcommands around it. Parsing only; `app` does the work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::job::{OnAsk, ProviderKind};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cn-run",
+    version,
+    about = "Run an LLM coding agent headless, from a YAML job file, for CI.",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one or more jobs (the default command).
+    Run(RunArgs),
+    /// Check job files: schema, templates, files they name. Exit 2 on any problem.
+    Validate(ValidateArgs),
+    /// Classify shell commands with the Bash safety evaluator.
+    CheckCommand(CheckCommandArgs),
+    /// Show the effective policy, limits and tools of a job, and where each came from.
+    Explain(ExplainArgs),
+    /// Print a JSON schema: the job file, the result, or the events.
+    Schema {
+        #[arg(value_enum)]
+        which: SchemaKind,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    Job,
+    Result,
+    Event,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The final answer only.
+    #[default]
+    Text,
+    /// The result object.
+    Json,
+    /// One event per line, ending with the result object.
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// Job files to run.
+    pub jobs: Vec<PathBuf>,
+    /// Run an ad-hoc job with this prompt instead of a job file (`-` reads it from stdin).
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// Model provider for `-p` (default: openai, or script with --script).
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+    /// API base URL (OpenAI-compatible endpoint for `openai`).
+    #[arg(long, alias = "base-url", value_name = "URL")]
+    pub api_base: Option<String>,
+    /// Model name (overrides the job's).
+    #[arg(short = 'm', long)]
+    pub model: Option<String>,
+    /// Environment variable holding the API key.
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Scripted turns file, for `--provider script`.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Set a job parameter: `--param path=src/`.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Maximum model turns (overrides the job).
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+    /// Wall-clock limit for the run, e.g. 15m (overrides the job).
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Maximum cost in USD (overrides the job).
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<f64>,
+    /// Allow tools matching PATTERN (repeatable), e.g. `Bash(cargo *)`.
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Ask for tools matching PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub ask: Vec<String>,
+    /// Never offer tools matching PATTERN (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    /// Allow everything except what the safety evaluator disables.
+    #[arg(long, conflicts_with = "readonly")]
+    pub auto: bool,
+    /// Plan mode: no file changes.
+    #[arg(long)]
+    pub readonly: bool,
+    /// What a call needing approval does (overrides the job).
+    #[arg(long, value_enum)]
+    pub on_ask: Option<OnAsk>,
+    /// Output folder of the run (default .cn-run/<run-id>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Workspace directory (overrides the job).
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct LogArgs {
+    /// More logging on stderr (repeat for more).
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// No progress lines on stderr (errors are still shown).
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    #[arg(required = true)]
+    pub jobs: Vec<PathBuf>,
+    /// Parameter values to validate with.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    /// Print the problems as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckCommandArgs {
+    /// The command to check (omit with --jsonl to read commands from stdin).
+    pub command: Option<String>,
+    /// Read one command per stdin line (a line starting with `"` is a JSON string) and
+    /// print one JSON object per line.
+    #[arg(long)]
+    pub jsonl: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    pub job: PathBuf,
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    #[arg(long, value_name = "PATTERN")]
+    pub ask: Vec<String>,
+    #[arg(long, value_name = "PATTERN")]
+    pub exclude: Vec<String>,
+    #[arg(long, conflicts_with = "readonly")]
+    pub auto: bool,
+    #[arg(long)]
+    pub readonly: bool,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_param(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got `{s}`"))?;
+    if k.is_empty() {
+        return Err("parameter name is empty".to_owned());
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}

@@ -1,0 +1,217 @@
+//! Path judgements shared by the rules: whether a path is the root, the home directory or a
+//! whole system directory (for `rm -rf`), inside a protected system tree, a disk device, or
+//! outside the workspace. Paths are judged lexically: `//usr/./bin/..` is `/usr`; a word made
+//! only of expansions, such as `"$DIR"/`, is judged as if the variables were empty, because that
+//! is what the shell does when they are unset.
+
+use std::borrow::Cow;
+
+/// Top-level directories whose removal wrecks the system or the user's data.
+const SYSTEM_TOP: &[&str] = &[
+    "Applications",
+    "Library",
+    "System",
+    "Users",
+    "Volumes",
+    "bin",
+    "boot",
+    "dev",
+    "etc",
+    "home",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "opt",
+    "private",
+    "proc",
+    "root",
+    "run",
+    "sbin",
+    "snap",
+    "srv",
+    "sys",
+    "usr",
+    "var",
+];
+
+/// Trees in which deleting even one file is refused.
+const PROTECTED: &[&str] = &[
+    "System", "bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "proc", "sbin", "sys", "usr",
+];
+
+/// Device files that are harmless to write to.
+const HARMLESS_DEVICES: &[&str] = &["null", "zero", "stdout", "stderr", "tty", "full", "random"];
+
+/// Where a write would land.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum WriteTarget {
+    Workspace,
+    GitInternals,
+    Harmless,
+    Device,
+    Outside,
+}
+
+/// The word with `$NAME`/`${…}` expansions removed, when it has any.
+pub(crate) fn without_expansions(word: &str) -> Cow<'_, str> {
+    if !word.contains('$') {
+        return Cow::Borrowed(word);
+    }
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        rest = &rest[pos + 1..];
+        let skip = if let Some(inner) = rest.strip_prefix('{') {
+            inner.find('}').map_or(rest.len(), |k| k + 2)
+        } else {
+            rest.bytes()
+                .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+                .unwrap_or(rest.len())
+        };
+        rest = &rest[skip..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
+/// The components of an absolute path after resolving `.`, `..`, repeated slashes and a trailing
+/// `*`; `None` for a relative path.
+fn components(path: &str) -> Option<Vec<&str>> {
+    let rest = path.strip_prefix('/')?;
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." | "*" => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    Some(parts)
+}
+
+/// `/`, `/*`, `~`, `~/`, `$HOME`, a whole top-level system directory such as `/usr` or
+/// `/etc/`, or a Windows drive root.
+pub(crate) fn is_root_level(path: &str) -> bool {
+    if let Some(rest) = home_rest(path) {
+        return rest.trim_matches(['/', '*', '.']).is_empty() || !rest.starts_with('/');
+    }
+    if is_drive_root(path) {
+        return true;
+    }
+    match components(path) {
+        Some(parts) => match parts.as_slice() {
+            [] => true,
+            [top] => SYSTEM_TOP.contains(top),
+            _ => false,
+        },
+        None => false,
+    }
+}
+
+/// A path inside one of the protected system trees (`/etc/passwd`, `/usr/bin/ls`).
+pub(crate) fn is_protected(path: &str) -> bool {
+    components(path).is_some_and(|parts| parts.first().is_some_and(|top| PROTECTED.contains(top)))
+}
+
+/// Classifies the target of a write (a redirection, `tee`, `-o FILE`).
+pub(crate) fn write_target(path: &str) -> WriteTarget {
+    if let Some(device) = path.strip_prefix("/dev/") {
+        let harmless = HARMLESS_DEVICES.contains(&device)
+            || device.starts_with("fd/")
+            || device.starts_with("pts/");
+        return if harmless { WriteTarget::Harmless } else { WriteTarget::Device };
+    }
+    if leaves_workspace(path) {
+        return WriteTarget::Outside;
+    }
+    let inside_git = path
+        .trim_start_matches("./")
+        .split('/')
+        .any(|part| part == ".git");
+    if inside_git { WriteTarget::GitInternals } else { WriteTarget::Workspace }
+}
+
+/// An absolute path, a home path, or a relative path that climbs above where it starts.
+pub(crate) fn leaves_workspace(path: &str) -> bool {
+    if path.starts_with(['/', '\\']) || home_rest(path).is_some() || is_drive_root(path) {
+        return true;
+    }
+    let mut depth = 0i32;
+    for part in path.split('/') {
+        match part {
+            ".." => depth -= 1,
+            "" | "." => {}
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// What follows the home directory in `~…`, `$HOME…` or `${HOME}…` (`~user` gives `user`).
+fn home_rest(path: &str) -> Option<&str> {
+    if let Some(rest) = path.strip_prefix('~') {
+        return Some(rest);
+    }
+    ["$HOME", "${HOME}"].iter().find_map(|prefix| {
+        path.strip_prefix(prefix)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// `C:`, `C:\`, `C:/`, `C:\*`.
+fn is_drive_root(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && path[2..].trim_matches(['\\', '/', '*']).is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_level_paths() {
+        for path in ["/", "/*", "//", "/.", "~", "~/", "~/*", "$HOME", "/usr", "/etc/", "/usr/../", "C:\\"] {
+            assert!(is_root_level(path), "{path}");
+        }
+        for path in ["/usr/local/src/x", "target", "./", "~/.ssh/id_rsa", "/tmp/build", "$HOME/x"] {
+            assert!(!is_root_level(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn protected_trees() {
+        assert!(is_protected("/etc/passwd"));
+        assert!(is_protected("/usr/bin/"));
+        assert!(!is_protected("/var/log/auth.log"));
+        assert!(!is_protected("etc/passwd"));
+    }
+
+    #[test]
+    fn write_targets() {
+        assert_eq!(write_target("out.txt"), WriteTarget::Workspace);
+        assert_eq!(write_target("a/../b.txt"), WriteTarget::Workspace);
+        assert_eq!(write_target("../x"), WriteTarget::Outside);
+        assert_eq!(write_target("/etc/hosts"), WriteTarget::Outside);
+        assert_eq!(write_target("~/.bashrc"), WriteTarget::Outside);
+        assert_eq!(write_target("/dev/null"), WriteTarget::Harmless);
+        assert_eq!(write_target("/dev/sda"), WriteTarget::Device);
+        assert_eq!(write_target(".git/hooks/pre-commit"), WriteTarget::GitInternals);
+    }
+
+    #[test]
+    fn expansions_are_judged_as_empty() {
+        assert_eq!(without_expansions("$DIR/"), "/");
+        assert_eq!(without_expansions("${A}x$B"), "x");
+        assert_eq!(without_expansions("plain"), "plain");
+    }
+}

@@ -1,0 +1,163 @@
+//! Secret detection, one of cn-run's additions to Continue's evaluator: reading a file that looks
+//! like a credential (`.env`, SSH keys, cloud credentials, `/etc/shadow`, `*.pem`, …) or expanding
+//! a variable whose name looks like a secret (`*_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) needs
+//! permission, even inside an otherwise read-only command.
+
+/// `.env` variants that hold examples, not secrets.
+const ENV_EXAMPLES: &[&str] = &["example", "sample", "template", "dist", "defaults"];
+
+/// File names that are secrets wherever they are.
+const SECRET_NAMES: &[&str] = &[
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+    ".vault-token",
+    ".htpasswd",
+    "credentials",
+    "credentials.json",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    "master.key",
+];
+
+/// Extensions of key and certificate stores.
+const SECRET_EXTENSIONS: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "ppk"];
+
+/// Directories whose contents are credentials (public keys and `known_hosts` excepted).
+const SECRET_DIRS: &[&str] = &[
+    ".ssh/",
+    ".aws/",
+    ".gnupg/",
+    ".kube/",
+    ".docker/config.json",
+    ".config/gcloud/",
+    ".azure/",
+];
+
+/// System files that hold password hashes or privilege rules.
+const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/master.passwd",
+];
+
+/// Whether a variable name looks like it holds a secret.
+pub(crate) fn is_secret_var(name: &str) -> bool {
+    let n = name.as_bytes();
+    let ends = |suffix: &str| {
+        n.len() >= suffix.len() && n[n.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+    };
+    let contains = |needle: &str| {
+        n.windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    ends("_KEY")
+        || ends("_TOKEN")
+        || ends("_SECRET")
+        || ends("_CREDENTIALS")
+        || contains("PASSWORD")
+        || contains("PASSWD")
+        || name.eq_ignore_ascii_case("TOKEN")
+        || name.eq_ignore_ascii_case("SECRET")
+}
+
+/// Whether a word names (or globs) a secret file. The word may carry a prefix such as `@`
+/// (curl), `--file=`, `HEAD:` (git) or `host:` (scp).
+pub(crate) fn is_secret_path(word: &str) -> bool {
+    if word.len() < 3 {
+        return false;
+    }
+    let word = word.trim_start_matches('@');
+    let after_eq = word.rsplit('=').next().unwrap_or(word);
+    let after_colon = after_eq.rsplit(':').next().unwrap_or(after_eq);
+    is_secret_file(after_eq) || (after_colon.len() != after_eq.len() && is_secret_file(after_colon))
+}
+
+fn is_secret_file(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    if name.ends_with(".pub") || name == "known_hosts" {
+        return false;
+    }
+    if is_env_file(name) || SECRET_NAMES.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+        return true;
+    }
+    if let Some((_, ext)) = name.rsplit_once('.')
+        && SECRET_EXTENSIONS.iter().any(|s| ext.eq_ignore_ascii_case(s))
+    {
+        return true;
+    }
+    if !path.contains('/') {
+        return false;
+    }
+    SECRET_DIRS.iter().any(|dir| path.contains(dir))
+        || SYSTEM_SECRETS.iter().any(|file| path.starts_with(file))
+}
+
+/// `.env`, `.env.local`, `.env*`, `prod.env`; not `.env.example`.
+fn is_env_file(name: &str) -> bool {
+    if let Some(rest) = name.strip_prefix(".env") {
+        return match rest.strip_prefix('.') {
+            Some(suffix) => !ENV_EXAMPLES.iter().any(|s| suffix.eq_ignore_ascii_case(s)),
+            None => rest.is_empty() || rest.starts_with('*'),
+        };
+    }
+    name.len() > 4 && name.ends_with(".env")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_variable_names() {
+        for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "aws_secret", "DB_PASSWORD", "MYPASSWD"] {
+            assert!(is_secret_var(name), "{name}");
+        }
+        for name in ["HOME", "PATH", "KEYBOARD", "TOKENIZER_DIR", "CARGO_TARGET_DIR"] {
+            assert!(!is_secret_var(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn secret_files() {
+        for path in [
+            ".env",
+            "./app/.env.production",
+            ".env*",
+            "prod.env",
+            "~/.ssh/id_rsa",
+            "/home/u/.ssh/config",
+            "~/.aws/credentials",
+            "/etc/shadow",
+            "server.pem",
+            "*.key",
+            "@.env",
+            "--env-file=.env",
+            "HEAD:.env",
+            "user@host:.ssh/id_ed25519",
+        ] {
+            assert!(is_secret_path(path), "{path}");
+        }
+        for path in [
+            ".env.example",
+            "~/.ssh/id_rsa.pub",
+            "~/.ssh/known_hosts",
+            "/etc/passwd",
+            "README.md",
+            "src/env.rs",
+            "environment.yml",
+            "keys.rs",
+        ] {
+            assert!(!is_secret_path(path), "{path}");
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! One simple command: checks that apply to every word (expansions, secrets, obfuscation,
+//! multi-line quoting) and redirection, then the command itself: `NAME=value` prefixes, reserved
+//! words, a program name hidden in a variable (evaluated both as if the variable were empty and as
+//! if it named a destructive program), and finally the program's own rule.
+
+use super::catalog;
+use super::destructive;
+use super::paths::{self, WriteTarget};
+use super::rules;
+use super::secrets;
+use super::tokenize::{
+    ANSI_C, EXPANDS, INVISIBLE, MULTILINE, QUOTED, Redir, RedirKind, SECRET_VAR, Word,
+};
+use super::walk::Cx;
+
+/// Variables that decide which code runs; setting them needs permission.
+const DANGEROUS_VARS: &[&str] = &[
+    "BASH_ENV",
+    "CDPATH",
+    "ENV",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "HISTFILE",
+    "HOME",
+    "IFS",
+    "LD_AUDIT",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "NODE_OPTIONS",
+    "PATH",
+    "PERL5LIB",
+    "PERL5OPT",
+    "PROMPT_COMMAND",
+    "PS4",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "RUBYOPT",
+    "RUSTC_WRAPPER",
+    "SHELL",
+    "SHELLOPTS",
+];
+
+/// Words that only shape control flow; the command follows them.
+const PREFIX_KEYWORDS: &[&str] = &[
+    "!", "{", "}", "do", "done", "elif", "else", "esac", "fi", "if", "then", "time", "until",
+    "while",
+];
+
+/// Words after which the rest of the command is data (loop lists, case subjects).
+const DATA_KEYWORDS: &[&str] = &["case", "for", "in", "select"];
+
+pub(crate) fn is_dangerous_var(name: &str) -> bool {
+    DANGEROUS_VARS.contains(&name) || name.starts_with("DYLD_")
+}
+
+/// The variable name of a `NAME=value` (or `NAME+=value`) word.
+pub(crate) fn assignment<'w>(word: &'w Word<'_>) -> Option<&'w str> {
+    let eq = word.text.find('=')?;
+    let name = word.text[..eq].strip_suffix('+').unwrap_or(&word.text[..eq]);
+    let valid = !name.is_empty()
+        && eq < word.plain_len
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+    valid.then_some(name)
+}
+
+/// Evaluates a simple command with its redirections.
+pub(crate) fn evaluate<'w>(
+    words: &[&'w Word<'_>],
+    redirs: &[&'w Redir<'_>],
+    secret_var: &str,
+    cx: &mut Cx<'w>,
+) {
+    for (k, word) in words.iter().enumerate() {
+        check_word(word, secret_var, cx);
+        if k > 0 && word.has(ANSI_C) && !word.text.is_empty() {
+            cx.command(&words[k..], false);
+        }
+    }
+    cx.stdin = None;
+    for redir in redirs {
+        check_redirect(redir, secret_var, cx);
+        match redir.kind {
+            RedirKind::HereDoc => cx.stdin = Some(redir.body),
+            RedirKind::HereString => cx.stdin = Some(&redir.target.text),
+            _ => {}
+        }
+    }
+    let after_pipe = cx.after_pipe;
+    cx.command(words, after_pipe);
+    cx.stdin = None;
+}
+
+fn check_word(word: &Word<'_>, secret_var: &str, cx: &mut Cx<'_>) {
+    if word.has(SECRET_VAR) {
+        cx.note(&catalog::SECRET_VAR, secret_var);
+    } else if word.has(EXPANDS) {
+        cx.note(&catalog::EXPANSION, &word.text);
+    }
+    if word.has(MULTILINE) {
+        cx.note(&catalog::MULTILINE, "");
+    }
+    if word.has(INVISIBLE) {
+        cx.note(&catalog::OBF_INVISIBLE, &word.text);
+    }
+    if word.has(ANSI_C) {
+        cx.note(&catalog::OBF_ANSI_C, "");
+    }
+    if secrets::is_secret_path(&word.text) {
+        cx.note(&catalog::SECRET_FILE, &word.text);
+    }
+}
+
+fn check_redirect(redir: &Redir<'_>, secret_var: &str, cx: &mut Cx<'_>) {
+    let target = &redir.target;
+    check_word(target, secret_var, cx);
+    if redir.kind == RedirKind::Write {
+        check_write(&target.text, cx);
+    }
+}
+
+/// Judges a file the command writes (a redirection, `tee FILE`, `sort -o FILE`).
+pub(crate) fn check_write(path: &str, cx: &mut Cx<'_>) {
+    let path = paths::without_expansions(path);
+    match paths::write_target(&path) {
+        WriteTarget::Workspace | WriteTarget::Harmless => {}
+        WriteTarget::GitInternals => cx.note(&catalog::WRITE_GIT, &path),
+        WriteTarget::Device => cx.note(&catalog::DEVICE_WRITE, &path),
+        WriteTarget::Outside => cx.note(&catalog::WRITE_OUTSIDE, &path),
+    }
+}
+
+/// Evaluates `words` as a command line: assignments, reserved words, then the program.
+pub(crate) fn command(words: &[&Word<'_>], cx: &mut Cx<'_>) {
+    let mut k = 0;
+    while let Some(name) = words.get(k).and_then(|w| assignment(w)) {
+        if is_dangerous_var(name) {
+            cx.note(&catalog::ENV_DANGEROUS, name);
+        }
+        k += 1;
+    }
+    let keyword = |w: &Word<'_>, list: &[&str]| !w.has(QUOTED) && list.contains(&&*w.text);
+    while words.get(k).is_some_and(|w| keyword(w, PREFIX_KEYWORDS)) {
+        k += 1;
+        if words.get(k).is_some_and(|w| w.text == "-p") && words[k - 1].text == "time" {
+            k += 1;
+        }
+    }
+    let Some(program) = words.get(k) else {
+        return cx.note(&catalog::SAFE_SHELL, "");
+    };
+    if keyword(program, DATA_KEYWORDS) {
+        return cx.note(&catalog::SAFE_SHELL, &program.text);
+    }
+    let args = &words[k + 1..];
+    if program.hidden() {
+        hidden_program(program, args, cx);
+    } else {
+        rules::classify(program, args, cx);
+    }
+}
+
+/// The program name comes from an expansion: what runs is unknown. The rest is evaluated as if
+/// the expansion were empty, and refused if it would be destructive for rm, chmod or chown.
+fn hidden_program(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    cx.note(&catalog::HIDDEN_PROGRAM, &program.text);
+    if program.pure_expansion() && !args.is_empty() {
+        let after_pipe = cx.after_pipe;
+        cx.command(args, after_pipe);
+    }
+    if destructive::critical_for_any(args) {
+        cx.note(&catalog::HIDDEN_DESTRUCTIVE, &program.text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tokenize::{Tok, scan};
+    use super::*;
+
+    fn first_word(text: &str) -> Word<'_> {
+        match scan(text).ok().and_then(|s| s.toks.into_iter().next()) {
+            Some(Tok::Word(w)) => w,
+            other => panic!("no word in {text:?}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn assignments_need_an_unquoted_name() {
+        assert_eq!(assignment(&first_word("FOO=bar")), Some("FOO"));
+        assert_eq!(assignment(&first_word("FOO=\"a b\"")), Some("FOO"));
+        assert_eq!(assignment(&first_word("PATH+=:/x")), Some("PATH"));
+        assert_eq!(assignment(&first_word("\"FOO=bar\"")), None);
+        assert_eq!(assignment(&first_word("1X=2")), None);
+        assert_eq!(assignment(&first_word("--opt=1")), None);
+    }
+}

@@ -1,0 +1,165 @@
+//! The walk over a tokenised command text: substitutions are evaluated recursively, function
+//! definitions are checked for fork bombs, and the token stream is cut at operators into simple
+//! commands, each evaluated with the knowledge of whether it reads from a pipe. `Cx` carries the
+//! shared state through the rules.
+
+use super::catalog::{self, Rule};
+use super::finding::Acc;
+use super::obfuscation;
+use super::simple;
+use super::tokenize::{self, Op, Redir, Tok, Word};
+
+/// How deep substitutions and `sh -c` strings are followed.
+const MAX_DEPTH: u8 = 8;
+
+/// Evaluation context handed to every rule.
+pub(crate) struct Cx<'s> {
+    acc: &'s mut Acc,
+    depth: u8,
+    /// The command reads the output of a pipe.
+    pub(crate) after_pipe: bool,
+    /// Text fed to the command's standard input by a here-document or here-string.
+    pub(crate) stdin: Option<&'s str>,
+}
+
+impl<'s> Cx<'s> {
+    pub(crate) fn note(&mut self, rule: &'static Rule, subject: &str) {
+        self.acc.note(rule, subject);
+    }
+
+    /// Evaluates `words` as a command run by the current one (`env X`, `xargs X`, `find -exec X`).
+    pub(crate) fn command(&mut self, words: &[&Word<'_>], after_pipe: bool) {
+        let saved = std::mem::replace(&mut self.after_pipe, after_pipe);
+        simple::command(words, self);
+        self.after_pipe = saved;
+    }
+
+    /// Evaluates a string the command will run as shell code (`sh -c STRING`).
+    pub(crate) fn text(&mut self, text: &str) {
+        if self.depth >= MAX_DEPTH {
+            self.acc.note(&catalog::TOO_DEEP, "");
+        } else {
+            evaluate_text(text, self.depth + 1, self.acc);
+        }
+    }
+}
+
+/// Evaluates one command text into `acc`.
+pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
+    if obfuscation::has_hex_escapes(text) {
+        acc.note(&catalog::OBF_ESCAPES, "");
+    }
+    let scan = match tokenize::scan(text) {
+        Ok(scan) => scan,
+        Err(rule) => return acc.note(rule, ""),
+    };
+    let mut cx = Cx {
+        acc,
+        depth,
+        after_pipe: false,
+        stdin: None,
+    };
+    for sub in &scan.subs {
+        cx.note(&catalog::SUBSTITUTION, sub.trim());
+        cx.text(sub);
+    }
+    let toks = &scan.toks;
+    let mut words: Vec<&Word<'_>> = Vec::with_capacity(8);
+    let mut redirs: Vec<&Redir<'_>> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i] {
+            Tok::Word(word) => {
+                if words.is_empty() && redirs.is_empty() {
+                    let header = function_definition(toks, i, &mut cx);
+                    if header > 0 {
+                        i += header;
+                        continue;
+                    }
+                }
+                words.push(word);
+            }
+            Tok::Redir(redir) => redirs.push(redir),
+            Tok::Op(op) => {
+                flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
+                cx.after_pipe = *op == Op::Pipe;
+            }
+        }
+        i += 1;
+    }
+    flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
+}
+
+fn flush<'w, 'a: 'w>(
+    words: &mut Vec<&'w Word<'a>>,
+    redirs: &mut Vec<&'w Redir<'a>>,
+    secret_var: &str,
+    cx: &mut Cx<'_>,
+) {
+    if !words.is_empty() || !redirs.is_empty() {
+        simple::evaluate(words, redirs, secret_var, cx);
+        words.clear();
+        redirs.clear();
+    }
+}
+
+fn word_at<'t>(toks: &'t [Tok<'_>], i: usize) -> Option<&'t str> {
+    match toks.get(i) {
+        Some(Tok::Word(w)) => Some(&w.text),
+        _ => None,
+    }
+}
+
+fn op_at(toks: &[Tok<'_>], i: usize) -> Option<Op> {
+    match toks.get(i) {
+        Some(Tok::Op(op)) => Some(*op),
+        _ => None,
+    }
+}
+
+/// At a command position: `name() …` or `function name …`. Notes the definition (and a fork bomb)
+/// and returns how many tokens its header takes, or 0 when this is no definition.
+fn function_definition(toks: &[Tok<'_>], i: usize, cx: &mut Cx<'_>) -> usize {
+    let parens = |at: usize| op_at(toks, at) == Some(Op::Open) && op_at(toks, at + 1) == Some(Op::Close);
+    let (name, header) = match word_at(toks, i) {
+        Some("function") => match word_at(toks, i + 1) {
+            Some(name) if parens(i + 2) => (name, 4),
+            Some(name) => (name, 2),
+            None => return 0,
+        },
+        Some(name) if parens(i + 1) => (name, 3),
+        _ => return 0,
+    };
+    cx.note(&catalog::FUNCTION, name);
+    if is_fork_bomb(name, &toks[i + header..]) {
+        cx.note(&catalog::FORK_BOMB, name);
+    }
+    header
+}
+
+/// A body (`{ … }` or `( … )`) that calls the function twice, or once in the background.
+fn is_fork_bomb(name: &str, body: &[Tok<'_>]) -> bool {
+    let (open, close) = match body.first() {
+        Some(Tok::Op(Op::Open)) => (None, Some(Op::Close)),
+        Some(Tok::Word(w)) if w.text == "{" => (Some("{"), None),
+        _ => return false,
+    };
+    let (mut depth, mut calls, mut background) = (0usize, 0usize, false);
+    let mut at_command = true;
+    for tok in body {
+        match tok {
+            Tok::Word(w) if open == Some(&*w.text) && at_command => depth += 1,
+            Tok::Word(w) if close.is_none() && w.text == "}" && at_command => depth -= 1,
+            Tok::Op(Op::Open) if close.is_some() => depth += 1,
+            Tok::Op(op) if Some(*op) == close => depth -= 1,
+            Tok::Word(w) if at_command && w.text == name => calls += 1,
+            Tok::Op(Op::Background) => background = true,
+            _ => {}
+        }
+        at_command = matches!(tok, Tok::Op(_)) || matches!(tok, Tok::Word(w) if w.text == "{");
+        if depth == 0 {
+            break;
+        }
+    }
+    calls >= 2 || (calls == 1 && background)
+}

@@ -1,0 +1,3 @@
+//! What a conversation costs: tokens (for compaction) and dollars (for budgets).
+
+pub mod pricing;

@@ -1,0 +1,96 @@
+//! The conversation as cn-run keeps it: provider-neutral messages, tool calls and usage.
+//!
+//! Providers translate these to and from their wire formats; the session file stores them
+//! as they are. The system message is not part of the history: it is rebuilt every turn.
+
+use serde::{Deserialize, Serialize};
+
+/// One tool call requested by the model. `arguments` is the raw JSON text the model sent,
+/// kept verbatim so a malformed argument string can be reported back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// One message of the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    User {
+        content: String,
+    },
+    Assistant {
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        /// Set on the message that replaced older history after a compaction.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        summary: bool,
+    },
+    Tool {
+        tool_call_id: String,
+        name: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            tool_calls,
+            summary: false,
+        }
+    }
+
+    /// The text of the message, whatever its role.
+    pub fn text(&self) -> &str {
+        match self {
+            Message::User { content }
+            | Message::Assistant { content, .. }
+            | Message::Tool { content, .. } => content,
+        }
+    }
+}
+
+/// Token usage as reported by the provider for one request (or summed over a run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+/// A tool as offered to the model: name, description and a JSON schema of its parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}

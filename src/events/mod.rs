@@ -1,0 +1,207 @@
+//! The one event enum every output of a run is translated from.
+//!
+//! events.jsonl is these events, one per line; result.json, junit.xml, the session file,
+//! stream-json on stdout and the progress display are built by feeding them through pure
+//! translators (see `report`). Adding an output never means adding bookkeeping to the loop.
+
+mod sink;
+
+pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::conversation::{ToolCall, Usage};
+use crate::exit_code::{Limit, Status};
+use crate::permissions::Decision;
+
+/// Version of the event and result formats. Bumped on any breaking change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What the dispatcher did with a tool call after the permission check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Allowed,
+    Denied,
+    Failed,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    Denied,
+}
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(tag = "type")]
+pub enum Event {
+    #[serde(rename = "run.started")]
+    RunStarted {
+        job: String,
+        /// The task as the model receives it.
+        prompt: String,
+        provider: String,
+        model: String,
+        workspace: String,
+        tools: Vec<String>,
+        mode: String,
+        resumed: bool,
+    },
+    #[serde(rename = "attempt.started")]
+    AttemptStarted { attempt: u32 },
+    #[serde(rename = "turn.started")]
+    TurnStarted { turn: u32 },
+    #[serde(rename = "model.retry")]
+    ModelRetry {
+        turn: u32,
+        attempt: u32,
+        delay_ms: u64,
+        error_kind: String,
+        message: String,
+    },
+    #[serde(rename = "assistant.message")]
+    AssistantMessage {
+        turn: u32,
+        text: String,
+        tool_calls: Vec<ToolCall>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    #[serde(rename = "permission.decision")]
+    PermissionDecision {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        arguments: Value,
+        resolution: Resolution,
+        #[serde(flatten)]
+        decision: Decision,
+    },
+    #[serde(rename = "tool.started")]
+    ToolStarted {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        arguments: Value,
+    },
+    #[serde(rename = "tool.finished")]
+    ToolFinished {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        status: ToolStatus,
+        output: String,
+        duration_ms: u64,
+    },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted { turn: u32 },
+    #[serde(rename = "compaction")]
+    Compaction {
+        turn: u32,
+        tokens_before: u64,
+        tokens_after: u64,
+        messages_before: usize,
+        messages_after: usize,
+    },
+    #[serde(rename = "checkpoint.created")]
+    CheckpointCreated {
+        turn: u32,
+        index: u32,
+        reference: String,
+        commit: String,
+        call_id: Option<String>,
+    },
+    #[serde(rename = "check.finished")]
+    CheckFinished {
+        attempt: u32,
+        name: String,
+        passed: bool,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        output_tail: String,
+    },
+    #[serde(rename = "artifact.collected")]
+    ArtifactCollected {
+        path: String,
+        size: u64,
+        sha256: String,
+    },
+    #[serde(rename = "upload.finished")]
+    UploadFinished {
+        ok: bool,
+        status: Option<u16>,
+        message: String,
+    },
+    #[serde(rename = "mcp.server")]
+    McpServer {
+        name: String,
+        status: String,
+        tools: usize,
+        message: Option<String>,
+    },
+    #[serde(rename = "warning")]
+    Warning { message: String },
+    #[serde(rename = "run.completed")]
+    RunCompleted {
+        status: Status,
+        exit_code: i32,
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limit: Option<Limit>,
+        result: String,
+        num_turns: u32,
+        duration_ms: u64,
+        usage: Usage,
+        total_cost_usd: Option<f64>,
+        cost_unknown: bool,
+    },
+}
+
+impl Event {
+    /// The `type` tag, for logs and filters.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "run.started",
+            Event::AttemptStarted { .. } => "attempt.started",
+            Event::TurnStarted { .. } => "turn.started",
+            Event::ModelRetry { .. } => "model.retry",
+            Event::AssistantMessage { .. } => "assistant.message",
+            Event::PermissionDecision { .. } => "permission.decision",
+            Event::ToolStarted { .. } => "tool.started",
+            Event::ToolFinished { .. } => "tool.finished",
+            Event::TurnCompleted { .. } => "turn.completed",
+            Event::Compaction { .. } => "compaction",
+            Event::CheckpointCreated { .. } => "checkpoint.created",
+            Event::CheckFinished { .. } => "check.finished",
+            Event::ArtifactCollected { .. } => "artifact.collected",
+            Event::UploadFinished { .. } => "upload.finished",
+            Event::McpServer { .. } => "mcp.server",
+            Event::Warning { .. } => "warning",
+            Event::RunCompleted { .. } => "run.completed",
+        }
+    }
+}
+
+/// An event with the fields every line of events.jsonl carries.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Envelope {
+    pub schema_version: u32,
+    pub seq: u64,
+    /// RFC 3339 UTC timestamp with milliseconds.
+    pub ts: String,
+    pub run_id: String,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// The JSON schema of one line of events.jsonl.
+pub fn event_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Envelope)).unwrap_or_default()
+}

@@ -1,0 +1,97 @@
+//! Where events go: the [`EventSink`] trait and the [`Emitter`] that numbers events and fans
+//! them out to every sink in order.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::{Envelope, Event, SCHEMA_VERSION};
+
+/// A consumer of events: a file writer, the result builder, the progress display, …
+pub trait EventSink: Send {
+    fn on_event(&mut self, envelope: &Envelope);
+}
+
+struct Inner {
+    seq: u64,
+    sinks: Vec<Box<dyn EventSink>>,
+}
+
+/// Numbers events (`seq`), stamps them and hands each to every sink, in order.
+pub struct Emitter {
+    run_id: String,
+    inner: Mutex<Inner>,
+}
+
+impl Emitter {
+    pub fn new(run_id: impl Into<String>) -> Self {
+        Emitter {
+            run_id: run_id.into(),
+            inner: Mutex::new(Inner {
+                seq: 0,
+                sinks: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    pub fn add_sink(&self, sink: Box<dyn EventSink>) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.sinks.push(sink);
+    }
+
+    /// Continue numbering after `seq` (a resumed run appends to its events).
+    pub fn resume_at(&self, seq: u64) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.seq = seq;
+    }
+
+    pub fn emit(&self, event: Event) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.seq += 1;
+        let envelope = Envelope {
+            schema_version: SCHEMA_VERSION,
+            seq: inner.seq,
+            ts: now_rfc3339(),
+            run_id: self.run_id.clone(),
+            event,
+        };
+        for sink in inner.sinks.iter_mut() {
+            sink.on_event(&envelope);
+        }
+    }
+}
+
+/// The current time as RFC 3339 UTC with milliseconds.
+pub fn now_rfc3339() -> String {
+    format!("{:.3}", jiff::Timestamp::now())
+}
+
+/// A sink that keeps every envelope in memory (tests, and the session store).
+#[derive(Clone, Default)]
+pub struct MemorySink {
+    events: Arc<Mutex<Vec<Envelope>>>,
+}
+
+impl MemorySink {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn events(&self) -> Vec<Envelope> {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+impl EventSink for MemorySink {
+    fn on_event(&mut self, envelope: &Envelope) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(envelope.clone());
+    }
+}

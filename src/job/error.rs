@@ -1,0 +1,53 @@
+//! Problems with a job file, each with file, line, column and field path.
+
+use std::fmt;
+
+/// One problem in a job file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    /// Dotted field path, e.g. `permissions.allow[2]`; empty for the document itself.
+    pub field: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: ", self.file, self.line, self.column)?;
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Why a job could not be loaded. Messages never contain values of secrets: problems name
+/// fields and positions, not what was written there.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error("cannot read job file {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("{}", list(.0))]
+    Invalid(Vec<Problem>),
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn list(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl JobError {
+    pub fn problems(&self) -> &[Problem] {
+        match self {
+            JobError::Invalid(p) => p,
+            _ => &[],
+        }
+    }
+}

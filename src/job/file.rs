@@ -1,0 +1,233 @@
+//! The job file as written: raw serde types that mirror the YAML one to one.
+//!
+//! Unknown fields are rejected. `schemas/job.schema.json` is generated from these types, so
+//! the schema editors see and the parser cn-run runs can never disagree. Validation that
+//! needs more than types (templates, files, durations) happens in `resolve`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::permissions::Mode;
+
+/// A cn-run job: what the agent should do, with which model, under which policy and limits.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "cn-run job file")]
+pub struct JobFile {
+    /// Format version of the job file. Only 1 exists.
+    #[serde(default = "one")]
+    pub version: u32,
+    /// Short name used in reports (default: the file name).
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub model: ModelSection,
+    /// The task. `{{ params.NAME }}` is replaced by a parameter's value. `-` reads it from stdin.
+    pub prompt: String,
+    /// Parameters that can be used as `{{ params.NAME }}` and set with `--param NAME=VALUE`.
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamSpec>,
+    /// Rules added to the system message: inline text, or `{file: PATH}` (relative to the job file).
+    #[serde(default)]
+    pub rules: Vec<RuleEntry>,
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+    #[serde(default)]
+    pub limits: LimitsSection,
+    #[serde(default)]
+    pub tools: ToolsSection,
+    /// Where the agent works. Default: the current directory.
+    pub workspace: Option<WorkspaceSection>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Which model answers, and how to reach it.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSection {
+    pub provider: ProviderKind,
+    /// The model name sent to the provider (e.g. `gpt-4.1`, `claude-sonnet-4-5`).
+    pub name: String,
+    /// Base URL of the API (default per provider). For `openai`, any compatible endpoint.
+    pub api_base: Option<String>,
+    /// Name of the environment variable that holds the API key. The key itself never
+    /// appears in a job file.
+    pub api_key_env: Option<String>,
+    /// Context window in tokens.
+    pub context_length: Option<u64>,
+    /// Maximum tokens per response.
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// For `provider: script`: the file of scripted assistant turns (relative to the job file).
+    pub script: Option<String>,
+    /// Extra HTTP headers; a value `${NAME}` is read from the environment.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Retries of failed model requests.
+    pub retry: Option<ModelRetrySection>,
+    /// Seconds without a byte from the provider before the request counts as stalled.
+    pub idle_timeout: Option<DurationSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible chat completions endpoint.
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// Scripted turns from a file: no key, no network.
+    Script,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRetrySection {
+    /// Retries after the first attempt (default 10).
+    pub max_retries: Option<u32>,
+    /// Delay before the first retry (default 1s); it grows 1.6× per retry, up to 30 s.
+    pub initial_delay: Option<DurationSpec>,
+}
+
+/// A parameter of the job.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParamSpec {
+    /// Value used when `--param` does not set it. Without a default the parameter is required.
+    pub default: Option<ScalarValue>,
+    pub description: Option<String>,
+}
+
+/// A scalar YAML value (parameters are substituted as text).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ScalarValue {
+    String(String),
+    Integer(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl ScalarValue {
+    pub fn as_text(&self) -> String {
+        match self {
+            ScalarValue::String(s) => s.clone(),
+            ScalarValue::Integer(i) => i.to_string(),
+            ScalarValue::Float(f) => f.to_string(),
+            ScalarValue::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// One rule: inline text or a file.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RuleEntry {
+    Text(String),
+    File(RuleFile),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// Path of a markdown file, relative to the job file.
+    pub file: String,
+}
+
+/// The permission policy of the job.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    /// `headless` (default), `auto`, `plan` (read-only) or `normal`.
+    pub mode: Option<Mode>,
+    /// Patterns such as `Read`, `mcp__github__*`, `Bash(cargo *)`, `Edit(src/**)`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// What a call that needs approval does when nobody can approve it.
+    pub on_ask: Option<OnAsk>,
+    /// A repo `permissions.yaml` in Continue's format (default: `.continue/permissions.yaml`
+    /// in the workspace, if present). Relative to the workspace.
+    pub file: Option<String>,
+}
+
+/// How a call whose permission is `ask` resolves in a headless run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OnAsk {
+    /// The model gets a tool result that says which rule denied the call and how to allow it.
+    #[default]
+    Deny,
+    /// The run stops with exit code 3.
+    Fail,
+    /// The call runs.
+    Allow,
+}
+
+/// Limits that stop a run cleanly (exit 4) with its result written.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsSection {
+    /// Maximum model turns.
+    pub max_turns: Option<u32>,
+    /// Wall-clock limit for the whole run, e.g. `15m`, `90s`, or seconds.
+    pub timeout: Option<DurationSpec>,
+    /// Maximum total cost in US dollars.
+    pub max_cost_usd: Option<f64>,
+    /// Maximum total tokens (input + output) over the run.
+    pub max_tokens: Option<u64>,
+}
+
+/// Settings of individual tools.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSection {
+    #[serde(default)]
+    pub bash: BashSection,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashSection {
+    /// Default inactivity timeout of a command (default 180s, at most 600s).
+    pub timeout: Option<DurationSpec>,
+    /// Characters of output kept (the tail; default 50000).
+    pub max_output_chars: Option<usize>,
+    /// Lines of output kept (the tail; default 1000).
+    pub max_output_lines: Option<usize>,
+}
+
+/// Where the agent works.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WorkspaceSection {
+    /// A directory, relative to the job file.
+    Path(String),
+    Spec(WorkspaceSpec),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceSpec {
+    /// A directory, relative to the job file.
+    pub path: String,
+    /// Run in a fresh copy of the directory (inside the run's output folder, as its own
+    /// git repository), leaving the original untouched.
+    #[serde(default)]
+    pub copy: bool,
+}
+
+/// A duration: `15m`, `90s`, `1h30m`, or a number of seconds.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DurationSpec {
+    Seconds(u64),
+    Text(String),
+}

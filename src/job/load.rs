@@ -1,0 +1,163 @@
+//! Loading a job file: YAML syntax, then the generated JSON schema (which reports *every*
+//! problem at once, each located by `Locator`), then the raw serde types, then resolution.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use jsonschema::error::ValidationErrorKind;
+use serde_json::Value;
+
+use super::error::{JobError, Problem};
+use super::file::JobFile;
+use super::locate::{Locator, Pos};
+use super::{Job, resolve};
+
+/// Values given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--param NAME=VALUE`, in order.
+    pub params: Vec<(String, String)>,
+}
+
+/// The JSON schema of job files, generated from the raw types.
+pub fn job_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(JobFile)).unwrap_or(Value::Null)
+}
+
+static VALIDATOR: LazyLock<Option<jsonschema::Validator>> =
+    LazyLock::new(|| jsonschema::validator_for(&job_schema()).ok());
+
+/// Read and validate a job file.
+pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Job, JobError> {
+    let text = std::fs::read_to_string(path).map_err(|e| JobError::Read {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    load_str(&text, &path.display().to_string(), Some(path), opts)
+}
+
+/// Validate job text; `label` names it in problems, `path` anchors relative paths.
+pub fn load_str(
+    text: &str,
+    label: &str,
+    path: Option<&Path>,
+    opts: &LoadOptions,
+) -> Result<Job, JobError> {
+    let loc = Locator::new(text);
+    let raw = parse(text, label, &loc).map_err(JobError::Invalid)?;
+    resolve::resolve(raw, text, label, path, &loc, opts)
+}
+
+pub(super) fn problem(label: &str, pos: Option<Pos>, field: &str, message: String) -> Problem {
+    let pos = pos.unwrap_or(Pos { line: 1, column: 1 });
+    Problem {
+        file: label.to_owned(),
+        line: pos.line,
+        column: pos.column,
+        field: field.to_owned(),
+        message,
+    }
+}
+
+fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>> {
+    let value: Value = serde_yaml::from_str(text).map_err(|e| {
+        let pos = e.location().map(|l| Pos {
+            line: l.line(),
+            column: l.column(),
+        });
+        vec![problem(label, pos, "", format!("invalid YAML: {}", yaml_message(&e)))]
+    })?;
+    if !value.is_object() {
+        return Err(vec![problem(
+            label,
+            None,
+            "",
+            "a job file must be a YAML mapping (prompt, model, …)".to_owned(),
+        )]);
+    }
+    if let Some(validator) = VALIDATOR.as_ref() {
+        let problems: Vec<Problem> = validator
+            .iter_errors(&value)
+            .flat_map(|err| schema_problems(&err, &value, label, loc))
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+    }
+    serde_json::from_value(value).map_err(|e| vec![problem(label, None, "", e.to_string())])
+}
+
+/// serde_yaml's message without its own "at line … column …" suffix (we print positions).
+fn yaml_message(e: &serde_yaml::Error) -> String {
+    let msg = e.to_string();
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_owned(),
+        None => msg,
+    }
+}
+
+/// A JSON pointer (`/permissions/allow/2`) as a dotted field path (`permissions.allow[2]`).
+fn dotted(pointer: &str, root: &Value) -> String {
+    let mut out = String::new();
+    let mut cur = Some(root);
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        match cur {
+            Some(Value::Array(items)) => {
+                out.push_str(&format!("[{seg}]"));
+                cur = seg.parse::<usize>().ok().and_then(|i| items.get(i));
+            }
+            other => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&seg);
+                cur = other.and_then(|v| v.get(&seg));
+            }
+        }
+    }
+    out
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{parent}.{name}")
+    }
+}
+
+fn schema_problems(
+    err: &jsonschema::ValidationError<'_>,
+    root: &Value,
+    label: &str,
+    loc: &Locator,
+) -> Vec<Problem> {
+    let parent = dotted(err.instance_path().as_str(), root);
+    match err.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
+            .iter()
+            .map(|name| {
+                let field = join(&parent, name);
+                problem(label, loc.key(&field), &field, format!("unknown field `{name}`"))
+            })
+            .collect(),
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or("?");
+            let field = join(&parent, name);
+            vec![problem(label, loc.value(&parent), &field, "missing required field".to_owned())]
+        }
+        ValidationErrorKind::Type { kind } => {
+            let expected = format!("{kind:?}").to_lowercase();
+            let expected = expected
+                .trim_start_matches("single(")
+                .trim_end_matches(')')
+                .to_owned();
+            vec![problem(label, loc.value(&parent), &parent, format!("wrong type: expected {expected}"))]
+        }
+        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
+            vec![problem(label, loc.value(&parent), &parent, "value has none of the allowed forms".to_owned())]
+        }
+        _ => vec![problem(label, loc.value(&parent), &parent, err.masked().to_string())],
+    }
+}

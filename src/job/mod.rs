@@ -1,0 +1,104 @@
+//! Jobs: the YAML file a user writes, parsed into raw types (`file`), checked against the
+//! generated schema with every problem located (`load`, `locate`), and resolved into the
+//! validated [`Job`] the rest of cn-run works with (`resolve`).
+
+mod error;
+pub mod file;
+mod load;
+mod locate;
+mod resolve;
+pub mod template;
+
+pub use error::{JobError, Problem};
+pub use file::{JobFile, OnAsk, ProviderKind};
+pub use load::{LoadOptions, job_schema, load_file, load_str};
+pub use locate::{Locator, Pos};
+pub use resolve::parse_duration;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::permissions::Mode;
+
+/// A validated job, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub name: String,
+    pub description: Option<String>,
+    /// The job file, when the job came from one.
+    pub source: Option<PathBuf>,
+    pub model: ModelSpec,
+    /// The prompt with parameters substituted; `None` means read it from stdin (`-`).
+    pub prompt: Option<String>,
+    pub params: BTreeMap<String, String>,
+    pub rules: Vec<Rule>,
+    pub permissions: PermissionSpec,
+    pub limits: Limits,
+    pub tools: ToolSettings,
+    pub workspace: WorkspaceSpec,
+}
+
+/// The model, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    pub provider: ProviderKind,
+    pub name: String,
+    pub api_base: Option<String>,
+    pub api_key_env: Option<String>,
+    pub context_length: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub script: Option<PathBuf>,
+    /// Header name and raw value (`${NAME}` resolved when the client is built).
+    pub headers: Vec<(String, String)>,
+    pub max_retries: Option<u32>,
+    pub initial_retry_delay: Option<Duration>,
+    pub idle_timeout: Option<Duration>,
+}
+
+/// A rule for the system message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// `inline` or the file it came from.
+    pub origin: String,
+    pub text: String,
+}
+
+/// The job's permission policy, as written (patterns are compiled by `permissions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PermissionSpec {
+    pub mode: Mode,
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub exclude: Vec<String>,
+    pub on_ask: OnAsk,
+    /// A repo permissions.yaml named by the job (relative to the workspace).
+    pub file: Option<String>,
+}
+
+/// Run limits; `None` means unlimited.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    pub max_turns: Option<u32>,
+    pub timeout: Option<Duration>,
+    pub max_cost_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+}
+
+/// Tool settings from the job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolSettings {
+    pub bash_timeout: Option<Duration>,
+    pub bash_max_chars: Option<usize>,
+    pub bash_max_lines: Option<usize>,
+}
+
+/// Where the run works.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkspaceSpec {
+    /// `None`: the current directory.
+    pub path: Option<PathBuf>,
+    /// Work in a fresh copy of `path`.
+    pub copy: bool,
+}

@@ -1,0 +1,302 @@
+//! From the raw job file to a validated [`Job`]: parameters and templates, durations, rule
+//! files, the script file, the workspace. Every problem is collected with its position,
+//! so one `cn-run validate` run shows them all.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::error::{JobError, Problem};
+use super::file::{DurationSpec, JobFile, ProviderKind, RuleEntry, WorkspaceSection};
+use super::load::{LoadOptions, problem};
+use super::locate::{Locator, Pos};
+use super::template::render;
+use super::{Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec};
+
+/// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<u64>() {
+        return Ok(Duration::from_secs(secs));
+    }
+    let d: jiff::SignedDuration = t
+        .parse()
+        .map_err(|_| format!("`{t}` is not a duration (examples: 90s, 15m, 1h30m)"))?;
+    if d.is_negative() {
+        return Err(format!("`{t}` is negative"));
+    }
+    Ok(d.unsigned_abs())
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    label: &'a str,
+    loc: &'a Locator,
+    base: PathBuf,
+    problems: Vec<Problem>,
+}
+
+impl Ctx<'_> {
+    fn push(&mut self, field: &str, message: String) {
+        let pos = self.loc.value(field);
+        self.problems.push(problem(self.label, pos, field, message));
+    }
+
+    fn push_at(&mut self, pos: Option<Pos>, field: &str, message: String) {
+        self.problems.push(problem(self.label, pos, field, message));
+    }
+
+    fn duration(&mut self, field: &str, spec: Option<&DurationSpec>) -> Option<Duration> {
+        match spec? {
+            DurationSpec::Seconds(s) => Some(Duration::from_secs(*s)),
+            DurationSpec::Text(t) => match parse_duration(t) {
+                Ok(d) => Some(d),
+                Err(msg) => {
+                    self.push(field, msg);
+                    None
+                }
+            },
+        }
+    }
+
+    /// Render a template; unknown parameters are reported where the `{{` is in the file.
+    fn render(&mut self, field: &str, template: &str, values: &BTreeMap<String, String>) -> String {
+        match render(template, values) {
+            Ok(s) => s,
+            Err(unknown) => {
+                for u in unknown {
+                    let needle = &template[u.offset..];
+                    let needle = &needle[..needle.find("}}").map_or(needle.len(), |i| i + 2)];
+                    let pos = self.find_in_text(field, needle);
+                    self.push_at(
+                        pos,
+                        field,
+                        format!("template refers to `params.{}`, which is not a declared parameter", u.name),
+                    );
+                }
+                template.to_owned()
+            }
+        }
+    }
+
+    /// Where `needle` occurs in the file, searching from the field's position.
+    fn find_in_text(&self, field: &str, needle: &str) -> Option<Pos> {
+        let start = self.loc.value(field)?;
+        let line_start: usize = self
+            .text
+            .split_inclusive('\n')
+            .take(start.line - 1)
+            .map(str::len)
+            .sum();
+        let idx = self.text[line_start..].find(needle)? + line_start;
+        let before = &self.text[..idx];
+        let line = before.matches('\n').count() + 1;
+        let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        Some(Pos { line, column }).or(Some(start))
+    }
+}
+
+pub(super) fn resolve(
+    raw: JobFile,
+    text: &str,
+    label: &str,
+    path: Option<&Path>,
+    loc: &Locator,
+    opts: &LoadOptions,
+) -> Result<Job, JobError> {
+    let base = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let mut cx = Ctx { text, label, loc, base, problems: Vec::new() };
+    if raw.version != 1 {
+        cx.push("version", format!("unsupported version {}; only 1 exists", raw.version));
+    }
+    let params = params(&mut cx, &raw, opts);
+    let prompt = if raw.prompt.trim() == "-" {
+        None
+    } else {
+        if raw.prompt.trim().is_empty() {
+            cx.push("prompt", "the prompt is empty".to_owned());
+        }
+        Some(cx.render("prompt", &raw.prompt, &params))
+    };
+    let model = model(&mut cx, &raw);
+    let rules = rules(&mut cx, &raw, &params);
+    let limits = limits(&mut cx, &raw);
+    let tools = ToolSettings {
+        bash_timeout: cx.duration("tools.bash.timeout", raw.tools.bash.timeout.as_ref()),
+        bash_max_chars: raw.tools.bash.max_output_chars,
+        bash_max_lines: raw.tools.bash.max_output_lines,
+    };
+    let workspace = workspace(&mut cx, &raw);
+    check_patterns(&mut cx, &raw);
+    if !cx.problems.is_empty() {
+        return Err(JobError::Invalid(cx.problems));
+    }
+    let name = raw.name.clone().unwrap_or_else(|| {
+        path.and_then(Path::file_stem)
+            .map_or_else(|| "job".to_owned(), |s| s.to_string_lossy().into_owned())
+    });
+    let p = raw.permissions;
+    Ok(Job {
+        name,
+        description: raw.description,
+        source: path.map(Path::to_path_buf),
+        model,
+        prompt,
+        params,
+        rules,
+        permissions: PermissionSpec {
+            mode: p.mode.unwrap_or_default(),
+            allow: p.allow,
+            ask: p.ask,
+            exclude: p.exclude,
+            on_ask: p.on_ask.unwrap_or_default(),
+            file: p.file,
+        },
+        limits,
+        tools,
+        workspace,
+    })
+}
+
+fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<String, String> {
+    let mut values = BTreeMap::new();
+    for (name, spec) in &raw.params {
+        if let Some(d) = &spec.default {
+            values.insert(name.clone(), d.as_text());
+        }
+    }
+    for (name, value) in &opts.params {
+        if !raw.params.contains_key(name) {
+            let declared: Vec<&str> = raw.params.keys().map(String::as_str).collect();
+            cx.push(
+                "params",
+                format!("--param {name}=… sets a parameter the job does not declare (declared: {})",
+                    if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }),
+            );
+        }
+        values.insert(name.clone(), value.clone());
+    }
+    for name in raw.params.keys() {
+        if !values.contains_key(name) {
+            let field = format!("params.{name}");
+            let pos = cx.loc.key(&field);
+            cx.push_at(pos, &field, format!("required parameter has no value: pass --param {name}=VALUE or give it a default"));
+        }
+    }
+    values
+}
+
+fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
+    let m = &raw.model;
+    let script = m.script.as_ref().map(|s| cx.base.join(s));
+    match (m.provider, &script) {
+        (ProviderKind::Script, None) => {
+            cx.push("model.provider", "provider `script` needs `model.script: FILE`".to_owned());
+        }
+        (ProviderKind::Script, Some(p)) if !p.is_file() => {
+            cx.push("model.script", format!("script file not found: {}", p.display()));
+        }
+        (ProviderKind::Openai | ProviderKind::Anthropic, Some(_)) => {
+            cx.push("model.script", "`script` is only for `provider: script`".to_owned());
+        }
+        _ => {}
+    }
+    if let Some(env) = &m.api_key_env {
+        if env.is_empty() || env.contains(['=', ' ', '$']) {
+            cx.push("model.api_key_env", "must be the NAME of an environment variable".to_owned());
+        }
+    }
+    if let Some(base) = &m.api_base {
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            cx.push("model.api_base", "must be an http:// or https:// URL".to_owned());
+        }
+    }
+    let retry = m.retry.as_ref();
+    ModelSpec {
+        provider: m.provider,
+        name: m.name.clone(),
+        api_base: m.api_base.clone(),
+        api_key_env: m.api_key_env.clone(),
+        context_length: m.context_length,
+        max_tokens: m.max_tokens,
+        temperature: m.temperature,
+        script,
+        headers: m.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        max_retries: retry.and_then(|r| r.max_retries),
+        initial_retry_delay: cx.duration(
+            "model.retry.initial_delay",
+            retry.and_then(|r| r.initial_delay.as_ref()),
+        ),
+        idle_timeout: cx.duration("model.idle_timeout", m.idle_timeout.as_ref()),
+    }
+}
+
+fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> Vec<Rule> {
+    let mut out = Vec::new();
+    for (i, entry) in raw.rules.iter().enumerate() {
+        match entry {
+            RuleEntry::Text(t) => {
+                let text = cx.render(&format!("rules[{i}]"), t, params);
+                out.push(Rule { origin: "inline".to_owned(), text });
+            }
+            RuleEntry::File(f) => {
+                let path = cx.base.join(&f.file);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => out.push(Rule { origin: f.file.clone(), text }),
+                    Err(e) => cx.push(&format!("rules[{i}].file"), format!("cannot read {}: {e}", path.display())),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn limits(cx: &mut Ctx<'_>, raw: &JobFile) -> Limits {
+    let l = &raw.limits;
+    if l.max_turns == Some(0) {
+        cx.push("limits.max_turns", "must be at least 1".to_owned());
+    }
+    if l.max_cost_usd.is_some_and(|c| c.is_nan() || c < 0.0) {
+        cx.push("limits.max_cost_usd", "must be a positive number".to_owned());
+    }
+    Limits {
+        max_turns: l.max_turns,
+        timeout: cx.duration("limits.timeout", l.timeout.as_ref()),
+        max_cost_usd: l.max_cost_usd,
+        max_tokens: l.max_tokens,
+    }
+}
+
+fn workspace(cx: &mut Ctx<'_>, raw: &JobFile) -> WorkspaceSpec {
+    let (path, copy, field) = match &raw.workspace {
+        None => return WorkspaceSpec::default(),
+        Some(WorkspaceSection::Path(p)) => (p.clone(), false, "workspace"),
+        Some(WorkspaceSection::Spec(s)) => (s.path.clone(), s.copy, "workspace.path"),
+    };
+    let full = cx.base.join(&path);
+    if !full.is_dir() {
+        cx.push(field, format!("workspace directory not found: {}", full.display()));
+    }
+    WorkspaceSpec { path: Some(full), copy }
+}
+
+/// Every permission pattern must compile; a bad one is reported where it is written.
+fn check_patterns(cx: &mut Ctx<'_>, raw: &JobFile) {
+    use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec};
+    let p = &raw.permissions;
+    let lists = [("allow", &p.allow, Permission::Allow), ("ask", &p.ask, Permission::Ask), ("exclude", &p.exclude, Permission::Exclude)];
+    for (key, list, permission) in lists {
+        for (i, pattern) in list.iter().enumerate() {
+            let input = PolicyInput {
+                job: vec![RuleSpec::new(pattern.clone(), permission)],
+                ..PolicyInput::default()
+            };
+            if let Err(e) = Policy::build(input, Path::new("/")) {
+                cx.push(&format!("permissions.{key}[{i}]"), e.to_string());
+            }
+        }
+    }
+}

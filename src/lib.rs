@@ -1,0 +1,27 @@
+//! cn-run: a headless runner for LLM coding agents in CI.
+//!
+//! A YAML job file goes in; the agent loop runs with nobody watching; a JSON result, a JSONL
+//! event stream, a JUnit report, git checkpoints and a resumable session come out.
+//!
+//! Layout: `job` (the file), `permissions` and `command_safety` (the policy), `provider`
+//! (models), `tools`, `agent` (the loop), `events` and `report` (every output), `app` (the
+//! composition root), `cli`.
+#![deny(clippy::print_stdout)]
+
+pub mod agent;
+pub mod app;
+pub mod cli;
+pub mod command_safety;
+pub mod context;
+pub mod conversation;
+pub mod edit;
+pub mod events;
+pub mod exit_code;
+pub mod job;
+pub mod observability;
+pub mod permissions;
+pub mod provider;
+pub mod redact;
+pub mod report;
+pub mod secret;
+pub mod tools;

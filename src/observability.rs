@@ -1,0 +1,89 @@
+//! Logging: tracing to stderr only (stdout is machine output), filtered by `CN_RUN_LOG` or
+//! `-v`, with every line passed through the run's redactor so no secret reaches a CI log.
+
+use std::io::Write;
+use std::sync::{Arc, RwLock};
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+
+use crate::cli::LogArgs;
+use crate::redact::Redactor;
+
+/// Shared handle to the log redactor; the app installs the run's redactor once it knows
+/// the secrets.
+#[derive(Clone, Default)]
+pub struct LogHandle {
+    redactor: Arc<RwLock<Redactor>>,
+    pub quiet: bool,
+}
+
+impl LogHandle {
+    pub fn set_redactor(&self, r: Redactor) {
+        if let Ok(mut guard) = self.redactor.write() {
+            *guard = r;
+        }
+    }
+}
+
+/// A stderr writer that masks secrets line by line.
+pub struct RedactingStderr {
+    redactor: Arc<RwLock<Redactor>>,
+}
+
+impl Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let masked = match self.redactor.read() {
+            Ok(r) => r.redact(&text).into_owned(),
+            Err(_) => text.into_owned(),
+        };
+        std::io::stderr().write_all(masked.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl<'a> MakeWriter<'a> for LogHandle {
+    type Writer = RedactingStderr;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingStderr {
+            redactor: self.redactor.clone(),
+        }
+    }
+}
+
+/// Install the global subscriber. `CN_RUN_LOG` (an EnvFilter) wins over `-v`.
+pub fn init(args: &LogArgs) -> LogHandle {
+    let handle = LogHandle {
+        quiet: args.quiet,
+        ..LogHandle::default()
+    };
+    let default = match args.verbose {
+        0 => "warn",
+        1 => "info,cn_run=info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_env("CN_RUN_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(handle.clone())
+        .with_target(false)
+        .with_ansi(false)
+        .try_init();
+    handle
+}
+
+/// A line for a person watching the run (progress), unless `--quiet`.
+pub fn progress(handle: &LogHandle, line: &str) {
+    if handle.quiet {
+        return;
+    }
+    let mut w = handle.make_writer();
+    let _ = w.write_all(format!("{line}\n").as_bytes());
+}

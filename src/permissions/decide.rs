@@ -1,0 +1,158 @@
+//! Combines the static verdict with the dynamic checks into one explained [`Decision`].
+//!
+//! Rules of combination: a static exclude stands; any check that excludes wins over every rule;
+//! a check that asks turns a static allow into ask unless the allowing rule is the user's own rule
+//! naming this call's argument; auto mode finally turns every remaining ask into allow.
+
+use serde_json::Value;
+
+use super::explain::{self, argument_hint, origin, suggest_allow_rule};
+use super::paths::Workspace;
+use super::policy::Rule;
+use super::types::{Decision, Mode, Permission, Source, Tighten};
+use crate::command_safety::{Level, Verdict};
+
+/// A dynamic check's objection to a call (from the evaluator or the tool itself).
+#[derive(Debug, Clone)]
+pub(crate) struct Check {
+    pub(crate) permission: Permission,
+    pub(crate) rule: String,
+    pub(crate) reason: String,
+    pub(crate) source: Source,
+}
+
+impl Check {
+    /// The evaluator's verdict; a command it proves safe raises no objection.
+    pub(crate) fn from_verdict(verdict: Verdict) -> Option<Check> {
+        let permission = match verdict.level {
+            Level::AllowedWithoutPermission => return None,
+            Level::AllowedWithPermission => Permission::Ask,
+            Level::Disabled => Permission::Exclude,
+        };
+        let (rule, reason) = (verdict.rule.to_owned(), verdict.reason);
+        Some(Check {
+            permission,
+            rule,
+            reason,
+            source: Source::Evaluator,
+        })
+    }
+
+    /// A tool's tightening; `Allow` tightens nothing.
+    pub(crate) fn from_tighten(tighten: Tighten) -> Option<Check> {
+        (tighten.permission != Permission::Allow).then(|| Check {
+            permission: tighten.permission,
+            rule: tighten.rule.to_owned(),
+            reason: tighten.reason,
+            source: Source::Tool,
+        })
+    }
+}
+
+/// The call being decided and the policy context it is decided in.
+pub(crate) struct Call<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) args: &'a Value,
+    pub(crate) mode: Mode,
+    pub(crate) ws: &'a Workspace,
+    pub(crate) repo_file: Option<&'a str>,
+}
+
+impl Call<'_> {
+    fn origin(&self, source: Source) -> String {
+        origin(source, self.mode, self.repo_file)
+    }
+
+    /// The rule that would lift `check`'s objection, if one could.
+    fn hint_for(&self, check: &Check) -> Option<String> {
+        match check.source {
+            Source::Evaluator => Some(suggest_allow_rule(self.tool, self.args)),
+            _ => argument_hint(self.tool, self.args, self.ws),
+        }
+    }
+}
+
+pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> Decision {
+    let base = static_decision(call, rule);
+    if base.permission == Permission::Exclude {
+        return base;
+    }
+    if let Some(check) = checks.iter().find(|c| c.permission == Permission::Exclude) {
+        return Decision {
+            permission: Permission::Exclude,
+            rule: Some(check.rule.clone()),
+            source: check.source,
+            reason: format!("{}; no rule can allow it", explain::objection(check)),
+            allow_hint: None,
+        };
+    }
+    let ask = checks.iter().find(|c| c.permission == Permission::Ask);
+    let decision = match (ask, rule) {
+        (None, _) => base,
+        (Some(check), Some(rule)) if rule.explicitly_allows_argument() => Decision {
+            reason: format!(
+                "{}, which names this call explicitly, although {}",
+                base.reason,
+                explain::objection(check)
+            ),
+            ..base
+        },
+        (Some(check), Some(rule)) if rule.permission == Permission::Allow => {
+            let hint = call.hint_for(check);
+            let origin = call.origin(rule.source);
+            Decision {
+                permission: Permission::Ask,
+                rule: Some(check.rule.clone()),
+                source: check.source,
+                reason: explain::tightened(call.tool, rule, &origin, check, hint.as_deref()),
+                allow_hint: hint,
+            }
+        }
+        (Some(check), _) => Decision {
+            reason: format!("{}; also, {}", base.reason, explain::objection(check)),
+            allow_hint: call.hint_for(check),
+            ..base
+        },
+    };
+    if decision.permission == Permission::Ask && call.mode == Mode::Auto {
+        let why = ask.map_or_else(|| decision.reason.clone(), explain::objection);
+        return Decision {
+            permission: Permission::Allow,
+            source: Source::Mode,
+            reason: format!(
+                "auto mode allows this call, which would otherwise need permission: {why}"
+            ),
+            allow_hint: None,
+            ..decision
+        };
+    }
+    decision
+}
+
+/// The verdict of the first matching rule alone (no match: ask).
+fn static_decision(call: &Call<'_>, rule: Option<&Rule>) -> Decision {
+    let Some(rule) = rule else {
+        return Decision {
+            permission: Permission::Ask,
+            rule: None,
+            source: Source::NoMatch,
+            reason: format!(
+                "no rule matches `{}`, and a call no rule covers needs permission",
+                call.tool
+            ),
+            allow_hint: Some(suggest_allow_rule(call.tool, call.args)),
+        };
+    };
+    let reason = explain::by_rule(call.tool, rule, &call.origin(rule.source));
+    let allow_hint = match (rule.permission, rule.source) {
+        (Permission::Allow, _) | (_, Source::Mode) => None,
+        _ => Some(suggest_allow_rule(call.tool, call.args)),
+    };
+    Decision {
+        permission: rule.permission,
+        rule: Some(rule.text.clone()),
+        source: rule.source,
+        reason,
+        allow_hint,
+    }
+}

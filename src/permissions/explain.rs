@@ -1,0 +1,109 @@
+//! Decisions in words, and the rule that would allow a denied call.
+//!
+//! Headless runs have nobody to ask, so a denial must tell the model (and the user reading the
+//! report) which rule decided and what a job could add to allow the call.
+
+use serde_json::Value;
+
+use super::decide::Check;
+use super::paths::Workspace;
+use super::pattern::{ArgKind, argument_of, argument_value};
+use super::policy::Rule;
+use super::types::{Mode, Permission, Source};
+
+/// Where a rule came from, in words.
+pub(crate) fn origin(source: Source, mode: Mode, repo_file: Option<&str>) -> String {
+    let mode = mode.as_str();
+    match source {
+        Source::Mode if mode == "plan" => "plan mode, which is read-only".to_owned(),
+        Source::Mode => format!("{mode} mode"),
+        Source::Cli => "the command line".to_owned(),
+        Source::Job => "the job file".to_owned(),
+        Source::RepoFile => match repo_file {
+            Some(path) => format!("the permissions file {path}"),
+            None => "the repository's permissions file".to_owned(),
+        },
+        Source::Default => format!("the {mode} mode defaults"),
+        Source::Evaluator => "the command-safety check".to_owned(),
+        Source::Tool => "the tool's own check".to_owned(),
+        Source::NoMatch => "no rule".to_owned(),
+    }
+}
+
+/// A static rule's verdict in words.
+pub(crate) fn by_rule(tool: &str, rule: &Rule, origin: &str) -> String {
+    let verb = match rule.permission {
+        Permission::Allow => "is allowed by",
+        Permission::Ask => "needs permission under",
+        Permission::Exclude => "is excluded by",
+    };
+    let tail = if rule.source == Source::Mode {
+        "; no rule can re-allow it"
+    } else {
+        ""
+    };
+    format!("`{tool}` {verb} rule `{}` from {origin}{tail}", rule.text)
+}
+
+/// A dynamic check's objection in words.
+pub(crate) fn objection(check: &Check) -> String {
+    let what = match (check.source, check.permission) {
+        (Source::Evaluator, Permission::Exclude) => "the command-safety check refuses this command",
+        (Source::Evaluator, _) => "the command-safety check cannot show this command is safe",
+        (_, Permission::Exclude) => "the tool refuses this call",
+        (_, _) => "the tool asks for permission for this call",
+    };
+    format!("{what} ({}: {})", check.rule, check.reason)
+}
+
+/// Why a generally allowed tool still needs permission for this call.
+pub(crate) fn tightened(
+    tool: &str,
+    rule: &Rule,
+    origin: &str,
+    check: &Check,
+    hint: Option<&str>,
+) -> String {
+    let lift = match hint {
+        Some(hint) => {
+            format!("only a rule naming this call's argument, such as `{hint}`, can allow it")
+        }
+        None => "no rule can allow this call outside auto mode".to_owned(),
+    };
+    format!(
+        "{}. Rule `{}` from {origin} allows `{tool}` in general, but {lift}",
+        objection(check),
+        rule.text
+    )
+}
+
+/// The rule a user would add to allow this call: `Bash(<first word>*)` for a Bash command, the
+/// tool's name otherwise (Continue's "remember this" rule).
+pub fn suggest_allow_rule(tool: &str, args: &Value) -> String {
+    let command = args.get("command").and_then(Value::as_str);
+    match command.and_then(first_word) {
+        Some(word) if tool == "Bash" => format!("Bash({word}*)"),
+        _ => tool.to_owned(),
+    }
+}
+
+/// The first word of a shell command, stopping at whitespace and shell operators.
+fn first_word(command: &str) -> Option<&str> {
+    let is_break = |c: char| c.is_whitespace() || ";&|<>()".contains(c);
+    command
+        .trim()
+        .split(is_break)
+        .next()
+        .filter(|word| !word.is_empty())
+}
+
+/// A rule naming exactly this call's argument (`Read(.env)`), for tools that have one.
+pub(crate) fn argument_hint(tool: &str, args: &Value, ws: &Workspace) -> Option<String> {
+    let (_, kind) = argument_of(tool)?;
+    let value = argument_value(tool, args)?;
+    let argument = match kind {
+        ArgKind::Path => globset::escape(&ws.normalize(&value)),
+        ArgKind::Text => value,
+    };
+    Some(format!("{tool}({argument})"))
+}

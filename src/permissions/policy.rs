@@ -1,0 +1,181 @@
+//! The assembled policy: every rule in evaluation order, compiled once, plus the entry points the
+//! agent loop and `cn-run explain` use.
+//!
+//! Order: the mode's own rules, then the command line, the job file and the repo's
+//! `permissions.yaml` (each sorted exclude → ask → allow, so within one source the strictest rule
+//! is seen first, as in Continue), then the mode's default table. The first matching rule gives
+//! the static verdict; `decide` then applies the evaluator and the tool's own tightening.
+
+use serde_json::Value;
+
+use super::decide::{Call, Check, decide};
+use super::defaults::{default_table, mode_rules};
+use super::explain::origin;
+use super::paths::Workspace;
+use super::pattern::CompiledPattern;
+use super::types::{
+    Decision, Mode, Permission, PolicyError, PolicyInput, RuleView, Source, Tighten,
+};
+use crate::command_safety::evaluate;
+
+/// One compiled rule.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    pub(crate) text: String,
+    pub(crate) permission: Permission,
+    pub(crate) source: Source,
+    pattern: CompiledPattern,
+}
+
+impl Rule {
+    /// A user's allow rule that names the call's argument (`Bash(cargo *)`, `Read(.env)`): the
+    /// only kind of rule that can lift an evaluator's or a tool's request for permission.
+    pub(crate) fn explicitly_allows_argument(&self) -> bool {
+        self.permission == Permission::Allow
+            && matches!(self.source, Source::Cli | Source::Job | Source::RepoFile)
+            && self.pattern.has_argument()
+    }
+}
+
+/// The effective permission policy of a run.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    mode: Mode,
+    rules: Vec<Rule>,
+    ws: Workspace,
+    repo_file: Option<String>,
+}
+
+impl Policy {
+    /// Assembles and compiles the policy; a malformed pattern is an error naming it and its
+    /// source. `workspace` is the absolute workspace root that path arguments are resolved
+    /// against.
+    pub fn build(input: PolicyInput, workspace: &std::path::Path) -> Result<Policy, PolicyError> {
+        Self::assemble(input, workspace, true)
+    }
+
+    /// Like [`Policy::build`] but without the mode's default table, so a call no rule covers
+    /// falls through to "no match → ask" (used to replay Continue's bare rule lists).
+    pub fn build_without_defaults(
+        input: PolicyInput,
+        workspace: &std::path::Path,
+    ) -> Result<Policy, PolicyError> {
+        Self::assemble(input, workspace, false)
+    }
+
+    fn assemble(
+        input: PolicyInput,
+        workspace: &std::path::Path,
+        with_defaults: bool,
+    ) -> Result<Policy, PolicyError> {
+        let ws = Workspace::new(workspace);
+        let mode = input.mode;
+        let user = [
+            (Source::Cli, input.cli),
+            (Source::Job, input.job),
+            (Source::RepoFile, input.repo),
+        ]
+        .into_iter()
+        .flat_map(|(source, mut list)| {
+            list.sort_by_key(|spec| std::cmp::Reverse(spec.permission));
+            list.into_iter().map(move |spec| (source, spec))
+        });
+        let defaults = if with_defaults {
+            default_table(mode)
+        } else {
+            Vec::new()
+        };
+        let specs = (mode_rules(mode)
+            .into_iter()
+            .map(|spec| (Source::Mode, spec)))
+        .chain(user)
+        .chain(defaults.into_iter().map(|spec| (Source::Default, spec)));
+        let repo_file = input.repo_file;
+        let rules = specs
+            .map(|(source, spec)| {
+                let pattern = CompiledPattern::compile(&spec.pattern, &ws)
+                    .map_err(|err| rule_error(err, &origin(source, mode, repo_file.as_deref())))?;
+                let text = spec.pattern.trim().to_owned();
+                Ok(Rule {
+                    text,
+                    permission: spec.permission,
+                    source,
+                    pattern,
+                })
+            })
+            .collect::<Result<Vec<_>, PolicyError>>()?;
+        Ok(Policy {
+            mode,
+            rules,
+            ws,
+            repo_file,
+        })
+    }
+
+    /// Decides one call. `dynamic` is the tool's own verdict from its arguments, if it has one;
+    /// for `Bash` the command-safety evaluator runs here as well.
+    pub fn check(&self, tool: &str, args: &Value, dynamic: Option<Tighten>) -> Decision {
+        let rule = self
+            .rules
+            .iter()
+            .find(|rule| rule.pattern.matches(tool, args, &self.ws));
+        let mut checks = Vec::new();
+        if rule.is_none_or(|rule| rule.permission != Permission::Exclude) {
+            let command = args.get("command").and_then(Value::as_str);
+            if let Some(command) = command.filter(|c| tool == "Bash" && !c.trim().is_empty()) {
+                checks.extend(Check::from_verdict(evaluate(command)));
+            }
+            checks.extend(dynamic.and_then(Check::from_tighten));
+        }
+        let call = Call {
+            tool,
+            args,
+            mode: self.mode,
+            ws: &self.ws,
+            repo_file: self.repo_file.as_deref(),
+        };
+        decide(&call, rule, &checks)
+    }
+
+    /// Whether the tool is offered to the model: unless it is excluded outright (decided with
+    /// empty arguments). Tools that merely need permission are offered and get an explained
+    /// denial when called.
+    pub fn is_offered(&self, tool: &str) -> bool {
+        let empty = Value::Object(serde_json::Map::new());
+        self.check(tool, &empty, None).permission != Permission::Exclude
+    }
+
+    /// Every rule in evaluation order.
+    pub fn table(&self) -> Vec<RuleView> {
+        let file = |source: Source| {
+            (source == Source::RepoFile)
+                .then(|| self.repo_file.clone())
+                .flatten()
+        };
+        self.rules
+            .iter()
+            .map(|rule| RuleView {
+                pattern: rule.text.clone(),
+                permission: rule.permission,
+                source: rule.source,
+                file: file(rule.source),
+            })
+            .collect()
+    }
+
+    /// The run's mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+}
+
+fn rule_error(err: PolicyError, origin: &str) -> PolicyError {
+    match err {
+        PolicyError::InvalidPattern { pattern, reason } => PolicyError::InvalidRule {
+            pattern,
+            origin: origin.to_owned(),
+            reason,
+        },
+        other => other,
+    }
+}

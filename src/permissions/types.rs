@@ -1,0 +1,199 @@
+//! The engine's vocabulary: permissions, modes, rule sources, rule specs, decisions and errors.
+//!
+//! Kept apart from the logic so callers (job loading, the agent loop, reports) can name these
+//! types without pulling in matching code.
+
+use serde::{Deserialize, Serialize};
+
+/// What may happen to a tool call. Ordered from most to least permissive, so combining two
+/// verdicts with `max` keeps the strictest.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    /// Run the call.
+    Allow,
+    /// The call needs someone's permission; headless runs resolve this by their `on_ask` setting.
+    Ask,
+    /// Never run the call (and hide the tool from the model when no argument could change that).
+    Exclude,
+}
+
+impl Permission {
+    /// The lowercase word used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Ask => "ask",
+            Self::Exclude => "exclude",
+        }
+    }
+}
+
+impl std::fmt::Display for Permission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The run's permission mode.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// CI default: reads and safe commands run, anything else is asked for.
+    #[default]
+    Headless,
+    /// Everything runs except what a rule excludes or the safety checks refuse.
+    Auto,
+    /// Read-only: Write, Edit and MultiEdit are excluded whatever the rules say.
+    Plan,
+    /// Continue's interactive defaults (writes and Bash ask), for compatibility.
+    Normal,
+}
+
+impl Mode {
+    /// The lowercase word used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Headless => "headless",
+            Self::Auto => "auto",
+            Self::Plan => "plan",
+            Self::Normal => "normal",
+        }
+    }
+}
+
+/// Where the rule (or check) behind a decision came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// Fixed by the mode (plan mode's write exclusions, auto mode's widening of ask).
+    Mode,
+    /// `--allow` / `--ask` / `--exclude` on the command line.
+    Cli,
+    /// The job file's `permissions`.
+    Job,
+    /// A repository `permissions.yaml`.
+    RepoFile,
+    /// The mode's default table.
+    Default,
+    /// The Bash command-safety evaluator.
+    Evaluator,
+    /// The tool's own check of its arguments.
+    Tool,
+    /// No rule matched.
+    NoMatch,
+}
+
+/// One rule as written: a pattern (`Read`, `mcp__*`, `Bash(npm install*)`, `Write(src/**)`) and
+/// the permission it grants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleSpec {
+    /// The pattern text.
+    pub pattern: String,
+    /// What a matching call gets.
+    pub permission: Permission,
+}
+
+impl RuleSpec {
+    /// A rule from its pattern text and permission.
+    pub fn new(pattern: impl Into<String>, permission: Permission) -> Self {
+        Self {
+            pattern: pattern.into(),
+            permission,
+        }
+    }
+}
+
+/// Everything the policy is assembled from, besides the workspace root.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyInput {
+    /// The run's mode.
+    pub mode: Mode,
+    /// Rules from the command line.
+    pub cli: Vec<RuleSpec>,
+    /// Rules from the job file.
+    pub job: Vec<RuleSpec>,
+    /// Rules from the repository's `permissions.yaml`.
+    pub repo: Vec<RuleSpec>,
+    /// Path of that file, for explanations.
+    pub repo_file: Option<String>,
+}
+
+/// A tool's own verdict on a call, derived from its arguments (e.g. reading `.env` → ask).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tighten {
+    /// `Ask` or `Exclude` (`Allow` tightens nothing and is ignored).
+    pub permission: Permission,
+    /// A short name for the check, e.g. `sensitive-file`.
+    pub rule: &'static str,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// The engine's answer for one call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Decision {
+    /// What happens to the call.
+    pub permission: Permission,
+    /// The rule pattern (or the name of the check) that decided.
+    pub rule: Option<String>,
+    /// Where that rule or check came from.
+    pub source: Source,
+    /// The decision in words, for the model and the user.
+    pub reason: String,
+    /// For a denial: a rule pattern that would allow this call, if any rule could.
+    pub allow_hint: Option<String>,
+}
+
+/// One row of the assembled rule table, in evaluation order (for `cn-run explain`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleView {
+    /// The pattern text.
+    pub pattern: String,
+    /// What a matching call gets.
+    pub permission: Permission,
+    /// Where the rule came from.
+    pub source: Source,
+    /// The file it came from, for repo-file rules.
+    pub file: Option<String>,
+}
+
+/// Why a policy could not be built or a permissions file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// A rule pattern is malformed.
+    #[error("invalid permission pattern `{pattern}`: {reason}")]
+    InvalidPattern {
+        /// The pattern text.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A rule from a given source has a malformed pattern.
+    #[error("invalid permission pattern `{pattern}` in {origin}: {reason}")]
+    InvalidRule {
+        /// The pattern text.
+        pattern: String,
+        /// Where it was written (command line, job file, a file path).
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A `permissions.yaml` does not have the expected shape.
+    #[error("permissions file is not applied: {0}")]
+    File(String),
+}

@@ -1,0 +1,234 @@
+//! `provider: anthropic` — the native Anthropic Messages API, streamed over SSE.
+//!
+//! Native rather than through an OpenAI-compatible shim because the native API gives what a
+//! long agent run needs: explicit prompt caching (`cache_control`) and exact cache usage.
+
+mod convert;
+mod wire;
+
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::sse::SseEvent;
+use super::sse::classify::{classify, error_in_json};
+use super::sse::http::{self, Dialect, MAX_RESPONSE_BYTES};
+use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
+use crate::secret::Secret;
+use convert::UsageTally;
+use wire::{BlockDelta, ContentBlock, Event};
+
+/// Anthropic's own endpoint, used when a job names no `api_base`.
+pub const DEFAULT_API_BASE: &str = "https://api.anthropic.com";
+/// The API version header every request carries.
+const API_VERSION: &str = "2023-06-01";
+
+/// Settings of an Anthropic endpoint.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// Base URL; the request goes to `{api_base}/v1/messages`.
+    pub api_base: String,
+    /// Sent as `x-api-key`.
+    pub api_key: Option<Secret>,
+    pub model: String,
+    /// Extra request headers (for example `anthropic-beta`).
+    pub headers: Vec<(String, String)>,
+    pub connect_timeout: Duration,
+    /// A limit on the whole request, body included; `None` leaves it to the idle timeout.
+    pub request_timeout: Option<Duration>,
+}
+
+impl AnthropicConfig {
+    /// A config for the public API with no key, a 30 s connect timeout and no request timeout.
+    pub fn new(model: impl Into<String>) -> Self {
+        AnthropicConfig {
+            api_base: DEFAULT_API_BASE.into(),
+            api_key: None,
+            model: model.into(),
+            headers: Vec::new(),
+            connect_timeout: Duration::from_secs(30),
+            request_timeout: None,
+        }
+    }
+}
+
+/// A client for one Anthropic endpoint and model.
+#[derive(Debug, Clone)]
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    url: String,
+    headers: HeaderMap,
+    model: String,
+    key: Option<Secret>,
+}
+
+impl AnthropicClient {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let url = http::endpoint(&config.api_base, "v1/messages")?;
+        let key = config.api_key.filter(|key| !key.is_empty());
+        let mut headers = HeaderMap::new();
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(API_VERSION),
+        );
+        http::add_headers(&mut headers, &config.headers)?;
+        if let Some(key) = &key {
+            headers.insert(
+                HeaderName::from_static("x-api-key"),
+                http::sensitive(key.expose())?,
+            );
+        }
+        Ok(AnthropicClient {
+            http: http::build_client(config.connect_timeout, config.request_timeout)?,
+            url,
+            headers,
+            model: config.model,
+            key,
+        })
+    }
+
+    /// A `200 application/json` answer is never a stream: an error object, or a shape we
+    /// did not ask for.
+    async fn json_reply(&self, response: reqwest::Response) -> ProviderError {
+        let body =
+            match http::read_body(response, MAX_RESPONSE_BYTES, self.key.as_ref(), false).await {
+                Ok(body) => body,
+                Err(err) => return err,
+            };
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(value) => match error_in_json(&value) {
+                Some(info) => classify(200, &info, None, self.key.as_ref()),
+                None => ProviderError::Decode("expected an event stream, got a JSON body".into()),
+            },
+            Err(e) => ProviderError::Decode(format!("the JSON response is invalid: {e}")),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for AnthropicClient {
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let body = serde_json::to_vec(&convert::request(request, model))
+            .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
+        let key = self.key.as_ref();
+        let response = http::post(&self.http, &self.url, self.headers.clone(), body, key).await?;
+        if http::content_type(&response).starts_with("application/json") {
+            return Err(self.json_reply(response).await);
+        }
+        let dialect = AnthropicDialect {
+            usage: UsageTally::default(),
+            stopped: false,
+            key: self.key.clone(),
+        };
+        Ok(http::event_stream(response, dialect, self.key.clone()))
+    }
+
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            provider: "anthropic".into(),
+            model: self.model.clone(),
+        }
+    }
+}
+
+/// Reads Messages API events until `message_stop`.
+struct AnthropicDialect {
+    usage: UsageTally,
+    stopped: bool,
+    key: Option<Secret>,
+}
+
+impl Dialect for AnthropicDialect {
+    fn on_event(
+        &mut self,
+        event: SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
+        if event.data.trim().is_empty() {
+            return Ok(false);
+        }
+        let value: Value = serde_json::from_str(&event.data)
+            .map_err(|e| ProviderError::Decode(format!("a stream event is not JSON: {e}")))?;
+        if let Some(info) = error_in_json(&value) {
+            return Err(classify(200, &info, None, self.key.as_ref()));
+        }
+        let parsed: Event = serde_json::from_value(value)
+            .map_err(|e| ProviderError::Decode(format!("unexpected stream event: {e}")))?;
+        Ok(self.apply(parsed, out))
+    }
+
+    fn may_end(&self) -> bool {
+        self.stopped
+    }
+}
+
+impl AnthropicDialect {
+    /// Translates one event; returns whether it was `message_stop`.
+    fn apply(&mut self, event: Event, out: &mut Vec<StreamEvent>) -> bool {
+        match event {
+            Event::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    self.usage.update(&usage);
+                    out.push(StreamEvent::Usage(self.usage.usage()));
+                }
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => block_start(index, content_block, out),
+            Event::ContentBlockDelta { index, delta } => match delta {
+                BlockDelta::TextDelta { text } => out.push(StreamEvent::TextDelta(text)),
+                BlockDelta::InputJsonDelta { partial_json } => {
+                    out.push(StreamEvent::ToolCallDelta {
+                        index,
+                        id: None,
+                        name: None,
+                        arguments: partial_json,
+                    });
+                }
+                BlockDelta::Other => {}
+            },
+            Event::MessageDelta { delta, usage } => {
+                if let Some(usage) = usage {
+                    self.usage.update(&usage);
+                    out.push(StreamEvent::Usage(self.usage.usage()));
+                }
+                if let Some(reason) = delta.stop_reason {
+                    self.stopped = true;
+                    out.push(StreamEvent::Finish(convert::finish_reason(&reason)));
+                }
+            }
+            Event::MessageStop => return true,
+            Event::ContentBlockStop | Event::Ping | Event::Other => {}
+        }
+        false
+    }
+}
+
+/// The opening of a content block: initial text, or a tool call's id and name.
+fn block_start(index: usize, block: ContentBlock, out: &mut Vec<StreamEvent>) {
+    match block {
+        ContentBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+        ContentBlock::ToolUse { id, name, input } => {
+            // Streamed tool input arrives in `input_json_delta`s; `input` is normally `{}`.
+            let arguments = match input {
+                Some(Value::Object(map)) if !map.is_empty() => Value::Object(map).to_string(),
+                _ => String::new(),
+            };
+            out.push(StreamEvent::ToolCallDelta {
+                index,
+                id: Some(id),
+                name: Some(name),
+                arguments,
+            });
+        }
+        _ => {}
+    }
+}

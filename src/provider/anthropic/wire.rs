@@ -1,0 +1,165 @@
+//! The Anthropic Messages API wire format: the streaming request body and the SSE events
+//! (`message_start`, `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`).
+//! Event types and block types we do not use (thinking, citations, server tools) decode to
+//! `Other` and are skipped, so a new kind of block does not break a run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `POST /v1/messages` body.
+#[derive(Debug, Serialize)]
+pub(crate) struct Request<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) system: Vec<Block<'a>>,
+    pub(crate) messages: Vec<Message<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tools: Vec<Tool<'a>>,
+    pub(crate) stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) temperature: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Message<'a> {
+    pub(crate) role: &'static str,
+    pub(crate) content: Vec<Block<'a>>,
+}
+
+/// Marks the end of a prefix the API should cache.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct CacheControl {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+}
+
+pub(crate) const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    pub(crate) fn set_cache_control(&mut self) {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => *cache_control = Some(EPHEMERAL),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Tool<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) description: &'a str,
+    pub(crate) input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_control: Option<CacheControl>,
+}
+
+/// One SSE event's `data`, by its `type`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Event {
+    MessageStart {
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: BlockDelta,
+    },
+    ContentBlockStop,
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: Option<Usage>,
+    },
+    MessageStop,
+    Ping,
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct MessageStart {
+    #[serde(default)]
+    pub(crate) usage: Option<Usage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ContentBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum BlockDelta {
+    TextDelta {
+        text: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct MessageDelta {
+    #[serde(default)]
+    pub(crate) stop_reason: Option<String>,
+}
+
+/// Token counts; `message_start` carries the input side, `message_delta` the output side
+/// (and, in newer API versions, cumulative input counts too).
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Usage {
+    #[serde(default)]
+    pub(crate) input_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) output_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) cache_read_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) cache_creation_input_tokens: Option<u64>,
+}

@@ -1,0 +1,244 @@
+//! Unit tests for the retry loop, timeouts and cancellation, against an in-memory client.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures_util::stream;
+use tokio_util::sync::CancellationToken;
+
+use super::{Notice, RetryPolicy, complete};
+use crate::provider::{
+    ChatRequest, EventStream, FinishReason, ModelClient, ModelInfo, ProviderError, StreamEvent,
+};
+
+/// One scripted attempt: an error before the stream, or the stream's items (then, if
+/// `hang`, a stream that never ends).
+enum Attempt {
+    Fail(ProviderError),
+    Items(Vec<Result<StreamEvent, ProviderError>>, bool),
+}
+
+struct Fake(Mutex<Vec<Attempt>>);
+
+#[async_trait::async_trait]
+impl ModelClient for Fake {
+    async fn stream(&self, _request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let next = self.0.lock().unwrap().remove(0);
+        match next {
+            Attempt::Fail(error) => Err(error),
+            Attempt::Items(items, false) => Ok(Box::pin(stream::iter(items))),
+            Attempt::Items(items, true) => Ok(Box::pin(futures_util::StreamExt::chain(
+                stream::iter(items),
+                stream::pending(),
+            ))),
+        }
+    }
+
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            provider: "fake".into(),
+            model: "m".into(),
+        }
+    }
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        model: "m".into(),
+        system: "sys".into(),
+        messages: vec![],
+        tools: vec![],
+        max_tokens: None,
+        temperature: None,
+    }
+}
+
+fn quick(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        initial_delay: Duration::from_millis(1),
+        factor: 2.0,
+        max_delay: Duration::from_millis(4),
+    }
+}
+
+fn server_error() -> ProviderError {
+    ProviderError::Server {
+        status: 503,
+        message: "down".into(),
+        retry_after: None,
+    }
+}
+
+fn answer(text: &str) -> Attempt {
+    Attempt::Items(
+        vec![
+            Ok(StreamEvent::TextDelta(text.into())),
+            Ok(StreamEvent::Finish(FinishReason::Stop)),
+        ],
+        false,
+    )
+}
+
+async fn run(
+    fake: &Fake,
+    policy: &RetryPolicy,
+    idle: Duration,
+    cancel: &CancellationToken,
+) -> (Result<String, ProviderError>, Vec<String>) {
+    let mut notices = Vec::new();
+    let result = complete(fake, &request(), policy, idle, cancel, &mut |n| {
+        notices.push(match n {
+            Notice::TextDelta(t) => format!("text {t}"),
+            Notice::Retry { attempt, error, .. } => format!("retry {attempt} {}", error.kind()),
+        })
+    })
+    .await;
+    (result.map(|turn| turn.text), notices)
+}
+
+#[test]
+fn backoff_grows_by_the_factor_and_is_capped() {
+    let policy = RetryPolicy::default();
+    assert_eq!(policy.backoff(1), Duration::from_secs(1));
+    assert_eq!(policy.backoff(2), Duration::from_millis(1600));
+    assert_eq!(policy.backoff(3).as_millis(), 2560);
+    assert_eq!(policy.backoff(20), Duration::from_secs(30));
+    for _ in 0..100 {
+        let d = policy.delay(2, None);
+        assert!(
+            d >= Duration::from_millis(800) && d < Duration::from_millis(1600),
+            "{d:?}"
+        );
+    }
+    assert_eq!(
+        policy.delay(1, Some(Duration::from_secs(7))),
+        Duration::from_secs(7)
+    );
+    assert_eq!(
+        policy.delay(1, Some(Duration::from_secs(900))),
+        Duration::from_secs(120)
+    );
+}
+
+#[tokio::test]
+async fn transient_failures_before_and_during_the_stream_are_retried() {
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Fail(server_error()),
+        Attempt::Items(
+            vec![
+                Ok(StreamEvent::TextDelta("par".into())),
+                Err(ProviderError::Network("reset".into())),
+            ],
+            false,
+        ),
+        answer("whole"),
+    ]));
+    let (result, notices) = run(
+        &fake,
+        &quick(5),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.unwrap(), "whole");
+    assert_eq!(
+        notices,
+        [
+            "retry 1 server",
+            "text par",
+            "retry 2 network",
+            "text whole"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn permanent_failures_are_not_retried_and_retries_run_out() {
+    let auth = ProviderError::Auth {
+        status: 401,
+        message: "bad key".into(),
+    };
+    let fake = Fake(Mutex::new(vec![Attempt::Fail(auth), answer("never")]));
+    let (result, notices) = run(
+        &fake,
+        &quick(5),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.unwrap_err().kind(), "auth");
+    assert!(notices.is_empty());
+
+    let fake = Fake(Mutex::new(
+        (0..3).map(|_| Attempt::Fail(server_error())).collect(),
+    ));
+    let (result, notices) = run(
+        &fake,
+        &quick(2),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.unwrap_err().kind(), "server");
+    assert_eq!(notices, ["retry 1 server", "retry 2 server"]);
+}
+
+#[tokio::test]
+async fn a_silent_stream_stalls_and_is_retried() {
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Items(vec![Ok(StreamEvent::TextDelta("a".into()))], true),
+        answer("b"),
+    ]));
+    let started = Instant::now();
+    let (result, notices) = run(
+        &fake,
+        &quick(1),
+        Duration::from_millis(50),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(result.unwrap(), "b");
+    assert_eq!(notices, ["text a", "retry 1 stalled", "text b"]);
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn cancellation_ends_a_hanging_request_promptly() {
+    let fake = Fake(Mutex::new(vec![Attempt::Items(vec![], true)]));
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let (result, _) = run(&fake, &quick(3), Duration::from_secs(60), &cancel).await;
+    assert_eq!(result.unwrap_err().kind(), "cancelled");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn cancellation_interrupts_the_backoff_sleep() {
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Fail(server_error()),
+        answer("late"),
+    ]));
+    let slow = RetryPolicy {
+        max_retries: 3,
+        initial_delay: Duration::from_secs(60),
+        factor: 1.0,
+        max_delay: Duration::from_secs(60),
+    };
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let (result, notices) = run(&fake, &slow, Duration::from_secs(5), &cancel).await;
+    assert_eq!(result.unwrap_err().kind(), "cancelled");
+    assert_eq!(notices, ["retry 1 server"]);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

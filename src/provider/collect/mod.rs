@@ -1,0 +1,155 @@
+//! [`complete`]: one model request, start to finish, as the agent loop needs it.
+//!
+//! It opens the provider's stream, guards every wait with the idle timeout and the
+//! cancellation token, assembles the events into one [`AssistantTurn`], and retries the whole
+//! request when the failure is transient. Retrying the whole request is safe because nothing
+//! of a response is committed to the conversation before it is complete.
+
+mod assemble;
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::{AssistantTurn, ChatRequest, ModelClient, ProviderError};
+use assemble::Assembler;
+
+/// The longest wait a server's `Retry-After` can impose.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+
+/// Exponential backoff between attempts: `initial_delay × factor^(n-1)`, capped at
+/// `max_delay`, times a random jitter in [0.5, 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub initial_delay: Duration,
+    pub factor: f64,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Continue's values: 10 retries, 1 s, ×1.6, at most 30 s.
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 10,
+            initial_delay: Duration::from_secs(1),
+            factor: 1.6,
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before retry number `retry` (1-based), before jitter.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exponent = i32::try_from(retry.saturating_sub(1)).unwrap_or(i32::MAX);
+        let secs = self.initial_delay.as_secs_f64() * self.factor.max(1.0).powi(exponent);
+        let capped = secs.min(self.max_delay.as_secs_f64());
+        Duration::try_from_secs_f64(capped).unwrap_or(self.max_delay)
+    }
+
+    /// The delay actually slept: the server's `Retry-After` if it gave one (capped at two
+    /// minutes), otherwise the backoff with jitter.
+    fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+        match retry_after {
+            Some(wait) => wait.min(MAX_RETRY_AFTER),
+            None => self.backoff(retry).mul_f64(0.5 + fastrand::f64() * 0.5),
+        }
+    }
+}
+
+/// What [`complete`] reports while it works.
+#[derive(Debug)]
+pub enum Notice<'a> {
+    /// A piece of the answer's text as it streams in. After a `Retry`, the text streamed so
+    /// far is discarded: the answer starts again.
+    TextDelta(&'a str),
+    /// The request failed with a retryable error; it is sent again after `delay`.
+    Retry {
+        attempt: u32,
+        delay: Duration,
+        error: &'a ProviderError,
+    },
+}
+
+/// Sends `request` and returns the complete answer, retrying transient failures.
+///
+/// `idle_timeout` bounds every wait for the provider (the response headers and each stream
+/// event); when it passes, the attempt fails with [`ProviderError::Stalled`] (retried).
+/// Cancelling `cancel` ends the call promptly with [`ProviderError::Cancelled`].
+pub async fn complete(
+    client: &dyn ModelClient,
+    request: &ChatRequest,
+    retry: &RetryPolicy,
+    idle_timeout: Duration,
+    cancel: &CancellationToken,
+    on_notice: &mut (dyn FnMut(Notice<'_>) + Send),
+) -> Result<AssistantTurn, ProviderError> {
+    let mut retries = 0;
+    loop {
+        let error = match attempt(client, request, idle_timeout, cancel, on_notice).await {
+            Ok(turn) => return Ok(turn),
+            Err(error) => error,
+        };
+        if !error.is_retryable() || retries >= retry.max_retries {
+            return Err(error);
+        }
+        retries += 1;
+        let delay = retry.delay(retries, error.retry_after());
+        tracing::warn!(
+            attempt = retries,
+            delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            error = %error,
+            "model request failed; retrying"
+        );
+        on_notice(Notice::Retry {
+            attempt: retries,
+            delay,
+            error: &error,
+        });
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+            () = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+/// One request: open, read to the end, assemble.
+async fn attempt(
+    client: &dyn ModelClient,
+    request: &ChatRequest,
+    idle_timeout: Duration,
+    cancel: &CancellationToken,
+    on_notice: &mut (dyn FnMut(Notice<'_>) + Send),
+) -> Result<AssistantTurn, ProviderError> {
+    let mut stream = guarded(cancel, idle_timeout, client.stream(request)).await??;
+    let mut assembler = Assembler::default();
+    while let Some(item) = guarded(cancel, idle_timeout, stream.next()).await? {
+        if let Some(text) = assembler.push(item?)? {
+            on_notice(Notice::TextDelta(&text));
+        }
+    }
+    Ok(assembler.finish())
+}
+
+/// Awaits `future` unless the token is cancelled or nothing happens for `idle`.
+async fn guarded<F: Future>(
+    cancel: &CancellationToken,
+    idle: Duration,
+    future: F,
+) -> Result<F::Output, ProviderError> {
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ProviderError::Cancelled),
+        result = tokio::time::timeout(idle, future) => {
+            result.map_err(|_| ProviderError::Stalled(idle))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "collect_tests.rs"]
+mod tests;

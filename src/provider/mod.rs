@@ -1,0 +1,91 @@
+//! The model side of the agent loop: one trait, [`ModelClient`], and the provider-neutral
+//! request and stream types every provider translates to and from its wire format.
+//!
+//! The agent never sees a concrete provider. It calls [`complete`], which opens a stream,
+//! retries what is worth retrying, and assembles the streamed deltas into one
+//! [`AssistantTurn`].
+
+pub mod anthropic;
+mod collect;
+mod error;
+pub mod openai;
+pub mod script;
+mod sse;
+
+pub use collect::{Notice, RetryPolicy, complete};
+pub use error::ProviderError;
+
+use std::pin::Pin;
+
+use futures_util::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::{Message, ToolCall, ToolSpec, Usage};
+
+/// Everything one model request needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+/// Why the model stopped producing output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    ToolCalls,
+    Length,
+    ContentFilter,
+    Other(String),
+}
+
+/// One piece of a streamed response, already decoded from the provider's wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    /// A fragment of a tool call. `index` identifies the call within the response; `id` and
+    /// `name` arrive with the first fragment (some providers repeat them); `arguments` is a
+    /// piece of the JSON argument text, to be concatenated in order.
+    ToolCallDelta {
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    Usage(Usage),
+    Finish(FinishReason),
+}
+
+/// A boxed stream of decoded events; errors mid-stream arrive as items.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// What the client is talking to, for events and results (never includes secrets).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelInfo {
+    pub provider: String,
+    pub model: String,
+}
+
+/// A model provider. Implementations live in submodules and are wired only in `app`.
+#[async_trait::async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Open one streaming request. Failures before the response body starts are returned
+    /// here; failures while streaming arrive as `Err` items of the stream.
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+
+    fn info(&self) -> ModelInfo;
+}
+
+/// One complete assistant response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssistantTurn {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+}

@@ -1,0 +1,225 @@
+//! Translation between cn-run's provider-neutral types and the OpenAI wire format: the
+//! conversation into a request body, stream chunks into [`StreamEvent`]s.
+
+use serde_json::Value;
+
+use super::wire;
+use crate::conversation::{Message, Usage};
+use crate::provider::{ChatRequest, FinishReason, StreamEvent};
+
+/// The request body for `request`, sent as `model`.
+pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Request<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(wire::Message::System {
+            content: &request.system,
+        });
+    }
+    messages.extend(request.messages.iter().map(message));
+    let tools = request
+        .tools
+        .iter()
+        .map(|tool| wire::Tool {
+            kind: "function",
+            function: wire::Function {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.parameters,
+            },
+        })
+        .collect();
+    wire::Request {
+        model,
+        messages,
+        stream: true,
+        stream_options: wire::StreamOptions {
+            include_usage: true,
+        },
+        tools,
+        max_tokens: request.max_tokens,
+        // f32 → f64 through its shortest decimal, so 0.2 is sent as 0.2, not 0.2000000029.
+        temperature: request
+            .temperature
+            .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+    }
+}
+
+fn message(message: &Message) -> wire::Message<'_> {
+    match message {
+        Message::User { content } => wire::Message::User { content },
+        Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => wire::Message::Assistant {
+            content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
+            tool_calls: tool_calls
+                .iter()
+                .map(|call| wire::ToolCall {
+                    id: &call.id,
+                    kind: "function",
+                    function: wire::FunctionCall {
+                        name: &call.name,
+                        arguments: &call.arguments,
+                    },
+                })
+                .collect(),
+        },
+        Message::Tool {
+            tool_call_id,
+            content,
+            ..
+        } => wire::Message::Tool {
+            tool_call_id,
+            content,
+        },
+    }
+}
+
+/// The events in one chunk (or a whole completion). Returns whether it carried a finish
+/// reason.
+pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bool {
+    let mut finished = false;
+    if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
+        if let Some(delta) = choice.delta.or(choice.message) {
+            delta_events(delta, out);
+        }
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+            out.push(StreamEvent::Finish(finish_reason(&reason)));
+            finished = true;
+        }
+    }
+    if let Some(usage) = chunk.usage {
+        out.push(StreamEvent::Usage(Usage {
+            input_tokens: usage.prompt_tokens.unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
+            cache_read_tokens: usage
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or(0),
+            cache_write_tokens: 0,
+        }));
+    }
+    finished
+}
+
+fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
+    if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+        out.push(StreamEvent::TextDelta(text));
+    }
+    for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        let function = call.function.unwrap_or_default();
+        let arguments = match function.arguments {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(text)) => text,
+            Some(other) => other.to_string(),
+        };
+        out.push(StreamEvent::ToolCallDelta {
+            index: call.index.unwrap_or(position),
+            id: call.id,
+            name: function.name,
+            arguments,
+        });
+    }
+}
+
+/// OpenAI's `finish_reason` in our terms.
+pub(crate) fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "stop" | "end_turn" => FinishReason::Stop,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "length" => FinishReason::Length,
+        "content_filter" => FinishReason::ContentFilter,
+        other => FinishReason::Other(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{chunk_events, request};
+    use crate::conversation::{Message, ToolCall, ToolSpec};
+    use crate::provider::{ChatRequest, FinishReason, StreamEvent};
+
+    #[test]
+    fn the_body_has_system_first_and_tool_results_after_their_calls() {
+        let req = ChatRequest {
+            model: "m".into(),
+            system: "be brief".into(),
+            messages: vec![
+                Message::user("hi"),
+                Message::assistant(
+                    "",
+                    vec![ToolCall {
+                        id: "c1".into(),
+                        name: "Read".into(),
+                        arguments: "{\"filepath\":\"a\"}".into(),
+                    }],
+                ),
+                Message::Tool {
+                    tool_call_id: "c1".into(),
+                    name: "Read".into(),
+                    content: "text".into(),
+                    is_error: false,
+                },
+                Message::assistant("", vec![]),
+            ],
+            tools: vec![ToolSpec {
+                name: "Read".into(),
+                description: "reads".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            max_tokens: Some(100),
+            temperature: Some(0.2),
+        };
+        let body = serde_json::to_value(request(&req, "gpt")).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "gpt",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "Read", "arguments": "{\"filepath\":\"a\"}"}}]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "text"},
+                    {"role": "assistant", "content": ""}
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "tools": [{"type": "function",
+                           "function": {"name": "Read", "description": "reads",
+                                        "parameters": {"type": "object"}}}],
+                "max_tokens": 100,
+                "temperature": 0.2
+            })
+        );
+    }
+
+    #[test]
+    fn a_chunk_without_index_or_with_object_arguments_still_decodes() {
+        let chunk = serde_json::from_value(json!({
+            "choices": [{"delta": {"content": null, "tool_calls": [
+                {"id": "a", "function": {"name": "Bash", "arguments": {"command": "ls"}}}
+            ]}, "finish_reason": "tool_calls"}],
+            "usage": null
+        }))
+        .unwrap();
+        let mut out = Vec::new();
+        assert!(chunk_events(chunk, &mut out));
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::ToolCallDelta {
+                    index: 0,
+                    id: Some("a".into()),
+                    name: Some("Bash".into()),
+                    arguments: "{\"command\":\"ls\"}".into(),
+                },
+                StreamEvent::Finish(FinishReason::ToolCalls),
+            ]
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! Turns a failed HTTP response, or an error object inside a stream, into a
+//! [`ProviderError`] the retry loop and the exit code can act on.
+//!
+//! Both HTTP providers share this: OpenAI-compatible servers and Anthropic word their errors
+//! differently (`error.code`, `error.type`, a bare `message`, an HTML page from a proxy), but
+//! the questions are the same — is it the key, the quota, the context window, or a transient
+//! outage worth retrying? Messages are cut short and scrubbed of the API key, because some
+//! servers echo the key back.
+
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::provider::ProviderError;
+use crate::secret::Secret;
+
+/// The useful parts of an error body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ErrorInfo {
+    pub(crate) message: String,
+    /// `error.type` and `error.code` when they are strings, joined with a space.
+    pub(crate) kind: String,
+    /// A numeric `code`/`status` inside the body (some servers put the HTTP status there).
+    pub(crate) status: Option<u16>,
+}
+
+/// The longest excerpt of an error body kept in a message.
+const MAX_MESSAGE_CHARS: usize = 400;
+
+const CONTEXT_MARKERS: &[&str] = &[
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "maximum context",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "prompt too long",
+    "request_too_large",
+    "reduce the length of the messages",
+];
+
+const QUOTA_MARKERS: &[&str] = &[
+    "insufficient_quota",
+    "exceeded your current quota",
+    "credit balance",
+    "billing",
+];
+
+/// Reads an error object out of a JSON value: `{"error": {...}}`, `{"error": "text"}`,
+/// `{"type": "error", "error": {...}}` (Anthropic) or a bare `{"object": "error",
+/// "message": ...}` (vLLM and friends). `None` when the value is not an error.
+pub(crate) fn error_in_json(value: &Value) -> Option<ErrorInfo> {
+    let obj = value.as_object()?;
+    match obj.get("error") {
+        Some(Value::Object(inner)) => Some(info_from(inner)),
+        Some(Value::String(message)) => Some(ErrorInfo {
+            message: message.clone(),
+            ..ErrorInfo::default()
+        }),
+        Some(Value::Null) | None => {
+            let bare = obj.get("object").and_then(Value::as_str) == Some("error")
+                || obj.get("type").and_then(Value::as_str) == Some("error");
+            bare.then(|| info_from(obj))
+        }
+        Some(other) => Some(ErrorInfo {
+            message: other.to_string(),
+            ..ErrorInfo::default()
+        }),
+    }
+}
+
+fn info_from(obj: &serde_json::Map<String, Value>) -> ErrorInfo {
+    let text = |key: &str| obj.get(key).and_then(Value::as_str).unwrap_or_default();
+    let kind = [text("type"), text("code")]
+        .into_iter()
+        .filter(|s| !s.is_empty() && *s != "error")
+        .collect::<Vec<_>>()
+        .join(" ");
+    let status = ["code", "status"]
+        .iter()
+        .filter_map(|key| obj.get(*key).and_then(Value::as_u64))
+        .find_map(|n| u16::try_from(n).ok().filter(|n| (400..600).contains(n)));
+    ErrorInfo {
+        message: text("message").to_string(),
+        kind,
+        status,
+    }
+}
+
+/// Reads the body of a failed response: a JSON error, an HTML page (tags stripped), or text.
+pub(crate) fn error_in_body(body: &[u8], content_type: &str) -> ErrorInfo {
+    let text = String::from_utf8_lossy(body);
+    if let Ok(value) = serde_json::from_str::<Value>(&text)
+        && let Some(info) = error_in_json(&value)
+    {
+        return info;
+    }
+    let trimmed = text.trim();
+    let lower_start = trimmed.get(..trimmed.len().min(256)).unwrap_or("");
+    let lower_start = lower_start.to_ascii_lowercase();
+    let html = content_type.contains("html")
+        || lower_start.starts_with("<!doctype")
+        || lower_start.contains("<html");
+    let message = if html {
+        short(&strip_html(trimmed))
+    } else {
+        short(trimmed)
+    };
+    ErrorInfo {
+        message,
+        ..ErrorInfo::default()
+    }
+}
+
+/// Classifies an error. `http_status` is the response status (200 for an error that arrived
+/// inside a successful stream, in which case the body's own code or kind decides).
+pub(crate) fn classify(
+    http_status: u16,
+    info: &ErrorInfo,
+    retry_after: Option<Duration>,
+    secret: Option<&Secret>,
+) -> ProviderError {
+    let status = if (200..300).contains(&http_status) {
+        info.status.unwrap_or_else(|| status_from_kind(&info.kind))
+    } else {
+        http_status
+    };
+    let message = short(&scrub(&info.message, secret));
+    let message = if message.is_empty() {
+        reason(status)
+    } else {
+        message
+    };
+    let haystack = format!("{} {}", info.kind, info.message).to_ascii_lowercase();
+    let has = |markers: &[&str]| markers.iter().any(|m| haystack.contains(m));
+    match status {
+        401 | 403 => ProviderError::Auth { status, message },
+        402 => ProviderError::Quota { status, message },
+        429 if has(QUOTA_MARKERS) => ProviderError::Quota { status, message },
+        429 => ProviderError::RateLimited {
+            status,
+            message,
+            retry_after,
+        },
+        400 | 413 | 422 if has(CONTEXT_MARKERS) => ProviderError::ContextLength(message),
+        400 if has(QUOTA_MARKERS) => ProviderError::Quota { status, message },
+        408 | 409 | 425 => ProviderError::Server {
+            status,
+            message,
+            retry_after,
+        },
+        400..=499 => ProviderError::BadRequest { status, message },
+        _ => ProviderError::Server {
+            status,
+            message,
+            retry_after,
+        },
+    }
+}
+
+/// The status an in-stream error stands for, judged by its kind.
+fn status_from_kind(kind: &str) -> u16 {
+    let kind = kind.to_ascii_lowercase();
+    let has = |s: &str| kind.contains(s);
+    if has("insufficient_quota") || has("rate_limit") {
+        429
+    } else if has("context_length") || has("request_too_large") {
+        400
+    } else if has("authentication") || has("invalid_api_key") {
+        401
+    } else if has("permission") {
+        403
+    } else if has("not_found") {
+        404
+    } else if has("invalid_request") {
+        400
+    } else if has("overloaded") {
+        529
+    } else {
+        500
+    }
+}
+
+/// The delay a response asks for: `retry-after-ms`, or `Retry-After` in seconds or as an
+/// HTTP date.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    parse_retry_after(header("retry-after")?)
+}
+
+/// Parses a `Retry-After` value: seconds (integer or decimal) or an HTTP date.
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = jiff::fmt::rfc2822::DateTimeParser::new()
+        .parse_timestamp(value)
+        .ok()?;
+    let wait = when.duration_since(jiff::Timestamp::now());
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+/// Replaces the API key (if it appears) with `***`.
+pub(crate) fn scrub(text: &str, secret: Option<&Secret>) -> String {
+    match secret {
+        Some(key) if !key.is_empty() && text.contains(key.expose()) => {
+            text.replace(key.expose(), "***")
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// Cuts a message to [`MAX_MESSAGE_CHARS`] characters.
+pub(crate) fn short(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+fn reason(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("no error message")
+        .to_string()
+}
+
+/// The visible text of an HTML page: tags, scripts and styles removed, entities for the
+/// common characters decoded, whitespace collapsed.
+fn strip_html(html: &str) -> String {
+    let mut text = String::with_capacity(html.len().min(4096));
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push(' ');
+        let tag = &rest[open..];
+        let lower = tag.get(..7).unwrap_or(tag).to_ascii_lowercase();
+        let skip_to = if lower.starts_with("<script") {
+            find_ci(tag, "</script>")
+        } else if lower.starts_with("<style") {
+            find_ci(tag, "</style>")
+        } else {
+            None
+        };
+        let from = skip_to.unwrap_or(0);
+        rest = match tag[from..].find('>') {
+            Some(close) => &tag[from + close + 1..],
+            None => "",
+        };
+    }
+    text.push_str(rest);
+    let text = text
+        .replace("&nbsp;", " ")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn find_ci(haystack: &str, needle: &str) -> Option<usize> {
+    haystack.to_ascii_lowercase().find(needle)
+}
+
+#[cfg(test)]
+#[path = "classify_tests.rs"]
+mod tests;

@@ -1,0 +1,270 @@
+//! The HTTP side both streaming providers share: building the client, posting a request,
+//! turning a failed response into a classified error, and turning a streaming body into an
+//! [`EventStream`] through a provider-specific [`Dialect`].
+//!
+//! Kept apart from the wire formats so that OpenAI and Anthropic differ only in how they read
+//! one SSE event; byte limits, the "stream ended early" rule and network-error wording are
+//! decided once, here.
+
+use std::collections::VecDeque;
+use std::error::Error as _;
+use std::time::Duration;
+
+use futures_util::stream;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use super::classify::{classify, error_in_body, retry_after, scrub};
+use super::{SseDecoder, SseEvent};
+use crate::provider::{EventStream, ProviderError, StreamEvent};
+use crate::secret::Secret;
+
+/// The most bytes one response may have, so a hostile server cannot exhaust memory.
+pub(crate) const MAX_RESPONSE_BYTES: usize = 32 << 20;
+/// The largest single SSE event.
+const MAX_EVENT_BYTES: usize = 8 << 20;
+/// How much of an error body is read.
+const MAX_ERROR_BODY: usize = 64 << 10;
+
+/// How a provider reads its SSE events.
+pub(crate) trait Dialect: Send + 'static {
+    /// Translates one event into stream events. `Ok(true)` means the provider's end marker
+    /// arrived and the rest of the body can be ignored.
+    fn on_event(
+        &mut self,
+        event: SseEvent,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<bool, ProviderError>;
+
+    /// Whether the body may end here without the end marker (a finish reason was seen).
+    fn may_end(&self) -> bool;
+}
+
+/// A reqwest client with the configured timeouts and our user agent.
+pub(crate) fn build_client(
+    connect_timeout: Duration,
+    request_timeout: Option<Duration>,
+) -> Result<reqwest::Client, ProviderError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")));
+    if let Some(timeout) = request_timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder
+        .build()
+        .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))
+}
+
+/// `{api_base}/{path}`, tolerating a trailing slash on the base.
+pub(crate) fn endpoint(api_base: &str, path: &str) -> Result<String, ProviderError> {
+    let base = api_base.trim().trim_end_matches('/');
+    let parsed = reqwest::Url::parse(base)
+        .map_err(|e| ProviderError::Config(format!("api_base {base:?} is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ProviderError::Config(format!(
+            "api_base {base:?} must start with http:// or https://"
+        )));
+    }
+    Ok(format!("{base}/{path}"))
+}
+
+/// Adds configured extra headers to `headers`.
+pub(crate) fn add_headers(
+    headers: &mut HeaderMap,
+    extra: &[(String, String)],
+) -> Result<(), ProviderError> {
+    for (name, value) in extra {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| ProviderError::Config(format!("invalid header name {name:?}")))?;
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| ProviderError::Config(format!("invalid value for header {name:?}")))?;
+        headers.insert(header, value);
+    }
+    Ok(())
+}
+
+/// A header value that debug output of the request must not show.
+pub(crate) fn sensitive(value: &str) -> Result<HeaderValue, ProviderError> {
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| ProviderError::Config("the API key contains invalid characters".into()))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Posts `body` and returns the response if its status is a success; otherwise the
+/// classified error.
+pub(crate) async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: HeaderMap,
+    body: Vec<u8>,
+    secret: Option<&Secret>,
+) -> Result<reqwest::Response, ProviderError> {
+    let response = client
+        .post(url)
+        .headers(headers)
+        .header(CONTENT_TYPE, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| network_error(&e, secret))?;
+    let status = response.status().as_u16();
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    let wait = retry_after(response.headers());
+    let content_type = content_type(&response);
+    let body = read_body(response, MAX_ERROR_BODY, secret, true).await?;
+    let info = error_in_body(&body, &content_type);
+    Err(classify(status, &info, wait, secret))
+}
+
+/// The response's content type, lowercased ("" when absent).
+pub(crate) fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// Reads a whole body, up to `cap` bytes. With `truncate` the rest is ignored; without it,
+/// a longer body is a `Decode` error.
+pub(crate) async fn read_body(
+    mut response: reqwest::Response,
+    cap: usize,
+    secret: Option<&Secret>,
+    truncate: bool,
+) -> Result<Vec<u8>, ProviderError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| network_error(&e, secret))?
+    {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            if truncate {
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A network-level failure, worded from the whole error chain (the top-level reqwest
+/// message alone rarely says what went wrong).
+pub(crate) fn network_error(err: &reqwest::Error, secret: Option<&Secret>) -> ProviderError {
+    let mut message = if err.is_timeout() {
+        "the request timed out".to_string()
+    } else {
+        err.to_string()
+    };
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    ProviderError::Network(scrub(&message, secret))
+}
+
+fn too_large() -> ProviderError {
+    ProviderError::Decode(format!(
+        "the response exceeds {} MiB",
+        MAX_RESPONSE_BYTES >> 20
+    ))
+}
+
+/// Streams a successful SSE response through `dialect`.
+pub(crate) fn event_stream<D: Dialect>(
+    response: reqwest::Response,
+    dialect: D,
+    secret: Option<Secret>,
+) -> EventStream {
+    let state = BodyState {
+        response,
+        decoder: SseDecoder::new(MAX_EVENT_BYTES),
+        dialect,
+        pending: VecDeque::new(),
+        error: None,
+        done: false,
+        received: 0,
+        secret,
+    };
+    Box::pin(stream::unfold(state, |mut st| async move {
+        loop {
+            if let Some(event) = st.pending.pop_front() {
+                return Some((Ok(event), st));
+            }
+            if let Some(err) = st.error.take() {
+                return Some((Err(err), st));
+            }
+            if st.done {
+                return None;
+            }
+            if let Err(err) = st.pull().await {
+                st.done = true;
+                st.error = Some(err);
+            }
+        }
+    }))
+}
+
+struct BodyState<D> {
+    response: reqwest::Response,
+    decoder: SseDecoder,
+    dialect: D,
+    pending: VecDeque<StreamEvent>,
+    error: Option<ProviderError>,
+    done: bool,
+    received: usize,
+    secret: Option<Secret>,
+}
+
+impl<D: Dialect> BodyState<D> {
+    /// Reads one piece of the body and decodes what it completes.
+    async fn pull(&mut self) -> Result<(), ProviderError> {
+        let chunk = self
+            .response
+            .chunk()
+            .await
+            .map_err(|e| network_error(&e, self.secret.as_ref()))?;
+        let (events, at_end) = match chunk {
+            Some(bytes) => {
+                self.received += bytes.len();
+                if self.received > MAX_RESPONSE_BYTES {
+                    return Err(too_large());
+                }
+                (self.decoder.push(&bytes)?, false)
+            }
+            None => (self.decoder.finish()?, true),
+        };
+        for event in events {
+            let mut out = Vec::new();
+            let ended = self.dialect.on_event(event, &mut out)?;
+            self.pending.extend(out);
+            if ended {
+                self.done = true;
+                return Ok(());
+            }
+        }
+        if at_end {
+            self.done = true;
+            if !self.dialect.may_end() {
+                return Err(ProviderError::Network(
+                    "stream ended early: the connection closed before the response was complete"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

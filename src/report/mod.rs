@@ -1,0 +1,9 @@
+//! Outputs of a run, each a translator fed by events: result.json, events.jsonl, and the
+//! stdout formats (`text`, `json`, `stream-json`).
+
+pub mod jsonl;
+pub mod progress;
+pub mod result;
+
+pub use jsonl::{JsonlSink, StreamJsonSink};
+pub use result::{Denial, ResultBuilder, ResultSink, RunResult};

@@ -1,0 +1,197 @@
+//! result.json: one object a pipeline reads to learn how a run ended. Built only from
+//! events (plus paths the composition root knows), so it is the same whatever wrote it.
+//! Fields that mean what a field of `claude -p`'s result means have that name.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::conversation::Usage;
+use crate::events::{Envelope, Event, EventSink, SCHEMA_VERSION};
+use crate::exit_code::{Limit, Status};
+
+/// A tool call that was not allowed to run as asked.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Denial {
+    pub turn: u32,
+    pub call_id: String,
+    pub tool: String,
+    /// Arguments, with secret values masked.
+    pub arguments: Value,
+    /// `ask` or `exclude`.
+    pub permission: String,
+    /// `denied` (the model was told), `failed` (the run stopped) or `allowed` (on_ask: allow).
+    pub resolution: String,
+    pub rule: Option<String>,
+    pub source: String,
+    pub reason: String,
+    /// A permission pattern that would allow the call.
+    pub allow_hint: Option<String>,
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RunResult {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub schema_version: u32,
+    /// `success`, or `error_<why>` (`error_max_turns`, `error_timeout`, …), as in `claude -p`.
+    pub subtype: String,
+    pub status: Status,
+    pub exit_code: i32,
+    pub is_error: bool,
+    /// Why the run ended, in words.
+    pub reason: String,
+    pub limit: Option<Limit>,
+    /// The agent's final answer.
+    pub result: String,
+    pub run_id: String,
+    pub session_id: String,
+    pub job: String,
+    pub provider: String,
+    pub model: String,
+    pub num_turns: u32,
+    pub num_tool_calls: u32,
+    pub duration_ms: u64,
+    pub usage: Usage,
+    /// `null` when the price is unknown; never a silent 0.
+    pub total_cost_usd: Option<f64>,
+    pub cost_unknown: bool,
+    pub permission_denials: Vec<Denial>,
+    pub checklist: Option<String>,
+    pub warnings: Vec<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    /// Where this run's files are.
+    pub output_dir: String,
+    pub events_path: String,
+    pub session_path: Option<String>,
+    pub workspace: String,
+}
+
+impl RunResult {
+    pub fn subtype_for(status: Status, limit: Option<Limit>) -> String {
+        match (status, limit) {
+            (Status::Success, _) => "success".to_owned(),
+            (Status::LimitReached, Some(Limit::MaxTurns)) => "error_max_turns".to_owned(),
+            (Status::LimitReached, Some(Limit::Timeout)) => "error_timeout".to_owned(),
+            (Status::LimitReached, Some(Limit::MaxCost)) => "error_max_budget_usd".to_owned(),
+            (Status::LimitReached, Some(Limit::MaxTokens)) => "error_max_tokens".to_owned(),
+            (Status::Failed, _) => "error_during_execution".to_owned(),
+            (other, _) => format!("error_{}", other.as_str()),
+        }
+    }
+}
+
+/// Builds a [`RunResult`] from events.
+#[derive(Debug, Clone)]
+pub struct ResultBuilder {
+    pub result: RunResult,
+}
+
+impl ResultBuilder {
+    pub fn new(run_id: &str, output_dir: &str, events_path: &str, workspace: &str) -> Self {
+        ResultBuilder {
+            result: RunResult {
+                kind: "result",
+                schema_version: SCHEMA_VERSION,
+                subtype: "error_internal_error".to_owned(),
+                status: Status::InternalError,
+                exit_code: Status::InternalError.exit_code(),
+                is_error: true,
+                reason: "the run did not finish".to_owned(),
+                limit: None,
+                result: String::new(),
+                run_id: run_id.to_owned(),
+                session_id: run_id.to_owned(),
+                job: String::new(),
+                provider: String::new(),
+                model: String::new(),
+                num_turns: 0,
+                num_tool_calls: 0,
+                duration_ms: 0,
+                usage: Usage::default(),
+                total_cost_usd: None,
+                cost_unknown: true,
+                permission_denials: Vec::new(),
+                checklist: None,
+                warnings: Vec::new(),
+                started_at: crate::events::now(),
+                finished_at: String::new(),
+                output_dir: output_dir.to_owned(),
+                events_path: events_path.to_owned(),
+                session_path: None,
+                workspace: workspace.to_owned(),
+            },
+        }
+    }
+
+    pub fn on_event(&mut self, env: &Envelope) {
+        let r = &mut self.result;
+        match &env.event {
+            Event::RunStarted { job, provider, model, .. } => {
+                r.job = job.clone();
+                r.provider = provider.clone();
+                r.model = model.clone();
+            }
+            Event::ToolStarted { .. } => r.num_tool_calls += 1,
+            Event::PermissionDecision { turn, call_id, tool, arguments, resolution, decision } => {
+                let text = |v: Value| v.as_str().unwrap_or_default().to_owned();
+                r.permission_denials.push(Denial {
+                    turn: *turn,
+                    call_id: call_id.clone(),
+                    tool: tool.clone(),
+                    arguments: arguments.clone(),
+                    permission: text(serde_json::to_value(decision.permission).unwrap_or_default()),
+                    resolution: text(serde_json::to_value(resolution).unwrap_or_default()),
+                    rule: decision.rule.clone(),
+                    source: text(serde_json::to_value(&decision.source).unwrap_or_default()),
+                    reason: decision.reason.clone(),
+                    allow_hint: decision.allow_hint.clone(),
+                });
+            }
+            Event::Warning { message } => r.warnings.push(message.clone()),
+            Event::RunCompleted {
+                status, exit_code, reason, limit, result, num_turns, duration_ms, usage,
+                total_cost_usd, cost_unknown,
+            } => {
+                r.status = *status;
+                r.exit_code = *exit_code;
+                r.is_error = *status != Status::Success;
+                r.subtype = RunResult::subtype_for(*status, *limit);
+                r.reason = reason.clone();
+                r.limit = *limit;
+                r.result = result.clone();
+                r.num_turns = *num_turns;
+                r.duration_ms = *duration_ms;
+                r.usage = *usage;
+                r.total_cost_usd = *total_cost_usd;
+                r.cost_unknown = *cost_unknown;
+                r.finished_at = env.ts.clone();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A sink that feeds a shared [`ResultBuilder`].
+#[derive(Clone)]
+pub struct ResultSink(pub Arc<Mutex<ResultBuilder>>);
+
+impl ResultSink {
+    pub fn snapshot(&self) -> RunResult {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).result.clone()
+    }
+
+    pub fn update(&self, f: impl FnOnce(&mut RunResult)) {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner).result);
+    }
+}
+
+impl EventSink for ResultSink {
+    fn on_event(&mut self, envelope: &Envelope) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).on_event(envelope);
+    }
+}

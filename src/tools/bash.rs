@@ -1,0 +1,118 @@
+//! The Bash tool: run a shell command in the workspace and give the model the tail of its
+//! output and its exit code. Safety is decided before this runs (permissions + the command
+//! safety evaluator); this file is only about running it well.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::output::cut_note;
+use super::process::{CommandLimits, CommandOutcome, run_command};
+use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+
+pub struct Bash;
+
+const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace directory and \
+return its output (the last lines if it is long) and exit code. Stdin is closed; a command \
+that prints nothing for the timeout (default 180 s, at most 600 s) is stopped. Prefer the \
+Read, Search and Edit tools for reading, searching and changing files.";
+
+#[async_trait::async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &str {
+        "Bash"
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Bash".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[
+                ("command", "string", "The command to run.", true),
+                (
+                    "timeout",
+                    "number",
+                    "Seconds without output before the command is stopped (default 180, max 600).",
+                    false,
+                ),
+            ]),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let command = str_arg(&args, "command")?;
+        let limits = &ctx.shared.limits;
+        let inactivity = match args.get("timeout").and_then(Value::as_f64) {
+            Some(secs) if secs > 0.0 => Duration::from_secs_f64(secs).min(limits.bash_max_timeout),
+            _ => limits.bash_default_timeout,
+        };
+        let parallel = ctx.parallel_calls.max(1);
+        let bounds = CommandLimits {
+            inactivity,
+            max_chars: limits.bash_max_chars / parallel,
+            max_lines: limits.bash_max_lines / parallel,
+        };
+        let outcome = run_command(
+            command,
+            &ctx.shared.workspace,
+            &ctx.shared.env,
+            bounds,
+            &ctx.shared.cancel,
+        )
+        .await
+        .map_err(|e| ToolError::Fatal(format!("could not start bash: {e}")))?;
+        let text = format_outcome(&outcome, inactivity, parallel, limits.bash_max_chars);
+        if outcome.exit_code == Some(0) {
+            Ok(ToolOutput::text(text))
+        } else {
+            Err(ToolError::RespondToModel(text))
+        }
+    }
+}
+
+/// The tool result: stdout, stderr, what was cut, and how the command ended.
+fn format_outcome(o: &CommandOutcome, inactivity: Duration, parallel: usize, single: usize) -> String {
+    let mut text = cut_note(o.stdout_cut);
+    text.push_str(&o.stdout);
+    if !o.stderr.is_empty() || o.stderr_cut.lines + o.stderr_cut.chars > 0 {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[stderr]\n");
+        text.push_str(&cut_note(o.stderr_cut));
+        text.push_str(&o.stderr);
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if o.timed_out {
+        text.push_str(&format!(
+            "[command stopped: no output for {} s]\n",
+            inactivity.as_secs()
+        ));
+    } else if o.cancelled {
+        text.push_str("[command stopped: the run is ending]\n");
+    } else {
+        match o.exit_code {
+            Some(0) => {
+                if text.is_empty() {
+                    text.push_str("(no output)\n");
+                }
+            }
+            Some(code) => text.push_str(&format!("[exit code: {code}]\n")),
+            None => text.push_str("[command killed by a signal]\n"),
+        }
+    }
+    let cut = o.stdout_cut.lines + o.stdout_cut.chars + o.stderr_cut.lines + o.stderr_cut.chars;
+    if parallel > 1 && cut > 0 {
+        text.push_str(&format!(
+            "[output limit divided by {parallel} parallel tool calls; a single call may show {single} characters]\n"
+        ));
+    }
+    text
+}

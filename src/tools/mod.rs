@@ -1,0 +1,220 @@
+//! The tools the agent can call: one trait, [`Tool`], one file per tool, and the shared
+//! run state they read and write (the read set, the checklist, background jobs, artifacts).
+//!
+//! Tool names and JSON parameters follow Continue's `cn` so prompts written for it carry
+//! over. A tool failure the model can act on is a [`ToolError::RespondToModel`]: it goes back
+//! as the tool result and never ends the run.
+
+mod bash;
+mod checklist;
+mod exit;
+mod list;
+mod output;
+mod paths;
+mod process;
+mod read;
+mod registry;
+mod write;
+
+pub use bash::Bash;
+pub use checklist::Checklist;
+pub use exit::Exit;
+pub use list::List;
+pub use output::{TailBuffer, truncate_tail};
+pub use paths::{ResolvedPath, is_sensitive_path, resolve_in_workspace};
+pub use process::{CommandLimits, CommandOutcome, run_command};
+pub use read::Read;
+pub use registry::ToolRegistry;
+pub use write::Write;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::ToolSpec;
+use crate::permissions::Tighten;
+
+/// What a tool call asks of the run besides its text result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// The agent asked to stop (the Exit tool): the run ends as failed, as in `cn`.
+    Exit,
+    /// The agent reported that it cannot do the task; the reason goes to result.json.
+    ReportFailure(String),
+}
+
+/// A successful tool result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub control: Option<Control>,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            control: None,
+        }
+    }
+}
+
+/// A failed tool call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The model can fix this (bad path, no match, non-zero exit): it becomes the tool result.
+    #[error("{0}")]
+    RespondToModel(String),
+    /// The environment is broken (disk full, cannot spawn a shell): the run stops, exit 6.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// Output and time bounds for tools, from the job (defaults follow `cn`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLimits {
+    pub read_max_chars: usize,
+    pub read_max_lines: usize,
+    pub bash_max_chars: usize,
+    pub bash_max_lines: usize,
+    pub bash_default_timeout: Duration,
+    pub bash_max_timeout: Duration,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        ToolLimits {
+            read_max_chars: 100_000,
+            read_max_lines: 5_000,
+            bash_max_chars: 50_000,
+            bash_max_lines: 1_000,
+            bash_default_timeout: Duration::from_secs(180),
+            bash_max_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// State shared by every tool call of one run.
+#[derive(Debug)]
+pub struct ToolShared {
+    /// The workspace root, canonicalised.
+    pub workspace: PathBuf,
+    /// The environment commands run with (the provider key removed).
+    pub env: Vec<(String, String)>,
+    pub cancel: CancellationToken,
+    pub limits: ToolLimits,
+    /// Where UploadArtifact copies files to.
+    pub artifacts_dir: PathBuf,
+    read_set: Mutex<HashSet<PathBuf>>,
+    checklist: Mutex<Option<String>>,
+}
+
+impl ToolShared {
+    pub fn new(
+        workspace: PathBuf,
+        env: Vec<(String, String)>,
+        cancel: CancellationToken,
+        limits: ToolLimits,
+        artifacts_dir: PathBuf,
+    ) -> Self {
+        ToolShared {
+            workspace,
+            env,
+            cancel,
+            limits,
+            artifacts_dir,
+            read_set: Mutex::new(HashSet::new()),
+            checklist: Mutex::new(None),
+        }
+    }
+
+    /// Record that the model has seen this file (read-before-edit).
+    pub fn mark_read(&self, real_path: PathBuf) {
+        self.read_set
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(real_path);
+    }
+
+    pub fn was_read(&self, real_path: &std::path::Path) -> bool {
+        self.read_set
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(real_path)
+    }
+
+    pub fn set_checklist(&self, text: String) {
+        *self.checklist.lock().unwrap_or_else(PoisonError::into_inner) = Some(text);
+    }
+
+    pub fn checklist(&self) -> Option<String> {
+        self.checklist
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// What one tool call sees.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub shared: Arc<ToolShared>,
+    /// How many calls the model made in this turn; output caps are divided by it.
+    pub parallel_calls: usize,
+    pub call_id: String,
+}
+
+/// A tool the model can call.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+
+    /// Name, description and parameter schema, as offered to the model.
+    fn spec(&self) -> ToolSpec;
+
+    /// Whether a call may change the workspace (a checkpoint follows it).
+    fn is_mutating(&self) -> bool {
+        false
+    }
+
+    /// Tighten the permission verdict from the arguments (a write outside the workspace,
+    /// a read of `.env`). `None` leaves the static verdict alone.
+    fn tighten(&self, _args: &Value, _shared: &ToolShared) -> Option<Tighten> {
+        None
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// A `{"type":"object"}` schema from `(name, type, description, required)` rows.
+pub(crate) fn object_schema(props: &[(&str, &str, &str, bool)]) -> Value {
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for (name, ty, description, req) in props {
+        properties.insert(
+            (*name).to_owned(),
+            serde_json::json!({"type": ty, "description": description}),
+        );
+        if *req {
+            required.push(Value::String((*name).to_owned()));
+        }
+    }
+    serde_json::json!({"type": "object", "required": required, "properties": properties})
+}
+
+/// The string argument `name`, or an error the model can act on.
+pub(crate) fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
+    match args.get(name) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(ToolError::RespondToModel(format!(
+            "Parameter \"{name}\" must be a string, got {other}"
+        ))),
+        None => Err(ToolError::RespondToModel(format!(
+            "Required parameter \"{name}\" is missing"
+        ))),
+    }
+}

@@ -1,0 +1,196 @@
+//! Run one shell command the way every cn-run tool does: `bash -c` (not a login shell) in
+//! the workspace, stdin closed, its own process group, a scrubbed environment, an inactivity
+//! timeout, bounded output, and nothing left running when it returns.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::output::{Cut, TailBuffer};
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutcome {
+    pub stdout: String,
+    pub stdout_cut: Cut,
+    pub stderr: String,
+    pub stderr_cut: Cut,
+    /// The exit code; `None` when it was killed (timeout, cancel or a signal).
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+/// Bounds for one command.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandLimits {
+    pub inactivity: Duration,
+    pub max_chars: usize,
+    pub max_lines: usize,
+}
+
+/// The `bash -c` command cn-run runs, configured but not spawned.
+pub(crate) fn shell_command(command: &str, cwd: &Path, env: &[(String, String)]) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Kill every process in the group led by `child` (it was spawned with its own group).
+pub(crate) fn kill_group(child: &Child) {
+    if let Some(pid) = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+async fn read_some<R: AsyncReadExt + Unpin>(reader: &mut Option<R>, buf: &mut [u8]) -> usize {
+    match reader {
+        Some(r) => r.read(buf).await.unwrap_or(0),
+        None => std::future::pending().await,
+    }
+}
+
+struct Pipes {
+    out: Option<ChildStdout>,
+    err: Option<ChildStderr>,
+}
+
+/// Run `command` to completion (or timeout, or cancellation) and collect bounded output.
+pub async fn run_command(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    limits: CommandLimits,
+    cancel: &CancellationToken,
+) -> std::io::Result<CommandOutcome> {
+    let mut child = shell_command(command, cwd, env).spawn()?;
+    let mut pipes = Pipes {
+        out: child.stdout.take(),
+        err: child.stderr.take(),
+    };
+    let mut out = TailBuffer::new(limits.max_chars, limits.max_lines);
+    let mut err = TailBuffer::new(limits.max_chars, limits.max_lines);
+    let (mut buf_out, mut buf_err) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    let mut deadline = Instant::now() + limits.inactivity;
+    let mut status = None;
+    let (mut timed_out, mut cancelled) = (false, false);
+    loop {
+        if status.is_some() && pipes.out.is_none() && pipes.err.is_none() {
+            break;
+        }
+        tokio::select! {
+            n = read_some(&mut pipes.out, &mut buf_out) => {
+                if n == 0 { pipes.out = None } else { out.push(&buf_out[..n]); deadline = Instant::now() + limits.inactivity; }
+            }
+            n = read_some(&mut pipes.err, &mut buf_err) => {
+                if n == 0 { pipes.err = None } else { err.push(&buf_err[..n]); deadline = Instant::now() + limits.inactivity; }
+            }
+            st = child.wait(), if status.is_none() => {
+                // The shell is done: whatever it left running in its group goes too, so no
+                // orphan outlives the call and the pipes close.
+                kill_group(&child);
+                status = Some(st?);
+                deadline = deadline.min(Instant::now() + Duration::from_secs(2));
+            }
+            _ = sleep_until(deadline) => {
+                if status.is_none() { timed_out = true; }
+                break;
+            }
+            _ = cancel.cancelled() => {
+                cancelled = true;
+                break;
+            }
+        }
+    }
+    kill_group(&child);
+    if status.is_none() {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+    let (stdout, stdout_cut) = out.finish();
+    let (stderr, stderr_cut) = err.finish();
+    Ok(CommandOutcome {
+        stdout,
+        stdout_cut,
+        stderr,
+        stderr_cut,
+        exit_code: status.and_then(|s| s.code()),
+        timed_out,
+        cancelled,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(secs: u64) -> CommandLimits {
+        CommandLimits {
+            inactivity: Duration::from_secs(secs),
+            max_chars: 50_000,
+            max_lines: 1_000,
+        }
+    }
+
+    #[tokio::test]
+    async fn captures_output_and_exit_code() {
+        let dir = std::env::temp_dir();
+        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
+        let o = run_command("echo out; echo err >&2; exit 3", &dir, &env, limits(10), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(o.stdout, "out\n");
+        assert_eq!(o.stderr, "err\n");
+        assert_eq!(o.exit_code, Some(3));
+    }
+
+    #[tokio::test]
+    async fn inactivity_timeout_kills_the_command() {
+        let dir = std::env::temp_dir();
+        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
+        let lim = CommandLimits { inactivity: Duration::from_millis(300), ..limits(1) };
+        let start = std::time::Instant::now();
+        let o = run_command("echo start; sleep 30", &dir, &env, lim, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(o.timed_out);
+        assert_eq!(o.stdout, "start\n");
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_hold_the_call_open() {
+        let dir = std::env::temp_dir();
+        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
+        let start = std::time::Instant::now();
+        let o = run_command("sleep 30 & echo done", &dir, &env, limits(60), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(o.stdout, "done\n");
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    }
+
+    #[tokio::test]
+    async fn stdin_is_closed() {
+        let dir = std::env::temp_dir();
+        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
+        let o = run_command("cat; echo eof", &dir, &env, limits(10), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(o.stdout, "eof\n");
+    }
+}

@@ -1,0 +1,100 @@
+//! The Read tool: the contents of one text file, bounded, streamed from disk so a huge file
+//! is refused after reading only as much as the limit, never loaded whole.
+
+use std::io::{BufRead, BufReader};
+
+use serde_json::Value;
+
+use super::paths::{is_sensitive_path, resolve_in_workspace};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+use crate::permissions::{Permission, Tighten};
+
+pub struct Read;
+
+const DESCRIPTION: &str = "Read a text file. `filepath` is relative to the workspace (or \
+absolute). Files over the size limit are refused with their size; read parts of them with \
+Bash (`sed -n '100,200p' FILE`) or find lines with Search.";
+
+#[async_trait::async_trait]
+impl Tool for Read {
+    fn name(&self) -> &str {
+        "Read"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Read".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[("filepath", "string", "Path of the file to read.", true)]),
+        }
+    }
+
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        let raw = args.get("filepath")?.as_str()?;
+        let path = resolve_in_workspace(&shared.workspace, raw);
+        is_sensitive_path(&path.real).then(|| Tighten {
+            permission: Permission::Ask,
+            rule: "tool.sensitive_file",
+            reason: format!("{raw} looks like a credential file"),
+        })
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(&args, "filepath")?.to_owned();
+        let shared = ctx.shared.clone();
+        let parallel = ctx.parallel_calls.max(1);
+        tokio::task::spawn_blocking(move || read_bounded(&raw, &shared, parallel))
+            .await
+            .map_err(|e| ToolError::Fatal(format!("read task failed: {e}")))?
+    }
+}
+
+fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolOutput, ToolError> {
+    let path = resolve_in_workspace(&shared.workspace, raw);
+    let meta = std::fs::metadata(&path.real)
+        .map_err(|_| ToolError::RespondToModel(format!("File does not exist: {raw}")))?;
+    if meta.is_dir() {
+        return Err(ToolError::RespondToModel(format!(
+            "{raw} is a directory; use List to see its entries"
+        )));
+    }
+    let max_chars = shared.limits.read_max_chars / parallel;
+    let max_lines = shared.limits.read_max_lines / parallel;
+    let file = std::fs::File::open(&path.real)
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot open {raw}: {e}")))?;
+    let mut reader = BufReader::new(file);
+    let mut content = String::new();
+    let (mut chars, mut lines) = (0usize, 0usize);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        chars += text.chars().count();
+        lines += 1;
+        if chars > max_chars || lines > max_lines {
+            return Err(too_large(raw, meta.len(), max_chars, max_lines, parallel));
+        }
+        content.push_str(&text);
+    }
+    shared.mark_read(path.real);
+    Ok(ToolOutput::text(format!("Contents of {raw}:\n{content}")))
+}
+
+fn too_large(raw: &str, bytes: u64, max_chars: usize, max_lines: usize, parallel: usize) -> ToolError {
+    let mut msg = format!(
+        "File is too large to read at once: {raw} has {bytes} bytes; the limit is {max_chars} \
+         characters or {max_lines} lines. Read a part with Bash (`sed -n '1,200p' {raw}`, \
+         `head -c 20000 {raw}`) or look for lines with Search."
+    );
+    if parallel > 1 {
+        msg.push_str(&format!(" (The limit is divided by the {parallel} parallel tool calls of this turn.)"));
+    }
+    ToolError::RespondToModel(msg)
+}

@@ -1,0 +1,10 @@
+//! The integration suites, one file per area.
+
+mod command_safety;
+mod edit_match;
+mod permissions;
+mod provider_anthropic;
+mod provider_openai;
+mod provider_script;
+mod run_e2e;
+mod job_file;

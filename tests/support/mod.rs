@@ -1,0 +1,6 @@
+//! Shared helpers for the integration suite: temp workspaces, the binary runner, local servers.
+#![allow(dead_code, unreachable_pub)]
+pub mod http;
+pub mod model;
+pub mod runner;
+pub mod sse;

@@ -1,0 +1,96 @@
+//! Running the real cn-run binary in a temp dir and reading what it left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// The repository root (where Cargo.toml is).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `cn-run` command with a clean, key-free environment (PATH and HOME kept).
+pub fn cn_run(cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cn-run"));
+    cmd.current_dir(cwd)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", cwd)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    /// The `--out` folder the test passed (if any).
+    pub out: Option<PathBuf>,
+}
+
+impl Run {
+    pub fn result(&self) -> Value {
+        let path = self.out.as_ref().expect("run had no --out").join("result.json");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{self:#?}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        let path = self.out.as_ref().expect("run had no --out").join("events.jsonl");
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Events of one type.
+    pub fn events_of(&self, kind: &str) -> Vec<Value> {
+        self.events().into_iter().filter(|e| e["type"] == kind).collect()
+    }
+}
+
+/// Run `cmd`, appending `--out OUT` when `out` is given.
+pub fn run(mut cmd: Command, out: Option<&Path>) -> Run {
+    if let Some(o) = out {
+        cmd.arg("--out").arg(o);
+    }
+    let output = cmd.output().expect("spawn cn-run");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        out: out.map(Path::to_path_buf),
+    }
+}
+
+/// Write `files` (path, content) under `dir`.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}
+
+/// Make `dir` a git repository with everything committed.
+pub fn git_init(dir: &Path) {
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&st.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start", "--allow-empty"]);
+}
