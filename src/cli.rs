@@ -13,7 +13,8 @@ use crate::job::{OnAsk, ProviderKind};
     version,
     about = "Run an LLM coding agent headless, from a YAML job file, for CI.",
     args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    args_override_self = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +39,28 @@ pub enum Command {
     Schema {
         #[arg(value_enum)]
         which: SchemaKind,
+    },
+    /// List or show the sessions of earlier runs (under .cn-run/).
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// Sessions, newest first.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One session: `latest`, a run id or a path.
+    Show {
+        id: String,
+        /// Print the whole session file.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -120,6 +143,63 @@ pub struct RunArgs {
     /// Workspace directory (overrides the job).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Continue an earlier run (`latest` or a run id) where it stopped.
+    #[arg(long, value_name = "RUN")]
+    pub resume: Option<String>,
+}
+
+impl RunArgs {
+    /// The flags that shape a run, as command-line words (recorded in the session so a
+    /// resumed run keeps them).
+    pub fn shaping_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut opt = |flag: &str, v: Option<String>| {
+            if let Some(v) = v {
+                out.push(flag.to_owned());
+                out.push(v);
+            }
+        };
+        let value = |v: &dyn erased::Named| v.name();
+        opt("--provider", self.provider.map(|p| value(&p)));
+        opt("--api-base", self.api_base.clone());
+        opt("--model", self.model.clone());
+        opt("--api-key-env", self.api_key_env.clone());
+        opt("--script", self.script.as_ref().map(|p| p.display().to_string()));
+        opt("--max-turns", self.max_turns.map(|v| v.to_string()));
+        opt("--timeout", self.timeout.clone());
+        opt("--max-cost-usd", self.max_cost_usd.map(|v| v.to_string()));
+        opt("--on-ask", self.on_ask.map(|v| value(&v)));
+        for (k, v) in &self.params {
+            out.push("--param".to_owned());
+            out.push(format!("{k}={v}"));
+        }
+        for (flag, list) in [("--allow", &self.allow), ("--ask", &self.ask), ("--exclude", &self.exclude)] {
+            for p in list {
+                out.push(flag.to_owned());
+                out.push(p.clone());
+            }
+        }
+        if self.auto {
+            out.push("--auto".to_owned());
+        }
+        if self.readonly {
+            out.push("--readonly".to_owned());
+        }
+        out
+    }
+}
+
+mod erased {
+    //! The command-line spelling of a value-enum value.
+    pub(super) trait Named {
+        fn name(&self) -> String;
+    }
+
+    impl<T: clap::ValueEnum> Named for T {
+        fn name(&self) -> String {
+            self.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -24,4 +24,5 @@ pub mod provider;
 pub mod redact;
 pub mod report;
 pub mod secret;
+pub mod session;
 pub mod tools;

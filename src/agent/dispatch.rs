@@ -30,10 +30,20 @@ enum Checked<'t> {
 }
 
 impl Agent<'_> {
-    pub(super) async fn dispatch(&self, turn: u32, calls: &[ToolCall]) -> Dispatched {
+    /// Check and run `calls`; ids in `interrupted` are answered as interrupted, not run.
+    pub(super) async fn dispatch(&self, turn: u32, calls: &[ToolCall], interrupted: &[String]) -> Dispatched {
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
         for call in calls {
+            if interrupted.contains(&call.id) {
+                checked.push(Checked::Done {
+                    content: "This call was running when the previous cn-run process was killed; whether it \
+                              took effect is unknown. Check the workspace before repeating it."
+                        .to_owned(),
+                    is_error: true,
+                });
+                continue;
+            }
             if outcome.is_some() {
                 checked.push(Checked::Done {
                     content: "Not run: the run stopped before this call.".to_owned(),
@@ -129,6 +139,7 @@ impl Agent<'_> {
             Checked::Done { content, is_error } => {
                 let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
                 self.finished(turn, call, status, &content, 0);
+                self.record(turn, call, &content, is_error).await;
                 return (content, is_error, None);
             }
             Checked::Run { tool, args } => (tool, args),
@@ -139,6 +150,7 @@ impl Agent<'_> {
             tool: call.name.clone(),
             arguments: redact_value(&args, self.redactor),
         });
+        self.hooks.tool_started(turn, &call.id).await;
         let ctx = ToolContext {
             shared: self.shared.clone(),
             parallel_calls: parallel.max(1),
@@ -156,13 +168,26 @@ impl Agent<'_> {
             Err(ToolError::Fatal(msg)) => {
                 let content = format!("The tool could not run: {msg}");
                 self.finished(turn, call, ToolStatus::Error, &content, ms);
+                self.record(turn, call, &content, true).await;
                 return (content, true, Some(Outcome::Internal(msg)));
             }
         };
         let content = self.redactor.redact(&content).into_owned();
         let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
         self.finished(turn, call, status, &content, ms);
+        self.record(turn, call, &content, is_error).await;
         (content, is_error, control)
+    }
+
+    /// Tell the hooks (the session file) that a call has its result.
+    async fn record(&self, turn: u32, call: &ToolCall, content: &str, is_error: bool) {
+        let message = Message::Tool {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: content.to_owned(),
+            is_error,
+        };
+        self.hooks.tool_finished(turn, &message).await;
     }
 
     fn finished(&self, turn: u32, call: &ToolCall, status: ToolStatus, content: &str, ms: u64) {

@@ -1,15 +1,25 @@
 //! Points where the composition root plugs into the loop without the loop knowing what is
-//! behind them: saving the session after every turn, checkpointing after changes.
+//! behind them: saving the session as the run goes, checkpointing after changes.
 
 use super::RunState;
+use crate::conversation::Message;
 
 #[async_trait::async_trait]
 pub trait AgentHooks: Send + Sync {
-    /// After each turn, once its tool results are in the history.
-    async fn after_turn(&self, _turn: u32, _state: &RunState) {}
+    /// The model's response is in the history; its tool calls have not run yet.
+    async fn after_response(&self, _turn: u32, _state: &RunState) {}
+
+    /// A tool call is about to run.
+    async fn tool_started(&self, _turn: u32, _call_id: &str) {}
+
+    /// A tool call has its result (run, denied or failed).
+    async fn tool_finished(&self, _turn: u32, _result: &Message) {}
 
     /// After a tool call that may have changed the workspace.
     async fn after_mutation(&self, _turn: u32, _call_id: &str, _tool: &str) {}
+
+    /// After each turn, once its tool results are in the history.
+    async fn after_turn(&self, _turn: u32, _state: &RunState) {}
 }
 
 /// Hooks that do nothing.

@@ -78,11 +78,41 @@ pub struct RunState {
     pub budget: Budget,
     /// The last assistant text: the run's answer.
     pub final_text: String,
+    /// Calls of the last response that were running when an earlier process died; on
+    /// resume they are answered as interrupted instead of being run again.
+    pub in_flight: Vec<String>,
+}
+
+impl RunState {
+    pub fn new(history: Vec<Message>, budget: Budget) -> Self {
+        RunState { history, budget, final_text: String::new(), in_flight: Vec::new() }
+    }
+
+    /// Tool calls of the last assistant message that have no result yet.
+    pub fn unanswered_calls(&self) -> Vec<crate::conversation::ToolCall> {
+        let Some(pos) = self.history.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
+            return Vec::new();
+        };
+        let Message::Assistant { tool_calls, .. } = &self.history[pos] else {
+            return Vec::new();
+        };
+        let answered: Vec<&str> = self.history[pos + 1..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        tool_calls.iter().filter(|c| !answered.contains(&c.id.as_str())).cloned().collect()
+    }
 }
 
 impl Agent<'_> {
     /// Run the loop on `state` until it ends; the state keeps everything that happened.
     pub async fn run(&mut self, state: &mut RunState) -> Outcome {
+        if let Some(outcome) = self.finish_pending(state).await {
+            return outcome;
+        }
         loop {
             if let Some(outcome) = self.stopped() {
                 return outcome;
@@ -115,12 +145,13 @@ impl Agent<'_> {
             }
             let calls = response.tool_calls.clone();
             state.history.push(Message::assistant(response.text, response.tool_calls));
+            self.hooks.after_response(turn, state).await;
             if calls.is_empty() {
                 self.hooks.after_turn(turn, state).await;
                 self.emitter.emit(Event::TurnCompleted { turn });
                 return Outcome::Completed;
             }
-            let result = self.dispatch(turn, &calls).await;
+            let result = self.dispatch(turn, &calls, &[]).await;
             state.history.extend(result.messages);
             self.hooks.after_turn(turn, state).await;
             self.emitter.emit(Event::TurnCompleted { turn });
@@ -128,6 +159,21 @@ impl Agent<'_> {
                 return outcome;
             }
         }
+    }
+
+    /// A resumed run first answers the calls its last response left unanswered: calls that
+    /// were running when the process died are reported as interrupted, the rest run now.
+    async fn finish_pending(&mut self, state: &mut RunState) -> Option<Outcome> {
+        let calls = state.unanswered_calls();
+        if calls.is_empty() {
+            return None;
+        }
+        let turn = state.budget.turns;
+        let interrupted = std::mem::take(&mut state.in_flight);
+        let result = self.dispatch(turn, &calls, &interrupted).await;
+        state.history.extend(result.messages);
+        self.hooks.after_turn(turn, state).await;
+        result.outcome
     }
 
     /// The outcome for an external stop, if one happened.

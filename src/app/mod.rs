@@ -3,7 +3,11 @@
 //! exit code.
 
 mod inspect;
+mod outputs;
+mod resume;
 mod run;
+mod session_hooks;
+mod sessions;
 mod setup;
 mod validate;
 mod workspace;
@@ -23,6 +27,7 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::CheckCommand(a)) => inspect::check_command(&a),
         Some(Command::Explain(a)) => inspect::explain(&a),
         Some(Command::Schema { which }) => inspect::schema(which),
+        Some(Command::Sessions { action }) => sessions::run(&action),
         Some(Command::Run(args)) => block_on(run_jobs(args, &log)),
         None => block_on(run_jobs(cli.run, &log)),
     }
@@ -52,7 +57,7 @@ pub(crate) fn usage_error(message: &str) -> i32 {
 }
 
 /// The job for `-p PROMPT`: no file, everything from flags.
-fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
+pub(crate) fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
     let provider = args
         .provider
         .unwrap_or(if args.script.is_some() { ProviderKind::Script } else { ProviderKind::Openai });
@@ -73,7 +78,7 @@ fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
 }
 
 /// Command-line values that override every job's.
-fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), String> {
+pub(crate) fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), String> {
     if let Some(p) = args.provider {
         job.model.provider = p;
     }
@@ -130,6 +135,9 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
 }
 
 async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
+    if let Some(id) = args.resume.clone() {
+        return resume::resume(&id, &args, log).await;
+    }
     let jobs = match load_jobs(&args) {
         Ok(j) => j,
         Err(e) => return usage_error(&e),
@@ -139,7 +147,7 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
     let mut worst = Status::Success;
     for job in jobs {
         let name = job.name.clone();
-        match run::run_job(job, &opts).await {
+        match run::run_job(job, &opts, None).await {
             Ok(result) => {
                 if result.status.severity() > worst.severity() {
                     worst = result.status;
@@ -158,7 +166,7 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
     worst.exit_code()
 }
 
-fn print_results(args: &RunArgs, results: &[RunResult]) {
+pub(crate) fn print_results(args: &RunArgs, results: &[RunResult]) {
     match args.format {
         Format::Text => {
             for r in results {

@@ -1,25 +1,28 @@
-//! One job, start to finish: set up, run the agent loop, and always leave result.json
-//! and events.jsonl behind — on success, failure, timeout, interrupt or a panic.
+//! One job, start to finish: set up, run the agent loop, and always leave result.json,
+//! events.jsonl and session.json behind — on success, failure, timeout, interrupt or a
+//! panic. A resumed run continues in the same folder with the recorded conversation.
 
-use std::fs::File;
-use std::io::{LineWriter, Read as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures_util::FutureExt;
+use tokio::sync::Mutex;
 
+use super::outputs;
+use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
-use crate::agent::{Agent, AgentConfig, Budget, NoHooks, Outcome, RunState, StopCause, StopSignal, SystemPrompt};
+use crate::agent::{Agent, AgentConfig, Budget, Outcome, RunState, StopCause, StopSignal, SystemPrompt};
 use crate::cli::{Format, RunArgs};
 use crate::context::pricing;
 use crate::conversation::Message;
-use crate::events::{Emitter, Event};
+use crate::events::{Event, now};
 use crate::exit_code::{Limit, Status};
 use crate::job::{Job, ProviderKind};
 use crate::observability::LogHandle;
 use crate::redact::Redactor;
-use crate::report::progress::ProgressSink;
-use crate::report::{JsonlSink, ResultBuilder, ResultSink, RunResult};
+use crate::report::RunResult;
+use crate::session::{JobRecord, SESSION_VERSION, Session};
 use crate::tools::{ToolLimits, ToolShared};
 
 pub(crate) struct RunOptions<'a> {
@@ -27,24 +30,16 @@ pub(crate) struct RunOptions<'a> {
     pub log: &'a LogHandle,
 }
 
+/// An earlier run to continue.
+pub(crate) struct Resume {
+    pub path: PathBuf,
+    pub session: Session,
+}
+
 /// A new run id: sortable by time, unique enough to share a folder.
 pub(crate) fn new_run_id() -> String {
     let now = jiff::ZonedDateTime::now();
     format!("{}-{:06x}", now.strftime("%Y%m%d-%H%M%S"), fastrand::u32(..0x100_0000))
-}
-
-fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, String> {
-    let dir = match &args.out {
-        Some(d) => d.clone(),
-        None => {
-            let root = PathBuf::from(".cn-run");
-            std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
-            let _ = std::fs::write(root.join(".gitignore"), "*\n");
-            root.join(run_id)
-        }
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("output folder {}: {e}", dir.display()))?;
-    dir.canonicalize().map_err(|e| e.to_string())
 }
 
 fn read_stdin_prompt() -> Result<String, String> {
@@ -121,14 +116,38 @@ fn tool_limits(job: &Job) -> ToolLimits {
     l
 }
 
-/// Run one job. `Err` means it could not start (exit 2); every started run returns its
-/// result, which is also in `<out>/result.json`.
-pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult, String> {
-    let args = opts.args;
-    let parts = setup::build_client(&job)?;
-    let source_ws = setup::workspace_dir(&job, args)?;
+fn price_for(job: &Job) -> Option<pricing::Price> {
+    match job.model.provider {
+        ProviderKind::Script => Some(pricing::Price {
+            input_per_mtok: 0.0,
+            output_per_mtok: 0.0,
+            cache_read_per_mtok: None,
+            cache_write_per_mtok: None,
+        }),
+        _ => pricing::builtin_price(&job.model.name),
+    }
+}
+
+fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
+    JobRecord {
+        name: job.name.clone(),
+        file: job.source.as_ref().and_then(|p| std::path::absolute(p).ok()).map(|p| p.display().to_string()),
+        text: job.source.as_ref().and_then(|p| std::fs::read_to_string(p).ok()),
+        params: args.params.clone(),
+        args: args.shaping_args(),
+    }
+}
+
+/// Where a run works and writes: new folders, or the resumed run's own.
+fn locate(job: &Job, args: &RunArgs, resume: Option<&Resume>) -> Result<(String, PathBuf, PathBuf), String> {
+    if let Some(r) = resume {
+        let out = r.path.parent().map(Path::to_path_buf).ok_or("session file has no folder")?;
+        let ws = PathBuf::from(&r.session.workspace);
+        return Ok((r.session.session_id.clone(), out, ws));
+    }
+    let source_ws = setup::workspace_dir(job, args)?;
     let run_id = new_run_id();
-    let out_dir = output_dir(args, &run_id)?;
+    let out_dir = outputs::output_dir(args, &run_id)?;
     let workspace = if job.workspace.copy {
         let dest = out_dir.join("workspace");
         super::workspace::copy_workspace(&source_ws, &dest)?;
@@ -136,29 +155,25 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult
     } else {
         source_ws
     };
+    Ok((run_id, out_dir, workspace))
+}
+
+/// Run one job. `Err` means it could not start (exit 2); every started run returns its
+/// result, which is also in `<out>/result.json`.
+pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resume>) -> Result<RunResult, String> {
+    let args = opts.args;
+    let parts = setup::build_client(&job)?;
+    let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     let policy = setup::build_policy(&job, &PolicyFlags::from(args), &workspace)?;
-    let prompt = match &job.prompt {
-        Some(p) => p.clone(),
-        None => read_stdin_prompt()?,
+    let prompt = match (&resume, &job.prompt) {
+        (Some(_), _) => None,
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) => Some(read_stdin_prompt()?),
     };
     let redactor = setup::redactor(parts.key.as_ref());
     opts.log.set_redactor(redactor.clone());
-
-    let emitter = Emitter::new(run_id.clone());
-    let events_path = out_dir.join("events.jsonl");
-    let file = File::create(&events_path).map_err(|e| format!("{}: {e}", events_path.display()))?;
-    emitter.add_sink(Box::new(JsonlSink::new(LineWriter::new(file), redactor.clone())));
-    let result_sink = ResultSink(Arc::new(Mutex::new(ResultBuilder::new(
-        &run_id,
-        &out_dir.display().to_string(),
-        &events_path.display().to_string(),
-        &workspace.display().to_string(),
-    ))));
-    emitter.add_sink(Box::new(result_sink.clone()));
-    if args.format == Format::StreamJson {
-        emitter.add_sink(Box::new(JsonlSink::new(std::io::stdout(), redactor.clone())));
-    }
-    emitter.add_sink(Box::new(ProgressSink::new(opts.log.clone(), &job.name)));
+    let sinks = outputs::attach(&run_id, &out_dir, &workspace, &job.name, args, opts.log, &redactor, resume.is_some())?;
+    let emitter = sinks.emitter.clone();
 
     let registry = setup::registry(&policy);
     let stop = StopSignal::new();
@@ -174,24 +189,44 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult
         out_dir.join("artifacts"),
     ));
     let info = parts.client.info();
+    let mut budget = Budget::new(job.limits.clone());
+    let (mut state, session) = match resume {
+        Some(r) => {
+            budget.restore(r.session.turns, r.session.usage, r.session.cost_usd);
+            let mut state = RunState::new(r.session.history.clone(), budget);
+            state.in_flight = r.session.in_flight.clone();
+            (state, r.session)
+        }
+        None => {
+            let session = Session {
+                schema_version: SESSION_VERSION,
+                session_id: run_id.clone(),
+                job: job_record(&job, args),
+                workspace: workspace.display().to_string(),
+                created_at: now(),
+                ..Session::default()
+            };
+            (RunState::new(vec![Message::user(prompt.clone().unwrap_or_default())], budget), session)
+        }
+    };
+    let resumed = prompt.is_none();
     emitter.emit(Event::RunStarted {
         job: job.name.clone(),
-        prompt: prompt.clone(),
+        prompt: state.history.first().map(|m| m.text().to_owned()).unwrap_or_default(),
         provider: info.provider.clone(),
         model: info.model.clone(),
         workspace: workspace.display().to_string(),
         tools: registry.names(),
         mode: policy.mode().as_str().to_owned(),
-        resumed: false,
+        resumed,
     });
-    let price = match job.model.provider {
-        ProviderKind::Script => Some(pricing::Price { input_per_mtok: 0.0, output_per_mtok: 0.0, cache_read_per_mtok: None, cache_write_per_mtok: None }),
-        _ => pricing::builtin_price(&job.model.name),
-    };
-    let mut state = RunState {
-        history: vec![Message::user(prompt)],
-        budget: Budget::new(job.limits.clone()),
-        final_text: String::new(),
+    let session_path = out_dir.join("session.json");
+    let hooks = SessionHooks {
+        path: session_path.clone(),
+        redactor: redactor.clone(),
+        session: Mutex::new(session),
+        emitter: emitter.clone(),
+        on_mutation: None,
     };
     let mut agent = Agent {
         client: parts.client.as_ref(),
@@ -208,10 +243,10 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult
             on_ask: args.on_ask.unwrap_or(job.permissions.on_ask),
             retry: setup::retry_policy(&job),
             idle_timeout: setup::idle_timeout(&job),
-            price,
+            price: price_for(&job),
         },
         system: SystemPrompt::build(&workspace, policy.mode(), job.rules.clone(), args.format == Format::Json),
-        hooks: &NoHooks,
+        hooks: &hooks,
     };
     let outcome = std::panic::AssertUnwindSafe(agent.run(&mut state))
         .catch_unwind()
@@ -227,6 +262,7 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult
     signals.abort();
     stop.token().cancel();
     let (status, reason, limit) = classify(&outcome, &job);
+    hooks.finish(&state, status.as_str(), shared.checklist()).await;
     emitter.emit(Event::RunCompleted {
         status,
         exit_code: status.exit_code(),
@@ -239,8 +275,11 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>) -> Result<RunResult
         total_cost_usd: state.budget.cost_usd,
         cost_unknown: state.budget.cost_usd.is_none(),
     });
-    result_sink.update(|r| r.checklist = shared.checklist());
-    let result = result_sink.snapshot();
+    sinks.result.update(|r| {
+        r.checklist = shared.checklist();
+        r.session_path = Some(session_path.display().to_string());
+    });
+    let result = sinks.result.snapshot();
     if let Err(e) = write_json(&out_dir.join("result.json"), &result, &redactor) {
         tracing::error!("cannot write result.json: {e}");
     }

@@ -114,7 +114,7 @@ rules! {
         "A quoted argument spans several lines, which makes the command easy to misread.";
     PARSE_ERROR = "parse.error", ASK, 1,
         "The command could not be tokenised (unbalanced quotes, brackets or here-document).";
-    TOO_DEEP = "parse.too_deep", ASK, 1, "The command nests substitutions too deeply to check.";
+    TOO_DEEP = "parse.too_deep", ASK, 1, "The command nests substitutions or wrapped commands too deeply to check.";
 
     // Needs permission: catch-alls.
     HIDDEN_PROGRAM = "expansion.program", ASK, 0,

@@ -30,19 +30,36 @@ impl Acc {
     /// Records a finding; it replaces the current one only if it is strictly stricter or, at the
     /// same level, strictly more specific.
     pub(crate) fn note(&mut self, rule: &'static Rule, subject: &str) {
+        self.note_parts(rule, &[subject]);
+    }
+
+    /// Like [`Acc::note`], with a subject made of words joined by spaces (`cargo test`).
+    pub(crate) fn note_parts(&mut self, rule: &'static Rule, parts: &[&str]) {
         if let Some(best) = self.best
             && (rule.level, rule.weight) <= (best.level, best.weight)
         {
             return;
         }
         self.best = Some(rule);
-        let mut end = subject.len().min(SUBJECT_MAX);
-        while !subject.is_char_boundary(end) {
+        self.subject_len = 0;
+        self.cut = false;
+        for (k, part) in parts.iter().enumerate() {
+            if k > 0 {
+                self.push(" ");
+            }
+            self.push(part);
+        }
+    }
+
+    fn push(&mut self, text: &str) {
+        let room = SUBJECT_MAX - self.subject_len;
+        let mut end = text.len().min(room);
+        while !text.is_char_boundary(end) {
             end -= 1;
         }
-        self.subject[..end].copy_from_slice(&subject.as_bytes()[..end]);
-        self.subject_len = end;
-        self.cut = end < subject.len();
+        self.subject[self.subject_len..self.subject_len + end].copy_from_slice(&text.as_bytes()[..end]);
+        self.subject_len += end;
+        self.cut |= end < text.len();
     }
 
     pub(crate) fn level(&self) -> Level {
@@ -63,13 +80,22 @@ impl Acc {
 /// The words shown to a user: the rule's text after its subject, or the text alone when the rule
 /// is a full sentence.
 fn reason(rule: &Rule, subject: &str, cut: bool) -> String {
-    let full_sentence = rule.why.starts_with(|c: char| c.is_ascii_uppercase());
-    let ellipsis = if cut { "…" } else { "" };
-    match (full_sentence, subject.is_empty()) {
-        (true, _) => rule.why.to_owned(),
-        (false, true) => format!("the command {}", rule.why),
-        (false, false) => format!("`{subject}{ellipsis}` {}", rule.why),
+    if rule.why.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return rule.why.to_owned();
     }
+    let mut out = String::with_capacity(subject.len() + rule.why.len() + 8);
+    if subject.is_empty() {
+        out.push_str("the command ");
+    } else {
+        out.push('`');
+        out.push_str(subject);
+        if cut {
+            out.push('…');
+        }
+        out.push_str("` ");
+    }
+    out.push_str(rule.why);
+    out
 }
 
 #[cfg(test)]

@@ -85,7 +85,8 @@ pub(crate) fn lang(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         if text == "-m" && name.starts_with("py") {
             return python_module(args.get(i + 1).map(|w| &*w.text), &args[(i + 2).min(args.len())..], cx);
         }
-        if INLINE_FLAGS.contains(&text) || (text.len() > 2 && INLINE_FLAGS.contains(&&text[..2])) {
+        let cluster = text.len() > 2 && text.starts_with('-') && text.is_char_boundary(2);
+        if INLINE_FLAGS.contains(&text) || (cluster && INLINE_FLAGS.contains(&&text[..2])) {
             return cx.note(&INLINE, name);
         }
         if text == "-" || text == "--" {

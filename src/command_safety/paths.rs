@@ -53,7 +53,7 @@ pub(crate) enum WriteTarget {
     Outside,
 }
 
-/// The word with `$NAME`/`${…}` expansions removed, when it has any.
+/// The word with `$NAME`/`${…}` expansions removed, when it has any; `$HOME` becomes `~`.
 pub(crate) fn without_expansions(word: &str) -> Cow<'_, str> {
     if !word.contains('$') {
         return Cow::Borrowed(word);
@@ -63,13 +63,18 @@ pub(crate) fn without_expansions(word: &str) -> Cow<'_, str> {
     while let Some(pos) = rest.find('$') {
         out.push_str(&rest[..pos]);
         rest = &rest[pos + 1..];
-        let skip = if let Some(inner) = rest.strip_prefix('{') {
-            inner.find('}').map_or(rest.len(), |k| k + 2)
+        let (name, skip) = if let Some(inner) = rest.strip_prefix('{') {
+            inner.find('}').map_or((inner, rest.len()), |k| (&inner[..k], k + 2))
         } else {
-            rest.bytes()
+            let len = rest
+                .bytes()
                 .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
-                .unwrap_or(rest.len())
+                .unwrap_or(rest.len());
+            (&rest[..len], len)
         };
+        if name == "HOME" {
+            out.push('~');
+        }
         rest = &rest[skip..];
     }
     out.push_str(rest);
@@ -213,5 +218,7 @@ mod tests {
         assert_eq!(without_expansions("$DIR/"), "/");
         assert_eq!(without_expansions("${A}x$B"), "x");
         assert_eq!(without_expansions("plain"), "plain");
+        assert_eq!(without_expansions("$HOME/"), "~/");
+        assert_eq!(without_expansions("${HOME}/src"), "~/src");
     }
 }

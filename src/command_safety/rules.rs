@@ -569,7 +569,8 @@ struct ProgramName {
 
 impl ProgramName {
     fn parse(text: &str) -> Option<Self> {
-        let (dir, base) = match text.rfind(['/', '\\']) {
+        let cut = text.bytes().rposition(|c| c == b'/' || c == b'\\');
+        let (dir, base) = match cut {
             Some(k) => (&text[..=k], &text[k + 1..]),
             None => ("", text),
         };
@@ -597,13 +598,35 @@ impl ProgramName {
     }
 }
 
+/// `BUCKETS[c]..BUCKETS[c + 1]` is the range of `PROGRAMS` whose names start with byte `c`,
+/// computed at compile time from the sorted table.
+const BUCKETS: [u16; 257] = buckets();
+
+const fn buckets() -> [u16; 257] {
+    let mut out = [0u16; 257];
+    let mut byte = 0;
+    let mut k = 0;
+    while byte < 256 {
+        while k < PROGRAMS.len() && (PROGRAMS[k].0.as_bytes()[0] as usize) < byte {
+            k += 1;
+        }
+        out[byte] = k as u16;
+        byte += 1;
+    }
+    out[256] = PROGRAMS.len() as u16;
+    out
+}
+
+fn find(name: &str) -> Option<Kind> {
+    let first = usize::from(*name.as_bytes().first()?);
+    let bucket = &PROGRAMS[usize::from(BUCKETS[first])..usize::from(BUCKETS[first + 1])];
+    bucket
+        .iter()
+        .find(|(entry, _)| entry.len() == name.len() && *entry == name)
+        .map(|(_, kind)| *kind)
+}
+
 fn lookup(name: &str) -> Option<Kind> {
-    let find = |n: &str| {
-        PROGRAMS
-            .binary_search_by(|(entry, _)| entry.as_bytes().cmp(n.as_bytes()))
-            .ok()
-            .map(|k| PROGRAMS[k].1)
-    };
     if let Some(kind) = find(name) {
         return Some(kind);
     }
@@ -632,6 +655,7 @@ pub(crate) fn classify(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) 
 
 fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let rule = match kind {
+        Fixed(rule) if cx.after_pipe && std::ptr::eq(rule, &NETWORK) => &PIPE_TO_NETWORK,
         Fixed(rule) => rule,
         Rm => destructive::rm(args),
         Chmod => destructive::chmod(args),
@@ -729,6 +753,9 @@ mod tests {
     fn the_program_table_is_sorted_and_unique() {
         for pair in PROGRAMS.windows(2) {
             assert!(pair[0].0 < pair[1].0, "{} before {}", pair[0].0, pair[1].0);
+        }
+        for (name, _) in PROGRAMS {
+            assert!(find(name).is_some(), "{name} is not found through its bucket");
         }
     }
 

@@ -76,30 +76,51 @@ pub(crate) fn is_secret_path(word: &str) -> bool {
     if word.len() < 3 {
         return false;
     }
-    let word = word.trim_start_matches('@');
-    let after_eq = word.rsplit('=').next().unwrap_or(word);
-    let after_colon = after_eq.rsplit(':').next().unwrap_or(after_eq);
-    is_secret_file(after_eq) || (after_colon.len() != after_eq.len() && is_secret_file(after_colon))
+    let b = word.as_bytes();
+    let after = |sep: u8| b.iter().rposition(|&c| c == sep).map_or(0, |k| k + 1);
+    let eq = after(b'=');
+    let word = &word[eq..];
+    let word = word.strip_prefix('@').unwrap_or(word);
+    if is_secret_file(word) {
+        return true;
+    }
+    let colon = word.bytes().rposition(|c| c == b':');
+    colon.is_some_and(|k| is_secret_file(&word[k + 1..]))
 }
 
 fn is_secret_file(path: &str) -> bool {
-    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-    if name.ends_with(".pub") || name == "known_hosts" {
+    let b = path.as_bytes();
+    let slash = b.iter().rposition(|&c| c == b'/' || c == b'\\');
+    let name = &path[slash.map_or(0, |k| k + 1)..];
+    let dot = name.bytes().rposition(|c| c == b'.');
+    let Some(&first) = name.as_bytes().first() else {
         return false;
-    }
-    if is_env_file(name) || SECRET_NAMES.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+    };
+    let named = match dot {
+        // Only a few secret names have no dot; skip the list unless the first letter fits.
+        None => {
+            matches!(first.to_ascii_lowercase(), b'c' | b'i' | b'_')
+                && SECRET_NAMES.iter().any(|s| name.eq_ignore_ascii_case(s))
+        }
+        Some(k) => {
+            let ext = &name[k + 1..];
+            if ext == "pub" {
+                return false;
+            }
+            is_env_file(name)
+                || SECRET_EXTENSIONS.iter().any(|s| ext.eq_ignore_ascii_case(s))
+                || SECRET_NAMES.iter().any(|s| name.eq_ignore_ascii_case(s))
+        }
+    };
+    if named {
         return true;
     }
-    if let Some((_, ext)) = name.rsplit_once('.')
-        && SECRET_EXTENSIONS.iter().any(|s| ext.eq_ignore_ascii_case(s))
-    {
-        return true;
-    }
-    if !path.contains('/') {
+    if slash.is_none() || name == "known_hosts" {
         return false;
     }
-    SECRET_DIRS.iter().any(|dir| path.contains(dir))
-        || SYSTEM_SECRETS.iter().any(|file| path.starts_with(file))
+    let hidden_dir = b.starts_with(b".") || b.windows(2).any(|w| w == b"/.");
+    (hidden_dir && SECRET_DIRS.iter().any(|dir| path.contains(dir)))
+        || (path.starts_with("/etc/") && SYSTEM_SECRETS.iter().any(|file| path.starts_with(file)))
 }
 
 /// `.env`, `.env.local`, `.env*`, `prod.env`; not `.env.example`.

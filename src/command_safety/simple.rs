@@ -42,6 +42,9 @@ const DANGEROUS_VARS: &[&str] = &[
     "SHELLOPTS",
 ];
 
+/// How many `$'…'` words per command are also evaluated as the start of a command.
+const MAX_DECODED: usize = 4;
+
 /// Words that only shape control flow; the command follows them.
 const PREFIX_KEYWORDS: &[&str] = &[
     "!", "{", "}", "do", "done", "elif", "else", "esac", "fi", "if", "then", "time", "until",
@@ -73,9 +76,11 @@ pub(crate) fn evaluate<'w>(
     secret_var: &str,
     cx: &mut Cx<'w>,
 ) {
+    let mut decoded = 0;
     for (k, word) in words.iter().enumerate() {
         check_word(word, secret_var, cx);
-        if k > 0 && word.has(ANSI_C) && !word.text.is_empty() {
+        if k > 0 && word.has(ANSI_C) && !word.text.is_empty() && decoded < MAX_DECODED {
+            decoded += 1;
             cx.command(&words[k..], false);
         }
     }

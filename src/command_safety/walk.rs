@@ -3,6 +3,7 @@
 //! commands, each evaluated with the knowledge of whether it reads from a pipe. `Cx` carries the
 //! shared state through the rules.
 
+use super::Level;
 use super::catalog::{self, Rule};
 use super::finding::Acc;
 use super::obfuscation;
@@ -11,11 +12,14 @@ use super::tokenize::{self, Op, Redir, Tok, Word};
 
 /// How deep substitutions and `sh -c` strings are followed.
 const MAX_DEPTH: u8 = 8;
+/// How deep commands run by commands (`env nice xargs …`) are followed.
+const MAX_NESTING: u8 = 16;
 
 /// Evaluation context handed to every rule.
 pub(crate) struct Cx<'s> {
     acc: &'s mut Acc,
     depth: u8,
+    nesting: u8,
     /// The command reads the output of a pipe.
     pub(crate) after_pipe: bool,
     /// Text fed to the command's standard input by a here-document or here-string.
@@ -27,10 +31,20 @@ impl<'s> Cx<'s> {
         self.acc.note(rule, subject);
     }
 
+    /// Notes a finding whose subject is a tool and its sub-command (`cargo test`).
+    pub(crate) fn note_sub(&mut self, rule: &'static Rule, tool: &str, sub: &str) {
+        self.acc.note_parts(rule, &[tool, sub]);
+    }
+
     /// Evaluates `words` as a command run by the current one (`env X`, `xargs X`, `find -exec X`).
     pub(crate) fn command(&mut self, words: &[&Word<'_>], after_pipe: bool) {
+        if self.nesting >= MAX_NESTING {
+            return self.acc.note(&catalog::TOO_DEEP, "");
+        }
         let saved = std::mem::replace(&mut self.after_pipe, after_pipe);
+        self.nesting += 1;
         simple::command(words, self);
+        self.nesting -= 1;
         self.after_pipe = saved;
     }
 
@@ -56,6 +70,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     let mut cx = Cx {
         acc,
         depth,
+        nesting: 0,
         after_pipe: false,
         stdin: None,
     };
@@ -67,7 +82,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     let mut words: Vec<&Word<'_>> = Vec::with_capacity(8);
     let mut redirs: Vec<&Redir<'_>> = Vec::new();
     let mut i = 0;
-    while i < toks.len() {
+    while i < toks.len() && cx.acc.level() < Level::Disabled {
         match &toks[i] {
             Tok::Word(word) => {
                 if words.is_empty() && redirs.is_empty() {
@@ -94,7 +109,7 @@ fn flush<'w, 'a: 'w>(
     words: &mut Vec<&'w Word<'a>>,
     redirs: &mut Vec<&'w Redir<'a>>,
     secret_var: &str,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'w>,
 ) {
     if !words.is_empty() || !redirs.is_empty() {
         simple::evaluate(words, redirs, secret_var, cx);

@@ -41,6 +41,11 @@ impl Emitter {
         inner.sinks.push(sink);
     }
 
+    /// The number of the last event emitted.
+    pub fn seq(&self) -> u64 {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner).seq
+    }
+
     /// Continue numbering after `seq` (a resumed run appends to its events).
     pub fn resume_at(&self, seq: u64) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

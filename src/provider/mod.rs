@@ -59,6 +59,9 @@ pub enum StreamEvent {
     },
     Usage(Usage),
     Finish(FinishReason),
+    /// The server sent bytes that carry no content (an SSE comment, a `ping`, a reasoning
+    /// delta, part of a large event): it is alive, so the idle timeout starts again.
+    KeepAlive,
 }
 
 /// A boxed stream of decoded events; errors mid-stream arrive as items.

@@ -5,26 +5,46 @@
 //! over. A tool failure the model can act on is a [`ToolError::RespondToModel`]: it goes back
 //! as the tool result and never ends the run.
 
+mod background;
 mod bash;
+mod capability;
+mod check_background_job;
 mod checklist;
+mod edit;
 mod exit;
+mod fetch;
+mod fetch_guard;
 mod list;
+mod multi_edit;
 mod output;
 mod paths;
 mod process;
 mod read;
 mod registry;
+mod report_failure;
+mod search;
+mod upload_artifact;
 mod write;
 
+pub use background::{BackgroundJobs, JobSnapshot, JobStatus, MAX_BACKGROUND_JOBS};
 pub use bash::Bash;
+pub use capability::{edit_tool_for, supports_multi_edit};
+pub use check_background_job::CheckBackgroundJob;
 pub use checklist::Checklist;
+pub use edit::Edit;
 pub use exit::Exit;
+pub use fetch::{Fetch, FetchLimits};
+pub use fetch_guard::{check_redirect, private_reason};
 pub use list::List;
+pub use multi_edit::MultiEdit;
 pub use output::{TailBuffer, truncate_tail};
 pub use paths::{ResolvedPath, is_sensitive_path, resolve_in_workspace};
 pub use process::{CommandLimits, CommandOutcome, run_command};
 pub use read::Read;
 pub use registry::ToolRegistry;
+pub use report_failure::ReportFailure;
+pub use search::Search;
+pub use upload_artifact::{ArtifactRecord, UploadArtifact};
 pub use write::Write;
 
 use std::collections::HashSet;
@@ -111,6 +131,10 @@ pub struct ToolShared {
     pub artifacts_dir: PathBuf,
     read_set: Mutex<HashSet<PathBuf>>,
     checklist: Mutex<Option<String>>,
+    /// Commands Bash started with `run_in_background`.
+    background: BackgroundJobs,
+    /// Files UploadArtifact copied, in upload order.
+    artifacts: Mutex<Vec<ArtifactRecord>>,
 }
 
 impl ToolShared {
@@ -129,6 +153,8 @@ impl ToolShared {
             artifacts_dir,
             read_set: Mutex::new(HashSet::new()),
             checklist: Mutex::new(None),
+            background: BackgroundJobs::default(),
+            artifacts: Mutex::new(Vec::new()),
         }
     }
 
@@ -156,6 +182,24 @@ impl ToolShared {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The run's background jobs; call [`BackgroundJobs::kill_all`] when the run ends.
+    pub fn background(&self) -> &BackgroundJobs {
+        &self.background
+    }
+
+    /// The files uploaded with UploadArtifact, for result.json.
+    pub fn artifacts(&self) -> Vec<ArtifactRecord> {
+        self.artifacts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Lock the artifact list (UploadArtifact checks the run's total and records under it).
+    pub(crate) fn artifacts_mut(&self) -> std::sync::MutexGuard<'_, Vec<ArtifactRecord>> {
+        self.artifacts.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -8,3 +8,4 @@ mod provider_openai;
 mod provider_script;
 mod run_e2e;
 mod job_file;
+mod permissions_e2e;

@@ -10,7 +10,7 @@ use cn_run::provider::{FinishReason, ProviderError};
 use cn_run::secret::Secret;
 use serde_json::json;
 
-use crate::support::http::{MockServer, Reply};
+use crate::support::http::{Chunk, MockServer, Reply};
 use crate::support::model::{hello, quick_retries, request, run, tool};
 use crate::support::sse::anthropic;
 
@@ -221,6 +221,27 @@ async fn a_prompt_that_is_too_long_is_a_context_length_error() {
     let run = run(&client(&server), &hello(), &quick_retries(3), IDLE).await;
     assert!(matches!(run.error(), ProviderError::ContextLength(m) if m.contains("201234")));
     assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn pings_hold_off_the_idle_timeout() {
+    let mut chunks = vec![Chunk::from(anthropic::message_start(5, 0, 0))];
+    chunks.extend((0..4).map(|_| Chunk::after(150, anthropic::ping())));
+    chunks.extend(
+        anthropic::answer("late but fine")
+            .into_iter()
+            .skip(1)
+            .map(Chunk::from),
+    );
+    let server = MockServer::start(vec![Reply::sse(200, chunks)]).await;
+    let run = run(
+        &client(&server),
+        &hello(),
+        &quick_retries(0),
+        Duration::from_millis(400),
+    )
+    .await;
+    assert_eq!(run.turn().text, "late but fine");
 }
 
 #[tokio::test]

@@ -423,6 +423,22 @@ async fn a_stalled_stream_times_out_and_is_retried() {
 }
 
 #[tokio::test]
+async fn keep_alive_comments_hold_off_the_idle_timeout() {
+    let mut chunks = vec![Chunk::from(openai::role())];
+    chunks.extend((0..4).map(|_| Chunk::after(150, ": still thinking\n\n")));
+    chunks.extend(
+        openai::answer("worth the wait")
+            .into_iter()
+            .map(Chunk::from),
+    );
+    let server = MockServer::start(vec![Reply::sse(200, chunks)]).await;
+    let idle = Duration::from_millis(400);
+    let run = run(&client(&server), &hello(), &quick_retries(0), idle).await;
+    assert_eq!(run.turn().text, "worth the wait");
+    assert!(run.retries.is_empty());
+}
+
+#[tokio::test]
 async fn a_connection_reset_mid_stream_is_retried() {
     let server = MockServer::start(vec![
         Reply::sse(200, openai::answer("lost")).reset_after(200),

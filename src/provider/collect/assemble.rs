@@ -54,6 +54,7 @@ impl Assembler {
             }
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Finish(reason) => self.finish = Some(reason),
+            StreamEvent::KeepAlive => {}
         }
         self.charge(0)?;
         Ok(None)

@@ -256,6 +256,9 @@ impl<D: Dialect> BodyState<D> {
                 return Ok(());
             }
         }
+        if !at_end && self.pending.is_empty() {
+            self.pending.push_back(StreamEvent::KeepAlive);
+        }
         if at_end {
             self.done = true;
             if !self.dialect.may_end() {

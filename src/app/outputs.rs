@@ -1,0 +1,85 @@
+//! The output folder of a run and the sinks every event goes to: events.jsonl, the result
+//! builder, stream-json on stdout and the progress lines on stderr.
+
+use std::fs::OpenOptions;
+use std::io::LineWriter;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::cli::{Format, RunArgs};
+use crate::events::Emitter;
+use crate::observability::LogHandle;
+use crate::redact::Redactor;
+use crate::report::progress::ProgressSink;
+use crate::report::{JsonlSink, ResultBuilder, ResultSink};
+
+/// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git).
+pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, String> {
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => {
+            let root = PathBuf::from(".cn-run");
+            std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+            let _ = std::fs::write(root.join(".gitignore"), "*\n");
+            root.join(run_id)
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("output folder {}: {e}", dir.display()))?;
+    dir.canonicalize().map_err(|e| e.to_string())
+}
+
+/// The highest `seq` in an events file (a resumed run continues after it).
+pub(crate) fn last_seq(events: &Path) -> u64 {
+    std::fs::read_to_string(events)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("seq").and_then(serde_json::Value::as_u64))
+        .max()
+        .unwrap_or(0)
+}
+
+pub(crate) struct Sinks {
+    pub emitter: Arc<Emitter>,
+    pub result: ResultSink,
+    pub events_path: PathBuf,
+}
+
+/// The emitter of a run with every sink attached. A resumed run appends to its events.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attach(
+    run_id: &str,
+    out_dir: &Path,
+    workspace: &Path,
+    job: &str,
+    args: &RunArgs,
+    log: &LogHandle,
+    redactor: &Redactor,
+    resume: bool,
+) -> Result<Sinks, String> {
+    let emitter = Arc::new(Emitter::new(run_id.to_owned()));
+    let events_path = out_dir.join("events.jsonl");
+    if resume {
+        emitter.resume_at(last_seq(&events_path));
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(resume)
+        .write(true)
+        .truncate(!resume)
+        .open(&events_path)
+        .map_err(|e| format!("{}: {e}", events_path.display()))?;
+    emitter.add_sink(Box::new(JsonlSink::new(LineWriter::new(file), redactor.clone())));
+    let result = ResultSink(Arc::new(Mutex::new(ResultBuilder::new(
+        run_id,
+        &out_dir.display().to_string(),
+        &events_path.display().to_string(),
+        &workspace.display().to_string(),
+    ))));
+    emitter.add_sink(Box::new(result.clone()));
+    if args.format == Format::StreamJson {
+        emitter.add_sink(Box::new(JsonlSink::new(std::io::stdout(), redactor.clone())));
+    }
+    emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job)));
+    Ok(Sinks { emitter, result, events_path })
+}

@@ -1,0 +1,96 @@
+//! The session file kept current as the run goes: after every response, when a tool call
+//! starts and when it finishes, after every turn, and at the end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::Mutex;
+
+use crate::agent::{AgentHooks, RunState};
+use crate::conversation::Message;
+use crate::events::{Emitter, now};
+use crate::redact::Redactor;
+use crate::session::{Session, SessionState};
+
+pub(crate) struct SessionHooks {
+    pub path: PathBuf,
+    pub redactor: Redactor,
+    pub session: Mutex<Session>,
+    pub emitter: Arc<Emitter>,
+    /// Called after each mutating tool call (checkpoints).
+    pub on_mutation: Option<Box<dyn Fn(u32, &str) + Send + Sync>>,
+}
+
+impl SessionHooks {
+    async fn save_with(&self, update: impl FnOnce(&mut Session)) {
+        let mut s = self.session.lock().await;
+        update(&mut s);
+        s.updated_at = now();
+        s.last_seq = self.emitter.seq();
+        if let Err(e) = s.save(&self.path, &self.redactor) {
+            tracing::warn!("cannot write the session file {}: {e}", self.path.display());
+        }
+    }
+
+    fn sync_state(s: &mut Session, state: &RunState) {
+        s.history = state.history.clone();
+        s.turns = state.budget.turns;
+        s.usage = state.budget.usage;
+        s.cost_usd = state.budget.cost_usd;
+    }
+
+    /// The final write: the run has ended with `status`.
+    pub(crate) async fn finish(&self, state: &RunState, status: &str, checklist: Option<String>) {
+        self.save_with(|s| {
+            Self::sync_state(s, state);
+            s.in_flight.clear();
+            s.state = SessionState::Finished;
+            s.status = Some(status.to_owned());
+            s.checklist = checklist;
+        })
+        .await;
+    }
+
+    pub(crate) async fn set_checkpoints(&self, checkpoints: Vec<serde_json::Value>) {
+        self.save_with(|s| s.checkpoints = checkpoints).await;
+    }
+}
+
+#[async_trait::async_trait]
+impl AgentHooks for SessionHooks {
+    async fn after_response(&self, _turn: u32, state: &RunState) {
+        self.save_with(|s| {
+            Self::sync_state(s, state);
+            s.in_flight.clear();
+        })
+        .await;
+    }
+
+    async fn tool_started(&self, _turn: u32, call_id: &str) {
+        self.save_with(|s| s.in_flight.push(call_id.to_owned())).await;
+    }
+
+    async fn tool_finished(&self, _turn: u32, result: &Message) {
+        self.save_with(|s| {
+            if let Message::Tool { tool_call_id, .. } = result {
+                s.in_flight.retain(|id| id != tool_call_id);
+            }
+            s.history.push(result.clone());
+        })
+        .await;
+    }
+
+    async fn after_mutation(&self, turn: u32, call_id: &str, _tool: &str) {
+        if let Some(f) = &self.on_mutation {
+            f(turn, call_id);
+        }
+    }
+
+    async fn after_turn(&self, _turn: u32, state: &RunState) {
+        self.save_with(|s| {
+            Self::sync_state(s, state);
+            s.in_flight.clear();
+        })
+        .await;
+    }
+}

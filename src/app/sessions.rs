@@ -1,0 +1,70 @@
+//! `cn-run sessions list|show`: the sessions of earlier runs in `.cn-run/`.
+
+use std::path::Path;
+
+use super::{stdout, usage_error};
+use crate::cli::SessionsAction;
+use crate::session::{Session, SessionSummary, find_session, list_sessions};
+
+pub(super) fn run(action: &SessionsAction) -> i32 {
+    let root = Path::new(".cn-run");
+    match action {
+        SessionsAction::List { json } => {
+            let rows: Vec<SessionSummary> = list_sessions(root).iter().map(|(p, s)| SessionSummary::of(p, s)).collect();
+            if *json {
+                stdout(&format!("{}\n", serde_json::to_string_pretty(&rows).unwrap_or_default()));
+            } else {
+                for r in rows {
+                    stdout(&format!(
+                        "{}  {:<20} {:<9} {:<16} {:>4} turns  {}\n",
+                        r.session_id,
+                        r.job,
+                        r.state,
+                        r.status.unwrap_or_default(),
+                        r.turns,
+                        r.updated_at
+                    ));
+                }
+            }
+            0
+        }
+        SessionsAction::Show { id, json } => {
+            let session = match find_session(root, id).and_then(|p| Session::load(&p).map(|s| (p, s))) {
+                Ok(s) => s,
+                Err(e) => return usage_error(&e),
+            };
+            let (path, s) = session;
+            if *json {
+                stdout(&format!("{}\n", serde_json::to_string_pretty(&s).unwrap_or_default()));
+                return 0;
+            }
+            let mut text = format!(
+                "session {}  job {}  {:?} {}\nworkspace {}\nturns {}  tokens in/out {}/{}  cost {}\nfile {}\n\n",
+                s.session_id,
+                s.job.name,
+                s.state,
+                s.status.clone().unwrap_or_default(),
+                s.workspace,
+                s.turns,
+                s.usage.input_tokens,
+                s.usage.output_tokens,
+                s.cost_usd.map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
+                path.display()
+            );
+            for m in &s.history {
+                let (role, extra) = match m {
+                    crate::conversation::Message::User { .. } => ("user", String::new()),
+                    crate::conversation::Message::Assistant { tool_calls, .. } => (
+                        "assistant",
+                        tool_calls.iter().map(|c| format!(" [{}]", c.name)).collect::<String>(),
+                    ),
+                    crate::conversation::Message::Tool { name, .. } => ("tool", format!(" ({name})")),
+                };
+                let first = m.text().lines().next().unwrap_or("");
+                text.push_str(&format!("{role}{extra}: {first}\n"));
+            }
+            stdout(&text);
+            0
+        }
+    }
+}

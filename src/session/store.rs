@@ -1,0 +1,69 @@
+//! Finding sessions: the run folders under `.cn-run/`, newest first.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Session;
+
+/// One line of `cn-run sessions list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub job: String,
+    pub state: String,
+    pub status: Option<String>,
+    pub turns: u32,
+    pub updated_at: String,
+    pub path: String,
+}
+
+/// Sessions in the run folders under `root` (usually `.cn-run`), newest first.
+pub fn list_sessions(root: &Path) -> Vec<(PathBuf, Session)> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf, Session)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("session.json"))
+        .filter_map(|p| {
+            let mtime = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
+            let s = Session::load(&p).ok()?;
+            Some((mtime, p, s))
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.into_iter().map(|(_, p, s)| (p, s)).collect()
+}
+
+/// The session file for `id` (`latest`, a run id, a run folder or a session.json path).
+pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
+    if id == "latest" {
+        return list_sessions(root)
+            .into_iter()
+            .next()
+            .map(|(p, _)| p)
+            .ok_or_else(|| format!("no sessions under {}", root.display()));
+    }
+    let direct = Path::new(id);
+    for candidate in [direct.to_path_buf(), direct.join("session.json"), root.join(id).join("session.json")] {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("no session `{id}` (looked in {})", root.display()))
+}
+
+impl SessionSummary {
+    pub fn of(path: &Path, s: &Session) -> Self {
+        SessionSummary {
+            session_id: s.session_id.clone(),
+            job: s.job.name.clone(),
+            state: format!("{:?}", s.state).to_lowercase(),
+            status: s.status.clone(),
+            turns: s.turns,
+            updated_at: s.updated_at.clone(),
+            path: path.display().to_string(),
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! The Edit tool: replace one piece of text in a file the model has read, and the checks
+//! and write path it shares with MultiEdit.
+//!
+//! The model must have Read the file (its real path, symlinks followed) earlier in the run,
+//! so it edits what is on disk rather than what it remembers. The search is the edit
+//! engine's graded match; the result names the strategy that matched and shows a unified
+//! diff. The write is atomic and keeps the file's mode.
+
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::paths::resolve_in_workspace;
+use super::write::{path_tighten, write_atomic};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
+use crate::permissions::Tighten;
+
+pub struct Edit;
+
+const DESCRIPTION: &str = "Change part of an existing file: find `old_string` and put \
+`new_string` in its place. Read the file first; edits to unread files are refused. \
+`old_string` must match one place only (add surrounding lines to make it unique) unless \
+`replace_all` is true. Matching falls back to ignoring surrounding whitespace, case, and \
+then all whitespace when the exact text is not found; the result says which was used. \
+To create a file, use Write.";
+
+/// Edits of one file must not interleave (parallel calls in a turn): one at a time.
+static EDIT_LOCK: LazyLock<Mutex<()>> = LazyLock::new(|| Mutex::new(()));
+
+#[async_trait::async_trait]
+impl Tool for Edit {
+    fn name(&self) -> &str {
+        "Edit"
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Edit".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[
+                ("file_path", "string", "Path of the file to change (relative to the workspace, or absolute).", true),
+                ("old_string", "string", "The text to replace, copied from the file.", true),
+                ("new_string", "string", "The text to put in its place; must differ from old_string.", true),
+                ("replace_all", "boolean", "Replace every occurrence instead of exactly one (default false).", false),
+            ]),
+        }
+    }
+
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        path_tighten(args.get("file_path")?.as_str()?, shared)
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(&args, "file_path")?.to_owned();
+        let spec = validate_single_edit(&args).map_err(|e| respond(&e))?;
+        let shared = ctx.shared.clone();
+        tokio::task::spawn_blocking(move || {
+            edit_file(&shared, &raw, |content| {
+                let done = find_and_replace(content, &spec.old_string, &spec.new_string, spec.replace_all, 0)
+                    .map_err(|e| respond_single(&e))?;
+                let times = match done.replacements {
+                    1 => "1 replacement".to_owned(),
+                    n => format!("{n} replacements"),
+                };
+                Ok((done.content, format!("{times}, {}", strategy_note(&[done.strategy]))))
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Fatal(format!("edit task failed: {e}")))?
+    }
+}
+
+/// The engine's error as a tool result.
+pub(crate) fn respond(err: &EditError) -> ToolError {
+    ToolError::RespondToModel(err.message.clone())
+}
+
+/// For the single-edit tool, the batch prefix `edits[0]: ` means nothing to the model.
+fn respond_single(err: &EditError) -> ToolError {
+    let msg = err.message.strip_prefix("edits[0]: ").unwrap_or(&err.message);
+    ToolError::RespondToModel(msg.to_owned())
+}
+
+/// Which strategies matched, in words; loose matches get a warning to check the diff.
+pub(crate) fn strategy_note(strategies: &[Strategy]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for s in strategies {
+        if !names.contains(&s.name()) {
+            names.push(s.name());
+        }
+    }
+    let mut note = format!("matched by {}", names.join(", "));
+    let loose = strategies
+        .iter()
+        .any(|s| !matches!(s, Strategy::ExactMatch | Strategy::EmptySearch));
+    if loose {
+        note.push_str(" (old_string was not found verbatim; check the diff)");
+    }
+    note
+}
+
+/// The checks and write path of Edit and MultiEdit: the file exists, was read, is UTF-8
+/// text; `apply` turns its content into `(new content, summary)`; nothing is written
+/// unless `apply` succeeds.
+pub(crate) fn edit_file(
+    shared: &ToolShared,
+    raw: &str,
+    apply: impl FnOnce(&str) -> Result<(String, String), ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    let path = resolve_in_workspace(&shared.workspace, raw);
+    let meta = std::fs::metadata(&path.real).map_err(|_| {
+        ToolError::RespondToModel(format!(
+            "File does not exist: {raw}. This tool changes existing files; create new ones with Write."
+        ))
+    })?;
+    if meta.is_dir() {
+        return Err(ToolError::RespondToModel(format!("{raw} is a directory, not a file")));
+    }
+    if !shared.was_read(&path.real) {
+        return Err(ToolError::RespondToModel(format!(
+            "You must Read {raw} before editing it, so the edit is based on its current content."
+        )));
+    }
+    let _guard = EDIT_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    let bytes = std::fs::read(&path.real)
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
+    let old = String::from_utf8(bytes).map_err(|_| {
+        ToolError::RespondToModel(format!(
+            "{raw} is not UTF-8 text, so it cannot be edited with this tool; use Bash instead."
+        ))
+    })?;
+    let (new, summary) = apply(&old)?;
+    write_atomic(&path.real, new.as_bytes())
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot write {raw}: {e}")))?;
+    let shown = path
+        .real
+        .strip_prefix(&shared.workspace)
+        .map_or_else(|_| path.real.display().to_string(), |p| p.display().to_string());
+    let diff = unified_diff(&shown, &old, &new);
+    Ok(ToolOutput::text(format!("Edited {shown} ({summary})\n{diff}")))
+}

@@ -1,0 +1,283 @@
+//! The Fetch tool: GET one http(s) URL and give the model its text, with HTML turned into
+//! markdown.
+//!
+//! Bounded everywhere: 10 s to connect, 30 s for the whole fetch (redirects included), a
+//! stall timeout between body chunks, a download cap, at most 10 redirects (a loop is
+//! stopped as soon as a URL repeats), and 20,000 characters of output with a note of what
+//! was cut. Every URL is subject to the permission engine (`Fetch(pattern)`); a URL to a
+//! private or loopback address additionally needs a rule naming it (see `fetch_guard`), and
+//! redirects are re-checked against that rule here.
+
+use std::time::Duration;
+
+use reqwest::{Response, Url, header};
+use serde_json::Value;
+
+use super::fetch_guard::{check_redirect, private_reason, resolve, resolve_blocking};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+use crate::permissions::{Permission, Tighten};
+
+/// Time and size bounds of one fetch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchLimits {
+    pub connect_timeout: Duration,
+    /// For the whole fetch: every redirect and the full body.
+    pub total_timeout: Duration,
+    /// Longest wait for the next piece of the body.
+    pub stall_timeout: Duration,
+    /// Bytes downloaded at most; the rest of the body is not read.
+    pub max_bytes: usize,
+    /// Characters of text shown to the model.
+    pub max_chars: usize,
+    pub max_redirects: usize,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        FetchLimits {
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            stall_timeout: Duration::from_secs(15),
+            max_bytes: 5 * 1024 * 1024,
+            max_chars: 20_000,
+            max_redirects: 10,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Fetch {
+    limits: FetchLimits,
+}
+
+impl Fetch {
+    pub fn with_limits(limits: FetchLimits) -> Self {
+        Fetch { limits }
+    }
+}
+
+const DESCRIPTION: &str = "Download a web page or text file over http(s) and return its text; \
+HTML pages come back as markdown. Long pages are cut (the result says how much). Addresses on \
+the local machine or a private network need a permission rule.";
+
+#[async_trait::async_trait]
+impl Tool for Fetch {
+    fn name(&self) -> &str {
+        "Fetch"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Fetch".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[("url", "string", "The http:// or https:// URL to fetch.", true)]),
+        }
+    }
+
+    fn tighten(&self, args: &Value, _shared: &ToolShared) -> Option<Tighten> {
+        let url = Url::parse(args.get("url")?.as_str()?).ok()?;
+        let why = private_reason(&url, &[]).or_else(|| private_reason(&url, &resolve_blocking(&url)))?;
+        Some(Tighten {
+            permission: Permission::Ask,
+            rule: "tool.private_address",
+            reason: format!("{url} is not a public address: {why}"),
+        })
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(&args, "url")?;
+        let url = Url::parse(raw.trim())
+            .map_err(|e| ToolError::RespondToModel(format!("Invalid URL {raw:?}: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::RespondToModel(format!(
+                "Only http:// and https:// URLs can be fetched, not {}:",
+                url.scheme()
+            )));
+        }
+        let limits = &self.limits;
+        let work = tokio::time::timeout(limits.total_timeout, fetch(&url, limits));
+        tokio::select! {
+            done = work => done.unwrap_or_else(|_| Err(ToolError::RespondToModel(format!(
+                "Fetching {url} took longer than {} s and was stopped.",
+                limits.total_timeout.as_secs_f64()
+            )))),
+            _ = ctx.shared.cancel.cancelled() => Err(ToolError::RespondToModel("Fetch stopped: the run is ending.".into())),
+        }
+    }
+}
+
+async fn fetch(url: &Url, limits: &FetchLimits) -> Result<ToolOutput, ToolError> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(limits.connect_timeout)
+        .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ToolError::Fatal(format!("cannot build an HTTP client: {e}")))?;
+    let response = follow(&client, url, limits).await?;
+    let status = response.status();
+    let final_url = response.url().clone();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let (body, capped) = read_body(response, limits, &final_url).await?;
+    let text = tokio::task::spawn_blocking(move || to_text(&body, &content_type))
+        .await
+        .map_err(|e| ToolError::Fatal(format!("fetch conversion task failed: {e}")))??;
+    let mut out = String::new();
+    if &final_url != url {
+        out.push_str(&format!("(redirected to {final_url})\n"));
+    }
+    if !status.is_success() {
+        out.push_str(&format!("HTTP {status}\n"));
+    }
+    out.push_str(&cut(&text, limits.max_chars));
+    if capped {
+        out.push_str(&format!(
+            "\n\n(download stopped after {} bytes; the rest of the body was not read)",
+            limits.max_bytes
+        ));
+    }
+    if text.trim().is_empty() {
+        return Err(ToolError::RespondToModel(format!("Could not fetch any text from {url} (HTTP {status})")));
+    }
+    if status.is_success() {
+        Ok(ToolOutput::text(out))
+    } else {
+        Err(ToolError::RespondToModel(out))
+    }
+}
+
+/// GET `url`, following redirects by hand so each target is checked.
+async fn follow(client: &reqwest::Client, url: &Url, limits: &FetchLimits) -> Result<Response, ToolError> {
+    let mut chain = vec![url.clone()];
+    let mut current = url.clone();
+    loop {
+        let response = client.get(current.clone()).send().await.map_err(|e| request_error(&current, &e))?;
+        let location = response.headers().get(header::LOCATION).and_then(|v| v.to_str().ok());
+        let (true, Some(location)) = (response.status().is_redirection(), location) else {
+            return Ok(response);
+        };
+        let next = current
+            .join(location)
+            .map_err(|e| ToolError::RespondToModel(format!("{current} redirected to an invalid URL {location:?}: {e}")))?;
+        if chain.contains(&next) {
+            return Err(ToolError::RespondToModel(format!(
+                "Redirect loop stopped: {} → {next}",
+                join_chain(&chain)
+            )));
+        }
+        if chain.len() > limits.max_redirects {
+            return Err(ToolError::RespondToModel(format!(
+                "Too many redirects (more than {}): {}",
+                limits.max_redirects,
+                join_chain(&chain)
+            )));
+        }
+        check_redirect(url, &next, &resolve(&next).await).map_err(ToolError::RespondToModel)?;
+        chain.push(next.clone());
+        current = next;
+    }
+}
+
+fn join_chain(chain: &[Url]) -> String {
+    chain.iter().map(Url::as_str).collect::<Vec<_>>().join(" → ")
+}
+
+fn request_error(url: &Url, err: &reqwest::Error) -> ToolError {
+    let mut detail = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        detail.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    let what = if err.is_connect() { "Could not connect to" } else { "Could not fetch" };
+    ToolError::RespondToModel(format!("{what} {url}: {detail}"))
+}
+
+/// The body, up to `max_bytes`; `true` when it was cut there.
+async fn read_body(mut response: Response, limits: &FetchLimits, url: &Url) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut body = Vec::new();
+    loop {
+        let chunk = tokio::time::timeout(limits.stall_timeout, response.chunk())
+            .await
+            .map_err(|_| {
+                ToolError::RespondToModel(format!(
+                    "Fetching {url} stalled: no data for {} s after {} bytes; stopped.",
+                    limits.stall_timeout.as_secs_f64(),
+                    body.len()
+                ))
+            })?
+            .map_err(|e| request_error(url, &e))?;
+        let Some(chunk) = chunk else {
+            return Ok((body, false));
+        };
+        let room = limits.max_bytes - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+}
+
+/// The body as text: HTML becomes markdown, other text stays as it is, binary is refused.
+fn to_text(body: &[u8], content_type: &str) -> Result<String, ToolError> {
+    let sniff = &body[..body.len().min(1024)];
+    let looks_html = {
+        let head = String::from_utf8_lossy(sniff).to_ascii_lowercase();
+        head.trim_start().starts_with("<!doctype html") || head.contains("<html")
+    };
+    if content_type.contains("html") || (content_type.is_empty() && looks_html) {
+        let html = String::from_utf8_lossy(body);
+        let converter = htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "template", "svg", "head", "iframe"])
+            .build();
+        return converter
+            .convert(&html)
+            .map_err(|e| ToolError::RespondToModel(format!("Could not convert the HTML page to text: {e}")));
+    }
+    let textual = content_type.starts_with("text/")
+        || ["json", "xml", "javascript", "yaml", "toml", "csv"].iter().any(|t| content_type.contains(t));
+    if textual || (!sniff.contains(&0) && std::str::from_utf8(sniff).is_ok()) {
+        return Ok(String::from_utf8_lossy(body).into_owned());
+    }
+    Err(ToolError::RespondToModel(format!(
+        "The response is binary ({}, {} bytes read), not text; download it with Bash if you need the file.",
+        if content_type.is_empty() { "no content type" } else { content_type },
+        body.len()
+    )))
+}
+
+/// The first `max` characters of `text`, with a note of how many were cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_owned(),
+        Some((at, _)) => {
+            let rest = text[at..].chars().count();
+            format!("{}\n\n({rest} characters of fetched content truncated)", &text[..at])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_counts_the_characters_removed() {
+        assert_eq!(cut("abcdef", 10), "abcdef");
+        assert_eq!(cut("ééééé", 2), "éé\n\n(3 characters of fetched content truncated)");
+    }
+
+    #[test]
+    fn binary_bodies_are_refused_and_text_is_kept() {
+        assert!(to_text(&[0, 1, 2, 0xff], "image/png").is_err());
+        assert_eq!(to_text(b"{\"a\":1}", "application/json").unwrap(), "{\"a\":1}");
+        let md = to_text(b"<html><body><h1>Title</h1><script>x()</script></body></html>", "").unwrap();
+        assert_eq!(md.trim(), "# Title");
+    }
+}

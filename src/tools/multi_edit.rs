@@ -1,0 +1,80 @@
+//! The MultiEdit tool: several find-and-replace edits to one file, applied in order, all or
+//! nothing. If any edit fails, the file is left exactly as it was and the error names the
+//! failing edit (`edits[i]: …`).
+
+use serde_json::{Value, json};
+
+use super::edit::{edit_file, respond, strategy_note};
+use super::write::path_tighten;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::conversation::ToolSpec;
+use crate::edit::{apply_edits, validate_multi_edit};
+use crate::permissions::Tighten;
+
+pub struct MultiEdit;
+
+const DESCRIPTION: &str = "Make several changes to one existing file in a single call. Each \
+edit finds `old_string` and puts `new_string` in its place; edits run in order, each on the \
+result of the previous one, and if any edit fails nothing is written. Read the file first. \
+Each `old_string` must match one place unless its `replace_all` is true; matching falls back \
+to ignoring surrounding whitespace, case, and then all whitespace, and the result says which \
+was used. Only the first edit may have an empty `old_string` (it inserts at the top).";
+
+#[async_trait::async_trait]
+impl Tool for MultiEdit {
+    fn name(&self) -> &str {
+        "MultiEdit"
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let edit = json!({
+            "type": "object",
+            "required": ["old_string", "new_string"],
+            "properties": {
+                "old_string": {"type": "string", "description": "The text to replace, copied from the file."},
+                "new_string": {"type": "string", "description": "The text to put in its place; must differ from old_string."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."}
+            }
+        });
+        ToolSpec {
+            name: "MultiEdit".into(),
+            description: DESCRIPTION.into(),
+            parameters: json!({
+                "type": "object",
+                "required": ["file_path", "edits"],
+                "properties": {
+                    "file_path": {"type": "string", "description": "Path of the file to change (relative to the workspace, or absolute)."},
+                    "edits": {"type": "array", "description": "The edits, applied one after another.", "items": edit}
+                }
+            }),
+        }
+    }
+
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        path_tighten(args.get("file_path")?.as_str()?, shared)
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(&args, "file_path")?.to_owned();
+        let edits = validate_multi_edit(&args).map_err(|e| respond(&e))?;
+        let shared = ctx.shared.clone();
+        tokio::task::spawn_blocking(move || {
+            edit_file(&shared, &raw, |content| {
+                let (new, strategies) = apply_edits(content, &edits).map_err(|e| {
+                    ToolError::RespondToModel(format!("{}\nNo edit was applied; the file is unchanged.", e.message))
+                })?;
+                let count = match edits.len() {
+                    1 => "1 edit".to_owned(),
+                    n => format!("{n} edits"),
+                };
+                Ok((new, format!("{count}, {}", strategy_note(&strategies))))
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Fatal(format!("multi-edit task failed: {e}")))?
+    }
+}

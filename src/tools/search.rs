@@ -1,0 +1,235 @@
+//! The Search tool: a regex search over the workspace, in process, with ripgrep's own
+//! crates (`ignore` for the walk, `grep-regex` and `grep-searcher` for matching), so it
+//! behaves like `rg` without needing the binary.
+//!
+//! `.gitignore` (and `.ignore`) files are honoured even outside a git repository, hidden
+//! files and binary files are skipped, `file_pattern` is an `rg -g` glob. At most 100
+//! matching lines are shown, each cut to 500 characters, with a note saying what was cut.
+//! Credential files found by the walk are not searched (reading them needs permission).
+
+use std::path::Path;
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+use ignore::WalkBuilder;
+use ignore::overrides::OverrideBuilder;
+use serde_json::Value;
+
+use super::paths::{is_sensitive_path, resolve_in_workspace};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+use crate::permissions::{Permission, Tighten};
+
+pub struct Search;
+
+/// Matching lines shown to the model.
+const MAX_RESULTS: usize = 100;
+/// Characters kept of one matching line.
+const MAX_LINE_CHARS: usize = 500;
+/// Counting stops here, so a pattern matching everything in a huge tree stays cheap.
+const COUNT_LIMIT: usize = 10_000;
+/// A file whose single line would need more memory than this is skipped.
+const HEAP_LIMIT: usize = 64 * 1024 * 1024;
+
+const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex \
+syntax, case-sensitive) under `path` (default: the workspace), skipping files ignored by \
+.gitignore, hidden files and binary files. `file_pattern` limits the search to files \
+matching a glob such as `*.rs` or `src/**/*.ts`. Returns `path:line:text` lines, at most \
+100.";
+
+#[async_trait::async_trait]
+impl Tool for Search {
+    fn name(&self) -> &str {
+        "Search"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "Search".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[
+                ("pattern", "string", "The regular expression to look for.", true),
+                ("path", "string", "File or directory to search (default: the workspace).", false),
+                ("file_pattern", "string", "Only search files matching this glob, e.g. `*.py`.", false),
+            ]),
+        }
+    }
+
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        let raw = args.get("path")?.as_str()?;
+        let path = resolve_in_workspace(&shared.workspace, raw);
+        is_sensitive_path(&path.real).then(|| Tighten {
+            permission: Permission::Ask,
+            rule: "tool.sensitive_file",
+            reason: format!("{raw} looks like a credential file"),
+        })
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let query = Query {
+            pattern: str_arg(&args, "pattern")?.to_owned(),
+            path: optional_str(&args, "path")?,
+            file_pattern: optional_str(&args, "file_pattern")?,
+        };
+        let shared = ctx.shared.clone();
+        tokio::task::spawn_blocking(move || search(&query, &shared))
+            .await
+            .map_err(|e| ToolError::Fatal(format!("search task failed: {e}")))?
+    }
+}
+
+struct Query {
+    pattern: String,
+    path: Option<String>,
+    file_pattern: Option<String>,
+}
+
+/// An optional string argument; empty counts as absent.
+fn optional_str(args: &Value, name: &str) -> Result<Option<String>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(_) => str_arg(args, name).map(|s| Some(s.to_owned())),
+    }
+}
+
+/// What the walk found.
+#[derive(Default)]
+struct Found {
+    lines: Vec<String>,
+    total: usize,
+    skipped_sensitive: usize,
+    unreadable: usize,
+}
+
+fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
+    let raw_path = query.path.as_deref().unwrap_or(".");
+    let root = resolve_in_workspace(&shared.workspace, raw_path).real;
+    if !root.exists() {
+        return Err(ToolError::RespondToModel(format!("Path does not exist: {raw_path}")));
+    }
+    let matcher = RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(&query.pattern)
+        .map_err(|e| {
+            ToolError::RespondToModel(format!(
+                "Invalid regular expression {:?}: {e}\nThe pattern uses Rust regex syntax; put \
+                 a backslash before characters such as ( ) [ ] {{ }} . * + ? | to match them \
+                 literally.",
+                query.pattern
+            ))
+        })?;
+    let mut walk = WalkBuilder::new(&root);
+    walk.require_git(false).sort_by_file_path(Path::cmp);
+    if let Some(glob) = &query.file_pattern {
+        let bad = |e: ignore::Error| {
+            ToolError::RespondToModel(format!("Invalid file_pattern {glob:?}: {e}"))
+        };
+        let mut ov = OverrideBuilder::new(&root);
+        ov.add(glob).map_err(bad)?;
+        walk.overrides(ov.build().map_err(bad)?);
+    }
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .heap_limit(Some(HEAP_LIMIT))
+        .build();
+    let mut found = Found::default();
+    for entry in walk.build() {
+        if found.total >= COUNT_LIMIT || shared.cancel.is_cancelled() {
+            break;
+        }
+        let Ok(entry) = entry else {
+            found.unreadable += 1;
+            continue;
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if entry.depth() > 0 && is_sensitive_path(entry.path()) {
+            found.skipped_sensitive += 1;
+            continue;
+        }
+        let shown = display_path(entry.path(), &shared.workspace);
+        let sink = Lossy(|line_no, text: &str| {
+            found.total += 1;
+            if found.lines.len() < MAX_RESULTS {
+                found.lines.push(format!("{shown}:{line_no}:{}", cut_line(text)));
+            }
+            Ok(found.total < COUNT_LIMIT)
+        });
+        if searcher.search_path(&matcher, entry.path(), sink).is_err() {
+            found.unreadable += 1;
+        }
+    }
+    Ok(ToolOutput::text(render(query, &found)))
+}
+
+/// Workspace-relative when inside it, absolute otherwise.
+fn display_path(path: &Path, workspace: &Path) -> String {
+    path.strip_prefix(workspace)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// One matching line without its line ending, cut to [`MAX_LINE_CHARS`].
+fn cut_line(text: &str) -> String {
+    let line = text.trim_end_matches(['\n', '\r']);
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.to_owned(),
+        Some((at, _)) => {
+            let rest = line[at..].chars().count();
+            format!("{} [… {rest} more characters]", &line[..at])
+        }
+    }
+}
+
+fn render(query: &Query, found: &Found) -> String {
+    let scope = query
+        .file_pattern
+        .as_ref()
+        .map_or_else(String::new, |g| format!(" in files matching {g:?}"));
+    let mut text = if found.total == 0 {
+        format!("No matches found for pattern {:?}{scope}.", query.pattern)
+    } else {
+        let mut t = format!("Search results for pattern {:?}{scope}:\n\n", query.pattern);
+        t.push_str(&found.lines.join("\n"));
+        t
+    };
+    if found.total > found.lines.len() {
+        let of = if found.total >= COUNT_LIMIT {
+            format!("more than {COUNT_LIMIT}")
+        } else {
+            found.total.to_string()
+        };
+        text.push_str(&format!(
+            "\n\n[Results truncated: showing {} of {of} matches; narrow the pattern, path or file_pattern]",
+            found.lines.len()
+        ));
+    }
+    if found.skipped_sensitive > 0 {
+        text.push_str(&format!(
+            "\n[{} credential-like files (.env, keys, …) were not searched]",
+            found.skipped_sensitive
+        ));
+    }
+    if found.unreadable > 0 {
+        text.push_str(&format!("\n[{} files or directories could not be read]", found.unreadable));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_cut_with_a_count() {
+        let line = format!("{}\n", "é".repeat(MAX_LINE_CHARS + 7));
+        let cut = cut_line(&line);
+        assert!(cut.ends_with("[… 7 more characters]"), "{cut}");
+        assert_eq!(cut.chars().filter(|c| *c == 'é').count(), MAX_LINE_CHARS);
+    }
+}
