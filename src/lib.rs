@@ -10,6 +10,8 @@
 
 pub mod agent;
 pub mod app;
+pub mod checkpoint;
+pub mod checks;
 pub mod cli;
 pub mod command_safety;
 pub mod context;
@@ -25,4 +27,5 @@ pub mod redact;
 pub mod report;
 pub mod secret;
 pub mod session;
+pub mod structured;
 pub mod tools;

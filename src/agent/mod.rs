@@ -35,6 +35,8 @@ pub enum Outcome {
     Completed,
     /// The agent gave up (ReportFailure or Exit).
     Failed(String),
+    /// The agent finished, but its work failed the job's checks or output schema.
+    Rejected(String),
     /// A call needed approval and `on_ask: fail`.
     ApprovalRequired(String),
     Limit(Limit),
@@ -174,6 +176,11 @@ impl Agent<'_> {
         state.history.extend(result.messages);
         self.hooks.after_turn(turn, state).await;
         result.outcome
+    }
+
+    /// The outcome for an external stop (timeout or signal), if one happened.
+    pub fn stop_outcome(&self) -> Option<Outcome> {
+        self.stopped()
     }
 
     /// The outcome for an external stop, if one happened.

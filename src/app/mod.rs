@@ -2,6 +2,7 @@
 //! command line into jobs, runs them, prints what stdout should carry and returns the
 //! exit code.
 
+mod attempts;
 mod inspect;
 mod outputs;
 mod resume;

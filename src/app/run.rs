@@ -70,6 +70,7 @@ fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
     match outcome {
         Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
         Outcome::Failed(r) => (Status::Failed, format!("the agent reported failure: {r}"), None),
+        Outcome::Rejected(r) => (Status::Failed, r.clone(), None),
         Outcome::ApprovalRequired(r) => (Status::ApprovalRequired, r.clone(), None),
         Outcome::Limit(l) => {
             let value = match l {
@@ -126,6 +127,14 @@ fn price_for(job: &Job) -> Option<pricing::Price> {
         }),
         _ => pricing::builtin_price(&job.model.name),
     }
+}
+
+fn system_prompt(job: &Job, workspace: &Path, mode: crate::permissions::Mode, format: Format) -> SystemPrompt {
+    let mut system = SystemPrompt::build(workspace, mode, job.rules.clone(), format == Format::Json && job.output_schema.is_none());
+    if let Some(schema) = &job.output_schema {
+        system.add(crate::structured::instruction(schema));
+    }
+    system
 }
 
 fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
@@ -245,10 +254,10 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
             idle_timeout: setup::idle_timeout(&job),
             price: price_for(&job),
         },
-        system: SystemPrompt::build(&workspace, policy.mode(), job.rules.clone(), args.format == Format::Json),
+        system: system_prompt(&job, &workspace, policy.mode(), args.format),
         hooks: &hooks,
     };
-    let outcome = std::panic::AssertUnwindSafe(agent.run(&mut state))
+    let (outcome, report) = std::panic::AssertUnwindSafe(super::attempts::run_attempts(&mut agent, &mut state, &job))
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
@@ -257,7 +266,7 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            Outcome::Internal(format!("panic in the agent loop: {msg}"))
+            (Outcome::Internal(format!("panic in the agent loop: {msg}")), super::attempts::AttemptsReport::default())
         });
     signals.abort();
     stop.token().cancel();
@@ -276,6 +285,8 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         cost_unknown: state.budget.cost_usd.is_none(),
     });
     sinks.result.update(|r| {
+        r.attempts = report.attempts;
+        r.structured_output = report.structured_output.clone();
         r.checklist = shared.checklist();
         r.session_path = Some(session_path.display().to_string());
     });

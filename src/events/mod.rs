@@ -119,13 +119,11 @@ pub enum Event {
         call_id: Option<String>,
     },
     #[serde(rename = "check.finished")]
-    CheckFinished {
-        attempt: u32,
-        name: String,
-        passed: bool,
-        exit_code: Option<i32>,
-        duration_ms: u64,
-        output_tail: String,
+    CheckFinished(crate::checks::CheckResult),
+    #[serde(rename = "output.validated")]
+    OutputValidated {
+        valid: bool,
+        errors: Vec<String>,
     },
     #[serde(rename = "artifact.collected")]
     ArtifactCollected {
@@ -179,7 +177,8 @@ impl Event {
             Event::TurnCompleted { .. } => "turn.completed",
             Event::Compaction { .. } => "compaction",
             Event::CheckpointCreated { .. } => "checkpoint.created",
-            Event::CheckFinished { .. } => "check.finished",
+            Event::CheckFinished(_) => "check.finished",
+            Event::OutputValidated { .. } => "output.validated",
             Event::ArtifactCollected { .. } => "artifact.collected",
             Event::UploadFinished { .. } => "upload.finished",
             Event::McpServer { .. } => "mcp.server",

@@ -39,6 +39,80 @@ pub struct JobFile {
     pub tools: ToolsSection,
     /// Where the agent works. Default: the current directory.
     pub workspace: Option<WorkspaceSection>,
+    /// Commands run after the agent stops; each is a JUnit testcase. A failing check's output
+    /// goes back to the agent when `retry.max_attempts` allows.
+    #[serde(default)]
+    pub checks: Vec<CheckSpec>,
+    #[serde(default)]
+    pub retry: RetrySection,
+    /// A JSON schema the final answer must satisfy (inline, or `{file: PATH}`).
+    pub output_schema: Option<OutputSchemaSpec>,
+    /// Files (paths or globs, relative to the workspace) collected into the run's
+    /// `artifacts/` folder after the run and its checks.
+    #[serde(default)]
+    pub artifacts: Vec<String>,
+    #[serde(default)]
+    pub git: GitSection,
+    /// Names of extra environment variables whose values are secrets to mask everywhere.
+    #[serde(default)]
+    pub redact: Vec<String>,
+    /// Upload the (redacted) session snapshot and diff to a URL while the run goes.
+    pub upload: Option<UploadSection>,
+}
+
+/// A command that must succeed after the agent stops.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    pub name: String,
+    /// Run with `bash -c` in the workspace.
+    pub run: String,
+    /// Default 10m.
+    pub timeout: Option<DurationSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySection {
+    /// Attempts in all (default 1: no retry). After a failed check the agent gets the
+    /// failing output and tries again, in the same conversation.
+    pub max_attempts: Option<u32>,
+}
+
+/// An output schema, inline or from a file.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OutputSchemaSpec {
+    File(SchemaFile),
+    Inline(serde_json::Map<String, serde_json::Value>),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SchemaFile {
+    /// Path of a JSON (or YAML) schema, relative to the job file.
+    pub file: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitSection {
+    /// Snapshot the workspace after every change to hidden refs (default true).
+    pub checkpoints: Option<bool>,
+    /// Restore the workspace to its start when the run fails.
+    #[serde(default)]
+    pub rollback_on_failure: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UploadSection {
+    /// A URL that accepts PUT (e.g. a presigned object URL). Prefer `url_env`.
+    pub url: Option<String>,
+    /// Name of an environment variable holding the URL.
+    pub url_env: Option<String>,
+    /// How often to upload while the run goes (default 30s); always once at the end.
+    pub interval: Option<DurationSpec>,
 }
 
 fn one() -> u32 {

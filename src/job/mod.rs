@@ -37,6 +37,45 @@ pub struct Job {
     pub limits: Limits,
     pub tools: ToolSettings,
     pub workspace: WorkspaceSpec,
+    pub checks: Vec<Check>,
+    /// Attempts in all (at least 1).
+    pub max_attempts: u32,
+    /// The JSON schema of the final answer.
+    pub output_schema: Option<serde_json::Value>,
+    pub artifacts: Vec<String>,
+    pub git: GitSettings,
+    /// Extra environment variable names whose values are secrets.
+    pub redact: Vec<String>,
+    pub upload: Option<UploadSpec>,
+}
+
+/// A post-run check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub name: String,
+    pub run: String,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitSettings {
+    pub checkpoints: bool,
+    pub rollback_on_failure: bool,
+}
+
+impl Default for GitSettings {
+    fn default() -> Self {
+        GitSettings { checkpoints: true, rollback_on_failure: false }
+    }
+}
+
+/// Where and how often to upload the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadSpec {
+    /// The URL itself, or the variable that holds it (resolved when the run starts).
+    pub url: Option<String>,
+    pub url_env: Option<String>,
+    pub interval: Duration,
 }
 
 /// The model, resolved.

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::{JobError, Problem};
-use super::file::{DurationSpec, JobFile, ProviderKind, RuleEntry, WorkspaceSection};
+use super::file::{DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection};
 use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
 use super::template::render;
-use super::{Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec};
+use super::{Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, UploadSpec, WorkspaceSpec};
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -131,6 +131,12 @@ pub(super) fn resolve(
     };
     let workspace = workspace(&mut cx, &raw);
     check_patterns(&mut cx, &raw);
+    let checks = checks(&mut cx, &raw, &params);
+    let output_schema = output_schema(&mut cx, &raw);
+    let upload = upload(&mut cx, &raw);
+    if raw.retry.max_attempts == Some(0) {
+        cx.push("retry.max_attempts", "must be at least 1".to_owned());
+    }
     if !cx.problems.is_empty() {
         return Err(JobError::Invalid(cx.problems));
     }
@@ -158,7 +164,73 @@ pub(super) fn resolve(
         limits,
         tools,
         workspace,
+        checks,
+        max_attempts: raw.retry.max_attempts.unwrap_or(1).max(1),
+        output_schema,
+        artifacts: raw.artifacts,
+        git: GitSettings {
+            checkpoints: raw.git.checkpoints.unwrap_or(true),
+            rollback_on_failure: raw.git.rollback_on_failure,
+        },
+        redact: raw.redact,
+        upload,
     })
+}
+
+fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> Vec<Check> {
+    let mut out = Vec::new();
+    for (i, c) in raw.checks.iter().enumerate() {
+        let field = format!("checks[{i}]");
+        if c.run.trim().is_empty() {
+            cx.push(&format!("{field}.run"), "the command is empty".to_owned());
+        }
+        let run = cx.render(&format!("{field}.run"), &c.run, params);
+        let timeout = cx
+            .duration(&format!("{field}.timeout"), c.timeout.as_ref())
+            .unwrap_or(Duration::from_secs(600));
+        out.push(Check { name: c.name.clone(), run, timeout });
+    }
+    out
+}
+
+fn output_schema(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<serde_json::Value> {
+    let schema = match raw.output_schema.as_ref()? {
+        OutputSchemaSpec::Inline(map) => serde_json::Value::Object(map.clone()),
+        OutputSchemaSpec::File(f) => {
+            let path = cx.base.join(&f.file);
+            let text = match std::fs::read_to_string(&path) {
+                Ok(t) => t,
+                Err(e) => {
+                    cx.push("output_schema.file", format!("cannot read {}: {e}", path.display()));
+                    return None;
+                }
+            };
+            match serde_yaml::from_str::<serde_json::Value>(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    cx.push("output_schema.file", format!("{} is not JSON or YAML: {e}", path.display()));
+                    return None;
+                }
+            }
+        }
+    };
+    if let Err(e) = jsonschema::validator_for(&schema) {
+        cx.push("output_schema", format!("not a valid JSON schema: {}", e.masked()));
+        return None;
+    }
+    Some(schema)
+}
+
+fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
+    let u = raw.upload.as_ref()?;
+    if u.url.is_none() && u.url_env.is_none() {
+        cx.push("upload", "give `url_env` (or `url`)".to_owned());
+    }
+    let interval = cx.duration("upload.interval", u.interval.as_ref()).unwrap_or(Duration::from_secs(30));
+    if interval < Duration::from_secs(1) {
+        cx.push("upload.interval", "must be at least 1s".to_owned());
+    }
+    Some(UploadSpec { url: u.url.clone(), url_env: u.url_env.clone(), interval })
 }
 
 fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<String, String> {

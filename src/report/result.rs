@@ -60,6 +60,12 @@ pub struct RunResult {
     pub total_cost_usd: Option<f64>,
     pub cost_unknown: bool,
     pub permission_denials: Vec<Denial>,
+    /// Attempts made (more than 1 when failed checks sent the agent back to work).
+    pub attempts: u32,
+    /// Every check run, per attempt.
+    pub checks: Vec<crate::checks::CheckResult>,
+    /// The final answer as JSON, when the job has an `output_schema` and it validated.
+    pub structured_output: Option<Value>,
     pub checklist: Option<String>,
     pub warnings: Vec<String>,
     pub started_at: String,
@@ -116,6 +122,9 @@ impl ResultBuilder {
                 total_cost_usd: None,
                 cost_unknown: true,
                 permission_denials: Vec::new(),
+                attempts: 1,
+                checks: Vec::new(),
+                structured_output: None,
                 checklist: None,
                 warnings: Vec::new(),
                 started_at: crate::events::now(),
@@ -153,6 +162,7 @@ impl ResultBuilder {
                 });
             }
             Event::Warning { message } => r.warnings.push(message.clone()),
+            Event::CheckFinished(c) => r.checks.push(c.clone()),
             Event::RunCompleted {
                 status, exit_code, reason, limit, result, num_turns, duration_ms, usage,
                 total_cost_usd, cost_unknown,

@@ -16,7 +16,10 @@ pub struct Bash;
 const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace directory and \
 return its output (the last lines if it is long) and exit code. Stdin is closed; a command \
 that prints nothing for the timeout (default 180 s, at most 600 s) is stopped. Prefer the \
-Read, Search and Edit tools for reading, searching and changing files.";
+Read, Search and Edit tools for reading, searching and changing files. With \
+`run_in_background` the command starts and the call returns at once with a job id (for \
+servers and long builds; at most 5 at a time, all stopped when the run ends); follow it \
+with CheckBackgroundJob.";
 
 #[async_trait::async_trait]
 impl Tool for Bash {
@@ -40,12 +43,21 @@ impl Tool for Bash {
                     "Seconds without output before the command is stopped (default 180, max 600).",
                     false,
                 ),
+                (
+                    "run_in_background",
+                    "boolean",
+                    "Start the command and return at once with a job id instead of waiting for it.",
+                    false,
+                ),
             ]),
         }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = str_arg(&args, "command")?;
+        if args.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+            return start_background(command, ctx);
+        }
         let limits = &ctx.shared.limits;
         let inactivity = match args.get("timeout").and_then(Value::as_f64) {
             Some(secs) if secs > 0.0 => Duration::from_secs_f64(secs).min(limits.bash_max_timeout),
@@ -73,6 +85,19 @@ impl Tool for Bash {
             Err(ToolError::RespondToModel(text))
         }
     }
+}
+
+/// Start `command` as a background job and say how to follow it.
+fn start_background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    let shared = &ctx.shared;
+    let (id, pid) = shared
+        .background()
+        .start(command, &shared.workspace, &shared.env, &shared.cancel)?;
+    let pid = pid.map_or_else(String::new, |p| format!(", pid {p}"));
+    Ok(ToolOutput::text(format!(
+        "Started background job {id}{pid}. It keeps running while you work; see its status and \
+         latest output with CheckBackgroundJob {{\"job_id\": \"{id}\"}}. It is stopped when the run ends."
+    )))
 }
 
 /// The tool result: stdout, stderr, what was cut, and how the command ended.

@@ -9,3 +9,4 @@ mod provider_script;
 mod run_e2e;
 mod job_file;
 mod permissions_e2e;
+mod checks_e2e;

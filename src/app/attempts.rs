@@ -1,0 +1,76 @@
+//! The outer loop of a run: the agent works until it stops; then its answer is checked
+//! against the output schema (one repair turn allowed) and the job's checks run. A failed
+//! check goes back to the agent as a new message in the same conversation while attempts
+//! remain. The run succeeds only when the agent finished and every check passed.
+
+use serde_json::Value;
+
+use crate::agent::{Agent, Outcome, RunState};
+use crate::checks::{CheckResult, feedback, run_checks};
+use crate::conversation::Message;
+use crate::events::Event;
+use crate::job::Job;
+use crate::structured::{repair_message, validate_output};
+
+/// What the attempts produced besides the outcome.
+#[derive(Debug, Default)]
+pub(crate) struct AttemptsReport {
+    pub attempts: u32,
+    pub structured_output: Option<Value>,
+    pub checks: Vec<CheckResult>,
+}
+
+pub(crate) async fn run_attempts(agent: &mut Agent<'_>, state: &mut RunState, job: &Job) -> (Outcome, AttemptsReport) {
+    let mut report = AttemptsReport { attempts: 1, ..AttemptsReport::default() };
+    let mut repaired = false;
+    loop {
+        let outcome = agent.run(state).await;
+        if !matches!(outcome, Outcome::Completed) {
+            return (outcome, report);
+        }
+        if let Some(schema) = &job.output_schema {
+            match validate_output(schema, &state.final_text) {
+                Ok(value) => {
+                    agent.emitter.emit(Event::OutputValidated { valid: true, errors: Vec::new() });
+                    report.structured_output = Some(value);
+                }
+                Err(errors) => {
+                    agent.emitter.emit(Event::OutputValidated { valid: false, errors: errors.clone() });
+                    if repaired {
+                        let why = format!("the final answer does not match output_schema: {}", errors.join("; "));
+                        return (Outcome::Rejected(why), report);
+                    }
+                    repaired = true;
+                    state.history.push(Message::user(repair_message(&errors)));
+                    continue;
+                }
+            }
+        }
+        if job.checks.is_empty() {
+            return (Outcome::Completed, report);
+        }
+        let shared = agent.shared.clone();
+        let results = run_checks(&job.checks, report.attempts, &shared.workspace, &shared.env, &shared.cancel).await;
+        for r in &results {
+            agent.emitter.emit(Event::CheckFinished(r.clone()));
+        }
+        if shared.cancel.is_cancelled() {
+            report.checks.extend(results);
+            return (agent.stop_outcome().unwrap_or(Outcome::Interrupted), report);
+        }
+        let failed: Vec<&CheckResult> = results.iter().filter(|r| !r.passed).collect();
+        let message = (!failed.is_empty()).then(|| feedback(&failed, report.attempts, job.max_attempts));
+        let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
+        report.checks.extend(results);
+        let Some(message) = message else {
+            return (Outcome::Completed, report);
+        };
+        if report.attempts >= job.max_attempts {
+            return (Outcome::Rejected(format!("checks still fail after {} attempt(s): {}", report.attempts, names.join(", "))), report);
+        }
+        report.attempts += 1;
+        repaired = false;
+        agent.emitter.emit(Event::AttemptStarted { attempt: report.attempts });
+        state.history.push(Message::user(message));
+    }
+}

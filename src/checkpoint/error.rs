@@ -1,0 +1,61 @@
+//! The one error type of the checkpoint module, so callers can tell a missing checkpoint
+//! (a user mistake on `cn-run rollback`) from a git or file-system failure.
+
+use std::path::PathBuf;
+
+/// Why a snapshot, diff, rollback or listing failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// libgit2 refused an operation; `action` says which one.
+    #[error("git: cannot {action}: {source}")]
+    Git {
+        action: &'static str,
+        #[source]
+        source: git2::Error,
+    },
+    /// Reading or writing a file of the working tree failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run id cannot be part of a git reference name.
+    #[error("run id {0:?} cannot be used in a git reference name")]
+    InvalidRunId(String),
+    /// Checkpoints for this run id already exist; a new run needs a new id.
+    #[error("checkpoints for run {0:?} already exist in this repository")]
+    RunExists(String),
+    /// Rollback or listing was asked for a workspace that is not in a usable git repository.
+    #[error("{0}")]
+    NoRepository(String),
+    /// No checkpoint refs exist for this run id.
+    #[error("no checkpoints for run {0:?} in this repository")]
+    RunNotFound(String),
+    /// The run exists but has no checkpoint with this number.
+    #[error("run {run_id:?} has no checkpoint {index}; it has checkpoints 0 to {last}")]
+    CheckpointNotFound { run_id: String, index: u32, last: u32 },
+    /// Rollback cannot write a path because something that is not ours is in the way
+    /// (a non-empty directory, or a symlinked parent directory).
+    #[error("cannot restore {path}: {reason}")]
+    Blocked { path: String, reason: String },
+}
+
+/// Shorthand for wrapping a libgit2 error with the action that failed.
+pub(crate) fn git(action: &'static str) -> impl FnOnce(git2::Error) -> CheckpointError {
+    move |source| CheckpointError::Git { action, source }
+}
+
+/// Shorthand for wrapping an IO error with the action and path that failed.
+pub(crate) fn io(
+    action: &'static str,
+    path: &std::path::Path,
+) -> impl FnOnce(std::io::Error) -> CheckpointError {
+    let path = path.to_path_buf();
+    move |source| CheckpointError::Io {
+        action,
+        path,
+        source,
+    }
+}

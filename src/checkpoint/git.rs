@@ -1,0 +1,185 @@
+//! [`GitCheckpointer`]: the run's snapshot chain under `refs/cn-run/<run-id>/`.
+//!
+//! It holds one repository handle with a private index (see `snapshot.rs`) behind a
+//! mutex, the start snapshot, and the checkpoints taken so far. A checkpoint is only
+//! committed when the snapshot tree differs from the previous one.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use git2::{ErrorCode, Oid, Repository, Signature};
+
+use super::error::{CheckpointError, git};
+use super::snapshot::{self, Snapshotter};
+use super::{Checkpoint, Checkpointer, DiffStat, check_run_id, commit_message, reference_name};
+
+/// Snapshots one run's working tree into hidden git references.
+pub struct GitCheckpointer {
+    run_id: String,
+    root: PathBuf,
+    state: Mutex<State>,
+}
+
+struct State {
+    snap: Snapshotter,
+    start: Checkpoint,
+    start_tree: Oid,
+    last_commit: Oid,
+    last_tree: Oid,
+    taken: Vec<Checkpoint>,
+}
+
+impl GitCheckpointer {
+    /// Takes snapshot 0 (`refs/cn-run/<run_id>/0`, parent HEAD) of the repository that
+    /// contains `workspace`. `Ok(Err(reason))` when there is nothing to snapshot into:
+    /// not a git repository, a bare one, or one without a commit yet; the caller says so
+    /// once and runs without checkpoints. `exclude` lists paths (absolute or relative to
+    /// `workspace`) never snapshotted, such as the run's own output folder.
+    pub fn start(
+        workspace: &Path,
+        run_id: &str,
+        exclude: &[PathBuf],
+    ) -> Result<Result<Self, String>, CheckpointError> {
+        check_run_id(run_id)?;
+        let repo = match snapshot::open_repo(workspace)? {
+            Ok(repo) => repo,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let head = match repo.head().and_then(|h| h.peel_to_commit()) {
+            Ok(commit) => commit.id(),
+            Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(Err(format!(
+                    "the git repository at {} has no commit yet",
+                    workspace.display()
+                )));
+            }
+            Err(source) => {
+                return Err(CheckpointError::Git {
+                    action: "resolve HEAD",
+                    source,
+                });
+            }
+        };
+        if repo.find_reference(&reference_name(run_id, 0)).is_ok() {
+            return Err(CheckpointError::RunExists(run_id.to_string()));
+        }
+        let root = snapshot::workdir(&repo)?;
+        let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
+        let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
+        let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
+        let snap = Snapshotter::new(repo, Some(head_tree), exclude)?;
+        let tree = snap.tree()?;
+        let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
+        let start = Checkpoint {
+            index: 0,
+            reference: reference_name(run_id, 0),
+            commit: commit.to_string(),
+            label: "start".into(),
+            files_changed: 0,
+        };
+        let state = State {
+            snap,
+            start,
+            start_tree: tree,
+            last_commit: commit,
+            last_tree: tree,
+            taken: Vec::new(),
+        };
+        Ok(Ok(Self {
+            run_id: run_id.to_string(),
+            root,
+            state: Mutex::new(state),
+        }))
+    }
+
+    /// The run id the references are named after.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The root of the working tree being snapshotted (canonical path).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Snapshot 0, the state when the run started.
+    pub fn start_snapshot(&self) -> Checkpoint {
+        self.lock().start.clone()
+    }
+
+    /// The checkpoints taken after the start, oldest first.
+    pub fn checkpoints(&self) -> Vec<Checkpoint> {
+        self.lock().taken.clone()
+    }
+
+    /// The patch from the start state to the working tree as it is now (new, deleted and
+    /// binary files and mode changes included), in the format `git apply` reads, and its
+    /// size. Takes a fresh snapshot tree but commits nothing.
+    pub fn diff_since_start(&self) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        let state = self.lock();
+        let now = state.snap.tree()?;
+        super::diff::patch(state.snap.repo(), state.start_tree, now)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Checkpointer for GitCheckpointer {
+    fn checkpoint(&self, label: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let mut state = self.lock();
+        let tree = state.snap.tree()?;
+        if tree == state.last_tree {
+            return Ok(None);
+        }
+        let files_changed = super::diff::count_changes(state.snap.repo(), state.last_tree, tree)?;
+        let index = u32::try_from(state.taken.len() + 1).unwrap_or(u32::MAX);
+        let commit = commit_snapshot(
+            &state.snap,
+            &self.run_id,
+            index,
+            label,
+            tree,
+            state.last_commit,
+        )?;
+        let checkpoint = Checkpoint {
+            index,
+            reference: reference_name(&self.run_id, index),
+            commit: commit.to_string(),
+            label: label.to_string(),
+            files_changed,
+        };
+        state.last_commit = commit;
+        state.last_tree = tree;
+        state.taken.push(checkpoint.clone());
+        Ok(Some(checkpoint))
+    }
+}
+
+/// Commits `tree` with `parent` (no reference moves) and points
+/// `refs/cn-run/<run_id>/<index>` at it.
+fn commit_snapshot(
+    snap: &Snapshotter,
+    run_id: &str,
+    index: u32,
+    label: &str,
+    tree: Oid,
+    parent: Oid,
+) -> Result<Oid, CheckpointError> {
+    let repo: &Repository = snap.repo();
+    let tree = repo.find_tree(tree).map_err(git("read the snapshot tree"))?;
+    let parent = repo
+        .find_commit(parent)
+        .map_err(git("read the parent commit"))?;
+    let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
+    let exclude = if index == 0 { snap.exclude() } else { &[] };
+    let message = commit_message(run_id, index, label, exclude);
+    let commit = repo
+        .commit(None, &who, &who, &message, &tree, &[&parent])
+        .map_err(git("write the snapshot commit"))?;
+    let name = reference_name(run_id, index);
+    repo.reference(&name, commit, false, "cn-run checkpoint")
+        .map_err(git("create the checkpoint reference"))?;
+    Ok(commit)
+}

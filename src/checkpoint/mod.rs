@@ -1,0 +1,104 @@
+//! Git checkpoints of the working tree, the run's diff, and rollback.
+//!
+//! After every mutating tool call the agent loop asks a [`Checkpointer`] for a snapshot.
+//! [`GitCheckpointer`] stores each snapshot as a commit under a hidden reference,
+//! `refs/cn-run/<run-id>/<n>`: snapshot 0 is the tree when the run started (its parent is
+//! HEAD), and each later one is chained to the previous. Snapshots include untracked files,
+//! respect `.gitignore`, keep symlinks and file modes, and never touch HEAD, the user's
+//! index, branches, stash or the working tree (see `snapshot.rs` for how).
+//!
+//! [`GitCheckpointer::diff_since_start`] gives the patch of everything the run changed,
+//! in git's format (binary files as git binary patches), which `git apply` applies to the
+//! start state. [`rollback`] puts the working tree back to any snapshot of a run, and
+//! [`list_runs`] lists the runs a repository has checkpoints for.
+//!
+//! Outside a git repository, or before the first commit, there is nothing to anchor
+//! snapshots to: [`GitCheckpointer::start`] then returns the reason as a sentence and
+//! the run goes on without checkpoints.
+
+mod diff;
+mod error;
+mod git;
+mod restore;
+mod rollback;
+mod snapshot;
+
+pub use error::CheckpointError;
+pub use git::GitCheckpointer;
+pub use rollback::{RollbackReport, list_runs, rollback};
+
+/// The seam the agent loop sees: snapshot after a call that may have changed files.
+pub trait Checkpointer: Send + Sync {
+    /// Snapshots the working tree if it changed since the last snapshot; `None` if it
+    /// did not (so read-only Bash calls cost a directory walk and nothing more).
+    fn checkpoint(&self, label: &str) -> Result<Option<Checkpoint>, CheckpointError>;
+}
+
+/// One snapshot of the working tree, as reported in events and result.json.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Checkpoint {
+    /// 0 for the start state, then 1, 2, … in the order they were taken.
+    pub index: u32,
+    /// The hidden reference holding it, `refs/cn-run/<run-id>/<index>`.
+    pub reference: String,
+    /// The snapshot commit's id (full hex).
+    pub commit: String,
+    /// What caused it, e.g. the tool call ("Edit src/main.rs").
+    pub label: String,
+    /// Files added, modified or deleted since the previous snapshot.
+    pub files_changed: usize,
+}
+
+/// Size of the run's diff, for result.json.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct DiffStat {
+    /// Files added, modified, deleted or with a changed mode.
+    pub files: usize,
+    /// Lines added (binary files count none).
+    pub insertions: usize,
+    /// Lines removed (binary files count none).
+    pub deletions: usize,
+}
+
+/// The namespace of every checkpoint reference.
+const REF_ROOT: &str = "refs/cn-run/";
+/// Commit-message trailer naming a path the run excluded from its snapshots.
+const EXCLUDE_TRAILER: &str = "cn-run-exclude: ";
+
+/// `refs/cn-run/<run-id>/<index>`.
+fn reference_name(run_id: &str, index: u32) -> String {
+    format!("{REF_ROOT}{run_id}/{index}")
+}
+
+/// Rejects run ids that would not make a single valid reference path component.
+fn check_run_id(run_id: &str) -> Result<(), CheckpointError> {
+    let valid = !run_id.is_empty()
+        && !run_id.contains('/')
+        && git2::Reference::is_valid_name(&reference_name(run_id, 0));
+    if valid {
+        Ok(())
+    } else {
+        Err(CheckpointError::InvalidRunId(run_id.to_string()))
+    }
+}
+
+/// The snapshot commit's message: a one-line summary, then trailers that `rollback`
+/// reads back (which paths were excluded).
+fn commit_message(run_id: &str, index: u32, label: &str, exclude: &[String]) -> String {
+    let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut message =
+        format!("cn-run {run_id} checkpoint {index}: {label}\n\ncn-run-run: {run_id}\n");
+    for path in exclude {
+        message.push_str(&format!("{EXCLUDE_TRAILER}{path}\n"));
+    }
+    message
+}
+
+/// The excluded paths recorded in a snapshot commit's message.
+fn excluded_paths(message: &str) -> Vec<String> {
+    message
+        .lines()
+        .filter_map(|line| line.strip_prefix(EXCLUDE_TRAILER))
+        .map(str::to_string)
+        .collect()
+}

@@ -1,0 +1,204 @@
+//! Snapshots of the working tree as git trees, through a private index.
+//!
+//! `git add -A` into the user's index would be the obvious way to snapshot, and it is
+//! forbidden: the user's index, HEAD and branches must not change. So each snapshotter
+//! owns a copy of `.git/index` in a private temporary directory and installs it as the
+//! index of its own `Repository` handle. Adding everything to that copy respects
+//! `.gitignore`, keeps symlinks and file modes, and reuses the stat data git already
+//! cached: files whose size, times and inode are unchanged are not read again, so a
+//! snapshot of a large tree where one file changed costs a directory walk plus one hash.
+//! The copy keeps the original's modification time, so git's "racily clean" check (a
+//! file changed within the same clock tick as the index was written) still applies.
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use git2::{ErrorCode, Index, IndexAddOption, Oid, Repository};
+
+use super::error::{CheckpointError, git, io};
+
+/// A repository handle whose index is a private copy, plus the paths never to snapshot.
+pub(crate) struct Snapshotter {
+    repo: Repository,
+    /// Repo-relative, `/`-separated prefixes that are skipped (the run's own outputs).
+    exclude: Vec<String>,
+    /// Holds the private index file; removed when the snapshotter is dropped.
+    _dir: tempfile::TempDir,
+}
+
+impl Snapshotter {
+    /// Takes over `repo` and gives it a private copy of its index, seeded from
+    /// `.git/index` (or from `head_tree` when that file is missing, unreadable or
+    /// mid-merge).
+    pub(crate) fn new(
+        repo: Repository,
+        head_tree: Option<Oid>,
+        exclude: Vec<String>,
+    ) -> Result<Self, CheckpointError> {
+        let dir = tempfile::Builder::new()
+            .prefix("cn-run-index-")
+            .tempdir_in(repo.path())
+            .or_else(|_| tempfile::Builder::new().prefix("cn-run-index-").tempdir())
+            .map_err(io("create a private index directory in", repo.path()))?;
+        let private = dir.path().join("index");
+        let mut index = match copy_index(&repo.path().join("index"), &private) {
+            Some(index) => index,
+            None => seeded_from_tree(&repo, &private, head_tree)?,
+        };
+        repo.set_index(&mut index)
+            .map_err(git("install the private index"))?;
+        Ok(Self {
+            repo,
+            exclude,
+            _dir: dir,
+        })
+    }
+
+    pub(crate) fn repo(&self) -> &Repository {
+        &self.repo
+    }
+
+    pub(crate) fn exclude(&self) -> &[String] {
+        &self.exclude
+    }
+
+    /// Brings the private index up to date with the working tree (tracked and untracked
+    /// files, ignored ones left out unless already tracked) and writes it as a tree.
+    pub(crate) fn tree(&self) -> Result<Oid, CheckpointError> {
+        let mut index = self.repo.index().map_err(git("open the private index"))?;
+        let exclude = &self.exclude;
+        let mut skip = |path: &Path, _spec: &[u8]| -> i32 { i32::from(is_excluded(path, exclude)) };
+        index
+            .add_all(
+                std::iter::empty::<&str>(),
+                IndexAddOption::DEFAULT,
+                Some(&mut skip),
+            )
+            .map_err(git("add the working tree to the private index"))?;
+        let tree = index
+            .write_tree()
+            .map_err(git("write a tree from the private index"))?;
+        // Persisting the private index stores fresh stat data and moves its timestamp on,
+        // so the next snapshot only reads files whose metadata changed.
+        index.write().map_err(git("save the private index"))?;
+        Ok(tree)
+    }
+}
+
+/// Copies `.git/index` to `to`, keeping its mtime, and opens the copy. `None` when the
+/// original is missing or unusable (split index, conflicts), so the caller starts clean.
+fn copy_index(from: &Path, to: &Path) -> Option<Index> {
+    let modified = fs::metadata(from).and_then(|m| m.modified()).ok()?;
+    fs::copy(from, to).ok()?;
+    let file = fs::File::options().write(true).open(to).ok()?;
+    file.set_modified(modified).ok()?;
+    drop(file);
+    match Index::open(to) {
+        Ok(index) if !index.has_conflicts() => Some(index),
+        _ => {
+            let _ = fs::remove_file(to);
+            None
+        }
+    }
+}
+
+/// A private index at `path` holding `tree` (no stat data: the first snapshot reads
+/// every file once).
+fn seeded_from_tree(
+    repo: &Repository,
+    path: &Path,
+    tree: Option<Oid>,
+) -> Result<Index, CheckpointError> {
+    let mut index = Index::open(path).map_err(git("create a private index"))?;
+    if let Some(tree) = tree {
+        let tree = repo.find_tree(tree).map_err(git("read the HEAD tree"))?;
+        index.read_tree(&tree).map_err(git("load the HEAD tree"))?;
+    }
+    Ok(index)
+}
+
+/// Whether repo-relative `path` is one of `prefixes` or inside one.
+pub(crate) fn is_excluded(path: &Path, prefixes: &[String]) -> bool {
+    let path = path.to_string_lossy();
+    prefixes.iter().any(|prefix| {
+        path.strip_prefix(prefix.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+/// Opens the repository that contains `workspace`, or says in one sentence why there is
+/// no usable one (not a repository, bare, owned by someone else). Other failures are
+/// errors.
+pub(crate) fn open_repo(workspace: &Path) -> Result<Result<Repository, String>, CheckpointError> {
+    let shown = workspace.display();
+    let repo = match Repository::discover(workspace) {
+        Ok(repo) => repo,
+        Err(e) if e.code() == ErrorCode::NotFound => {
+            return Ok(Err(format!("{shown} is not inside a git repository")));
+        }
+        Err(e) if e.code() == ErrorCode::Owner => {
+            return Ok(Err(format!(
+                "git refuses to open the repository at {shown} because another user owns it \
+                 (add it to git's safe.directory): {}",
+                e.message()
+            )));
+        }
+        Err(source) => {
+            return Err(CheckpointError::Git {
+                action: "open the repository",
+                source,
+            });
+        }
+    };
+    if repo.workdir().is_none() {
+        return Ok(Err(format!("the repository at {shown} has no working tree")));
+    }
+    Ok(Ok(repo))
+}
+
+/// The repository's working tree root, canonicalized.
+pub(crate) fn workdir(repo: &Repository) -> Result<PathBuf, CheckpointError> {
+    let dir = repo
+        .workdir()
+        .ok_or_else(|| CheckpointError::NoRepository("the repository has no working tree".into()))?;
+    fs::canonicalize(dir).map_err(io("resolve", dir))
+}
+
+/// `paths` (absolute, or relative to `workspace`) as repo-relative `/`-separated prefixes;
+/// paths outside the working tree are dropped.
+pub(crate) fn relative_prefixes(root: &Path, workspace: &Path, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let absolute = lenient_canonical(&workspace.join(p));
+            let rel = absolute.strip_prefix(root).ok()?;
+            let parts: Vec<String> = rel
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect();
+            (!parts.is_empty()).then(|| parts.join("/"))
+        })
+        .collect()
+}
+
+/// `path` with its longest existing ancestor canonicalized (the rest appended), so a
+/// folder that does not exist yet still resolves through symlinked parents.
+fn lenient_canonical(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut current = path.to_path_buf();
+    loop {
+        if let Ok(found) = fs::canonicalize(&current) {
+            return missing.iter().rev().fold(found, |acc, part| acc.join(part));
+        }
+        match (current.file_name().map(|n| n.to_os_string()), current.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                current = parent.to_path_buf();
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}

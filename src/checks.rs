@@ -1,0 +1,99 @@
+//! Post-run checks: the job author's commands (lint, tests) run after the agent stops, in
+//! the workspace, with the same scrubbed environment as Bash but outside the agent's
+//! permission policy — the job author wrote them, the model did not.
+
+use std::path::Path;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::job::Check;
+use crate::tools::{CommandLimits, run_command};
+
+/// Characters of a check's output kept (the tail) for the agent, JUnit and result.json.
+const TAIL_CHARS: usize = 8_000;
+const TAIL_LINES: usize = 200;
+
+/// How one check went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct CheckResult {
+    pub name: String,
+    pub attempt: u32,
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    pub timed_out: bool,
+    /// The last lines of stdout and stderr.
+    pub output_tail: String,
+}
+
+/// Run `checks` in order (all of them, so a report shows every failure).
+pub async fn run_checks(
+    checks: &[Check],
+    attempt: u32,
+    workspace: &Path,
+    env: &[(String, String)],
+    cancel: &CancellationToken,
+) -> Vec<CheckResult> {
+    let mut results = Vec::with_capacity(checks.len());
+    for check in checks {
+        let started = Instant::now();
+        let limits = CommandLimits { inactivity: check.timeout, max_chars: TAIL_CHARS, max_lines: TAIL_LINES };
+        let deadline = tokio::time::sleep(check.timeout);
+        let run = run_command(&check.run, workspace, env, limits, cancel);
+        let outcome = tokio::select! {
+            o = run => o.map_err(|e| format!("could not start: {e}")),
+            _ = deadline => Err(format!("timed out after {} s", check.timeout.as_secs())),
+        };
+        let duration_ms = started.elapsed().as_millis() as u64;
+        results.push(match outcome {
+            Ok(o) => {
+                let mut tail = o.stdout.clone();
+                if !o.stderr.is_empty() {
+                    if !tail.is_empty() && !tail.ends_with('\n') {
+                        tail.push('\n');
+                    }
+                    tail.push_str(&o.stderr);
+                }
+                let (tail, _) = crate::tools::truncate_tail(&tail, TAIL_CHARS, TAIL_LINES);
+                CheckResult {
+                    name: check.name.clone(),
+                    attempt,
+                    passed: o.exit_code == Some(0) && !o.timed_out && !o.cancelled,
+                    exit_code: o.exit_code,
+                    duration_ms,
+                    timed_out: o.timed_out,
+                    output_tail: tail,
+                }
+            }
+            Err(message) => CheckResult {
+                name: check.name.clone(),
+                attempt,
+                passed: false,
+                exit_code: None,
+                duration_ms,
+                timed_out: message.starts_with("timed out"),
+                output_tail: message,
+            },
+        });
+    }
+    results
+}
+
+/// The user message that sends failed checks back to the agent.
+pub fn feedback(failed: &[&CheckResult], attempt: u32, max_attempts: u32) -> String {
+    let mut text = format!(
+        "The job's checks ran after you finished, and {} of them failed (attempt {attempt} of {max_attempts}). \
+         Fix the cause, then finish again with a final answer.\n",
+        failed.len()
+    );
+    for c in failed {
+        let how = match (c.timed_out, c.exit_code) {
+            (true, _) => "timed out".to_owned(),
+            (false, Some(code)) => format!("exit code {code}"),
+            (false, None) => "killed".to_owned(),
+        };
+        text.push_str(&format!("\n### {} ({how})\n```\n{}\n```\n", c.name, c.output_tail.trim_end()));
+    }
+    text
+}

@@ -1,0 +1,292 @@
+//! Background jobs: commands Bash starts with `run_in_background` (a dev server, a long
+//! build) that keep running while the agent works, checked with CheckBackgroundJob.
+//!
+//! At most [`MAX_BACKGROUND_JOBS`] run at once. Each job runs like a Bash call (`bash -c`,
+//! the run's environment, the workspace as cwd, its own process group) and keeps the last
+//! 1,000 lines of its merged stdout and stderr, so memory stays bounded however much it
+//! prints. When the shell exits, whatever it left in its group is killed; when the run ends,
+//! [`BackgroundJobs::kill_all`] kills every group and waits, so no process outlives the run.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::ToolError;
+use super::process::shell_command;
+
+/// How many background jobs may run at the same time.
+pub const MAX_BACKGROUND_JOBS: usize = 5;
+/// Lines of output each job keeps (the most recent ones).
+const KEEP_LINES: usize = 1_000;
+/// Bytes kept of one output line.
+const MAX_LINE_BYTES: usize = 4_096;
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobStatus {
+    Running,
+    /// Exited with code 0.
+    Completed,
+    /// Exited with another code.
+    Failed,
+    /// Killed: by the end of the run, or by a signal.
+    Killed,
+}
+
+/// A job as CheckBackgroundJob reports it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobSnapshot {
+    pub job_id: String,
+    pub status: JobStatus,
+    pub command: String,
+    /// The kept output; a first line in brackets says how many earlier lines were dropped.
+    pub output: String,
+    pub started_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The job's process (and process group) id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+#[derive(Debug)]
+struct JobState {
+    status: JobStatus,
+    lines: VecDeque<Vec<u8>>,
+    dropped_lines: u64,
+    ended: Option<(jiff::Timestamp, Instant)>,
+    exit_code: Option<i32>,
+}
+
+#[derive(Debug)]
+struct Job {
+    id: String,
+    command: String,
+    pid: Option<u32>,
+    started: (jiff::Timestamp, Instant),
+    state: Mutex<JobState>,
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Job {
+    fn state(&self) -> std::sync::MutexGuard<'_, JobState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push_line(&self, mut line: Vec<u8>) {
+        if line.len() > MAX_LINE_BYTES {
+            line.truncate(MAX_LINE_BYTES);
+            line.extend_from_slice(" [line cut]".as_bytes());
+        }
+        let mut st = self.state();
+        st.lines.push_back(line);
+        if st.lines.len() > KEEP_LINES {
+            st.lines.pop_front();
+            st.dropped_lines += 1;
+        }
+    }
+
+    fn snapshot(&self) -> JobSnapshot {
+        let st = self.state();
+        let mut output = String::new();
+        if st.dropped_lines > 0 {
+            output.push_str(&format!("[{} earlier lines not kept]\n", st.dropped_lines));
+        }
+        for line in &st.lines {
+            output.push_str(&String::from_utf8_lossy(line));
+            output.push('\n');
+        }
+        JobSnapshot {
+            job_id: self.id.clone(),
+            status: st.status,
+            command: self.command.clone(),
+            output,
+            started_at: self.started.0.to_string(),
+            ended_at: st.ended.map(|(t, _)| t.to_string()),
+            duration_seconds: st.ended.map(|(_, i)| (i - self.started.1).as_secs_f64()),
+            exit_code: st.exit_code,
+            pid: self.pid,
+        }
+    }
+}
+
+/// The run's background jobs.
+#[derive(Debug, Default)]
+pub struct BackgroundJobs {
+    inner: Mutex<Registry>,
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    next: u64,
+    jobs: Vec<Arc<Job>>,
+}
+
+impl BackgroundJobs {
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Start `command` in the background; returns the new job's id and pid. Refused when
+    /// [`MAX_BACKGROUND_JOBS`] are running. Must be called inside a tokio runtime.
+    pub(crate) fn start(
+        &self,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        cancel: &CancellationToken,
+    ) -> Result<(String, Option<u32>), ToolError> {
+        let mut reg = self.registry();
+        let running: Vec<String> = reg
+            .jobs
+            .iter()
+            .filter(|j| j.state().status == JobStatus::Running)
+            .map(|j| j.id.clone())
+            .collect();
+        if running.len() >= MAX_BACKGROUND_JOBS {
+            return Err(ToolError::RespondToModel(format!(
+                "Cannot start another background job: {MAX_BACKGROUND_JOBS} are already running ({}). \
+                 Wait for one to finish (check with CheckBackgroundJob) or run this command in the foreground.",
+                running.join(", ")
+            )));
+        }
+        let mut child = shell_command(command, cwd, env)
+            .spawn()
+            .map_err(|e| ToolError::Fatal(format!("could not start bash: {e}")))?;
+        reg.next += 1;
+        let job = Arc::new(Job {
+            id: format!("bg-{}", reg.next),
+            command: command.to_owned(),
+            pid: child.id(),
+            started: (jiff::Timestamp::now(), Instant::now()),
+            state: Mutex::new(JobState {
+                status: JobStatus::Running,
+                lines: VecDeque::new(),
+                dropped_lines: 0,
+                ended: None,
+                exit_code: None,
+            }),
+            supervisor: Mutex::new(None),
+        });
+        let pumps = [
+            tokio::spawn(pump(child.stdout.take(), Arc::clone(&job))),
+            tokio::spawn(pump(child.stderr.take(), Arc::clone(&job))),
+        ];
+        let handle = tokio::spawn(supervise(Arc::clone(&job), child, pumps, cancel.clone()));
+        *job.supervisor.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        reg.jobs.push(Arc::clone(&job));
+        Ok((job.id.clone(), job.pid))
+    }
+
+    /// The job `id`, as it stands now.
+    pub fn snapshot(&self, id: &str) -> Option<JobSnapshot> {
+        let job = self.registry().jobs.iter().find(|j| j.id == id).cloned();
+        job.map(|j| j.snapshot())
+    }
+
+    /// Every job of the run, oldest first.
+    pub fn list(&self) -> Vec<JobSnapshot> {
+        let jobs = self.registry().jobs.clone();
+        jobs.iter().map(|j| j.snapshot()).collect()
+    }
+
+    /// Kill every running job's process group and wait (up to 5 s each) until they are
+    /// reaped. Call when the run ends; safe to call more than once.
+    pub async fn kill_all(&self) {
+        let jobs = self.registry().jobs.clone();
+        for job in &jobs {
+            let running = job.state().status == JobStatus::Running;
+            if running {
+                kill_group(job.pid);
+            }
+        }
+        for job in &jobs {
+            let handle = job.supervisor.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let Some(handle) = handle {
+                let _ = tokio::time::timeout(Duration::from_secs(5), handle).await;
+            }
+        }
+    }
+}
+
+impl Drop for BackgroundJobs {
+    /// A last resort when `kill_all` was not awaited: no job's group outlives the registry.
+    fn drop(&mut self) {
+        for job in &self.registry().jobs {
+            if job.state().status == JobStatus::Running {
+                kill_group(job.pid);
+            }
+        }
+    }
+}
+
+/// SIGKILL the process group led by `pid` (each job is spawned as a group leader).
+fn kill_group(pid: Option<u32>) {
+    let pid = pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Copy one output stream into the job's kept lines until it closes.
+async fn pump<R: AsyncRead + Unpin>(reader: Option<R>, job: Arc<Job>) {
+    let Some(mut reader) = reader else {
+        return;
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut partial = Vec::new();
+    while let Ok(n @ 1..) = reader.read(&mut buf).await {
+        let mut rest = &buf[..n];
+        while let Some(pos) = memchr::memchr(b'\n', rest) {
+            partial.extend_from_slice(&rest[..pos]);
+            job.push_line(std::mem::take(&mut partial));
+            rest = &rest[pos + 1..];
+        }
+        // A line without an end yet: keep a bounded start of it.
+        let room = (MAX_LINE_BYTES + 1).saturating_sub(partial.len());
+        partial.extend_from_slice(&rest[..rest.len().min(room)]);
+    }
+    if !partial.is_empty() {
+        job.push_line(partial);
+    }
+}
+
+/// Wait for the shell, kill what it left behind, drain the pumps, record how it ended.
+async fn supervise(job: Arc<Job>, mut child: Child, pumps: [JoinHandle<()>; 2], cancel: CancellationToken) {
+    let status = tokio::select! {
+        st = child.wait() => st.ok(),
+        _ = cancel.cancelled() => None,
+    };
+    kill_group(job.pid);
+    let status = match status {
+        Some(st) => Some(st),
+        None => {
+            let _ = child.start_kill();
+            child.wait().await.ok()
+        }
+    };
+    for pump in pumps {
+        let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;
+    }
+    let mut st = job.state();
+    let code = status.and_then(|s| s.code());
+    st.exit_code = code;
+    st.status = match code {
+        Some(0) => JobStatus::Completed,
+        Some(_) => JobStatus::Failed,
+        None => JobStatus::Killed,
+    };
+    st.ended = Some((jiff::Timestamp::now(), Instant::now()));
+}

@@ -1,0 +1,65 @@
+//! The CheckBackgroundJob tool: the status and recent output of a command Bash started with
+//! `run_in_background`, as JSON.
+
+use serde_json::{Value, json};
+
+use super::output::{cut_note, truncate_tail};
+use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
+use crate::conversation::ToolSpec;
+
+pub struct CheckBackgroundJob;
+
+const DESCRIPTION: &str = "Show the status (running, completed, failed or killed), exit code \
+and latest output of a background job started by Bash with run_in_background.";
+
+#[async_trait::async_trait]
+impl Tool for CheckBackgroundJob {
+    fn name(&self) -> &str {
+        "CheckBackgroundJob"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "CheckBackgroundJob".into(),
+            description: DESCRIPTION.into(),
+            parameters: object_schema(&[(
+                "job_id",
+                "string",
+                "The job id Bash returned when it started the job, e.g. bg-1.",
+                true,
+            )]),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let id = str_arg(&args, "job_id")?.trim();
+        let jobs = ctx.shared.background();
+        let Some(mut snap) = jobs.snapshot(id) else {
+            let available: Vec<Value> = jobs
+                .list()
+                .iter()
+                .map(|j| {
+                    let command: String = j.command.chars().take(50).collect();
+                    json!({"id": j.job_id, "status": j.status, "command": command})
+                })
+                .collect();
+            let body = json!({"error": format!("Job {id} not found"), "available_jobs": available});
+            return Err(ToolError::RespondToModel(pretty(&body)));
+        };
+        let parallel = ctx.parallel_calls.max(1);
+        let limits = &ctx.shared.limits;
+        let (tail, cut) = truncate_tail(
+            &snap.output,
+            limits.bash_max_chars / parallel,
+            limits.bash_max_lines / parallel,
+        );
+        snap.output = format!("{}{tail}", cut_note(cut));
+        let body = serde_json::to_value(&snap)
+            .map_err(|e| ToolError::Fatal(format!("cannot serialise a job: {e}")))?;
+        Ok(ToolOutput::text(pretty(&body)))
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
