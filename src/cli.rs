@@ -140,6 +140,9 @@ pub struct RunArgs {
     /// Output folder of the run (default .cn-run/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Also write the JUnit report here (one testsuite per job).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Workspace directory (overrides the job).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,

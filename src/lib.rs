@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod artifacts;
 pub mod checkpoint;
 pub mod checks;
 pub mod cli;
@@ -20,6 +21,7 @@ pub mod edit;
 pub mod events;
 pub mod exit_code;
 pub mod job;
+pub mod mcp;
 pub mod observability;
 pub mod permissions;
 pub mod provider;
@@ -27,5 +29,6 @@ pub mod redact;
 pub mod report;
 pub mod secret;
 pub mod session;
+pub mod skills;
 pub mod structured;
 pub mod tools;

@@ -21,6 +21,7 @@ const MIN_SECRET_LEN: usize = 6;
 pub struct Redactor {
     matcher: Option<AhoCorasick>,
     count: usize,
+    values: Vec<String>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -59,6 +60,8 @@ impl Redactor {
                 secrets.push(value);
             }
         }
+        secrets.sort();
+        secrets.dedup();
         let mut patterns = Vec::new();
         for s in &secrets {
             patterns.push(s.clone());
@@ -82,7 +85,12 @@ impl Redactor {
                 .build(&patterns)
                 .ok()
         };
-        Redactor { matcher, count }
+        Redactor { matcher, count, values: secrets }
+    }
+
+    /// The secret values themselves (for `::add-mask::` in GitHub Actions).
+    pub fn values(&self) -> &[String] {
+        &self.values
     }
 
     /// A redactor that changes nothing.

@@ -164,6 +164,12 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
         }
     }
     print_results(&args, &results);
+    if let Some(path) = &args.junit {
+        let suites = results.iter().filter_map(|r| r.junit_suite.clone()).collect();
+        if let Err(e) = std::fs::write(path, crate::report::junit::render(suites)) {
+            let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
+        }
+    }
     worst.exit_code()
 }
 

@@ -21,7 +21,7 @@ use crate::exit_code::{Limit, Status};
 use crate::job::{Job, ProviderKind};
 use crate::observability::LogHandle;
 use crate::redact::Redactor;
-use crate::report::RunResult;
+use crate::report::{RunResult, github};
 use crate::session::{JobRecord, SESSION_VERSION, Session};
 use crate::tools::{ToolLimits, ToolShared};
 
@@ -179,8 +179,12 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt()?),
     };
-    let redactor = setup::redactor(parts.key.as_ref());
+    let redactor = setup::redactor(parts.key.as_ref(), &job.redact);
     opts.log.set_redactor(redactor.clone());
+    if github::is_actions() {
+        let masks = github::mask_commands(redactor.values().iter().map(String::as_str));
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
+    }
     let sinks = outputs::attach(&run_id, &out_dir, &workspace, &job.name, args, opts.log, &redactor, resume.is_some())?;
     let emitter = sinks.emitter.clone();
 
@@ -269,14 +273,52 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
             (Outcome::Internal(format!("panic in the agent loop: {msg}")), super::attempts::AttemptsReport::default())
         });
     signals.abort();
-    stop.token().cancel();
+    shared.background().kill_all().await;
     let (status, reason, limit) = classify(&outcome, &job);
-    hooks.finish(&state, status.as_str(), shared.checklist()).await;
+    let finished = Finished { outcome: &outcome, status, reason, limit, report: &report };
+    let result = finish(&job, &state, &shared, &sinks, &hooks, &out_dir, &redactor, finished).await;
+    stop.token().cancel();
+    Ok(result)
+}
+
+/// How the attempts ended, classified.
+struct Finished<'a> {
+    outcome: &'a Outcome,
+    status: Status,
+    reason: String,
+    limit: Option<Limit>,
+    report: &'a super::attempts::AttemptsReport,
+}
+
+/// Everything after the agent stops: artifacts, the final events, result.json,
+/// junit.xml, and the GitHub Actions outputs.
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    job: &Job,
+    state: &RunState,
+    shared: &ToolShared,
+    sinks: &outputs::Sinks,
+    hooks: &SessionHooks,
+    out_dir: &Path,
+    redactor: &Redactor,
+    f: Finished<'_>,
+) -> RunResult {
+    let emitter = &sinks.emitter;
+    let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
+    let (mut artifacts, warnings) = crate::artifacts::collect(&job.artifacts, &shared.workspace, &out_dir.join("artifacts"), &skip);
+    for w in warnings {
+        emitter.emit(Event::Warning { message: w });
+    }
+    artifacts.extend(shared.artifacts());
+    for a in &artifacts {
+        emitter.emit(Event::ArtifactCollected { path: a.path.clone(), size: a.size, sha256: a.sha256.clone() });
+    }
+    hooks.finish(state, f.status.as_str(), shared.checklist()).await;
     emitter.emit(Event::RunCompleted {
-        status,
-        exit_code: status.exit_code(),
-        reason,
-        limit,
+        status: f.status,
+        exit_code: f.status.exit_code(),
+        reason: f.reason,
+        limit: f.limit,
         result: state.final_text.clone(),
         num_turns: state.budget.turns,
         duration_ms: state.budget.elapsed_ms(),
@@ -285,14 +327,29 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         cost_unknown: state.budget.cost_usd.is_none(),
     });
     sinks.result.update(|r| {
-        r.attempts = report.attempts;
-        r.structured_output = report.structured_output.clone();
+        r.agent_finished = matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_));
+        r.attempts = f.report.attempts;
+        r.structured_output = f.report.structured_output.clone();
         r.checklist = shared.checklist();
-        r.session_path = Some(session_path.display().to_string());
+        r.artifacts = artifacts;
+        r.session_path = Some(hooks.path.display().to_string());
+        r.checks_declared = job.checks.iter().map(|c| c.name.clone()).collect();
     });
-    let result = sinks.result.snapshot();
-    if let Err(e) = write_json(&out_dir.join("result.json"), &result, &redactor) {
+    let mut result = sinks.result.snapshot();
+    if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {
         tracing::error!("cannot write result.json: {e}");
     }
-    Ok(result)
+    let suite = crate::report::junit::suite(&result, redactor);
+    let xml = crate::report::junit::render(vec![suite.clone()]);
+    result.junit_suite = Some(suite);
+    if let Err(e) = std::fs::write(out_dir.join("junit.xml"), xml) {
+        tracing::error!("cannot write junit.xml: {e}");
+    }
+    if github::is_actions() {
+        let mut err = std::io::stderr().lock();
+        let _ = std::io::Write::write_all(&mut err, redactor.redact(&github::annotations(&result)).as_bytes());
+        github::append_to_env_file("GITHUB_STEP_SUMMARY", &redactor.redact(&github::summary(&result)));
+        github::append_to_env_file("GITHUB_OUTPUT", &redactor.redact(&github::outputs(&result)));
+    }
+    result
 }

@@ -182,8 +182,8 @@ pub(crate) fn tool_env(key: Option<&Secret>, key_env: Option<&str>, run_id: &str
     env
 }
 
-pub(crate) fn redactor(key: Option<&Secret>) -> Redactor {
-    Redactor::new(key.map(Secret::expose), std::env::vars(), &[])
+pub(crate) fn redactor(key: Option<&Secret>, extra_names: &[String]) -> Redactor {
+    Redactor::new(key.map(Secret::expose), std::env::vars(), extra_names)
 }
 
 /// Every built-in tool, in the order offered to the model; the policy filters it.

@@ -37,7 +37,11 @@ pub(crate) fn patch(
 }
 
 /// How many paths differ between two trees (no content is read).
-pub(crate) fn count_changes(repo: &Repository, from: Oid, to: Oid) -> Result<usize, CheckpointError> {
+pub(crate) fn count_changes(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+) -> Result<usize, CheckpointError> {
     let mut opts = DiffOptions::new();
     opts.skip_binary_check(true).include_typechange(true);
     Ok(tree_diff(repo, from, to, &mut opts)?.deltas().len())

@@ -35,7 +35,11 @@ pub enum CheckpointError {
     RunNotFound(String),
     /// The run exists but has no checkpoint with this number.
     #[error("run {run_id:?} has no checkpoint {index}; it has checkpoints 0 to {last}")]
-    CheckpointNotFound { run_id: String, index: u32, last: u32 },
+    CheckpointNotFound {
+        run_id: String,
+        index: u32,
+        last: u32,
+    },
     /// Rollback cannot write a path because something that is not ours is in the way
     /// (a non-empty directory, or a symlinked parent directory).
     #[error("cannot restore {path}: {reason}")]

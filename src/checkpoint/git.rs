@@ -168,7 +168,9 @@ fn commit_snapshot(
     parent: Oid,
 ) -> Result<Oid, CheckpointError> {
     let repo: &Repository = snap.repo();
-    let tree = repo.find_tree(tree).map_err(git("read the snapshot tree"))?;
+    let tree = repo
+        .find_tree(tree)
+        .map_err(git("read the snapshot tree"))?;
     let parent = repo
         .find_commit(parent)
         .map_err(git("read the parent commit"))?;

@@ -117,7 +117,9 @@ fn write_link(path: &Path, target: &[u8]) -> Result<(), CheckpointError> {
 #[cfg(unix)]
 fn set_executable(path: &Path, executable: bool) -> Result<(), CheckpointError> {
     use std::os::unix::fs::PermissionsExt;
-    let mut perms = fs::metadata(path).map_err(io("inspect", path))?.permissions();
+    let mut perms = fs::metadata(path)
+        .map_err(io("inspect", path))?
+        .permissions();
     let mode = perms.mode();
     let wanted = if executable {
         mode | ((mode & 0o444) >> 2)

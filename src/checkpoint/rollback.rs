@@ -59,16 +59,22 @@ pub fn rollback(
             last,
         })?;
     let exclude = match snapshots.get(&0) {
-        Some(start) => excluded_paths(
-            &String::from_utf8_lossy(repo.find_commit(*start).map_err(git("read snapshot 0"))?.message_bytes()),
-        ),
+        Some(start) => excluded_paths(&String::from_utf8_lossy(
+            repo.find_commit(*start)
+                .map_err(git("read snapshot 0"))?
+                .message_bytes(),
+        )),
         None => Vec::new(),
     };
     let target_tree = repo
         .find_commit(target)
         .map_err(git("read the checkpoint"))?
         .tree_id();
-    let head_tree = repo.head().and_then(|h| h.peel_to_tree()).ok().map(|t| t.id());
+    let head_tree = repo
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .ok()
+        .map(|t| t.id());
     let root = snapshot::workdir(&repo)?;
     let snap = Snapshotter::new(repo, head_tree, exclude)?;
     let current = snap.tree()?;
@@ -106,7 +112,10 @@ pub fn list_runs(workspace: &Path) -> Result<Vec<(String, u32)>, CheckpointError
         .map(|(run, (start, last))| (started(start), run, last))
         .collect();
     listed.sort();
-    Ok(listed.into_iter().map(|(_, run, last)| (run, last)).collect())
+    Ok(listed
+        .into_iter()
+        .map(|(_, run, last)| (run, last))
+        .collect())
 }
 
 /// The snapshots of one run: checkpoint number → commit.
@@ -160,7 +169,11 @@ impl Plan {
         };
         for delta in diff.deltas() {
             let (old, new) = (delta.old_file(), delta.new_file());
-            let path = new.path().or(old.path()).map(Path::to_path_buf).unwrap_or_default();
+            let path = new
+                .path()
+                .or(old.path())
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             if old.mode() == FileMode::Commit || new.mode() == FileMode::Commit {
                 plan.submodules.push(path);
             } else if delta.status() == Delta::Deleted {
@@ -217,7 +230,9 @@ fn write_blob(
     mode: FileMode,
     blob: Oid,
 ) -> Result<(), CheckpointError> {
-    let blob = repo.find_blob(blob).map_err(git("read a file of the checkpoint"))?;
+    let blob = repo
+        .find_blob(blob)
+        .map_err(git("read a file of the checkpoint"))?;
     restore::write(root, path, mode, blob.content())
 }
 

@@ -68,12 +68,9 @@ impl Snapshotter {
         let mut index = self.repo.index().map_err(git("open the private index"))?;
         let exclude = &self.exclude;
         let mut skip = |path: &Path, _spec: &[u8]| -> i32 { i32::from(is_excluded(path, exclude)) };
+        // The pathspec must not be empty: git2 then hands the callback a null pointer.
         index
-            .add_all(
-                std::iter::empty::<&str>(),
-                IndexAddOption::DEFAULT,
-                Some(&mut skip),
-            )
+            .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip))
             .map_err(git("add the working tree to the private index"))?;
         let tree = index
             .write_tree()
@@ -151,16 +148,18 @@ pub(crate) fn open_repo(workspace: &Path) -> Result<Result<Repository, String>, 
         }
     };
     if repo.workdir().is_none() {
-        return Ok(Err(format!("the repository at {shown} has no working tree")));
+        return Ok(Err(format!(
+            "the repository at {shown} has no working tree"
+        )));
     }
     Ok(Ok(repo))
 }
 
 /// The repository's working tree root, canonicalized.
 pub(crate) fn workdir(repo: &Repository) -> Result<PathBuf, CheckpointError> {
-    let dir = repo
-        .workdir()
-        .ok_or_else(|| CheckpointError::NoRepository("the repository has no working tree".into()))?;
+    let dir = repo.workdir().ok_or_else(|| {
+        CheckpointError::NoRepository("the repository has no working tree".into())
+    })?;
     fs::canonicalize(dir).map_err(io("resolve", dir))
 }
 
@@ -193,7 +192,10 @@ fn lenient_canonical(path: &Path) -> PathBuf {
         if let Ok(found) = fs::canonicalize(&current) {
             return missing.iter().rev().fold(found, |acc, part| acc.join(part));
         }
-        match (current.file_name().map(|n| n.to_os_string()), current.parent()) {
+        match (
+            current.file_name().map(|n| n.to_os_string()),
+            current.parent(),
+        ) {
             (Some(name), Some(parent)) => {
                 missing.push(name);
                 current = parent.to_path_buf();

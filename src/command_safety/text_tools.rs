@@ -37,17 +37,20 @@ pub(crate) fn tee(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 /// `find`: searching is read-only; `-exec` runs its command (judged too), `-delete` deletes.
 pub(crate) fn find(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let mut acted = false;
-    for (k, word) in args.iter().enumerate() {
+    let mut k = 0;
+    while let Some(word) = args.get(k) {
+        k += 1;
         match &*word.text {
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 acted = true;
                 cx.note(&FIND_EXEC, &word.text);
-                let rest = &args[k + 1..];
+                let rest = &args[k..];
                 let end = rest
                     .iter()
                     .position(|w| w.text == ";" || w.text == "+")
                     .unwrap_or(rest.len());
                 cx.command(&rest[..end], false);
+                k += end + 1;
             }
             "-delete" | "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 acted = true;

@@ -161,13 +161,15 @@ fn is_fork_bomb(name: &str, body: &[Tok<'_>]) -> bool {
     };
     let (mut depth, mut calls, mut background) = (0usize, 0usize, false);
     let mut at_command = true;
-    for tok in body {
+    for (k, tok) in body.iter().enumerate() {
         match tok {
             Tok::Word(w) if open == Some(&*w.text) && at_command => depth += 1,
             Tok::Word(w) if close.is_none() && w.text == "}" && at_command => depth -= 1,
             Tok::Op(Op::Open) if close.is_some() => depth += 1,
             Tok::Op(op) if Some(*op) == close => depth -= 1,
-            Tok::Word(w) if at_command && w.text == name => calls += 1,
+            Tok::Word(w) if at_command && w.text == name && op_at(body, k + 1) != Some(Op::Open) => {
+                calls += 1;
+            }
             Tok::Op(Op::Background) => background = true,
             _ => {}
         }

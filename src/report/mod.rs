@@ -1,9 +1,11 @@
 //! Outputs of a run, each a translator fed by events: result.json, events.jsonl, and the
 //! stdout formats (`text`, `json`, `stream-json`).
 
+pub mod github;
 pub mod jsonl;
+pub mod junit;
 pub mod progress;
 pub mod result;
 
 pub use jsonl::{JsonlSink, StreamJsonSink};
-pub use result::{Denial, ResultBuilder, ResultSink, RunResult};
+pub use result::{Denial, DiffStat, ResultBuilder, ResultSink, RunResult};

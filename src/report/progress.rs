@@ -7,11 +7,13 @@ use crate::observability::{LogHandle, progress};
 pub struct ProgressSink {
     log: LogHandle,
     job: String,
+    /// Fold each turn into a `::group::` in GitHub Actions logs.
+    groups: bool,
 }
 
 impl ProgressSink {
     pub fn new(log: LogHandle, job: &str) -> Self {
-        ProgressSink { log, job: job.to_owned() }
+        ProgressSink { log, job: job.to_owned(), groups: super::github::is_actions() }
     }
 }
 
@@ -32,6 +34,8 @@ fn short(v: &serde_json::Value) -> String {
 impl EventSink for ProgressSink {
     fn on_event(&mut self, env: &Envelope) {
         let line = match &env.event {
+            Event::TurnStarted { turn } if self.groups => format!("::group::{} turn {turn}", self.job),
+            Event::TurnCompleted { .. } if self.groups => "::endgroup::".to_owned(),
             Event::RunStarted { model, provider, workspace, .. } => {
                 format!("[{}] run {} — {provider}/{model} in {workspace}", self.job, env.run_id)
             }

@@ -31,6 +31,14 @@ pub struct Denial {
     pub allow_hint: Option<String>,
 }
 
+/// Files, insertions and deletions a run made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DiffStat {
+    pub files: usize,
+    pub insertions: usize,
+    pub deletions: usize,
+}
+
 /// The result of one run.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunResult {
@@ -47,6 +55,8 @@ pub struct RunResult {
     pub limit: Option<Limit>,
     /// The agent's final answer.
     pub result: String,
+    /// Whether the agent finished its work (even if checks then failed).
+    pub agent_finished: bool,
     pub run_id: String,
     pub session_id: String,
     pub job: String,
@@ -64,10 +74,25 @@ pub struct RunResult {
     pub attempts: u32,
     /// Every check run, per attempt.
     pub checks: Vec<crate::checks::CheckResult>,
+    /// The names of the checks the job declares (also those that never ran).
+    pub checks_declared: Vec<String>,
     /// The final answer as JSON, when the job has an `output_schema` and it validated.
     pub structured_output: Option<Value>,
     pub checklist: Option<String>,
+    /// Files collected from the job's `artifacts:` and uploaded by the agent.
+    pub artifacts: Vec<crate::tools::ArtifactRecord>,
+    /// What the run changed (null outside git).
+    pub diff: Option<DiffStat>,
+    /// diff.patch of the run's changes.
+    pub patch_path: Option<String>,
+    /// The diff contains a value of a known secret (the patch stays exact; review it).
+    pub secret_in_diff: bool,
+    pub checkpoints: Vec<Value>,
     pub warnings: Vec<String>,
+    /// This run's JUnit testsuite (secrets masked), for a combined `--junit` report.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub junit_suite: Option<quick_junit::TestSuite>,
     pub started_at: String,
     pub finished_at: String,
     /// Where this run's files are.
@@ -110,6 +135,7 @@ impl ResultBuilder {
                 reason: "the run did not finish".to_owned(),
                 limit: None,
                 result: String::new(),
+                agent_finished: false,
                 run_id: run_id.to_owned(),
                 session_id: run_id.to_owned(),
                 job: String::new(),
@@ -124,9 +150,16 @@ impl ResultBuilder {
                 permission_denials: Vec::new(),
                 attempts: 1,
                 checks: Vec::new(),
+                checks_declared: Vec::new(),
                 structured_output: None,
                 checklist: None,
+                artifacts: Vec::new(),
+                diff: None,
+                patch_path: None,
+                secret_in_diff: false,
+                checkpoints: Vec::new(),
                 warnings: Vec::new(),
+                junit_suite: None,
                 started_at: crate::events::now(),
                 finished_at: String::new(),
                 output_dir: output_dir.to_owned(),

@@ -47,8 +47,11 @@ pub struct JobSnapshot {
     pub job_id: String,
     pub status: JobStatus,
     pub command: String,
-    /// The kept output; a first line in brackets says how many earlier lines were dropped.
+    /// The kept output (the last lines).
     pub output: String,
+    /// Lines printed before the kept ones and not kept.
+    #[serde(skip)]
+    pub dropped_lines: u64,
     pub started_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<String>,
@@ -101,9 +104,6 @@ impl Job {
     fn snapshot(&self) -> JobSnapshot {
         let st = self.state();
         let mut output = String::new();
-        if st.dropped_lines > 0 {
-            output.push_str(&format!("[{} earlier lines not kept]\n", st.dropped_lines));
-        }
         for line in &st.lines {
             output.push_str(&String::from_utf8_lossy(line));
             output.push('\n');
@@ -113,6 +113,7 @@ impl Job {
             status: st.status,
             command: self.command.clone(),
             output,
+            dropped_lines: st.dropped_lines,
             started_at: self.started.0.to_string(),
             ended_at: st.ended.map(|(t, _)| t.to_string()),
             duration_seconds: st.ended.map(|(_, i)| (i - self.started.1).as_secs_f64()),
@@ -185,7 +186,9 @@ impl BackgroundJobs {
             tokio::spawn(pump(child.stderr.take(), Arc::clone(&job))),
         ];
         let handle = tokio::spawn(supervise(Arc::clone(&job), child, pumps, cancel.clone()));
-        *job.supervisor.lock().unwrap_or_else(PoisonError::into_inner) = Some(handle);
+        *job.supervisor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(handle);
         reg.jobs.push(Arc::clone(&job));
         Ok((job.id.clone(), job.pid))
     }
@@ -213,7 +216,11 @@ impl BackgroundJobs {
             }
         }
         for job in &jobs {
-            let handle = job.supervisor.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let handle = job
+                .supervisor
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
             if let Some(handle) = handle {
                 let _ = tokio::time::timeout(Duration::from_secs(5), handle).await;
             }
@@ -234,7 +241,9 @@ impl Drop for BackgroundJobs {
 
 /// SIGKILL the process group led by `pid` (each job is spawned as a group leader).
 fn kill_group(pid: Option<u32>) {
-    let pid = pid.and_then(|p| i32::try_from(p).ok()).and_then(rustix::process::Pid::from_raw);
+    let pid = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw);
     if let Some(pid) = pid {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
@@ -264,7 +273,12 @@ async fn pump<R: AsyncRead + Unpin>(reader: Option<R>, job: Arc<Job>) {
 }
 
 /// Wait for the shell, kill what it left behind, drain the pumps, record how it ended.
-async fn supervise(job: Arc<Job>, mut child: Child, pumps: [JoinHandle<()>; 2], cancel: CancellationToken) {
+async fn supervise(
+    job: Arc<Job>,
+    mut child: Child,
+    pumps: [JoinHandle<()>; 2],
+    cancel: CancellationToken,
+) {
     let status = tokio::select! {
         st = child.wait() => st.ok(),
         _ = cancel.cancelled() => None,

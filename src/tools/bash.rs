@@ -90,9 +90,8 @@ impl Tool for Bash {
 /// Start `command` as a background job and say how to follow it.
 fn start_background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let shared = &ctx.shared;
-    let (id, pid) = shared
-        .background()
-        .start(command, &shared.workspace, &shared.env, &shared.cancel)?;
+    let jobs = shared.background();
+    let (id, pid) = jobs.start(command, &shared.workspace, &shared.env, &shared.cancel)?;
     let pid = pid.map_or_else(String::new, |p| format!(", pid {p}"));
     Ok(ToolOutput::text(format!(
         "Started background job {id}{pid}. It keeps running while you work; see its status and \

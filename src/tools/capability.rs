@@ -38,7 +38,14 @@ mod tests {
 
     #[test]
     fn capable_families_get_multi_edit() {
-        for m in ["claude-sonnet-4-5", "GPT-4.1", "o3-mini", "Qwen2.5-Coder", "meta-llama/Llama-3", "mistral-large"] {
+        for m in [
+            "claude-sonnet-4-5",
+            "GPT-4.1",
+            "o3-mini",
+            "Qwen2.5-Coder",
+            "meta-llama/Llama-3",
+            "mistral-large",
+        ] {
             assert!(supports_multi_edit(m), "{m}");
             assert_eq!(edit_tool_for(m).name(), "MultiEdit");
         }

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::output::{cut_note, truncate_tail};
+use super::output::truncate_tail;
 use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 
@@ -53,7 +53,12 @@ impl Tool for CheckBackgroundJob {
             limits.bash_max_chars / parallel,
             limits.bash_max_lines / parallel,
         );
-        snap.output = format!("{}{tail}", cut_note(cut));
+        let dropped = snap.dropped_lines + cut.lines;
+        snap.output = match (dropped, cut.chars) {
+            (0, 0) => tail,
+            (0, chars) => format!("[{chars} earlier characters not shown]\n{tail}"),
+            (lines, _) => format!("[{lines} earlier lines not shown]\n{tail}"),
+        };
         let body = serde_json::to_value(&snap)
             .map_err(|e| ToolError::Fatal(format!("cannot serialise a job: {e}")))?;
         Ok(ToolOutput::text(pretty(&body)))

@@ -44,10 +44,30 @@ impl Tool for Edit {
             name: "Edit".into(),
             description: DESCRIPTION.into(),
             parameters: object_schema(&[
-                ("file_path", "string", "Path of the file to change (relative to the workspace, or absolute).", true),
-                ("old_string", "string", "The text to replace, copied from the file.", true),
-                ("new_string", "string", "The text to put in its place; must differ from old_string.", true),
-                ("replace_all", "boolean", "Replace every occurrence instead of exactly one (default false).", false),
+                (
+                    "file_path",
+                    "string",
+                    "Path of the file to change (relative to the workspace, or absolute).",
+                    true,
+                ),
+                (
+                    "old_string",
+                    "string",
+                    "The text to replace, copied from the file.",
+                    true,
+                ),
+                (
+                    "new_string",
+                    "string",
+                    "The text to put in its place; must differ from old_string.",
+                    true,
+                ),
+                (
+                    "replace_all",
+                    "boolean",
+                    "Replace every occurrence instead of exactly one (default false).",
+                    false,
+                ),
             ]),
         }
     }
@@ -62,13 +82,22 @@ impl Tool for Edit {
         let shared = ctx.shared.clone();
         tokio::task::spawn_blocking(move || {
             edit_file(&shared, &raw, |content| {
-                let done = find_and_replace(content, &spec.old_string, &spec.new_string, spec.replace_all, 0)
-                    .map_err(|e| respond_single(&e))?;
+                let done = find_and_replace(
+                    content,
+                    &spec.old_string,
+                    &spec.new_string,
+                    spec.replace_all,
+                    0,
+                )
+                .map_err(|e| respond_single(&e))?;
                 let times = match done.replacements {
                     1 => "1 replacement".to_owned(),
                     n => format!("{n} replacements"),
                 };
-                Ok((done.content, format!("{times}, {}", strategy_note(&[done.strategy]))))
+                Ok((
+                    done.content,
+                    format!("{times}, {}", strategy_note(&[done.strategy])),
+                ))
             })
         })
         .await
@@ -83,7 +112,10 @@ pub(crate) fn respond(err: &EditError) -> ToolError {
 
 /// For the single-edit tool, the batch prefix `edits[0]: ` means nothing to the model.
 fn respond_single(err: &EditError) -> ToolError {
-    let msg = err.message.strip_prefix("edits[0]: ").unwrap_or(&err.message);
+    let msg = err
+        .message
+        .strip_prefix("edits[0]: ")
+        .unwrap_or(&err.message);
     ToolError::RespondToModel(msg.to_owned())
 }
 
@@ -120,7 +152,9 @@ pub(crate) fn edit_file(
         ))
     })?;
     if meta.is_dir() {
-        return Err(ToolError::RespondToModel(format!("{raw} is a directory, not a file")));
+        return Err(ToolError::RespondToModel(format!(
+            "{raw} is a directory, not a file"
+        )));
     }
     if !shared.was_read(&path.real) {
         return Err(ToolError::RespondToModel(format!(
@@ -138,10 +172,12 @@ pub(crate) fn edit_file(
     let (new, summary) = apply(&old)?;
     write_atomic(&path.real, new.as_bytes())
         .map_err(|e| ToolError::RespondToModel(format!("Cannot write {raw}: {e}")))?;
-    let shown = path
-        .real
-        .strip_prefix(&shared.workspace)
-        .map_or_else(|_| path.real.display().to_string(), |p| p.display().to_string());
+    let shown = path.real.strip_prefix(&shared.workspace).map_or_else(
+        |_| path.real.display().to_string(),
+        |p| p.display().to_string(),
+    );
     let diff = unified_diff(&shown, &old, &new);
-    Ok(ToolOutput::text(format!("Edited {shown} ({summary})\n{diff}")))
+    Ok(ToolOutput::text(format!(
+        "Edited {shown} ({summary})\n{diff}"
+    )))
 }

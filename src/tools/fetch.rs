@@ -71,13 +71,19 @@ impl Tool for Fetch {
         ToolSpec {
             name: "Fetch".into(),
             description: DESCRIPTION.into(),
-            parameters: object_schema(&[("url", "string", "The http:// or https:// URL to fetch.", true)]),
+            parameters: object_schema(&[(
+                "url",
+                "string",
+                "The http:// or https:// URL to fetch.",
+                true,
+            )]),
         }
     }
 
     fn tighten(&self, args: &Value, _shared: &ToolShared) -> Option<Tighten> {
         let url = Url::parse(args.get("url")?.as_str()?).ok()?;
-        let why = private_reason(&url, &[]).or_else(|| private_reason(&url, &resolve_blocking(&url)))?;
+        let why =
+            private_reason(&url, &[]).or_else(|| private_reason(&url, &resolve_blocking(&url)))?;
         Some(Tighten {
             permission: Permission::Ask,
             rule: "tool.private_address",
@@ -142,7 +148,9 @@ async fn fetch(url: &Url, limits: &FetchLimits) -> Result<ToolOutput, ToolError>
         ));
     }
     if text.trim().is_empty() {
-        return Err(ToolError::RespondToModel(format!("Could not fetch any text from {url} (HTTP {status})")));
+        return Err(ToolError::RespondToModel(format!(
+            "Could not fetch any text from {url} (HTTP {status})"
+        )));
     }
     if status.is_success() {
         Ok(ToolOutput::text(out))
@@ -152,18 +160,31 @@ async fn fetch(url: &Url, limits: &FetchLimits) -> Result<ToolOutput, ToolError>
 }
 
 /// GET `url`, following redirects by hand so each target is checked.
-async fn follow(client: &reqwest::Client, url: &Url, limits: &FetchLimits) -> Result<Response, ToolError> {
+async fn follow(
+    client: &reqwest::Client,
+    url: &Url,
+    limits: &FetchLimits,
+) -> Result<Response, ToolError> {
     let mut chain = vec![url.clone()];
     let mut current = url.clone();
     loop {
-        let response = client.get(current.clone()).send().await.map_err(|e| request_error(&current, &e))?;
-        let location = response.headers().get(header::LOCATION).and_then(|v| v.to_str().ok());
+        let response = client
+            .get(current.clone())
+            .send()
+            .await
+            .map_err(|e| request_error(&current, &e))?;
+        let location = response
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok());
         let (true, Some(location)) = (response.status().is_redirection(), location) else {
             return Ok(response);
         };
-        let next = current
-            .join(location)
-            .map_err(|e| ToolError::RespondToModel(format!("{current} redirected to an invalid URL {location:?}: {e}")))?;
+        let next = current.join(location).map_err(|e| {
+            ToolError::RespondToModel(format!(
+                "{current} redirected to an invalid URL {location:?}: {e}"
+            ))
+        })?;
         if chain.contains(&next) {
             return Err(ToolError::RespondToModel(format!(
                 "Redirect loop stopped: {} → {next}",
@@ -184,7 +205,11 @@ async fn follow(client: &reqwest::Client, url: &Url, limits: &FetchLimits) -> Re
 }
 
 fn join_chain(chain: &[Url]) -> String {
-    chain.iter().map(Url::as_str).collect::<Vec<_>>().join(" → ")
+    chain
+        .iter()
+        .map(Url::as_str)
+        .collect::<Vec<_>>()
+        .join(" → ")
 }
 
 fn request_error(url: &Url, err: &reqwest::Error) -> ToolError {
@@ -194,12 +219,20 @@ fn request_error(url: &Url, err: &reqwest::Error) -> ToolError {
         detail.push_str(&format!(": {s}"));
         source = s.source();
     }
-    let what = if err.is_connect() { "Could not connect to" } else { "Could not fetch" };
+    let what = if err.is_connect() {
+        "Could not connect to"
+    } else {
+        "Could not fetch"
+    };
     ToolError::RespondToModel(format!("{what} {url}: {detail}"))
 }
 
 /// The body, up to `max_bytes`; `true` when it was cut there.
-async fn read_body(mut response: Response, limits: &FetchLimits, url: &Url) -> Result<(Vec<u8>, bool), ToolError> {
+async fn read_body(
+    mut response: Response,
+    limits: &FetchLimits,
+    url: &Url,
+) -> Result<(Vec<u8>, bool), ToolError> {
     let mut body = Vec::new();
     loop {
         let chunk = tokio::time::timeout(limits.stall_timeout, response.chunk())
@@ -234,20 +267,28 @@ fn to_text(body: &[u8], content_type: &str) -> Result<String, ToolError> {
     if content_type.contains("html") || (content_type.is_empty() && looks_html) {
         let html = String::from_utf8_lossy(body);
         let converter = htmd::HtmlToMarkdown::builder()
-            .skip_tags(vec!["script", "style", "noscript", "template", "svg", "head", "iframe"])
+            .skip_tags(vec![
+                "script", "style", "noscript", "template", "svg", "head", "iframe",
+            ])
             .build();
-        return converter
-            .convert(&html)
-            .map_err(|e| ToolError::RespondToModel(format!("Could not convert the HTML page to text: {e}")));
+        return converter.convert(&html).map_err(|e| {
+            ToolError::RespondToModel(format!("Could not convert the HTML page to text: {e}"))
+        });
     }
     let textual = content_type.starts_with("text/")
-        || ["json", "xml", "javascript", "yaml", "toml", "csv"].iter().any(|t| content_type.contains(t));
+        || ["json", "xml", "javascript", "yaml", "toml", "csv"]
+            .iter()
+            .any(|t| content_type.contains(t));
     if textual || (!sniff.contains(&0) && std::str::from_utf8(sniff).is_ok()) {
         return Ok(String::from_utf8_lossy(body).into_owned());
     }
     Err(ToolError::RespondToModel(format!(
         "The response is binary ({}, {} bytes read), not text; download it with Bash if you need the file.",
-        if content_type.is_empty() { "no content type" } else { content_type },
+        if content_type.is_empty() {
+            "no content type"
+        } else {
+            content_type
+        },
         body.len()
     )))
 }
@@ -258,7 +299,10 @@ fn cut(text: &str, max: usize) -> String {
         None => text.to_owned(),
         Some((at, _)) => {
             let rest = text[at..].chars().count();
-            format!("{}\n\n({rest} characters of fetched content truncated)", &text[..at])
+            format!(
+                "{}\n\n({rest} characters of fetched content truncated)",
+                &text[..at]
+            )
         }
     }
 }
@@ -270,14 +314,24 @@ mod tests {
     #[test]
     fn cut_counts_the_characters_removed() {
         assert_eq!(cut("abcdef", 10), "abcdef");
-        assert_eq!(cut("ééééé", 2), "éé\n\n(3 characters of fetched content truncated)");
+        assert_eq!(
+            cut("ééééé", 2),
+            "éé\n\n(3 characters of fetched content truncated)"
+        );
     }
 
     #[test]
     fn binary_bodies_are_refused_and_text_is_kept() {
         assert!(to_text(&[0, 1, 2, 0xff], "image/png").is_err());
-        assert_eq!(to_text(b"{\"a\":1}", "application/json").unwrap(), "{\"a\":1}");
-        let md = to_text(b"<html><body><h1>Title</h1><script>x()</script></body></html>", "").unwrap();
+        assert_eq!(
+            to_text(b"{\"a\":1}", "application/json").unwrap(),
+            "{\"a\":1}"
+        );
+        let md = to_text(
+            b"<html><body><h1>Title</h1><script>x()</script></body></html>",
+            "",
+        )
+        .unwrap();
         assert_eq!(md.trim(), "# Title");
     }
 }

@@ -66,7 +66,10 @@ fn private_v6(ip: Ipv6Addr) -> Option<&'static str> {
 /// already turned forms such as `2130706433` into dotted quads).
 fn literal_ip(url: &Url) -> Option<IpAddr> {
     let host = url.host_str()?;
-    host.trim_start_matches('[').trim_end_matches(']').parse().ok()
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 /// Why the host written in `url` is not public (an IP literal or a `localhost` name).
@@ -75,7 +78,8 @@ fn literal_reason(url: &Url) -> Option<String> {
         return private_ip(ip).map(|k| format!("{ip} is a {k} address"));
     }
     let name = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
-    (name == "localhost" || name.ends_with(".localhost")).then(|| format!("{name} is the local machine"))
+    (name == "localhost" || name.ends_with(".localhost"))
+        .then(|| format!("{name} is the local machine"))
 }
 
 /// The host name of `url` to resolve: `None` for an IP literal or a URL without a host.
@@ -102,7 +106,9 @@ pub fn private_reason(url: &Url, resolved: &[IpAddr]) -> Option<String> {
 /// are the addresses `next`'s host resolves to. The error says why not, for the model.
 pub fn check_redirect(original: &Url, next: &Url, next_resolved: &[IpAddr]) -> Result<(), String> {
     if !matches!(next.scheme(), "http" | "https") {
-        return Err(format!("{original} redirected to {next}, which is not an http(s) URL; not followed"));
+        return Err(format!(
+            "{original} redirected to {next}, which is not an http(s) URL; not followed"
+        ));
     }
     let Some(why) = private_reason(next, next_resolved) else {
         return Ok(());
@@ -180,7 +186,12 @@ mod tests {
         ] {
             assert!(private_reason(&url(u), &[]).is_some(), "{u}");
         }
-        for u in ["https://example.com/", "http://8.8.8.8/", "http://172.32.0.1/", "http://[2001:db8::1]/"] {
+        for u in [
+            "https://example.com/",
+            "http://8.8.8.8/",
+            "http://172.32.0.1/",
+            "http://[2001:db8::1]/",
+        ] {
             assert_eq!(private_reason(&url(u), &[]), None, "{u}");
         }
     }

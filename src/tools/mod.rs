@@ -199,7 +199,9 @@ impl ToolShared {
 
     /// Lock the artifact list (UploadArtifact checks the run's total and records under it).
     pub(crate) fn artifacts_mut(&self) -> std::sync::MutexGuard<'_, Vec<ArtifactRecord>> {
-        self.artifacts.lock().unwrap_or_else(PoisonError::into_inner)
+        self.artifacts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

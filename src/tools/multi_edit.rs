@@ -65,7 +65,10 @@ impl Tool for MultiEdit {
         tokio::task::spawn_blocking(move || {
             edit_file(&shared, &raw, |content| {
                 let (new, strategies) = apply_edits(content, &edits).map_err(|e| {
-                    ToolError::RespondToModel(format!("{}\nNo edit was applied; the file is unchanged.", e.message))
+                    ToolError::RespondToModel(format!(
+                        "{}\nNo edit was applied; the file is unchanged.",
+                        e.message
+                    ))
                 })?;
                 let count = match edits.len() {
                     1 => "1 edit".to_owned(),

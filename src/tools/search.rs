@@ -49,9 +49,24 @@ impl Tool for Search {
             name: "Search".into(),
             description: DESCRIPTION.into(),
             parameters: object_schema(&[
-                ("pattern", "string", "The regular expression to look for.", true),
-                ("path", "string", "File or directory to search (default: the workspace).", false),
-                ("file_pattern", "string", "Only search files matching this glob, e.g. `*.py`.", false),
+                (
+                    "pattern",
+                    "string",
+                    "The regular expression to look for.",
+                    true,
+                ),
+                (
+                    "path",
+                    "string",
+                    "File or directory to search (default: the workspace).",
+                    false,
+                ),
+                (
+                    "file_pattern",
+                    "string",
+                    "Only search files matching this glob, e.g. `*.py`.",
+                    false,
+                ),
             ]),
         }
     }
@@ -107,7 +122,9 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
     let raw_path = query.path.as_deref().unwrap_or(".");
     let root = resolve_in_workspace(&shared.workspace, raw_path).real;
     if !root.exists() {
-        return Err(ToolError::RespondToModel(format!("Path does not exist: {raw_path}")));
+        return Err(ToolError::RespondToModel(format!(
+            "Path does not exist: {raw_path}"
+        )));
     }
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
@@ -120,23 +137,14 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
                 query.pattern
             ))
         })?;
-    let mut walk = WalkBuilder::new(&root);
-    walk.require_git(false).sort_by_file_path(Path::cmp);
-    if let Some(glob) = &query.file_pattern {
-        let bad = |e: ignore::Error| {
-            ToolError::RespondToModel(format!("Invalid file_pattern {glob:?}: {e}"))
-        };
-        let mut ov = OverrideBuilder::new(&root);
-        ov.add(glob).map_err(bad)?;
-        walk.overrides(ov.build().map_err(bad)?);
-    }
+    let walk = walker(&root, query.file_pattern.as_deref())?;
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
         .heap_limit(Some(HEAP_LIMIT))
         .build();
     let mut found = Found::default();
-    for entry in walk.build() {
+    for entry in walk {
         if found.total >= COUNT_LIMIT || shared.cancel.is_cancelled() {
             break;
         }
@@ -155,7 +163,9 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
         let sink = Lossy(|line_no, text: &str| {
             found.total += 1;
             if found.lines.len() < MAX_RESULTS {
-                found.lines.push(format!("{shown}:{line_no}:{}", cut_line(text)));
+                found
+                    .lines
+                    .push(format!("{shown}:{line_no}:{}", cut_line(text)));
             }
             Ok(found.total < COUNT_LIMIT)
         });
@@ -164,6 +174,22 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
         }
     }
     Ok(ToolOutput::text(render(query, &found)))
+}
+
+/// The sorted walk under `root`: ignore files honoured (no git needed), hidden files
+/// skipped, only files matching `glob` (an `rg -g` glob) when given.
+fn walker(root: &Path, glob: Option<&str>) -> Result<ignore::Walk, ToolError> {
+    let mut walk = WalkBuilder::new(root);
+    walk.require_git(false).sort_by_file_path(Path::cmp);
+    if let Some(glob) = glob {
+        let bad = |e: ignore::Error| {
+            ToolError::RespondToModel(format!("Invalid file_pattern {glob:?}: {e}"))
+        };
+        let mut ov = OverrideBuilder::new(root);
+        ov.add(glob).map_err(bad)?;
+        walk.overrides(ov.build().map_err(bad)?);
+    }
+    Ok(walk.build())
 }
 
 /// Workspace-relative when inside it, absolute otherwise.
@@ -216,7 +242,10 @@ fn render(query: &Query, found: &Found) -> String {
         ));
     }
     if found.unreadable > 0 {
-        text.push_str(&format!("\n[{} files or directories could not be read]", found.unreadable));
+        text.push_str(&format!(
+            "\n[{} files or directories could not be read]",
+            found.unreadable
+        ));
     }
     text
 }

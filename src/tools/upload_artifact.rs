@@ -19,7 +19,7 @@ use crate::conversation::ToolSpec;
 use crate::permissions::Tighten;
 
 /// One uploaded file, as result.json lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ArtifactRecord {
     /// The file's path relative to the workspace (absolute if it lies outside).
     pub path: String,
@@ -111,7 +111,8 @@ fn kind_of(path: &Path) -> Option<&'static str> {
 fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
     let respond = ToolError::RespondToModel;
     let path = resolve_in_workspace(&shared.workspace, raw).real;
-    let meta = std::fs::metadata(&path).map_err(|_| respond(format!("File does not exist: {raw}")))?;
+    let meta =
+        std::fs::metadata(&path).map_err(|_| respond(format!("File does not exist: {raw}")))?;
     if !meta.is_file() {
         return Err(respond(format!("{raw} is not a regular file")));
     }
@@ -137,7 +138,11 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
         .strip_prefix(&shared.workspace)
         .map_or_else(|_| path.display().to_string(), |r| r.display().to_string());
     let mut records = shared.artifacts_mut();
-    let used: u64 = records.iter().filter(|r| r.path != shown).map(|r| r.size).sum();
+    let used: u64 = records
+        .iter()
+        .filter(|r| r.path != shown)
+        .map(|r| r.size)
+        .sum();
     if used + meta.len() > MAX_RUN_BYTES {
         return Err(respond(format!(
             "Uploading {raw} ({} bytes) would exceed the run's artifact limit of {MAX_RUN_BYTES} \
@@ -148,7 +153,11 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
     let stored = shared.artifacts_dir.join(&rel);
     let (size, sha256) = copy_hashed(&path, &stored)
         .map_err(|e| ToolError::Fatal(format!("cannot copy {raw} to {}: {e}", stored.display())))?
-        .ok_or_else(|| respond(format!("{raw} grew past {MAX_FILE_BYTES} bytes while it was copied")))?;
+        .ok_or_else(|| {
+            respond(format!(
+                "{raw} grew past {MAX_FILE_BYTES} bytes while it was copied"
+            ))
+        })?;
     let record = ArtifactRecord {
         path: shown.clone(),
         stored,
@@ -158,7 +167,9 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
     };
     records.retain(|r| r.path != shown);
     records.push(record);
-    Ok(ToolOutput::text(format!("Uploaded {shown} as an artifact ({size} bytes, {kind}).")))
+    Ok(ToolOutput::text(format!(
+        "Uploaded {shown} as an artifact ({size} bytes, {kind})."
+    )))
 }
 
 /// Copy `from` to `to` (atomically) and hash it; `None` when it exceeds the per-file limit.
@@ -166,7 +177,9 @@ fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<Option<(u64, String)>>
     let dir = to.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut src = std::fs::File::open(from)?;
-    let mut tmp = tempfile::Builder::new().prefix(".upload-").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".upload-")
+        .tempfile_in(dir)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut size = 0u64;
@@ -184,6 +197,10 @@ fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<Option<(u64, String)>>
     }
     tmp.as_file().sync_all()?;
     tmp.persist(to).map_err(|e| e.error)?;
-    let hex = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     Ok(Some((size, hex)))
 }

@@ -7,7 +7,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cn_run::tools::{Fetch, FetchLimits, Tool, ToolContext, ToolError, ToolLimits, ToolOutput, ToolShared, check_redirect};
+use cn_run::tools::{
+    Fetch, FetchLimits, Tool, ToolContext, ToolError, ToolLimits, ToolOutput, ToolShared,
+    check_redirect,
+};
 use reqwest::Url;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -30,7 +33,7 @@ fn ctx(ws: &Path) -> ToolContext {
 }
 
 async fn fetch(tool: &Fetch, url: &str) -> Result<ToolOutput, ToolError> {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     tool.run(json!({"url": url}), &ctx(dir.path())).await
 }
 
@@ -51,7 +54,10 @@ async fn an_html_page_becomes_markdown() {
                 <body><h1>Release notes</h1><p>See <a href=\"/docs\">the docs</a>.</p>\
                 <ul><li>first</li><li>second</li></ul><script>track()</script></body></html>";
     let server = MockServer::start(vec![Reply::text(200, "text/html; charset=utf-8", html)]).await;
-    let out = fetch(&Fetch::default(), &format!("{}/page", server.url())).await.unwrap().content;
+    let out = fetch(&Fetch::default(), &format!("{}/page", server.url()))
+        .await
+        .unwrap()
+        .content;
     assert!(out.contains("# Release notes"), "{out}");
     assert!(out.contains("[the docs](/docs)"), "{out}");
     assert!(out.contains("first") && out.contains("second"), "{out}");
@@ -70,14 +76,27 @@ async fn a_redirect_loop_is_stopped() {
 
 #[tokio::test]
 async fn redirects_are_followed_up_to_the_limit() {
-    let replies = vec![redirect("/two"), redirect("/three"), Reply::text(200, "text/plain", "arrived")];
+    let replies = vec![
+        redirect("/two"),
+        redirect("/three"),
+        Reply::text(200, "text/plain", "arrived"),
+    ];
     let server = MockServer::start(replies).await;
-    let out = fetch(&Fetch::default(), &format!("{}/one", server.url())).await.unwrap().content;
-    assert!(out.contains("arrived") && out.contains("redirected to"), "{out}");
+    let out = fetch(&Fetch::default(), &format!("{}/one", server.url()))
+        .await
+        .unwrap()
+        .content;
+    assert!(
+        out.contains("arrived") && out.contains("redirected to"),
+        "{out}"
+    );
 
     let chain: Vec<Reply> = (0..6).map(|i| redirect(&format!("/hop{i}"))).collect();
     let server = MockServer::start(chain).await;
-    let tool = Fetch::with_limits(FetchLimits { max_redirects: 3, ..FetchLimits::default() });
+    let tool = Fetch::with_limits(FetchLimits {
+        max_redirects: 3,
+        ..FetchLimits::default()
+    });
     let msg = model_error(fetch(&tool, &format!("{}/start", server.url())).await);
     assert!(msg.contains("Too many redirects"), "{msg}");
     assert_eq!(server.requests().len(), 4);
@@ -87,12 +106,22 @@ async fn redirects_are_followed_up_to_the_limit() {
 async fn long_output_is_cut_at_20000_characters_with_a_note() {
     let body = "é".repeat(50_000);
     let server = MockServer::start(vec![Reply::text(200, "text/plain; charset=utf-8", body)]).await;
-    let out = fetch(&Fetch::default(), &server.url()).await.unwrap().content;
+    let out = fetch(&Fetch::default(), &server.url())
+        .await
+        .unwrap()
+        .content;
     assert_eq!(out.chars().filter(|c| *c == 'é').count(), 20_000);
-    assert!(out.ends_with("(30000 characters of fetched content truncated)"), "{}", &out[out.len() - 80..]);
+    assert!(
+        out.ends_with("(30000 characters of fetched content truncated)"),
+        "{}",
+        &out[out.len() - 80..]
+    );
 
     let server = MockServer::start(vec![Reply::text(200, "text/plain", "x".repeat(5_000))]).await;
-    let tool = Fetch::with_limits(FetchLimits { max_bytes: 1_000, ..FetchLimits::default() });
+    let tool = Fetch::with_limits(FetchLimits {
+        max_bytes: 1_000,
+        ..FetchLimits::default()
+    });
     let out = fetch(&tool, &server.url()).await.unwrap().content;
     assert_eq!(out.matches('x').count(), 1_000);
     assert!(out.contains("download stopped after 1000 bytes"), "{out}");
@@ -106,11 +135,18 @@ async fn a_stalled_or_slow_body_times_out() {
         ..FetchLimits::default()
     };
     let tool = Fetch::with_limits(limits);
-    let server = MockServer::start(vec![Reply::text(200, "text/plain", "a".repeat(100)).stall_after(10)]).await;
+    let server = MockServer::start(vec![
+        Reply::text(200, "text/plain", "a".repeat(100)).stall_after(10),
+    ])
+    .await;
     let start = Instant::now();
     let msg = model_error(fetch(&tool, &server.url()).await);
     assert!(msg.contains("stalled"), "{msg}");
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
 
     // Data keeps coming, but the whole fetch takes longer than the total budget.
     let chunks: Vec<Chunk> = (0..20).map(|_| Chunk::after(150, "tick\n")).collect();
@@ -118,7 +154,11 @@ async fn a_stalled_or_slow_body_times_out() {
     let start = Instant::now();
     let msg = model_error(fetch(&tool, &server.url()).await);
     assert!(msg.contains("took longer than 1 s"), "{msg}");
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -151,13 +191,32 @@ fn redirects_from_public_to_private_addresses_are_refused() {
     let url = |s: &str| Url::parse(s).unwrap();
     let ip = |s: &str| -> IpAddr { s.parse().unwrap() };
     let public = url("https://example.com/start");
-    for private in ["http://127.0.0.1/admin", "http://10.0.0.5/", "http://169.254.169.254/latest/meta-data/", "http://[::1]:8080/"] {
+    for private in [
+        "http://127.0.0.1/admin",
+        "http://10.0.0.5/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:8080/",
+    ] {
         let err = check_redirect(&public, &url(private), &[]).unwrap_err();
         assert!(err.contains("not a public address"), "{private}: {err}");
     }
     // A public name that resolves to a private address is refused too.
-    assert!(check_redirect(&public, &url("https://intranet.example.com/"), &[ip("10.1.2.3")]).is_err());
-    assert!(check_redirect(&public, &url("https://cdn.example.net/x"), &[ip("93.184.216.34")]).is_ok());
+    assert!(
+        check_redirect(
+            &public,
+            &url("https://intranet.example.com/"),
+            &[ip("10.1.2.3")]
+        )
+        .is_err()
+    );
+    assert!(
+        check_redirect(
+            &public,
+            &url("https://cdn.example.net/x"),
+            &[ip("93.184.216.34")]
+        )
+        .is_ok()
+    );
     assert!(check_redirect(&public, &url("ftp://example.com/file"), &[]).is_err());
     // A fetch that was to the private host already may be redirected within it.
     let local = url("http://127.0.0.1:8080/a");
@@ -169,10 +228,20 @@ fn redirects_from_public_to_private_addresses_are_refused() {
 fn private_urls_need_permission() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ctx(dir.path());
-    for u in ["http://127.0.0.1:8080/", "http://localhost/x", "http://169.254.169.254/", "http://[::1]/"] {
-        let t = Fetch::default().tighten(&json!({"url": u}), &ctx.shared).unwrap_or_else(|| panic!("{u}"));
+    for u in [
+        "http://127.0.0.1:8080/",
+        "http://localhost/x",
+        "http://169.254.169.254/",
+        "http://[::1]/",
+    ] {
+        let t = Fetch::default()
+            .tighten(&json!({"url": u}), &ctx.shared)
+            .unwrap_or_else(|| panic!("{u}"));
         assert_eq!(t.rule, "tool.private_address", "{u}");
         assert_eq!(t.permission, cn_run::permissions::Permission::Ask);
     }
-    assert_eq!(Fetch::default().tighten(&json!({"url": "https://93.184.216.34/"}), &ctx.shared), None);
+    assert_eq!(
+        Fetch::default().tighten(&json!({"url": "https://93.184.216.34/"}), &ctx.shared),
+        None
+    );
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn ctx(ws: &Path) -> ToolContext {
-    let ws = ws.canonicalize().unwrap();
+    let ws = ws.canonicalize().unwrap_or_else(|e| panic!("{e}"));
     let shared = ToolShared::new(
         ws.clone(),
         vec![],
@@ -26,17 +26,21 @@ fn ctx(ws: &Path) -> ToolContext {
 }
 
 fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     for (path, content) in files {
         let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
+        std::fs::create_dir_all(p.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(p, content).unwrap_or_else(|e| panic!("{e}"));
     }
     dir
 }
 
 async fn search(dir: &Path, args: serde_json::Value) -> String {
-    Search.run(args, &ctx(dir)).await.unwrap().content
+    Search
+        .run(args, &ctx(dir))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .content
 }
 
 #[tokio::test]
@@ -52,7 +56,10 @@ async fn gitignored_files_are_not_searched_even_without_a_repository() {
     assert!(out.contains("src/main.rs:2:    needle();"), "{out}");
     assert!(!out.contains("build/"), "{out}");
     assert!(!out.contains("debug.log"), "{out}");
-    assert!(out.starts_with("Search results for pattern \"needle\""), "{out}");
+    assert!(
+        out.starts_with("Search results for pattern \"needle\""),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -62,17 +69,34 @@ async fn file_pattern_and_path_narrow_the_search() {
         ("app/b.ts", "const token = 2;\n"),
         ("lib/c.py", "token = 3\n"),
     ]);
-    let out = search(dir.path(), json!({"pattern": "token", "file_pattern": "*.py"})).await;
-    assert!(out.contains("app/a.py:1:") && out.contains("lib/c.py:1:"), "{out}");
+    let out = search(
+        dir.path(),
+        json!({"pattern": "token", "file_pattern": "*.py"}),
+    )
+    .await;
+    assert!(
+        out.contains("app/a.py:1:") && out.contains("lib/c.py:1:"),
+        "{out}"
+    );
     assert!(!out.contains("b.ts"), "{out}");
     assert!(out.contains("in files matching \"*.py\""), "{out}");
 
     let out = search(dir.path(), json!({"pattern": "token", "path": "app"})).await;
-    assert!(out.contains("app/a.py:1:") && out.contains("app/b.ts:1:"), "{out}");
+    assert!(
+        out.contains("app/a.py:1:") && out.contains("app/b.ts:1:"),
+        "{out}"
+    );
     assert!(!out.contains("lib/c.py"), "{out}");
 
-    let out = search(dir.path(), json!({"pattern": "t.ken\\s*=\\s*[23]", "path": "app"})).await;
-    assert!(out.contains("app/b.ts:1:const token = 2;") && !out.contains("a.py"), "{out}");
+    let out = search(
+        dir.path(),
+        json!({"pattern": "t.ken\\s*=\\s*[23]", "path": "app"}),
+    )
+    .await;
+    assert!(
+        out.contains("app/b.ts:1:const token = 2;") && !out.contains("a.py"),
+        "{out}"
+    );
 }
 
 #[tokio::test]
@@ -101,7 +125,10 @@ async fn no_match_invalid_regex_and_missing_path() {
         }
         other => panic!("{other:?}"),
     }
-    match Search.run(json!({"pattern": "x", "path": "nope"}), &ctx).await {
+    match Search
+        .run(json!({"pattern": "x", "path": "nope"}), &ctx)
+        .await
+    {
         Err(ToolError::RespondToModel(msg)) => assert!(msg.contains("does not exist"), "{msg}"),
         other => panic!("{other:?}"),
     }
@@ -110,12 +137,19 @@ async fn no_match_invalid_regex_and_missing_path() {
 #[tokio::test]
 async fn credential_files_are_skipped_and_long_lines_cut() {
     let long = format!("secret {}\n", "x".repeat(3_000));
-    let dir = tree(&[(".env.local", "secret=hunter2\n"), ("keys/id.pem", "secret\n"), ("big.txt", &long)]);
+    let dir = tree(&[
+        (".env.local", "secret=hunter2\n"),
+        ("keys/id.pem", "secret\n"),
+        ("big.txt", &long),
+    ]);
     let out = search(dir.path(), json!({"pattern": "secret"})).await;
     assert!(!out.contains("hunter2"), "{out}");
     assert!(out.contains("credential-like files"), "{out}");
     let line = out.lines().find(|l| l.starts_with("big.txt:1:")).unwrap();
-    assert!(line.len() < 700 && line.contains("more characters"), "{line}");
+    assert!(
+        line.len() < 700 && line.contains("more characters"),
+        "{line}"
+    );
 
     let ctx = ctx(dir.path());
     let t = Search.tighten(&json!({"pattern": "x", "path": ".env.local"}), &ctx.shared);

@@ -9,7 +9,7 @@
 mod format;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
@@ -26,6 +26,8 @@ use format::{ErrorKind, Turn};
 pub struct ScriptClient {
     turns: Vec<Turn>,
     next: AtomicUsize,
+    /// Whether the first request has been seen (see [`ScriptClient::resume_point`]).
+    primed: AtomicBool,
     model: String,
 }
 
@@ -43,11 +45,36 @@ impl ScriptClient {
         Ok(ScriptClient {
             turns: format::parse(text)?,
             next: AtomicUsize::new(0),
+            primed: AtomicBool::new(false),
             model: model.into(),
         })
     }
 
     /// How many turns the script has.
+    /// Where a process that starts in the middle of a conversation (a resumed run) picks
+    /// up: after the turns that produced the assistant messages already in the history
+    /// (error turns produce none and are skipped too).
+    fn resume_point(&self, request: &ChatRequest) -> usize {
+        let answered = request
+            .messages
+            .iter()
+            .filter(|m| matches!(m, crate::conversation::Message::Assistant { .. }))
+            .count();
+        if answered == 0 {
+            return 0;
+        }
+        let mut seen = 0;
+        for (i, turn) in self.turns.iter().enumerate() {
+            if turn.error.is_none() {
+                seen += 1;
+                if seen == answered {
+                    return i + 1;
+                }
+            }
+        }
+        self.turns.len()
+    }
+
     pub fn len(&self) -> usize {
         self.turns.len()
     }
@@ -67,6 +94,9 @@ fn script_text(err: ProviderError) -> String {
 #[async_trait::async_trait]
 impl ModelClient for ScriptClient {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        if !self.primed.swap(true, Ordering::SeqCst) {
+            self.next.store(self.resume_point(request), Ordering::SeqCst);
+        }
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(turn) = self.turns.get(n) else {
             return Err(ProviderError::Script(format!(

@@ -1,0 +1,183 @@
+//! A small MCP server for cn-run's integration tests (it is not shipped).
+//!
+//! `cargo test` builds examples, so the tests find it next to their own binaries at
+//! `target/<profile>/examples/mcp_fixture`: take the directory of
+//! `env!("CARGO_BIN_EXE_cn-run")` and append `examples/mcp_fixture`.
+//!
+//! Tools: `echo {text}`, `add {a, b}`, `fail {}` (an error result), `slow {ms}`,
+//! `env {name}` (a variable of the server's environment), `header {name}` (a header of the
+//! HTTP request that carried the call), `pid {}` and `dotted.name {}` (a name that must be
+//! sanitised).
+//!
+//! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
+//! 127.0.0.1:PORT (any path); `--hang` reads stdin and never answers; `--crash` writes to
+//! stderr and exits with status 3; `--delay MS` waits before serving (a slow starter).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::{
+    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+};
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router,
+};
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    /// The text to send back.
+    text: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct SlowArgs {
+    /// How long to wait before answering, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct EnvArgs {
+    name: String,
+}
+
+#[derive(Debug, Clone)]
+struct Fixture {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Fixture {
+    fn new() -> Self {
+        Fixture {
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Return the given text.",
+        annotations(read_only_hint = true)
+    )]
+    fn echo(&self, Parameters(EchoArgs { text }): Parameters<EchoArgs>) -> String {
+        text
+    }
+
+    #[tool(description = "Add two integers.")]
+    fn add(&self, Parameters(AddArgs { a, b }): Parameters<AddArgs>) -> String {
+        a.saturating_add(b).to_string()
+    }
+
+    #[tool(description = "Always return an error result.")]
+    fn fail(&self) -> Result<CallToolResult, ErrorData> {
+        Ok(CallToolResult::error(vec![ContentBlock::text(
+            "the fixture failed on purpose",
+        )]))
+    }
+
+    #[tool(description = "Wait, then answer.")]
+    async fn slow(&self, Parameters(SlowArgs { ms }): Parameters<SlowArgs>) -> String {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        format!("waited {ms} ms")
+    }
+
+    #[tool(description = "Read a variable of the server's environment.")]
+    fn env(&self, Parameters(EnvArgs { name }): Parameters<EnvArgs>) -> String {
+        std::env::var(&name).unwrap_or_else(|_| "(unset)".into())
+    }
+
+    #[tool(description = "Read a header of the HTTP request that carried this call.")]
+    fn header(
+        &self,
+        Parameters(EnvArgs { name }): Parameters<EnvArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> String {
+        ctx.extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(&name))
+            .map_or_else(
+                || "(absent)".into(),
+                |v| String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+    }
+
+    #[tool(description = "The server's process id.")]
+    fn pid(&self) -> String {
+        std::process::id().to_string()
+    }
+
+    #[tool(name = "dotted.name", description = "A tool whose name has a dot.")]
+    fn dotted(&self) -> String {
+        "dotted".into()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().position(|a| a == name);
+    let value = |name: &str| flag(name).and_then(|i| args.get(i + 1)).cloned();
+    if let Some(ms) = value("--delay") {
+        tokio::time::sleep(Duration::from_millis(ms.parse().context("--delay MS")?)).await;
+    }
+    if flag("--crash").is_some() {
+        eprintln!("mcp_fixture: cannot load config: missing token");
+        std::process::exit(3);
+    }
+    if flag("--hang").is_some() {
+        eprintln!("mcp_fixture: hanging on purpose");
+        let mut sink = tokio::io::sink();
+        tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await?;
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        return Ok(());
+    }
+    if let Some(port) = value("--http") {
+        let port: u16 = port.parse().context("--http PORT")?;
+        return serve_http(port).await;
+    }
+    let service = Fixture::new().serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    Ok(())
+}
+
+/// Serve streamable HTTP on 127.0.0.1:`port` until killed.
+async fn serve_http(port: u16) -> anyhow::Result<()> {
+    let service: StreamableHttpService<Fixture, LocalSessionManager> = StreamableHttpService::new(
+        || Ok(Fixture::new()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    eprintln!("mcp_fixture: serving http on {}", listener.local_addr()?);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let service = service.clone();
+        tokio::spawn(async move {
+            let handler =
+                hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let service = service.clone();
+                    async move { Ok::<_, Infallible>(service.handle(req).await) }
+                });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, handler)
+                .await;
+        });
+    }
+}

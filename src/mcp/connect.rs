@@ -1,0 +1,158 @@
+//! Opening one MCP server: spawn it (stdio) or reach it (streamable HTTP), run the MCP
+//! handshake and list its tools, all within the server's startup timeout.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ServiceExt, transport::TokioChildProcess};
+
+use super::child::{self, GroupGuard, StderrTail};
+use super::{ServerConfig, Transport};
+
+/// The client side of one live connection.
+pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
+
+/// A server that finished its handshake and listed its tools.
+pub(crate) struct Opened {
+    pub(crate) client: Client,
+    pub(crate) tools: Vec<rmcp::model::Tool>,
+    pub(crate) guard: Option<GroupGuard>,
+    pub(crate) stderr: StderrTail,
+    pub(crate) server_version: Option<String>,
+}
+
+/// Why a server did not start; the message is complete (it names the server's command or URL,
+/// and quotes its stderr when it wrote any).
+pub(crate) struct Failed {
+    pub(crate) reason: String,
+}
+
+/// Start `config` and list its tools within `config.startup_timeout`.
+pub(crate) async fn open(
+    config: &ServerConfig,
+    base_env: &[(String, String)],
+) -> Result<Opened, Failed> {
+    let deadline = config.startup_timeout;
+    match &config.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let cmd = child::command(command, args, env, cwd, base_env);
+            let spawned = TokioChildProcess::builder(cmd)
+                .spawn()
+                .map_err(|e| Failed {
+                    reason: format!("could not start `{command}`: {e}"),
+                })?;
+            let (transport, stderr) = spawned;
+            let guard = GroupGuard::new(transport.id());
+            let (tail, reader) = match stderr {
+                Some(stderr) => {
+                    let (tail, handle) = child::capture_stderr(&config.name, stderr);
+                    (tail, Some(handle))
+                }
+                None => (StderrTail::default(), None),
+            };
+            match handshake(transport, deadline).await {
+                Ok((client, tools, server_version)) => Ok(Opened {
+                    client,
+                    tools,
+                    guard: Some(guard),
+                    stderr: tail,
+                    server_version,
+                }),
+                Err(reason) => {
+                    guard.kill();
+                    if let Some(reader) = reader {
+                        child::drain(reader).await;
+                    }
+                    Err(Failed {
+                        reason: format!("`{command}`: {reason}{}", tail.note(5)),
+                    })
+                }
+            }
+        }
+        Transport::Http { url, headers } => {
+            let headers = header_map(headers).map_err(|reason| Failed { reason })?;
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+            );
+            let (client, tools, server_version) =
+                handshake(transport, deadline)
+                    .await
+                    .map_err(|reason| Failed {
+                        reason: format!("{url}: {reason}"),
+                    })?;
+            Ok(Opened {
+                client,
+                tools,
+                guard: None,
+                stderr: StderrTail::default(),
+                server_version,
+            })
+        }
+    }
+}
+
+type Handshake = (Client, Vec<rmcp::model::Tool>, Option<String>);
+
+/// Initialize and list every tool, or say why not (including "no answer in time").
+async fn handshake<T, E, A>(transport: T, deadline: Duration) -> Result<Handshake, String>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let work = async {
+        let client = client_info()
+            .serve(transport)
+            .await
+            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("listing its tools failed: {e}"))?;
+        let version = client
+            .peer_info()
+            .and_then(|info| info.server_info.clone())
+            .map(|i| format!("{} {}", i.name, i.version));
+        Ok((client, tools, version))
+    };
+    match tokio::time::timeout(deadline, work).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "no answer to the handshake and tool listing within {} ms",
+            started.elapsed().as_millis()
+        )),
+    }
+}
+
+/// How cn-run introduces itself to servers.
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("cn-run", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// The job's headers as HTTP headers (values marked sensitive: they often hold tokens).
+fn header_map(headers: &[(String, String)]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    let mut map = HashMap::new();
+    for (name, value) in headers {
+        let key = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
+        let mut val = HeaderValue::from_str(value).map_err(|_| {
+            format!("the value of header \"{name}\" is not a valid HTTP header value")
+        })?;
+        val.set_sensitive(true);
+        map.insert(key, val);
+    }
+    Ok(map)
+}

@@ -1,0 +1,248 @@
+//! One tool of an MCP server, offered to the model as `mcp__<server>__<tool>`.
+//!
+//! A call is forwarded with a time limit and the run's cancellation; whatever goes wrong
+//! (an error result, a server that died, no answer in time) becomes a tool result the model
+//! can read, never the end of the run.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
+use rmcp::service::{Peer, RoleClient, ServiceError};
+use serde_json::Value;
+
+use super::child::StderrTail;
+use crate::conversation::ToolSpec;
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// Characters of one result shown to the model at most (before dividing among parallel calls).
+const MAX_RESULT_CHARS: usize = 100_000;
+
+pub struct McpTool {
+    spec: ToolSpec,
+    server: String,
+    /// The tool's name on its server (the exposed name may be sanitised or shortened).
+    remote_name: String,
+    read_only: bool,
+    call_timeout: Duration,
+    peer: Peer<RoleClient>,
+    /// The server's last stderr lines, logged when it stops answering.
+    stderr: StderrTail,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("server", &self.server)
+            .field("remote_name", &self.remote_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpTool {
+    pub(crate) fn new(
+        exposed: String,
+        server: &str,
+        tool: &rmcp::model::Tool,
+        call_timeout: Duration,
+        peer: Peer<RoleClient>,
+        stderr: StderrTail,
+    ) -> Self {
+        let description = match tool.description.as_deref() {
+            Some(d) if !d.trim().is_empty() => d.to_owned(),
+            _ => format!("Tool `{}` of the MCP server \"{server}\".", tool.name),
+        };
+        McpTool {
+            spec: ToolSpec {
+                name: exposed,
+                description,
+                parameters: object_schema(&tool.input_schema),
+            },
+            server: server.to_owned(),
+            remote_name: tool.name.to_string(),
+            read_only: tool
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false),
+            call_timeout,
+            peer,
+            stderr,
+        }
+    }
+
+    /// The server this tool belongs to (its name in the job).
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The tool's own name on its server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote_name
+    }
+
+    async fn call(&self, args: Value) -> Result<CallToolResult, ToolError> {
+        let arguments = match args {
+            Value::Object(map) => map,
+            Value::Null => serde_json::Map::new(),
+            other => {
+                return Err(ToolError::RespondToModel(format!(
+                    "The arguments of {} must be a JSON object, got {other}",
+                    self.spec.name
+                )));
+            }
+        };
+        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        match tokio::time::timeout(self.call_timeout, self.peer.call_tool(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(ToolError::RespondToModel(self.service_error(&e))),
+            Err(_) => Err(ToolError::RespondToModel(format!(
+                "The MCP server \"{}\" did not answer the call to `{}` within {} s; the call was \
+                 cancelled.",
+                self.server,
+                self.remote_name,
+                self.call_timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    fn service_error(&self, e: &ServiceError) -> String {
+        let (server, tool) = (&self.server, &self.remote_name);
+        match e {
+            ServiceError::McpError(data) => {
+                format!(
+                    "The MCP server \"{server}\" rejected the call to `{tool}`: {}",
+                    data.message
+                )
+            }
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                tracing::warn!(server = %server, "MCP server unreachable: {e}{}", self.stderr.note(5));
+                format!(
+                    "The MCP server \"{server}\" can no longer be reached ({e}); its tools will not \
+                     work for the rest of this run."
+                )
+            }
+            other => format!("The call to `{tool}` on the MCP server \"{server}\" failed: {other}"),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    /// A server tool may change the workspace unless it says it only reads.
+    fn is_mutating(&self) -> bool {
+        !self.read_only
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let result = tokio::select! {
+            r = self.call(args) => r?,
+            _ = ctx.shared.cancel.cancelled() => {
+                return Err(ToolError::RespondToModel(format!(
+                    "The call to {} was stopped: the run is ending.", self.spec.name
+                )));
+            }
+        };
+        let max_chars = MAX_RESULT_CHARS / ctx.parallel_calls.max(1);
+        let text = bounded(render(&result), max_chars);
+        if result.is_error == Some(true) {
+            return Err(ToolError::RespondToModel(format!(
+                "The MCP tool `{}` reported an error: {text}",
+                self.remote_name
+            )));
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// The tool's input schema, made a JSON-Schema object as the providers require (some of
+/// them reject a `$schema` key, so it goes).
+fn object_schema(schema: &serde_json::Map<String, Value>) -> Value {
+    let mut schema = schema.clone();
+    schema.remove("$schema");
+    schema.insert("type".into(), Value::String("object".into()));
+    schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    Value::Object(schema)
+}
+
+/// A result as text: text blocks verbatim, other media as a short note, structured content
+/// when there is nothing else.
+pub(crate) fn render(result: &CallToolResult) -> String {
+    let parts: Vec<String> = result.content.iter().map(render_block).collect();
+    if parts.is_empty() {
+        return match &result.structured_content {
+            Some(v) => v.to_string(),
+            None => "(the tool returned no content)".into(),
+        };
+    }
+    parts.join("\n")
+}
+
+fn render_block(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) => format!("[image ({}) not shown]", i.mime_type),
+        ContentBlock::Audio(a) => format!("[audio ({}) not shown]", a.mime_type),
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::TextResourceContents { uri, text, .. } => {
+                format!("[resource {uri}]\n{text}")
+            }
+            ResourceContents::BlobResourceContents { uri, mime_type, .. } => format!(
+                "[binary resource {uri} ({}) not shown]",
+                mime_type.as_deref().unwrap_or("unknown type")
+            ),
+            _ => "[resource of an unknown kind not shown]".into(),
+        },
+        ContentBlock::ResourceLink(link) => {
+            format!("[resource link: {} ({})]", link.uri, link.name)
+        }
+        _ => "[content of an unknown kind not shown]".into(),
+    }
+}
+
+/// The first `max_chars` characters of `text`, with a note when the rest was cut.
+fn bounded(text: String, max_chars: usize) -> String {
+    match text.char_indices().nth(max_chars) {
+        None => text,
+        Some((at, _)) => {
+            let total = text.chars().count();
+            format!(
+                "{}\n[result truncated: {} of {total} characters not shown]",
+                &text[..at],
+                total - max_chars
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_without_type_becomes_an_object() {
+        let schema = serde_json::Map::new();
+        assert_eq!(
+            object_schema(&schema),
+            serde_json::json!({"type": "object", "properties": {}})
+        );
+    }
+
+    #[test]
+    fn long_results_are_cut_with_a_note() {
+        let out = bounded("é".repeat(50), 10);
+        assert!(out.starts_with(&"é".repeat(10)));
+        assert!(out.contains("40 of 50 characters not shown"));
+        assert_eq!(bounded("short".into(), 10), "short");
+    }
+}

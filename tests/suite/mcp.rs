@@ -1,0 +1,622 @@
+//! MCP servers against a real server: the `mcp_fixture` example (built by `cargo test`),
+//! over stdio and streamable HTTP. Tools are listed under `mcp__<server>__`, calls return
+//! results or errors the model can read, a server that never answers fails the start in time,
+//! and no server process outlives the hub.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cn_run::mcp::{McpError, McpHub, ServerConfig, ServerState, Transport, TransportKind};
+use cn_run::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec};
+use cn_run::tools::{Tool, ToolContext, ToolError, ToolLimits, ToolShared};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// `target/<profile>/examples/mcp_fixture`, next to the cn-run binary's directory.
+fn fixture() -> PathBuf {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
+    let path = bin.parent().unwrap().join("examples/mcp_fixture");
+    assert!(
+        path.is_file(),
+        "{} is missing: `cargo test` builds examples",
+        path.display()
+    );
+    path
+}
+
+/// The scrubbed environment a run passes to servers: PATH only.
+fn base_env() -> Vec<(String, String)> {
+    vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
+}
+
+fn stdio(name: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: Transport::Stdio {
+            command: fixture().to_string_lossy().into_owned(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            env: vec![],
+            cwd: std::env::temp_dir(),
+        },
+        optional: false,
+        startup_timeout: Duration::from_secs(20),
+        call_timeout: Duration::from_secs(20),
+    }
+}
+
+fn ctx_with(cancel: CancellationToken) -> ToolContext {
+    let dir = std::env::temp_dir();
+    let shared = ToolShared::new(
+        dir.clone(),
+        vec![],
+        cancel,
+        ToolLimits::default(),
+        dir.join("cn-run-mcp-artifacts"),
+    );
+    ToolContext {
+        shared: Arc::new(shared),
+        parallel_calls: 1,
+        call_id: "c1".into(),
+    }
+}
+
+fn ctx() -> ToolContext {
+    ctx_with(CancellationToken::new())
+}
+
+fn tool(hub: &McpHub, name: &str) -> Arc<dyn Tool> {
+    hub.tools()
+        .into_iter()
+        .find(|t| t.name() == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {hub:?}"))
+}
+
+async fn call(hub: &McpHub, name: &str, args: serde_json::Value) -> Result<String, ToolError> {
+    tool(hub, name).run(args, &ctx()).await.map(|o| o.content)
+}
+
+/// Whether `pid` is a running process (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+                != Some('Z')
+        }
+    }
+}
+
+/// Running processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+                && alive(*pid)
+        })
+        .collect()
+}
+
+/// Wait up to `within` for `check` to become true.
+async fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    check()
+}
+
+fn marker() -> String {
+    format!("--marker={}", uuid::Uuid::new_v4())
+}
+
+#[tokio::test]
+async fn stdio_tools_are_listed_prefixed_and_answer() {
+    let (hub, statuses) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    assert_eq!(statuses.len(), 1);
+    let s = &statuses[0];
+    assert_eq!(
+        (s.name.as_str(), s.transport, s.status),
+        ("fx", TransportKind::Stdio, ServerState::Ready)
+    );
+    assert_eq!(s.tools, hub.tools().len());
+    let names: Vec<String> = hub.tools().iter().map(|t| t.name().to_owned()).collect();
+    for expected in [
+        "mcp__fx__echo",
+        "mcp__fx__add",
+        "mcp__fx__fail",
+        "mcp__fx__slow",
+        "mcp__fx__dotted_name",
+    ] {
+        assert!(
+            names.contains(&expected.to_owned()),
+            "{expected} not in {names:?}"
+        );
+    }
+    let spec = tool(&hub, "mcp__fx__echo").spec();
+    assert_eq!(spec.parameters["type"], "object");
+    assert_eq!(spec.parameters["required"], json!(["text"]));
+    assert_eq!(spec.description, "Return the given text.");
+    assert!(
+        spec.parameters.get("$schema").is_none(),
+        "{}",
+        spec.parameters
+    );
+    assert_eq!(
+        tool(&hub, "mcp__fx__dotted_name").spec().parameters["type"],
+        "object"
+    );
+
+    assert_eq!(
+        call(&hub, "mcp__fx__echo", json!({"text": "héllo"}))
+            .await
+            .unwrap(),
+        "héllo"
+    );
+    assert_eq!(
+        call(&hub, "mcp__fx__add", json!({"a": 2, "b": 40}))
+            .await
+            .unwrap(),
+        "42"
+    );
+    // The sanitised name still reaches the tool by its real name.
+    assert_eq!(
+        call(&hub, "mcp__fx__dotted_name", json!({})).await.unwrap(),
+        "dotted"
+    );
+    // Read-only tools (by their annotation) need no checkpoint; the rest may change files.
+    assert!(!tool(&hub, "mcp__fx__echo").is_mutating());
+    assert!(tool(&hub, "mcp__fx__add").is_mutating());
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn error_results_and_bad_arguments_go_back_to_the_model() {
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    match call(&hub, "mcp__fx__fail", json!({})).await {
+        Err(ToolError::RespondToModel(m)) => assert!(m.contains("failed on purpose"), "{m}"),
+        other => panic!("expected an error for the model, got {other:?}"),
+    }
+    match call(&hub, "mcp__fx__add", json!({"a": "two", "b": 1})).await {
+        Err(ToolError::RespondToModel(m)) => assert!(m.contains("fx"), "{m}"),
+        other => panic!("expected an error for the model, got {other:?}"),
+    }
+    match call(&hub, "mcp__fx__echo", json!(["not", "an", "object"])).await {
+        Err(ToolError::RespondToModel(m)) => assert!(m.contains("JSON object"), "{m}"),
+        other => panic!("expected an error for the model, got {other:?}"),
+    }
+    // The server is still there after all that.
+    assert_eq!(
+        call(&hub, "mcp__fx__echo", json!({"text": "ok"}))
+            .await
+            .unwrap(),
+        "ok"
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_call_times_out_and_the_server_keeps_working() {
+    let mut config = stdio("fx", &[]);
+    config.call_timeout = Duration::from_millis(300);
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    let start = Instant::now();
+    let err = call(&hub, "mcp__fx__slow", json!({"ms": 10_000}))
+        .await
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(&err, ToolError::RespondToModel(m) if m.contains("did not answer") && m.contains("fx")),
+        "{err:?}"
+    );
+    assert_eq!(
+        call(&hub, "mcp__fx__slow", json!({"ms": 10}))
+            .await
+            .unwrap(),
+        "waited 10 ms"
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn cancelling_the_run_stops_a_call() {
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let ctx = ctx_with(cancel.clone());
+    let slow = tool(&hub, "mcp__fx__slow");
+    let start = Instant::now();
+    let (result, ()) = tokio::join!(slow.run(json!({"ms": 10_000}), &ctx), async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert!(matches!(result, Err(ToolError::RespondToModel(m)) if m.contains("run is ending")));
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_stdio_server_sees_only_the_base_env_and_its_own() {
+    let leaked = std::env::vars()
+        .map(|(k, _)| k)
+        .find(|k| k != "PATH")
+        .expect("the test process has some variable besides PATH");
+    let mut config = stdio("fx", &[]);
+    if let Transport::Stdio { env, .. } = &mut config.transport {
+        env.push(("FX_TOKEN".into(), "from-the-job".into()));
+    }
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    assert_eq!(
+        call(&hub, "mcp__fx__env", json!({"name": "FX_TOKEN"}))
+            .await
+            .unwrap(),
+        "from-the-job"
+    );
+    assert_eq!(
+        call(&hub, "mcp__fx__env", json!({"name": leaked}))
+            .await
+            .unwrap(),
+        "(unset)"
+    );
+    assert_eq!(
+        call(&hub, "mcp__fx__env", json!({"name": "PATH"}))
+            .await
+            .unwrap(),
+        std::env::var("PATH").unwrap()
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_and_drop_both_end_the_server_process() {
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    let pid: u32 = call(&hub, "mcp__fx__pid", json!({}))
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(alive(pid));
+    let start = Instant::now();
+    hub.shutdown().await;
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "shutdown took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        eventually(Duration::from_secs(3), || !alive(pid)).await,
+        "server {pid} outlived shutdown"
+    );
+
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    let pid: u32 = call(&hub, "mcp__fx__pid", json!({}))
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    drop(hub);
+    assert!(
+        eventually(Duration::from_secs(3), || !alive(pid)).await,
+        "server {pid} outlived its hub"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_the_start_in_time() {
+    let mark = marker();
+    let mut config = stdio("stuck", &["--hang", &mark]);
+    config.startup_timeout = Duration::from_millis(800);
+    let start = Instant::now();
+    let err = McpHub::start(vec![config], &base_env()).await.unwrap_err();
+    let took = start.elapsed();
+    assert!(took < Duration::from_millis(800 + 1_500), "took {took:?}");
+    let McpError::Startup { server, reason } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(server, "stuck");
+    assert!(reason.contains("within"), "{reason}");
+    assert!(
+        reason.contains("hanging on purpose"),
+        "stderr not quoted: {reason}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("MCP server \"stuck\" failed to start"),
+        "{err}"
+    );
+    assert!(
+        eventually(Duration::from_secs(3), || processes_with(&mark).is_empty()).await,
+        "hung server left running"
+    );
+}
+
+#[tokio::test]
+async fn a_crashing_server_is_named_with_its_last_words() {
+    let err = McpHub::start(vec![stdio("broken", &["--crash"])], &base_env())
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("\"broken\""), "{text}");
+    assert!(text.contains("missing token"), "{text}");
+    let missing = ServerConfig {
+        transport: Transport::Stdio {
+            command: "/nonexistent/mcp-server".into(),
+            args: vec![],
+            env: vec![],
+            cwd: std::env::temp_dir(),
+        },
+        ..stdio("ghost", &[])
+    };
+    let text = McpHub::start(vec![missing], &base_env())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("\"ghost\"") && text.contains("/nonexistent/mcp-server"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_optional_server_that_fails_is_reported_and_skipped() {
+    let mut stuck = stdio("stuck", &["--hang"]);
+    stuck.optional = true;
+    stuck.startup_timeout = Duration::from_millis(500);
+    let (hub, statuses) = McpHub::start(vec![stdio("fx", &[]), stuck], &base_env())
+        .await
+        .unwrap();
+    assert_eq!(statuses.len(), 2);
+    assert_eq!(
+        (statuses[0].name.as_str(), statuses[0].status),
+        ("fx", ServerState::Ready)
+    );
+    let failed = &statuses[1];
+    assert_eq!(
+        (failed.name.as_str(), failed.status, failed.tools),
+        ("stuck", ServerState::Failed, 0)
+    );
+    assert!(
+        failed.message.as_deref().unwrap_or("").contains("within"),
+        "{failed:?}"
+    );
+    assert!(
+        hub.tools()
+            .iter()
+            .all(|t| t.name().starts_with("mcp__fx__"))
+    );
+    let event = serde_json::to_value(failed.to_event()).unwrap();
+    assert_eq!(
+        (event["type"].as_str(), event["status"].as_str()),
+        (Some("mcp.server"), Some("failed"))
+    );
+    let status = serde_json::to_value(failed).unwrap();
+    assert_eq!(
+        (status["transport"].as_str(), status["status"].as_str()),
+        (Some("stdio"), Some("failed"))
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_required_failure_stops_the_servers_that_did_start() {
+    let mark = marker();
+    let mut stuck = stdio("stuck", &["--hang"]);
+    stuck.startup_timeout = Duration::from_millis(700);
+    let err = McpHub::start(vec![stdio("fx", &[&mark]), stuck], &base_env())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, McpError::Startup { server, .. } if server == "stuck"),
+        "{err:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(4), || processes_with(&mark).is_empty()).await,
+        "fx left running"
+    );
+}
+
+#[tokio::test]
+async fn duplicate_server_names_are_refused() {
+    let err = McpHub::start(vec![stdio("fx", &[]), stdio("fx", &[])], &base_env())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, McpError::Config { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn permission_patterns_match_the_exposed_names() {
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    let input = PolicyInput {
+        mode: Mode::Headless,
+        job: vec![
+            RuleSpec::new("mcp__fx__add", Permission::Exclude),
+            RuleSpec::new("mcp__fx__*", Permission::Allow),
+        ],
+        ..PolicyInput::default()
+    };
+    let policy = Policy::build(input, &std::env::temp_dir()).unwrap();
+    let shared = ctx().shared;
+    let decide = |name: &str, args: serde_json::Value| {
+        let t = tool(&hub, name);
+        policy
+            .check(t.name(), &args, t.tighten(&args, &shared))
+            .permission
+    };
+    assert_eq!(
+        decide("mcp__fx__add", json!({"a": 1, "b": 2})),
+        Permission::Exclude
+    );
+    assert_eq!(
+        decide("mcp__fx__echo", json!({"text": "x"})),
+        Permission::Allow
+    );
+    assert!(!policy.is_offered("mcp__fx__add"));
+    hub.shutdown().await;
+}
+
+/// A free loopback port (free when this returns; the fixture binds it right after).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn http_fixture() -> (tokio::process::Child, String) {
+    let port = free_port();
+    let child = tokio::process::Command::new(fixture())
+        .args(["--http", &port.to_string()])
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let up = eventually(Duration::from_secs(10), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    })
+    .await;
+    assert!(up, "the HTTP fixture did not listen on {port}");
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig {
+        transport: Transport::Http {
+            url: url.into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        },
+        ..stdio(name, &[])
+    }
+}
+
+#[tokio::test]
+async fn streamable_http_servers_work_with_their_headers() {
+    let (mut server, url) = http_fixture().await;
+    let config = http(
+        "web",
+        &url,
+        &[
+            ("X-Fixture-Token", "s3cret"),
+            ("Authorization", "Bearer abc"),
+        ],
+    );
+    let (hub, statuses) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    assert_eq!(
+        (statuses[0].transport, statuses[0].status),
+        (TransportKind::Http, ServerState::Ready)
+    );
+    assert_eq!(
+        call(&hub, "mcp__web__echo", json!({"text": "over http"}))
+            .await
+            .unwrap(),
+        "over http"
+    );
+    assert_eq!(
+        call(&hub, "mcp__web__add", json!({"a": -1, "b": 1}))
+            .await
+            .unwrap(),
+        "0"
+    );
+    assert_eq!(
+        call(&hub, "mcp__web__header", json!({"name": "x-fixture-token"}))
+            .await
+            .unwrap(),
+        "s3cret"
+    );
+    assert_eq!(
+        call(&hub, "mcp__web__header", json!({"name": "authorization"}))
+            .await
+            .unwrap(),
+        "Bearer abc"
+    );
+    assert!(call(&hub, "mcp__web__fail", json!({})).await.is_err());
+    hub.shutdown().await;
+    server.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_unreachable_http_server_fails_fast_with_its_name() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let start = Instant::now();
+    let err = McpHub::start(vec![http("remote", &url, &[])], &base_env())
+        .await
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let text = err.to_string();
+    assert!(text.contains("\"remote\"") && text.contains(&url), "{text}");
+}
+
+/// Median wall time of `McpHub::start` for `n` fixture servers started with `args`.
+async fn start_ms(n: usize, args: &[&str], rounds: usize) -> f64 {
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        let configs = (0..n).map(|i| stdio(&format!("s{i}"), args)).collect();
+        let start = Instant::now();
+        let (hub, statuses) = McpHub::start(configs, &base_env()).await.unwrap();
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        assert!(statuses.iter().all(|s| s.status == ServerState::Ready));
+        hub.shutdown().await;
+    }
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_servers_start_together_not_one_after_another() {
+    // Warm the page cache so the first measured spawn is not an outlier.
+    start_ms(1, &[], 1).await;
+    let one = start_ms(1, &[], 5).await;
+    let three = start_ms(3, &[], 5).await;
+    let one_slow = start_ms(1, &["--delay", "300"], 3).await;
+    let three_slow = start_ms(3, &["--delay", "300"], 3).await;
+    eprintln!(
+        "mcp start (median): 1 server {one:.1} ms, 3 servers {three:.1} ms (+{:.1}); \
+         with 300 ms start delay: 1 server {one_slow:.1} ms, 3 servers {three_slow:.1} ms (+{:.1})",
+        three - one,
+        three_slow - one_slow
+    );
+    assert!(three <= one + 1_000.0, "three {three} ms vs one {one} ms");
+    // Sequential starts would take at least 900 ms.
+    assert!(
+        three_slow < 900.0,
+        "three slow servers took {three_slow} ms: not concurrent"
+    );
+}
+
+#[test]
+fn starting_is_a_send_future() {
+    fn assert_send<T: Send>(_: &T) {}
+    let env = base_env();
+    let fut = McpHub::start(vec![], &env);
+    assert_send(&fut);
+}
