@@ -34,10 +34,8 @@ fn report(out: &mut impl Write) -> Result<(), BoxError> {
     writeln!(out, "checkpoint: repository of {files} files, one commit")?;
 
     let started = Instant::now();
-    let cp = match GitCheckpointer::start(root, "bench", &[])? {
-        Ok(cp) => cp,
-        Err(reason) => return Err(reason.into()),
-    };
+    // The inner error is the reason there is no repository to snapshot.
+    let cp = GitCheckpointer::start(root, "bench", &[])??;
     writeln!(
         out,
         "  start (snapshot 0):             {:>8.2} ms",

@@ -34,7 +34,7 @@ const ROUND: Duration = Duration::from_millis(200);
 
 /// Runs the benchmark and prints its result to stdout.
 #[allow(clippy::print_stdout)]
-pub fn run() {
+pub(crate) fn run() {
     for command in COMMANDS {
         black_box(evaluate(command));
     }

@@ -47,29 +47,66 @@ pub(crate) fn run() {
 fn report(out: &mut impl Write) -> io::Result<()> {
     let history = history_of_bytes(MB);
     let size = text_bytes(&history) as f64 / MB as f64;
-    writeln!(out, "tokens: {} messages, {size:.2} MB of text, model {MODEL}", history.len())?;
+    writeln!(
+        out,
+        "tokens: {} messages, {size:.2} MB of text, model {MODEL}",
+        history.len()
+    )?;
 
     // Must come first: the process-wide encoder is built by this count.
     let (first, tokens) = time(|| TokenCounter::new(MODEL, 0).count_history(&history));
-    writeln!(out, "  first count, encoder build included: {} ({tokens} tokens)", ms(first))?;
+    writeln!(
+        out,
+        "  first count, encoder build included: {} ({tokens} tokens)",
+        ms(first)
+    )?;
     let build = median(3, || drop(black_box(tiktoken_rs::o200k_base())));
-    writeln!(out, "  o200k encoder build alone (median of 3): {}", ms(build))?;
+    writeln!(
+        out,
+        "  o200k encoder build alone (median of 3): {}",
+        ms(build)
+    )?;
 
-    let cold = median(RUNS, || drop(exact_counter().count_history(&history)));
-    writeln!(out, "  cold count, encoder ready (median of {RUNS}): {}", ms(cold))?;
+    let cold = median(RUNS, || {
+        black_box(exact_counter().count_history(&history));
+    });
+    writeln!(
+        out,
+        "  cold count, encoder ready (median of {RUNS}): {}",
+        ms(cold)
+    )?;
     let serial = median(RUNS, || {
         let mut counter = exact_counter();
-        black_box(history.iter().map(|m| counter.count_message(m)).sum::<u64>());
+        black_box(
+            history
+                .iter()
+                .map(|m| counter.count_message(m))
+                .sum::<u64>(),
+        );
     });
-    writeln!(out, "  cold count, one thread, message by message: {}", ms(serial))?;
-    let estimate = median(RUNS, || drop(TokenCounter::new(MODEL, u64::MAX).count_history(&history)));
+    writeln!(
+        out,
+        "  cold count, one thread, message by message: {}",
+        ms(serial)
+    )?;
+    let estimate = median(RUNS, || {
+        black_box(TokenCounter::new(MODEL, u64::MAX).count_history(&history));
+    });
     writeln!(out, "  cold count, estimate only: {}", ms(estimate))?;
 
-    writeln!(out, "  one turn (append a message, count system + history + tools), median of {TURNS}:")?;
+    writeln!(
+        out,
+        "  one turn (append a message, count system + history + tools), median of {TURNS}:"
+    )?;
     for messages in [100, 2_000] {
         let exact = per_turn(messages, exact_counter);
         let estimated = per_turn(messages, || TokenCounter::new(MODEL, u64::MAX));
-        writeln!(out, "    {messages:>5} messages: exact {}  estimate {}", us(exact), us(estimated))?;
+        writeln!(
+            out,
+            "    {messages:>5} messages: exact {}  estimate {}",
+            us(exact),
+            us(estimated)
+        )?;
     }
     Ok(())
 }
@@ -114,37 +151,60 @@ fn message(rng: &mut fastrand::Rng, i: usize) -> Message {
     match i % 5 {
         0 => Message::user(format!("{}{CHINESE}", prose(rng, 4))),
         1 | 3 => {
-            let arguments = serde_json::json!({"filepath": format!("src/module_{i}.rs"), "limit": i}).to_string();
-            let call = ToolCall { id: format!("call_{i}"), name: "Read".into(), arguments };
+            let arguments =
+                serde_json::json!({"filepath": format!("src/module_{i}.rs"), "limit": i})
+                    .to_string();
+            let call = ToolCall {
+                id: format!("call_{i}"),
+                name: "Read".into(),
+                arguments,
+            };
             Message::assistant(prose(rng, 2), vec![call])
         }
         _ => {
             let code = CODE[rng.usize(..CODE.len())];
             let start = code.floor_char_boundary(rng.usize(..code.len() / 2));
-            let end = code.floor_char_boundary(start + rng.usize(1_000..6_000).min(code.len() - start));
-            let log: String = (0..rng.usize(5..30)).map(|n| format!("[{n:04}] ok step {n} in {}ms\n", n * 7)).collect();
+            let end =
+                code.floor_char_boundary(start + rng.usize(1_000..6_000).min(code.len() - start));
+            let log: String = (0..rng.usize(5..30))
+                .map(|n| format!("[{n:04}] ok step {n} in {}ms\n", n * 7))
+                .collect();
             let content = format!("{}\n{log}", &code[start..end]);
-            Message::Tool { tool_call_id: format!("call_{}", i - 1), name: "Read".into(), content, is_error: false }
+            Message::Tool {
+                tool_call_id: format!("call_{}", i - 1),
+                name: "Read".into(),
+                content,
+                is_error: false,
+            }
         }
     }
 }
 
 fn tool_specs() -> Vec<ToolSpec> {
-    ["Read", "Write", "Edit", "List", "Search", "Bash", "Fetch", "Checklist"]
-        .into_iter()
-        .map(|name| ToolSpec {
-            name: name.into(),
-            description: PROSE[name.len() % PROSE.len()].repeat(3),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "filepath": {"type": "string", "description": "Path relative to the workspace."},
-                    "mode": {"type": "string", "enum": ["read", "write", "append"]}
-                },
-                "required": ["filepath"]
-            }),
-        })
-        .collect()
+    [
+        "Read",
+        "Write",
+        "Edit",
+        "List",
+        "Search",
+        "Bash",
+        "Fetch",
+        "Checklist",
+    ]
+    .into_iter()
+    .map(|name| ToolSpec {
+        name: name.into(),
+        description: PROSE[name.len() % PROSE.len()].repeat(3),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "filepath": {"type": "string", "description": "Path relative to the workspace."},
+                "mode": {"type": "string", "enum": ["read", "write", "append"]}
+            },
+            "required": ["filepath"]
+        }),
+    })
+    .collect()
 }
 
 fn text_bytes(history: &[Message]) -> usize {

@@ -18,7 +18,12 @@ pub const MAX_TOTAL_BYTES: u64 = 1024 * 1024 * 1024;
 /// Copy the files matching `patterns` from `workspace` to `dest`. Returns what was copied
 /// and a warning for each pattern that matched nothing and each file that was too big.
 /// `skip` lists folders never collected (the run's own output folder, `.git`).
-pub fn collect(patterns: &[String], workspace: &Path, dest: &Path, skip: &[PathBuf]) -> (Vec<ArtifactRecord>, Vec<String>) {
+pub fn collect(
+    patterns: &[String],
+    workspace: &Path,
+    dest: &Path,
+    skip: &[PathBuf],
+) -> (Vec<ArtifactRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut warnings = Vec::new();
     if patterns.is_empty() {
@@ -26,7 +31,10 @@ pub fn collect(patterns: &[String], workspace: &Path, dest: &Path, skip: &[PathB
     }
     let mut builder = GlobSetBuilder::new();
     for p in patterns {
-        match GlobBuilder::new(p.trim_start_matches("./")).literal_separator(true).build() {
+        match GlobBuilder::new(p.trim_start_matches("./"))
+            .literal_separator(true)
+            .build()
+        {
             Ok(g) => {
                 builder.add(g);
             }
@@ -39,13 +47,19 @@ pub fn collect(patterns: &[String], workspace: &Path, dest: &Path, skip: &[PathB
     let mut matched = vec![false; patterns.len()];
     let mut total = 0u64;
     // Artifacts are often build outputs that .gitignore hides, so ignore files do not apply.
-    let walker = ignore::WalkBuilder::new(workspace).standard_filters(false).build();
+    let walker = ignore::WalkBuilder::new(workspace)
+        .standard_filters(false)
+        .build();
     for entry in walker.filter_map(Result::ok) {
         let path = entry.path();
-        if skip.iter().any(|s| path.starts_with(s)) || !entry.file_type().is_some_and(|t| t.is_file()) {
+        if skip.iter().any(|s| path.starts_with(s))
+            || !entry.file_type().is_some_and(|t| t.is_file())
+        {
             continue;
         }
-        let Ok(rel) = path.strip_prefix(workspace) else { continue };
+        let Ok(rel) = path.strip_prefix(workspace) else {
+            continue;
+        };
         let hits = set.matches(rel);
         if hits.is_empty() {
             continue;
@@ -55,7 +69,10 @@ pub fn collect(patterns: &[String], workspace: &Path, dest: &Path, skip: &[PathB
         }
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
         if size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES {
-            warnings.push(format!("artifact {} not collected: {size} bytes is over the limit", rel.display()));
+            warnings.push(format!(
+                "artifact {} not collected: {size} bytes is over the limit",
+                rel.display()
+            ));
             continue;
         }
         match copy_hashed(path, &dest.join(rel)) {
@@ -96,7 +113,11 @@ fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<String> {
         hasher.update(&buf[..n]);
         output.write_all(&buf[..n])?;
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 #[cfg(test)]
@@ -113,8 +134,17 @@ mod tests {
         std::fs::write(ws.path().join(".gitignore"), "target/\n").unwrap();
         std::fs::create_dir_all(ws.path().join(".cn-run/x")).unwrap();
         std::fs::write(ws.path().join(".cn-run/x/c.xml"), "<c/>").unwrap();
-        let patterns = vec!["target/reports/*.xml".to_owned(), "missing.txt".to_owned(), "**/c.xml".to_owned()];
-        let (records, warnings) = collect(&patterns, ws.path(), dest.path(), &[ws.path().join(".cn-run")]);
+        let patterns = vec![
+            "target/reports/*.xml".to_owned(),
+            "missing.txt".to_owned(),
+            "**/c.xml".to_owned(),
+        ];
+        let (records, warnings) = collect(
+            &patterns,
+            ws.path(),
+            dest.path(),
+            &[ws.path().join(".cn-run")],
+        );
         let mut paths: Vec<&str> = records.iter().map(|r| r.path.as_str()).collect();
         paths.sort();
         assert_eq!(paths, ["target/reports/a.xml", "target/reports/b.xml"]);

@@ -38,7 +38,11 @@ pub async fn run_checks(
     let mut results = Vec::with_capacity(checks.len());
     for check in checks {
         let started = Instant::now();
-        let limits = CommandLimits { inactivity: check.timeout, max_chars: TAIL_CHARS, max_lines: TAIL_LINES };
+        let limits = CommandLimits {
+            inactivity: check.timeout,
+            max_chars: TAIL_CHARS,
+            max_lines: TAIL_LINES,
+        };
         let deadline = tokio::time::sleep(check.timeout);
         let run = run_command(&check.run, workspace, env, limits, cancel);
         let outcome = tokio::select! {
@@ -93,7 +97,11 @@ pub fn feedback(failed: &[&CheckResult], attempt: u32, max_attempts: u32) -> Str
             (false, Some(code)) => format!("exit code {code}"),
             (false, None) => "killed".to_owned(),
         };
-        text.push_str(&format!("\n### {} ({how})\n```\n{}\n```\n", c.name, c.output_tail.trim_end()));
+        text.push_str(&format!(
+            "\n### {} ({how})\n```\n{}\n```\n",
+            c.name,
+            c.output_tail.trim_end()
+        ));
     }
     text
 }

@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one or more jobs (the default command).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check job files: schema, templates, files they name. Exit 2 on any problem.
     Validate(ValidateArgs),
     /// Classify shell commands with the Bash safety evaluator.
@@ -39,6 +39,17 @@ pub enum Command {
     Schema {
         #[arg(value_enum)]
         which: SchemaKind,
+    },
+    /// Restore the workspace of a run to one of its git checkpoints (default: the start).
+    Rollback {
+        /// `latest`, or a run id.
+        run: String,
+        /// The checkpoint to restore (0 = the start of the run).
+        #[arg(long)]
+        to: Option<u32>,
+        /// The workspace (default: the one recorded in the run's session).
+        #[arg(short = 'C', long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
     },
     /// List or show the sessions of earlier runs (under .cn-run/).
     Sessions {
@@ -167,7 +178,10 @@ impl RunArgs {
         opt("--api-base", self.api_base.clone());
         opt("--model", self.model.clone());
         opt("--api-key-env", self.api_key_env.clone());
-        opt("--script", self.script.as_ref().map(|p| p.display().to_string()));
+        opt(
+            "--script",
+            self.script.as_ref().map(|p| p.display().to_string()),
+        );
         opt("--max-turns", self.max_turns.map(|v| v.to_string()));
         opt("--timeout", self.timeout.clone());
         opt("--max-cost-usd", self.max_cost_usd.map(|v| v.to_string()));
@@ -176,7 +190,11 @@ impl RunArgs {
             out.push("--param".to_owned());
             out.push(format!("{k}={v}"));
         }
-        for (flag, list) in [("--allow", &self.allow), ("--ask", &self.ask), ("--exclude", &self.exclude)] {
+        for (flag, list) in [
+            ("--allow", &self.allow),
+            ("--ask", &self.ask),
+            ("--exclude", &self.exclude),
+        ] {
             for p in list {
                 out.push(flag.to_owned());
                 out.push(p.clone());
@@ -200,7 +218,9 @@ mod erased {
 
     impl<T: clap::ValueEnum> Named for T {
         fn name(&self) -> String {
-            self.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+            self.to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
         }
     }
 }

@@ -85,7 +85,11 @@ impl Redactor {
                 .build(&patterns)
                 .ok()
         };
-        Redactor { matcher, count, values: secrets }
+        Redactor {
+            matcher,
+            count,
+            values: secrets,
+        }
     }
 
     /// The secret values themselves (for `::add-mask::` in GitHub Actions).
@@ -132,7 +136,8 @@ mod tests {
             ("SHORT_KEY".to_owned(), "abc".to_owned()),
         ];
         let r = Redactor::new(["sk-live-999999"], env, &[]);
-        let text = "key sk-live-999999 tok ghp_abcdef123456 pw hunter2hunter2 home /home/runner abc";
+        let text =
+            "key sk-live-999999 tok ghp_abcdef123456 pw hunter2hunter2 home /home/runner abc";
         assert_eq!(
             r.redact(text),
             "key [REDACTED] tok [REDACTED] pw [REDACTED] home /home/runner abc"

@@ -15,11 +15,19 @@ pub fn validate_output(schema: &Value, answer: &str) -> Result<Value, Vec<String
         .iter_errors(&value)
         .map(|e| {
             let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "the answer".to_owned() } else { format!("at {at}") };
+            let at = if at.is_empty() {
+                "the answer".to_owned()
+            } else {
+                format!("at {at}")
+            };
             format!("{at}: {e}")
         })
         .collect();
-    if errors.is_empty() { Ok(value) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(value)
+    } else {
+        Err(errors)
+    }
 }
 
 fn strip_fence(text: &str) -> &str {
@@ -63,7 +71,10 @@ mod tests {
 
     #[test]
     fn accepts_valid_json_with_or_without_fence() {
-        assert_eq!(validate_output(&schema(), r#"{"ok": true, "files": []}"#).unwrap()["ok"], true);
+        assert_eq!(
+            validate_output(&schema(), r#"{"ok": true, "files": []}"#).unwrap()["ok"],
+            true
+        );
         let fenced = "```json\n{\"ok\": false, \"files\": [\"a\"]}\n```";
         assert_eq!(validate_output(&schema(), fenced).unwrap()["files"][0], "a");
     }

@@ -1,5 +1,7 @@
 //! The one integration-test binary: behaviour a user of cn-run would notice, run against
 //! real processes, real git repositories in temp dirs and local HTTP servers on loopback.
 
-mod support;
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod suite;
+mod support;

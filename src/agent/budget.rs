@@ -53,13 +53,17 @@ impl Budget {
         if self.limits.max_turns.is_some_and(|m| self.turns >= m) {
             return Some(Limit::MaxTurns);
         }
-        if self.limits.max_tokens.is_some_and(|m| self.usage.total() >= m) {
+        if self
+            .limits
+            .max_tokens
+            .is_some_and(|m| self.usage.total() >= m)
+        {
             return Some(Limit::MaxTokens);
         }
-        if let (Some(max), Some(cost)) = (self.limits.max_cost_usd, self.cost_usd) {
-            if cost >= max {
-                return Some(Limit::MaxCost);
-            }
+        if let (Some(max), Some(cost)) = (self.limits.max_cost_usd, self.cost_usd)
+            && cost >= max
+        {
+            return Some(Limit::MaxCost);
         }
         None
     }
@@ -78,13 +82,25 @@ mod tests {
             timeout: None,
         });
         assert_eq!(b.exceeded(), None);
-        b.record(&Usage { input_tokens: 60, output_tokens: 50, ..Usage::default() }, Some(0.1));
+        b.record(
+            &Usage {
+                input_tokens: 60,
+                output_tokens: 50,
+                ..Usage::default()
+            },
+            Some(0.1),
+        );
         assert_eq!(b.exceeded(), Some(Limit::MaxTokens));
-        let mut c = Budget::new(Limits { max_cost_usd: Some(0.5), ..Limits::default() });
+        let mut c = Budget::new(Limits {
+            max_cost_usd: Some(0.5),
+            ..Limits::default()
+        });
         c.record(&Usage::default(), Some(0.6));
         assert_eq!(c.exceeded(), Some(Limit::MaxCost));
-        c.turns = 5;
-        let mut d = Budget::new(Limits { max_turns: Some(2), ..Limits::default() });
+        let mut d = Budget::new(Limits {
+            max_turns: Some(2),
+            ..Limits::default()
+        });
         d.turns = 2;
         assert_eq!(d.exceeded(), Some(Limit::MaxTurns));
     }

@@ -31,7 +31,12 @@ enum Checked<'t> {
 
 impl Agent<'_> {
     /// Check and run `calls`; ids in `interrupted` are answered as interrupted, not run.
-    pub(super) async fn dispatch(&self, turn: u32, calls: &[ToolCall], interrupted: &[String]) -> Dispatched {
+    pub(super) async fn dispatch(
+        &self,
+        turn: u32,
+        calls: &[ToolCall],
+        interrupted: &[String],
+    ) -> Dispatched {
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
         for call in calls {
@@ -55,8 +60,14 @@ impl Agent<'_> {
             checked.push(c);
             outcome = stop;
         }
-        let parallel = checked.iter().filter(|c| matches!(c, Checked::Run { .. })).count();
-        let runs = calls.iter().zip(checked).map(|(call, c)| self.execute(turn, call, c, parallel));
+        let parallel = checked
+            .iter()
+            .filter(|c| matches!(c, Checked::Run { .. }))
+            .count();
+        let runs = calls
+            .iter()
+            .zip(checked)
+            .map(|(call, c)| self.execute(turn, call, c, parallel));
         let results = join_all(runs).await;
         let mut messages = Vec::with_capacity(calls.len());
         for (call, (content, is_error, stop)) in calls.iter().zip(results) {
@@ -77,7 +88,15 @@ impl Agent<'_> {
     fn check<'t>(&'t self, turn: u32, call: &ToolCall) -> (Checked<'t>, Option<Outcome>) {
         let args = match parse_arguments(&call.arguments) {
             Ok(a) => a,
-            Err(msg) => return (Checked::Done { content: msg, is_error: true }, None),
+            Err(msg) => {
+                return (
+                    Checked::Done {
+                        content: msg,
+                        is_error: true,
+                    },
+                    None,
+                );
+            }
         };
         let Some(tool) = self.tools.get(&call.name) else {
             let msg = format!(
@@ -85,11 +104,26 @@ impl Agent<'_> {
                 call.name,
                 self.tools.names().join(", ")
             );
-            return (Checked::Done { content: msg, is_error: true }, None);
+            return (
+                Checked::Done {
+                    content: msg,
+                    is_error: true,
+                },
+                None,
+            );
         };
         if let Some(missing) = missing_required(&tool.spec().parameters, &args) {
-            let msg = format!("Required parameter \"{missing}\" is missing for tool {}.", call.name);
-            return (Checked::Done { content: msg, is_error: true }, None);
+            let msg = format!(
+                "Required parameter \"{missing}\" is missing for tool {}.",
+                call.name
+            );
+            return (
+                Checked::Done {
+                    content: msg,
+                    is_error: true,
+                },
+                None,
+            );
         }
         let decision = self
             .policy
@@ -114,15 +148,36 @@ impl Agent<'_> {
             });
         }
         match resolution {
-            Resolution::Allowed => (Checked::Run { tool: tool.as_ref(), args }, None),
-            Resolution::Denied => (Checked::Done { content: denial_text(&call.name, &decision), is_error: true }, None),
+            Resolution::Allowed => (
+                Checked::Run {
+                    tool: tool.as_ref(),
+                    args,
+                },
+                None,
+            ),
+            Resolution::Denied => (
+                Checked::Done {
+                    content: denial_text(&call.name, &decision),
+                    is_error: true,
+                },
+                None,
+            ),
             Resolution::Failed => {
                 let reason = format!(
                     "{} needed approval ({}) and the job says on_ask: fail",
                     call.name, decision.reason
                 );
-                let content = format!("{}\nThe run stops here.", denial_text(&call.name, &decision));
-                (Checked::Done { content, is_error: true }, Some(Outcome::ApprovalRequired(reason)))
+                let content = format!(
+                    "{}\nThe run stops here.",
+                    denial_text(&call.name, &decision)
+                );
+                (
+                    Checked::Done {
+                        content,
+                        is_error: true,
+                    },
+                    Some(Outcome::ApprovalRequired(reason)),
+                )
             }
         }
     }
@@ -137,7 +192,11 @@ impl Agent<'_> {
     ) -> (String, bool, Option<Outcome>) {
         let (tool, args) = match checked {
             Checked::Done { content, is_error } => {
-                let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
+                let status = if is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                };
                 self.finished(turn, call, status, &content, 0);
                 self.record(turn, call, &content, is_error).await;
                 return (content, is_error, None);
@@ -163,7 +222,11 @@ impl Agent<'_> {
             self.hooks.after_mutation(turn, &call.id, &call.name).await;
         }
         let (content, is_error, control) = match result {
-            Ok(out) => (out.content, false, out.control.as_ref().map(control_outcome)),
+            Ok(out) => (
+                out.content,
+                false,
+                out.control.as_ref().map(control_outcome),
+            ),
             Err(ToolError::RespondToModel(msg)) => (msg, true, None),
             Err(ToolError::Fatal(msg)) => {
                 let content = format!("The tool could not run: {msg}");
@@ -173,7 +236,11 @@ impl Agent<'_> {
             }
         };
         let content = self.redactor.redact(&content).into_owned();
-        let status = if is_error { ToolStatus::Error } else { ToolStatus::Ok };
+        let status = if is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        };
         self.finished(turn, call, status, &content, ms);
         self.record(turn, call, &content, is_error).await;
         (content, is_error, control)
@@ -196,7 +263,11 @@ impl Agent<'_> {
             while !content.is_char_boundary(cut) {
                 cut -= 1;
             }
-            format!("{}\n[… {} more bytes in the session file]", &content[..cut], content.len() - cut)
+            format!(
+                "{}\n[… {} more bytes in the session file]",
+                &content[..cut],
+                content.len() - cut
+            )
         } else {
             content.to_owned()
         };
@@ -213,16 +284,24 @@ impl Agent<'_> {
 
 /// The tool result a denied call gets: what denied it, why, and how a job would allow it.
 fn denial_text(tool: &str, d: &Decision) -> String {
-    let rule = d.rule.as_deref().map_or_else(|| "no rule matched".to_owned(), |r| format!("rule `{r}`"));
+    let rule = d
+        .rule
+        .as_deref()
+        .map_or_else(|| "no rule matched".to_owned(), |r| format!("rule `{r}`"));
     let mut text = format!(
         "Permission denied: the {tool} call was not run. Decided by {rule} (source: {}). Reason: {}.",
-        serde_json::to_value(&d.source).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+        serde_json::to_value(d.source)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
         d.reason.trim_end_matches('.'),
     );
-    if let Some(hint) = &d.allow_hint {
-        if d.permission == Permission::Ask {
-            text.push_str(&format!(" A job can allow it with `permissions: {{allow: [\"{hint}\"]}}`."));
-        }
+    if let Some(hint) = &d.allow_hint
+        && d.permission == Permission::Ask
+    {
+        text.push_str(&format!(
+            " A job can allow it with `permissions: {{allow: [\"{hint}\"]}}`."
+        ));
     }
     text.push_str(" Do not retry the same call; find another way or explain in your answer.");
     text
@@ -236,18 +315,23 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(raw) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err("Tool arguments must be a JSON object.".to_owned()),
-        Err(e) => Err(format!("Tool arguments are not valid JSON ({e}). Send a JSON object.")),
+        Err(e) => Err(format!(
+            "Tool arguments are not valid JSON ({e}). Send a JSON object."
+        )),
     }
 }
 
 /// The first required parameter that is absent or null.
 fn missing_required(schema: &Value, args: &Value) -> Option<String> {
-    schema.get("required")?.as_array()?.iter().filter_map(Value::as_str).find_map(|name| {
-        match args.get(name) {
+    schema
+        .get("required")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|name| match args.get(name) {
             None | Some(Value::Null) => Some(name.to_owned()),
             _ => None,
-        }
-    })
+        })
 }
 
 /// Arguments with secret values masked, for events and results.

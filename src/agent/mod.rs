@@ -87,12 +87,21 @@ pub struct RunState {
 
 impl RunState {
     pub fn new(history: Vec<Message>, budget: Budget) -> Self {
-        RunState { history, budget, final_text: String::new(), in_flight: Vec::new() }
+        RunState {
+            history,
+            budget,
+            final_text: String::new(),
+            in_flight: Vec::new(),
+        }
     }
 
     /// Tool calls of the last assistant message that have no result yet.
     pub fn unanswered_calls(&self) -> Vec<crate::conversation::ToolCall> {
-        let Some(pos) = self.history.iter().rposition(|m| matches!(m, Message::Assistant { .. })) else {
+        let Some(pos) = self
+            .history
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+        else {
             return Vec::new();
         };
         let Message::Assistant { tool_calls, .. } = &self.history[pos] else {
@@ -105,7 +114,11 @@ impl RunState {
                 _ => None,
             })
             .collect();
-        tool_calls.iter().filter(|c| !answered.contains(&c.id.as_str())).cloned().collect()
+        tool_calls
+            .iter()
+            .filter(|c| !answered.contains(&c.id.as_str()))
+            .cloned()
+            .collect()
     }
 }
 
@@ -146,7 +159,9 @@ impl Agent<'_> {
                 state.final_text = response.text.clone();
             }
             let calls = response.tool_calls.clone();
-            state.history.push(Message::assistant(response.text, response.tool_calls));
+            state
+                .history
+                .push(Message::assistant(response.text, response.tool_calls));
             self.hooks.after_response(turn, state).await;
             if calls.is_empty() {
                 self.hooks.after_turn(turn, state).await;
@@ -215,8 +230,19 @@ impl Agent<'_> {
         let emitter = self.emitter;
         let redactor = self.redactor;
         let mut on_notice = |notice: Notice<'_>| {
-            if let Notice::Retry { attempt, delay, error } = notice {
-                tracing::warn!(turn, attempt, delay_ms = delay.as_millis() as u64, "model request failed, retrying: {}", redactor.redact(&error.to_string()));
+            if let Notice::Retry {
+                attempt,
+                delay,
+                error,
+            } = notice
+            {
+                tracing::warn!(
+                    turn,
+                    attempt,
+                    delay_ms = delay.as_millis() as u64,
+                    "model request failed, retrying: {}",
+                    redactor.redact(&error.to_string())
+                );
                 emitter.emit(Event::ModelRetry {
                     turn,
                     attempt,

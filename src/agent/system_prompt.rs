@@ -80,13 +80,17 @@ impl SystemPrompt {
 
     pub fn render(&self) -> String {
         let mut out = self.base.clone();
-        let has_rules = self.agent_file.is_some() || !self.rules.is_empty() || !self.extra.is_empty();
+        let has_rules =
+            self.agent_file.is_some() || !self.rules.is_empty() || !self.extra.is_empty();
         if !has_rules {
             return out;
         }
         out.push_str("\n<rules>\n");
         if let Some((name, text)) = &self.agent_file {
-            out.push_str(&format!("<file name=\"{name}\">\n{}\n</file>\n", text.trim()));
+            out.push_str(&format!(
+                "<file name=\"{name}\">\n{}\n</file>\n",
+                text.trim()
+            ));
         }
         for rule in &self.rules {
             out.push_str(rule.text.trim());

@@ -20,8 +20,15 @@ pub(crate) struct AttemptsReport {
     pub checks: Vec<CheckResult>,
 }
 
-pub(crate) async fn run_attempts(agent: &mut Agent<'_>, state: &mut RunState, job: &Job) -> (Outcome, AttemptsReport) {
-    let mut report = AttemptsReport { attempts: 1, ..AttemptsReport::default() };
+pub(crate) async fn run_attempts(
+    agent: &mut Agent<'_>,
+    state: &mut RunState,
+    job: &Job,
+) -> (Outcome, AttemptsReport) {
+    let mut report = AttemptsReport {
+        attempts: 1,
+        ..AttemptsReport::default()
+    };
     let mut repaired = false;
     loop {
         let outcome = agent.run(state).await;
@@ -31,13 +38,22 @@ pub(crate) async fn run_attempts(agent: &mut Agent<'_>, state: &mut RunState, jo
         if let Some(schema) = &job.output_schema {
             match validate_output(schema, &state.final_text) {
                 Ok(value) => {
-                    agent.emitter.emit(Event::OutputValidated { valid: true, errors: Vec::new() });
+                    agent.emitter.emit(Event::OutputValidated {
+                        valid: true,
+                        errors: Vec::new(),
+                    });
                     report.structured_output = Some(value);
                 }
                 Err(errors) => {
-                    agent.emitter.emit(Event::OutputValidated { valid: false, errors: errors.clone() });
+                    agent.emitter.emit(Event::OutputValidated {
+                        valid: false,
+                        errors: errors.clone(),
+                    });
                     if repaired {
-                        let why = format!("the final answer does not match output_schema: {}", errors.join("; "));
+                        let why = format!(
+                            "the final answer does not match output_schema: {}",
+                            errors.join("; ")
+                        );
                         return (Outcome::Rejected(why), report);
                     }
                     repaired = true;
@@ -50,7 +66,14 @@ pub(crate) async fn run_attempts(agent: &mut Agent<'_>, state: &mut RunState, jo
             return (Outcome::Completed, report);
         }
         let shared = agent.shared.clone();
-        let results = run_checks(&job.checks, report.attempts, &shared.workspace, &shared.env, &shared.cancel).await;
+        let results = run_checks(
+            &job.checks,
+            report.attempts,
+            &shared.workspace,
+            &shared.env,
+            &shared.cancel,
+        )
+        .await;
         for r in &results {
             agent.emitter.emit(Event::CheckFinished(r.clone()));
         }
@@ -59,18 +82,28 @@ pub(crate) async fn run_attempts(agent: &mut Agent<'_>, state: &mut RunState, jo
             return (agent.stop_outcome().unwrap_or(Outcome::Interrupted), report);
         }
         let failed: Vec<&CheckResult> = results.iter().filter(|r| !r.passed).collect();
-        let message = (!failed.is_empty()).then(|| feedback(&failed, report.attempts, job.max_attempts));
+        let message =
+            (!failed.is_empty()).then(|| feedback(&failed, report.attempts, job.max_attempts));
         let names: Vec<String> = failed.iter().map(|r| r.name.clone()).collect();
         report.checks.extend(results);
         let Some(message) = message else {
             return (Outcome::Completed, report);
         };
         if report.attempts >= job.max_attempts {
-            return (Outcome::Rejected(format!("checks still fail after {} attempt(s): {}", report.attempts, names.join(", "))), report);
+            return (
+                Outcome::Rejected(format!(
+                    "checks still fail after {} attempt(s): {}",
+                    report.attempts,
+                    names.join(", ")
+                )),
+                report,
+            );
         }
         report.attempts += 1;
         repaired = false;
-        agent.emitter.emit(Event::AttemptStarted { attempt: report.attempts });
+        agent.emitter.emit(Event::AttemptStarted {
+            attempt: report.attempts,
+        });
         state.history.push(Message::user(message));
     }
 }

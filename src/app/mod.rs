@@ -3,6 +3,7 @@
 //! exit code.
 
 mod attempts;
+mod checkpoints;
 mod inspect;
 mod outputs;
 mod resume;
@@ -29,13 +30,17 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Explain(a)) => inspect::explain(&a),
         Some(Command::Schema { which }) => inspect::schema(which),
         Some(Command::Sessions { action }) => sessions::run(&action),
-        Some(Command::Run(args)) => block_on(run_jobs(args, &log)),
+        Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
+        Some(Command::Run(args)) => block_on(run_jobs(*args, &log)),
         None => block_on(run_jobs(cli.run, &log)),
     }
 }
 
 fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
-    match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt.block_on(fut),
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -59,21 +64,33 @@ pub(crate) fn usage_error(message: &str) -> i32 {
 
 /// The job for `-p PROMPT`: no file, everything from flags.
 pub(crate) fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
-    let provider = args
-        .provider
-        .unwrap_or(if args.script.is_some() { ProviderKind::Script } else { ProviderKind::Openai });
+    let provider = args.provider.unwrap_or(if args.script.is_some() {
+        ProviderKind::Script
+    } else {
+        ProviderKind::Openai
+    });
     let name = match (&args.model, provider) {
         (Some(m), _) => m.clone(),
         (None, ProviderKind::Script) => "script".to_owned(),
-        (None, _) => return Err("-p needs --model NAME (or --provider script --script FILE)".to_owned()),
+        (None, _) => {
+            return Err("-p needs --model NAME (or --provider script --script FILE)".to_owned());
+        }
     };
     let mut text = String::from("version: 1\nname: adhoc\nprompt: \"-\"\nmodel:\n");
-    text.push_str(&format!("  provider: {}\n  name: {}\n", serde_json::to_string(&provider).unwrap_or_default(), serde_json::to_string(&name).unwrap_or_default()));
+    text.push_str(&format!(
+        "  provider: {}\n  name: {}\n",
+        serde_json::to_string(&provider).unwrap_or_default(),
+        serde_json::to_string(&name).unwrap_or_default()
+    ));
     if let Some(script) = &args.script {
         let abs = std::path::absolute(script).map_err(|e| e.to_string())?;
-        text.push_str(&format!("  script: {}\n", serde_json::to_string(&abs).unwrap_or_default()));
+        text.push_str(&format!(
+            "  script: {}\n",
+            serde_json::to_string(&abs).unwrap_or_default()
+        ));
     }
-    let mut job = job::load_str(&text, "<command line>", None, &LoadOptions::default()).map_err(|e| e.to_string())?;
+    let mut job = job::load_str(&text, "<command line>", None, &LoadOptions::default())
+        .map_err(|e| e.to_string())?;
     job.prompt = (prompt != "-").then(|| prompt.to_owned());
     Ok(job)
 }
@@ -108,7 +125,9 @@ pub(crate) fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), Strin
 }
 
 fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
-    let opts = LoadOptions { params: args.params.clone() };
+    let opts = LoadOptions {
+        params: args.params.clone(),
+    };
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {
         if !args.jobs.is_empty() {
@@ -127,7 +146,10 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
         return Err(problems.join("\n"));
     }
     if jobs.is_empty() {
-        return Err("nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help".to_owned());
+        return Err(
+            "nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help"
+                .to_owned(),
+        );
     }
     for job in &mut jobs {
         apply_overrides(job, args)?;
@@ -165,7 +187,10 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
     }
     print_results(&args, &results);
     if let Some(path) = &args.junit {
-        let suites = results.iter().filter_map(|r| r.junit_suite.clone()).collect();
+        let suites = results
+            .iter()
+            .filter_map(|r| r.junit_suite.clone())
+            .collect();
         if let Err(e) = std::fs::write(path, crate::report::junit::render(suites)) {
             let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
         }
@@ -178,7 +203,7 @@ pub(crate) fn print_results(args: &RunArgs, results: &[RunResult]) {
         Format::Text => {
             for r in results {
                 if !r.result.trim().is_empty() {
-                    stdout(&format!("{}\n", r.result));
+                    stdout(&format!("{}\n", r.result.trim_end()));
                 }
             }
         }

@@ -42,7 +42,6 @@ pub(crate) fn last_seq(events: &Path) -> u64 {
 pub(crate) struct Sinks {
     pub emitter: Arc<Emitter>,
     pub result: ResultSink,
-    pub events_path: PathBuf,
 }
 
 /// The emitter of a run with every sink attached. A resumed run appends to its events.
@@ -69,7 +68,10 @@ pub(crate) fn attach(
         .truncate(!resume)
         .open(&events_path)
         .map_err(|e| format!("{}: {e}", events_path.display()))?;
-    emitter.add_sink(Box::new(JsonlSink::new(LineWriter::new(file), redactor.clone())));
+    emitter.add_sink(Box::new(JsonlSink::new(
+        LineWriter::new(file),
+        redactor.clone(),
+    )));
     let result = ResultSink(Arc::new(Mutex::new(ResultBuilder::new(
         run_id,
         &out_dir.display().to_string(),
@@ -78,8 +80,11 @@ pub(crate) fn attach(
     ))));
     emitter.add_sink(Box::new(result.clone()));
     if args.format == Format::StreamJson {
-        emitter.add_sink(Box::new(JsonlSink::new(std::io::stdout(), redactor.clone())));
+        emitter.add_sink(Box::new(JsonlSink::new(
+            std::io::stdout(),
+            redactor.clone(),
+        )));
     }
     emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job)));
-    Ok(Sinks { emitter, result, events_path })
+    Ok(Sinks { emitter, result })
 }

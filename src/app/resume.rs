@@ -34,14 +34,18 @@ fn current_argv() -> Vec<String> {
 
 /// The job to continue with: a JOB given now, else the recorded file, else its recorded text.
 fn resume_job(args: &RunArgs, session: &Session) -> Result<Job, String> {
-    let opts = LoadOptions { params: args.params.clone() };
+    let opts = LoadOptions {
+        params: args.params.clone(),
+    };
     if let Some(path) = args.jobs.first() {
         return job::load_file(path, &opts).map_err(|e| e.to_string());
     }
     let file = session.job.file.as_ref().map(PathBuf::from);
     match (&file, &session.job.text) {
         (Some(f), _) if f.is_file() => job::load_file(f, &opts).map_err(|e| e.to_string()),
-        (f, Some(text)) => job::load_str(text, &session.job.name, f.as_deref(), &opts).map_err(|e| e.to_string()),
+        (f, Some(text)) => {
+            job::load_str(text, &session.job.name, f.as_deref(), &opts).map_err(|e| e.to_string())
+        }
         _ => Err(format!(
             "session {} was an ad-hoc run; give the job again: cn-run --resume {} -p PROMPT …",
             session.session_id, session.session_id
@@ -50,7 +54,11 @@ fn resume_job(args: &RunArgs, session: &Session) -> Result<Job, String> {
 }
 
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
-    let root = given.out.as_ref().and_then(|o| o.parent().map(Path::to_path_buf)).unwrap_or_else(|| PathBuf::from(".cn-run"));
+    let root = given
+        .out
+        .as_ref()
+        .and_then(|o| o.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from(".cn-run"));
     let path = match find_session(&root, id) {
         Ok(p) => p,
         Err(e) => return usage_error(&e),
@@ -64,7 +72,11 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     argv.extend(current_argv());
     let mut args = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli.run,
-        Err(e) => return usage_error(&format!("cannot combine the recorded flags with these: {e}")),
+        Err(e) => {
+            return usage_error(&format!(
+                "cannot combine the recorded flags with these: {e}"
+            ));
+        }
     };
     args.resume = None;
     args.out = None;

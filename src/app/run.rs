@@ -12,7 +12,9 @@ use tokio::sync::Mutex;
 use super::outputs;
 use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
-use crate::agent::{Agent, AgentConfig, Budget, Outcome, RunState, StopCause, StopSignal, SystemPrompt};
+use crate::agent::{
+    Agent, AgentConfig, Budget, Outcome, RunState, StopCause, StopSignal, SystemPrompt,
+};
 use crate::cli::{Format, RunArgs};
 use crate::context::pricing;
 use crate::conversation::Message;
@@ -39,7 +41,11 @@ pub(crate) struct Resume {
 /// A new run id: sortable by time, unique enough to share a folder.
 pub(crate) fn new_run_id() -> String {
     let now = jiff::ZonedDateTime::now();
-    format!("{}-{:06x}", now.strftime("%Y%m%d-%H%M%S"), fastrand::u32(..0x100_0000))
+    format!(
+        "{}-{:06x}",
+        now.strftime("%Y%m%d-%H%M%S"),
+        fastrand::u32(..0x100_0000)
+    )
 }
 
 fn read_stdin_prompt() -> Result<String, String> {
@@ -54,7 +60,11 @@ fn read_stdin_prompt() -> Result<String, String> {
 }
 
 /// Write `value` as pretty JSON to `path` atomically, secrets masked.
-pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize, redactor: &Redactor) -> std::io::Result<()> {
+pub(crate) fn write_json(
+    path: &Path,
+    value: &impl serde::Serialize,
+    redactor: &Redactor,
+) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     let text = redactor.redact(&text);
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
@@ -69,7 +79,11 @@ pub(crate) fn write_json(path: &Path, value: &impl serde::Serialize, redactor: &
 fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
     match outcome {
         Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
-        Outcome::Failed(r) => (Status::Failed, format!("the agent reported failure: {r}"), None),
+        Outcome::Failed(r) => (
+            Status::Failed,
+            format!("the agent reported failure: {r}"),
+            None,
+        ),
         Outcome::Rejected(r) => (Status::Failed, r.clone(), None),
         Outcome::ApprovalRequired(r) => (Status::ApprovalRequired, r.clone(), None),
         Outcome::Limit(l) => {
@@ -79,12 +93,24 @@ fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
                 Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
                 Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
             };
-            let reason = format!("limit reached: {} ({})", l.as_str(), value.unwrap_or_default());
+            let reason = format!(
+                "limit reached: {} ({})",
+                l.as_str(),
+                value.unwrap_or_default()
+            );
             (Status::LimitReached, reason, Some(*l))
         }
-        Outcome::Provider(e) => (Status::ProviderError, format!("model provider failed: {e}"), None),
+        Outcome::Provider(e) => (
+            Status::ProviderError,
+            format!("model provider failed: {e}"),
+            None,
+        ),
         Outcome::Internal(m) => (Status::InternalError, format!("internal error: {m}"), None),
-        Outcome::Interrupted => (Status::Interrupted, "interrupted by a signal".to_owned(), None),
+        Outcome::Interrupted => (
+            Status::Interrupted,
+            "interrupted by a signal".to_owned(),
+            None,
+        ),
     }
 }
 
@@ -92,7 +118,10 @@ fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
 fn listen_for_signals(stop: StopSignal) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
             return;
         };
         tokio::select! {
@@ -129,8 +158,18 @@ fn price_for(job: &Job) -> Option<pricing::Price> {
     }
 }
 
-fn system_prompt(job: &Job, workspace: &Path, mode: crate::permissions::Mode, format: Format) -> SystemPrompt {
-    let mut system = SystemPrompt::build(workspace, mode, job.rules.clone(), format == Format::Json && job.output_schema.is_none());
+fn system_prompt(
+    job: &Job,
+    workspace: &Path,
+    mode: crate::permissions::Mode,
+    format: Format,
+) -> SystemPrompt {
+    let mut system = SystemPrompt::build(
+        workspace,
+        mode,
+        job.rules.clone(),
+        format == Format::Json && job.output_schema.is_none(),
+    );
     if let Some(schema) = &job.output_schema {
         system.add(crate::structured::instruction(schema));
     }
@@ -140,17 +179,32 @@ fn system_prompt(job: &Job, workspace: &Path, mode: crate::permissions::Mode, fo
 fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
     JobRecord {
         name: job.name.clone(),
-        file: job.source.as_ref().and_then(|p| std::path::absolute(p).ok()).map(|p| p.display().to_string()),
-        text: job.source.as_ref().and_then(|p| std::fs::read_to_string(p).ok()),
+        file: job
+            .source
+            .as_ref()
+            .and_then(|p| std::path::absolute(p).ok())
+            .map(|p| p.display().to_string()),
+        text: job
+            .source
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok()),
         params: args.params.clone(),
         args: args.shaping_args(),
     }
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
-fn locate(job: &Job, args: &RunArgs, resume: Option<&Resume>) -> Result<(String, PathBuf, PathBuf), String> {
+fn locate(
+    job: &Job,
+    args: &RunArgs,
+    resume: Option<&Resume>,
+) -> Result<(String, PathBuf, PathBuf), String> {
     if let Some(r) = resume {
-        let out = r.path.parent().map(Path::to_path_buf).ok_or("session file has no folder")?;
+        let out = r
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or("session file has no folder")?;
         let ws = PathBuf::from(&r.session.workspace);
         return Ok((r.session.session_id.clone(), out, ws));
     }
@@ -169,7 +223,11 @@ fn locate(job: &Job, args: &RunArgs, resume: Option<&Resume>) -> Result<(String,
 
 /// Run one job. `Err` means it could not start (exit 2); every started run returns its
 /// result, which is also in `<out>/result.json`.
-pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resume>) -> Result<RunResult, String> {
+pub(crate) async fn run_job(
+    job: Job,
+    opts: &RunOptions<'_>,
+    resume: Option<Resume>,
+) -> Result<RunResult, String> {
     let args = opts.args;
     let parts = setup::build_client(&job)?;
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
@@ -185,10 +243,19 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         let masks = github::mask_commands(redactor.values().iter().map(String::as_str));
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
     }
-    let sinks = outputs::attach(&run_id, &out_dir, &workspace, &job.name, args, opts.log, &redactor, resume.is_some())?;
+    let sinks = outputs::attach(
+        &run_id,
+        &out_dir,
+        &workspace,
+        &job.name,
+        args,
+        opts.log,
+        &redactor,
+        resume.is_some(),
+    )?;
     let emitter = sinks.emitter.clone();
 
-    let registry = setup::registry(&policy);
+    let registry = setup::registry(&policy, &job.model.name);
     let stop = StopSignal::new();
     if let Some(limit) = job.limits.timeout {
         stop.arm_timeout(limit);
@@ -219,13 +286,23 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
                 created_at: now(),
                 ..Session::default()
             };
-            (RunState::new(vec![Message::user(prompt.clone().unwrap_or_default())], budget), session)
+            (
+                RunState::new(
+                    vec![Message::user(prompt.clone().unwrap_or_default())],
+                    budget,
+                ),
+                session,
+            )
         }
     };
     let resumed = prompt.is_none();
     emitter.emit(Event::RunStarted {
         job: job.name.clone(),
-        prompt: state.history.first().map(|m| m.text().to_owned()).unwrap_or_default(),
+        prompt: state
+            .history
+            .first()
+            .map(|m| m.text().to_owned())
+            .unwrap_or_default(),
         provider: info.provider.clone(),
         model: info.model.clone(),
         workspace: workspace.display().to_string(),
@@ -233,13 +310,21 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         mode: policy.mode().as_str().to_owned(),
         resumed,
     });
+    let checkpoints = job
+        .git
+        .checkpoints
+        .then(|| {
+            super::checkpoints::Checkpoints::open(&workspace, &run_id, &out_dir, resumed, &emitter)
+        })
+        .flatten()
+        .map(Arc::new);
     let session_path = out_dir.join("session.json");
     let hooks = SessionHooks {
         path: session_path.clone(),
         redactor: redactor.clone(),
         session: Mutex::new(session),
         emitter: emitter.clone(),
-        on_mutation: None,
+        checkpoints: checkpoints.clone(),
     };
     let mut agent = Agent {
         client: parts.client.as_ref(),
@@ -261,22 +346,43 @@ pub(crate) async fn run_job(job: Job, opts: &RunOptions<'_>, resume: Option<Resu
         system: system_prompt(&job, &workspace, policy.mode(), args.format),
         hooks: &hooks,
     };
-    let (outcome, report) = std::panic::AssertUnwindSafe(super::attempts::run_attempts(&mut agent, &mut state, &job))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|panic| {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            (Outcome::Internal(format!("panic in the agent loop: {msg}")), super::attempts::AttemptsReport::default())
-        });
+    let (outcome, report) =
+        std::panic::AssertUnwindSafe(super::attempts::run_attempts(&mut agent, &mut state, &job))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                (
+                    Outcome::Internal(format!("panic in the agent loop: {msg}")),
+                    super::attempts::AttemptsReport::default(),
+                )
+            });
     signals.abort();
     shared.background().kill_all().await;
     let (status, reason, limit) = classify(&outcome, &job);
-    let finished = Finished { outcome: &outcome, status, reason, limit, report: &report };
-    let result = finish(&job, &state, &shared, &sinks, &hooks, &out_dir, &redactor, finished).await;
+    let finished = Finished {
+        outcome: &outcome,
+        status,
+        reason,
+        limit,
+        report: &report,
+    };
+    let result = finish(
+        &job,
+        &state,
+        &shared,
+        &sinks,
+        &hooks,
+        &out_dir,
+        &redactor,
+        finished,
+        checkpoints.as_deref(),
+    )
+    .await;
     stop.token().cancel();
     Ok(result)
 }
@@ -302,18 +408,36 @@ async fn finish(
     out_dir: &Path,
     redactor: &Redactor,
     f: Finished<'_>,
+    checkpoints: Option<&super::checkpoints::Checkpoints>,
 ) -> RunResult {
     let emitter = &sinks.emitter;
+    let diff = checkpoints.and_then(|c| c.write_diff(out_dir, redactor));
+    if f.status != Status::Success && job.git.rollback_on_failure {
+        if let Some(c) = checkpoints {
+            c.rollback_to_start(&shared.workspace);
+        }
+    }
     let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
-    let (mut artifacts, warnings) = crate::artifacts::collect(&job.artifacts, &shared.workspace, &out_dir.join("artifacts"), &skip);
+    let (mut artifacts, warnings) = crate::artifacts::collect(
+        &job.artifacts,
+        &shared.workspace,
+        &out_dir.join("artifacts"),
+        &skip,
+    );
     for w in warnings {
         emitter.emit(Event::Warning { message: w });
     }
     artifacts.extend(shared.artifacts());
     for a in &artifacts {
-        emitter.emit(Event::ArtifactCollected { path: a.path.clone(), size: a.size, sha256: a.sha256.clone() });
+        emitter.emit(Event::ArtifactCollected {
+            path: a.path.clone(),
+            size: a.size,
+            sha256: a.sha256.clone(),
+        });
     }
-    hooks.finish(state, f.status.as_str(), shared.checklist()).await;
+    hooks
+        .finish(state, f.status.as_str(), shared.checklist())
+        .await;
     emitter.emit(Event::RunCompleted {
         status: f.status,
         exit_code: f.status.exit_code(),
@@ -334,6 +458,12 @@ async fn finish(
         r.artifacts = artifacts;
         r.session_path = Some(hooks.path.display().to_string());
         r.checks_declared = job.checks.iter().map(|c| c.name.clone()).collect();
+        if let Some((path, stat, secret)) = &diff {
+            r.patch_path = Some(path.display().to_string());
+            r.diff = Some(*stat);
+            r.secret_in_diff = *secret;
+        }
+        r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
     });
     let mut result = sinks.result.snapshot();
     if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {
@@ -347,8 +477,14 @@ async fn finish(
     }
     if github::is_actions() {
         let mut err = std::io::stderr().lock();
-        let _ = std::io::Write::write_all(&mut err, redactor.redact(&github::annotations(&result)).as_bytes());
-        github::append_to_env_file("GITHUB_STEP_SUMMARY", &redactor.redact(&github::summary(&result)));
+        let _ = std::io::Write::write_all(
+            &mut err,
+            redactor.redact(&github::annotations(&result)).as_bytes(),
+        );
+        github::append_to_env_file(
+            "GITHUB_STEP_SUMMARY",
+            &redactor.redact(&github::summary(&result)),
+        );
         github::append_to_env_file("GITHUB_OUTPUT", &redactor.redact(&github::outputs(&result)));
     }
     result

@@ -17,8 +17,8 @@ pub(crate) struct SessionHooks {
     pub redactor: Redactor,
     pub session: Mutex<Session>,
     pub emitter: Arc<Emitter>,
-    /// Called after each mutating tool call (checkpoints).
-    pub on_mutation: Option<Box<dyn Fn(u32, &str) + Send + Sync>>,
+    /// Snapshots after each mutating tool call.
+    pub checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
 }
 
 impl SessionHooks {
@@ -50,10 +50,6 @@ impl SessionHooks {
         })
         .await;
     }
-
-    pub(crate) async fn set_checkpoints(&self, checkpoints: Vec<serde_json::Value>) {
-        self.save_with(|s| s.checkpoints = checkpoints).await;
-    }
 }
 
 #[async_trait::async_trait]
@@ -67,7 +63,8 @@ impl AgentHooks for SessionHooks {
     }
 
     async fn tool_started(&self, _turn: u32, call_id: &str) {
-        self.save_with(|s| s.in_flight.push(call_id.to_owned())).await;
+        self.save_with(|s| s.in_flight.push(call_id.to_owned()))
+            .await;
     }
 
     async fn tool_finished(&self, _turn: u32, result: &Message) {
@@ -80,9 +77,11 @@ impl AgentHooks for SessionHooks {
         .await;
     }
 
-    async fn after_mutation(&self, turn: u32, call_id: &str, _tool: &str) {
-        if let Some(f) = &self.on_mutation {
-            f(turn, call_id);
+    async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str) {
+        if let Some(c) = &self.checkpoints {
+            c.after_call(turn, call_id, tool);
+            let list = c.list();
+            self.save_with(|s| s.checkpoints = list).await;
         }
     }
 

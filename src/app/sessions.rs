@@ -10,9 +10,15 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
     let root = Path::new(".cn-run");
     match action {
         SessionsAction::List { json } => {
-            let rows: Vec<SessionSummary> = list_sessions(root).iter().map(|(p, s)| SessionSummary::of(p, s)).collect();
+            let rows: Vec<SessionSummary> = list_sessions(root)
+                .iter()
+                .map(|(p, s)| SessionSummary::of(p, s))
+                .collect();
             if *json {
-                stdout(&format!("{}\n", serde_json::to_string_pretty(&rows).unwrap_or_default()));
+                stdout(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&rows).unwrap_or_default()
+                ));
             } else {
                 for r in rows {
                     stdout(&format!(
@@ -29,13 +35,17 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
             0
         }
         SessionsAction::Show { id, json } => {
-            let session = match find_session(root, id).and_then(|p| Session::load(&p).map(|s| (p, s))) {
-                Ok(s) => s,
-                Err(e) => return usage_error(&e),
-            };
+            let session =
+                match find_session(root, id).and_then(|p| Session::load(&p).map(|s| (p, s))) {
+                    Ok(s) => s,
+                    Err(e) => return usage_error(&e),
+                };
             let (path, s) = session;
             if *json {
-                stdout(&format!("{}\n", serde_json::to_string_pretty(&s).unwrap_or_default()));
+                stdout(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&s).unwrap_or_default()
+                ));
                 return 0;
             }
             let mut text = format!(
@@ -48,7 +58,8 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
                 s.turns,
                 s.usage.input_tokens,
                 s.usage.output_tokens,
-                s.cost_usd.map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
+                s.cost_usd
+                    .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
                 path.display()
             );
             for m in &s.history {
@@ -56,15 +67,48 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
                     crate::conversation::Message::User { .. } => ("user", String::new()),
                     crate::conversation::Message::Assistant { tool_calls, .. } => (
                         "assistant",
-                        tool_calls.iter().map(|c| format!(" [{}]", c.name)).collect::<String>(),
+                        tool_calls
+                            .iter()
+                            .map(|c| format!(" [{}]", c.name))
+                            .collect::<String>(),
                     ),
-                    crate::conversation::Message::Tool { name, .. } => ("tool", format!(" ({name})")),
+                    crate::conversation::Message::Tool { name, .. } => {
+                        ("tool", format!(" ({name})"))
+                    }
                 };
                 let first = m.text().lines().next().unwrap_or("");
                 text.push_str(&format!("{role}{extra}: {first}\n"));
             }
             stdout(&text);
             0
+        }
+    }
+}
+
+/// `cn-run rollback RUN [--to N] [-C DIR]`.
+pub(super) fn rollback(run: &str, to: Option<u32>, workspace: Option<std::path::PathBuf>) -> i32 {
+    let root = Path::new(".cn-run");
+    let recorded = find_session(root, run).and_then(|p| Session::load(&p)).ok();
+    let run_id = recorded
+        .as_ref()
+        .map_or_else(|| run.to_owned(), |s| s.session_id.clone());
+    let Some(ws) = workspace.or_else(|| recorded.as_ref().map(|s| s.workspace.clone().into()))
+    else {
+        return usage_error(&format!(
+            "no session for `{run}` under .cn-run; give the workspace with -C DIR"
+        ));
+    };
+    match crate::checkpoint::rollback(&ws, &run_id, to) {
+        Ok(report) => {
+            stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            ));
+            0
+        }
+        Err(e) => {
+            let _ = usage_error(&format!("rollback of {run_id} failed: {e}"));
+            crate::exit_code::Status::InternalError.exit_code()
         }
     }
 }

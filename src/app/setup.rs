@@ -40,8 +40,15 @@ fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
             )),
         },
         None => Ok(fallback
-            .and_then(|n| std::env::var(n).ok().filter(|v| !v.is_empty()).map(|v| (v, n)))
-            .map_or((None, None), |(v, n)| (Some(Secret::new(v)), Some(n.to_owned())))),
+            .and_then(|n| {
+                std::env::var(n)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(|v| (v, n))
+            })
+            .map_or((None, None), |(v, n)| {
+                (Some(Secret::new(v)), Some(n.to_owned()))
+            })),
     }
 }
 
@@ -50,12 +57,14 @@ fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
     job.model
         .headers
         .iter()
-        .map(|(k, v)| match v.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
-            Some(var) => std::env::var(var)
-                .map(|val| (k.clone(), val))
-                .map_err(|_| format!("header {k} reads ${{{var}}}, which is not set")),
-            None => Ok((k.clone(), v.clone())),
-        })
+        .map(
+            |(k, v)| match v.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
+                Some(var) => std::env::var(var)
+                    .map(|val| (k.clone(), val))
+                    .map_err(|_| format!("header {k} reads ${{{var}}}, which is not set")),
+                None => Ok((k.clone(), v.clone())),
+            },
+        )
         .collect()
 }
 
@@ -65,12 +74,17 @@ pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
     let m = &job.model;
     let client: Arc<dyn ModelClient> = match m.provider {
         ProviderKind::Script => {
-            let path = m.script.as_ref().ok_or("provider `script` needs a script file")?;
+            let path = m
+                .script
+                .as_ref()
+                .ok_or("provider `script` needs a script file")?;
             Arc::new(ScriptClient::from_file(path, m.name.clone()).map_err(|e| e.to_string())?)
         }
         ProviderKind::Openai => {
             let mut cfg = OpenAiConfig::new(
-                m.api_base.clone().unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
+                m.api_base
+                    .clone()
+                    .unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
                 m.name.clone(),
             );
             cfg.api_key = key.clone();
@@ -90,7 +104,11 @@ pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
     };
-    Ok(ClientParts { client, key, key_env })
+    Ok(ClientParts {
+        client,
+        key,
+        key_env,
+    })
 }
 
 pub(crate) fn retry_policy(job: &Job) -> RetryPolicy {
@@ -112,9 +130,20 @@ pub(crate) fn idle_timeout(job: &Job) -> Duration {
 /// Rules of one source in the order Continue uses: excludes, then asks, then allows.
 fn rules(allow: &[String], ask: &[String], exclude: &[String]) -> Vec<RuleSpec> {
     let mut out = Vec::new();
-    out.extend(exclude.iter().map(|p| RuleSpec::new(p.clone(), Permission::Exclude)));
-    out.extend(ask.iter().map(|p| RuleSpec::new(p.clone(), Permission::Ask)));
-    out.extend(allow.iter().map(|p| RuleSpec::new(p.clone(), Permission::Allow)));
+    out.extend(
+        exclude
+            .iter()
+            .map(|p| RuleSpec::new(p.clone(), Permission::Exclude)),
+    );
+    out.extend(
+        ask.iter()
+            .map(|p| RuleSpec::new(p.clone(), Permission::Ask)),
+    );
+    out.extend(
+        allow
+            .iter()
+            .map(|p| RuleSpec::new(p.clone(), Permission::Allow)),
+    );
     out
 }
 
@@ -129,11 +158,21 @@ pub(crate) struct PolicyFlags<'a> {
 
 impl<'a> From<&'a RunArgs> for PolicyFlags<'a> {
     fn from(a: &'a RunArgs) -> Self {
-        PolicyFlags { allow: &a.allow, ask: &a.ask, exclude: &a.exclude, auto: a.auto, readonly: a.readonly }
+        PolicyFlags {
+            allow: &a.allow,
+            ask: &a.ask,
+            exclude: &a.exclude,
+            auto: a.auto,
+            readonly: a.readonly,
+        }
     }
 }
 
-pub(crate) fn build_policy(job: &Job, flags: &PolicyFlags<'_>, workspace: &Path) -> Result<Policy, String> {
+pub(crate) fn build_policy(
+    job: &Job,
+    flags: &PolicyFlags<'_>,
+    workspace: &Path,
+) -> Result<Policy, String> {
     let mode = if flags.auto {
         Mode::Auto
     } else if flags.readonly {
@@ -161,7 +200,8 @@ fn repo_rules(job: &Job, workspace: &Path) -> Result<(Vec<RuleSpec>, Option<Stri
     };
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let rules = parse_permissions_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let rules =
+                parse_permissions_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             Ok((rules, Some(path.display().to_string())))
         }
         Err(_) if !required => Ok((Vec::new(), None)),
@@ -170,7 +210,11 @@ fn repo_rules(job: &Job, workspace: &Path) -> Result<(Vec<RuleSpec>, Option<Stri
 }
 
 /// The environment tools run with: ours, minus the provider key.
-pub(crate) fn tool_env(key: Option<&Secret>, key_env: Option<&str>, run_id: &str) -> Vec<(String, String)> {
+pub(crate) fn tool_env(
+    key: Option<&Secret>,
+    key_env: Option<&str>,
+    run_id: &str,
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, v)| Some(k.as_str()) != key_env && key.is_none_or(|s| s.expose() != v))
         .collect();
@@ -186,21 +230,29 @@ pub(crate) fn redactor(key: Option<&Secret>, extra_names: &[String]) -> Redactor
     Redactor::new(key.map(Secret::expose), std::env::vars(), extra_names)
 }
 
-/// Every built-in tool, in the order offered to the model; the policy filters it.
-pub(crate) fn all_tools() -> Vec<Arc<dyn Tool>> {
+/// Every built-in tool, in the order offered to the model (as `cn` orders them); the
+/// policy filters it. `model` picks MultiEdit or Edit (Continue's capability rule).
+/// AskQuestion is never offered: nobody can answer it in a headless run.
+pub(crate) fn all_tools(model: &str) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(tools::Read),
         Arc::new(tools::Write),
         Arc::new(tools::List),
         Arc::new(tools::Bash),
+        Arc::new(tools::Fetch::default()),
         Arc::new(tools::Checklist),
+        Arc::new(tools::CheckBackgroundJob),
+        Arc::new(tools::Search),
+        Arc::new(tools::ReportFailure),
+        Arc::new(tools::UploadArtifact),
+        tools::edit_tool_for(model),
         Arc::new(tools::Exit),
     ]
 }
 
-pub(crate) fn registry(policy: &Policy) -> ToolRegistry {
+pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {
     let mut reg = ToolRegistry::new();
-    for tool in all_tools() {
+    for tool in all_tools(model) {
         reg.register(tool);
     }
     reg.retain(|t| policy.is_offered(t.name()));

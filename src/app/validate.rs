@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::cli::ValidateArgs;
 use crate::exit_code::Status;
-use crate::job::{self, JobError, Locator, LoadOptions, Problem, ProviderKind};
+use crate::job::{self, JobError, LoadOptions, Locator, Problem, ProviderKind};
 use crate::provider::script::ScriptClient;
 
 /// Extra checks that need more than the job module: the script file must parse.
@@ -31,7 +31,9 @@ fn script_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
 }
 
 pub(super) fn run(args: &ValidateArgs) -> i32 {
-    let opts = LoadOptions { params: args.params.clone() };
+    let opts = LoadOptions {
+        params: args.params.clone(),
+    };
     let mut problems: Vec<Problem> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
     for path in &args.jobs {
@@ -44,7 +46,10 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
     let ok = problems.is_empty() && errors.is_empty();
     if args.json {
         let value = serde_json::json!({"valid": ok, "problems": problems, "errors": errors});
-        super::stdout(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+        super::stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
     } else {
         let mut err = std::io::stderr().lock();
         for p in &problems {

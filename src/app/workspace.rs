@@ -29,9 +29,11 @@ pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), String> {
             std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
         } else if ft.is_symlink() {
             let link = std::fs::read_link(entry.path()).map_err(|e| e.to_string())?;
-            std::os::unix::fs::symlink(link, &target).map_err(|e| format!("{}: {e}", target.display()))?;
+            std::os::unix::fs::symlink(link, &target)
+                .map_err(|e| format!("{}: {e}", target.display()))?;
         } else {
-            std::fs::copy(entry.path(), &target).map_err(|e| format!("{}: {e}", target.display()))?;
+            std::fs::copy(entry.path(), &target)
+                .map_err(|e| format!("{}: {e}", target.display()))?;
         }
     }
     init_repo(dest).map_err(|e| format!("git init {}: {e}", dest.display()))

@@ -92,6 +92,89 @@ impl GitCheckpointer {
         }))
     }
 
+    /// Continues the snapshot chain of an earlier process of the same run (a resumed
+    /// run): the start stays snapshot 0, numbering goes on after the last reference.
+    /// `Ok(Err(reason))` as for [`start`](Self::start), or when the run has no references.
+    pub fn resume(
+        workspace: &Path,
+        run_id: &str,
+        exclude: &[PathBuf],
+    ) -> Result<Result<Self, String>, CheckpointError> {
+        check_run_id(run_id)?;
+        let repo = match snapshot::open_repo(workspace)? {
+            Ok(repo) => repo,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let read = {
+            let commit_of = |index: u32| -> Option<git2::Commit<'_>> {
+                repo.find_reference(&reference_name(run_id, index))
+                    .ok()?
+                    .peel_to_commit()
+                    .ok()
+            };
+            match commit_of(0) {
+                None => None,
+                Some(first) => {
+                    let mut taken = Vec::new();
+                    let mut last = (first.id(), first.tree_id());
+                    let mut index = 1;
+                    while let Some(c) = commit_of(index) {
+                        let label = c
+                            .summary()
+                            .ok()
+                            .flatten()
+                            .and_then(|s| s.split_once(": ").map(|(_, l)| l.to_owned()))
+                            .unwrap_or_default();
+                        taken.push(Checkpoint {
+                            index,
+                            reference: reference_name(run_id, index),
+                            commit: c.id().to_string(),
+                            label,
+                            files_changed: 0,
+                        });
+                        last = (c.id(), c.tree_id());
+                        index += 1;
+                    }
+                    Some(((first.id(), first.tree_id()), last, taken))
+                }
+            }
+        };
+        let Some(((start_commit, start_tree), (last_commit, last_tree), taken)) = read else {
+            return Ok(Err(format!(
+                "run {run_id} has no checkpoints in this repository"
+            )));
+        };
+        let head_tree = repo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .map(|t| t.id())
+            .ok();
+        let root = snapshot::workdir(&repo)?;
+        let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
+        let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
+        let snap = Snapshotter::new(repo, head_tree, exclude)?;
+        let start = Checkpoint {
+            index: 0,
+            reference: reference_name(run_id, 0),
+            commit: start_commit.to_string(),
+            label: "start".into(),
+            files_changed: 0,
+        };
+        let state = State {
+            snap,
+            start,
+            start_tree,
+            last_commit,
+            last_tree,
+            taken,
+        };
+        Ok(Ok(Self {
+            run_id: run_id.to_string(),
+            root,
+            state: Mutex::new(state),
+        }))
+    }
+
     /// The run id the references are named after.
     pub fn run_id(&self) -> &str {
         &self.run_id

@@ -102,3 +102,27 @@ fn excluded_paths(message: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_must_fit_in_one_reference_component() {
+        for good in ["run-1", "2025-06-01T10.00.00Z", "a_b"] {
+            assert!(check_run_id(good).is_ok(), "{good}");
+        }
+        for bad in ["", "a/b", "a b", "x..y", "c:d", "end.lock", "q?"] {
+            assert!(check_run_id(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn excluded_paths_survive_the_commit_message() {
+        let exclude = vec![".cn-run/out".to_string(), "build/report dir".to_string()];
+        let message = commit_message("r1", 0, "Edit a.rs\nwith a second line", &exclude);
+        assert!(message.starts_with("cn-run r1 checkpoint 0: Edit a.rs with a second line\n"));
+        assert_eq!(excluded_paths(&message), exclude);
+        assert!(excluded_paths(&commit_message("r1", 3, "Bash", &[])).is_empty());
+    }
+}

@@ -58,14 +58,7 @@ pub fn rollback(
             index,
             last,
         })?;
-    let exclude = match snapshots.get(&0) {
-        Some(start) => excluded_paths(&String::from_utf8_lossy(
-            repo.find_commit(*start)
-                .map_err(git("read snapshot 0"))?
-                .message_bytes(),
-        )),
-        None => Vec::new(),
-    };
+    let exclude = recorded_exclusions(&repo, &snapshots)?;
     let target_tree = repo
         .find_commit(target)
         .map_err(git("read the checkpoint"))?
@@ -89,6 +82,20 @@ pub fn rollback(
     let plan = Plan::between(snap.repo(), current, target_tree)?;
     plan.apply(snap.repo(), &root, &mut report)?;
     Ok(report)
+}
+
+/// The paths the run excluded from its snapshots, as recorded in snapshot 0.
+fn recorded_exclusions(
+    repo: &Repository,
+    snapshots: &BTreeMap<u32, Oid>,
+) -> Result<Vec<String>, CheckpointError> {
+    let Some(start) = snapshots.get(&0) else {
+        return Ok(Vec::new());
+    };
+    let commit = repo.find_commit(*start).map_err(git("read snapshot 0"))?;
+    Ok(excluded_paths(&String::from_utf8_lossy(
+        commit.message_bytes(),
+    )))
 }
 
 /// Every run with checkpoints in the repository containing `workspace`, oldest first,

@@ -67,7 +67,12 @@ impl Snapshotter {
     pub(crate) fn tree(&self) -> Result<Oid, CheckpointError> {
         let mut index = self.repo.index().map_err(git("open the private index"))?;
         let exclude = &self.exclude;
-        let mut skip = |path: &Path, _spec: &[u8]| -> i32 { i32::from(is_excluded(path, exclude)) };
+        // A path ending in `/` is a git repository nested in the tree (say, a clone the
+        // agent made): libgit2 cannot add it, and git itself would only record a link.
+        let mut skip = |path: &Path, _spec: &[u8]| -> i32 {
+            let nested_repo = path.as_os_str().as_encoded_bytes().ends_with(b"/");
+            i32::from(nested_repo || is_excluded(path, exclude))
+        };
         // The pathspec must not be empty: git2 then hands the callback a null pointer.
         index
             .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip))
@@ -202,5 +207,40 @@ fn lenient_canonical(path: &Path) -> PathBuf {
             }
             _ => return path.to_path_buf(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclusion_matches_the_folder_and_what_is_inside_only() {
+        let prefixes = vec![".cn-run/out".to_string()];
+        assert!(is_excluded(Path::new(".cn-run/out"), &prefixes));
+        assert!(is_excluded(
+            Path::new(".cn-run/out/events.jsonl"),
+            &prefixes
+        ));
+        assert!(!is_excluded(Path::new(".cn-run/outside.txt"), &prefixes));
+        assert!(!is_excluded(Path::new(".cn-run"), &prefixes));
+    }
+
+    #[test]
+    fn excluded_paths_become_repo_relative_even_before_they_exist() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = fs::canonicalize(tmp.path()).unwrap();
+        let workspace = root.join("pkg");
+        fs::create_dir(&workspace).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let paths = [
+            PathBuf::from(".cn-run/run-1"),
+            root.join("top/out"),
+            outside.path().to_path_buf(),
+        ];
+        assert_eq!(
+            relative_prefixes(&root, &workspace, &paths),
+            ["pkg/.cn-run/run-1", "top/out"]
+        );
     }
 }

@@ -30,8 +30,9 @@ macro_rules! rules {
 rules! {
     // Disabled: no policy can allow these.
     RM_ROOT = "critical.rm_root", DENY, 1,
-        "deletes the filesystem root, the home directory or a whole system directory";
-    RM_SYSTEM = "critical.rm_system", DENY, 1, "deletes files inside a protected system directory";
+        "deletes or moves away the filesystem root, the home directory or a whole system directory";
+    RM_SYSTEM = "critical.rm_system", DENY, 1,
+        "deletes or moves away files inside a protected system directory";
     PRIVILEGE = "critical.privilege", DENY, 1,
         "runs a command as another user (privilege escalation)";
     EVAL = "critical.eval", DENY, 1,
@@ -116,9 +117,10 @@ rules! {
         "The command could not be tokenised (unbalanced quotes, brackets or here-document).";
     TOO_DEEP = "parse.too_deep", ASK, 1, "The command nests substitutions or wrapped commands too deeply to check.";
 
-    // Needs permission: catch-alls.
-    HIDDEN_PROGRAM = "expansion.program", ASK, 0,
+    HIDDEN_PROGRAM = "expansion.program", ASK, 1,
         "supplies the program name from a variable or substitution, so what runs is unknown";
+
+    // Needs permission: catch-alls.
     EXPANSION = "expansion.variable", ASK, 0,
         "expands a variable, so the final command depends on its value";
     SUBSTITUTION = "substitution", ASK, 0,
@@ -134,4 +136,30 @@ rules! {
         "only creates or writes files inside the workspace";
     SAFE_SHELL = "safe.shell", SAFE, 1, "only changes the state of this shell";
     SAFE_EMPTY = "safe.empty", SAFE, 0, "The command contains nothing to run.";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_unique_and_namespaced_by_level() {
+        let mut ids: Vec<&str> = ALL.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        let count = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), count, "duplicate rule ids");
+        for rule in ALL {
+            assert!(!rule.why.is_empty(), "{}", rule.id);
+            if rule.id.starts_with("critical.") {
+                assert_eq!(rule.level, DENY, "{}", rule.id);
+            }
+            if rule.id.starts_with("safe.") {
+                assert_eq!(rule.level, SAFE, "{}", rule.id);
+            }
+            if rule.level == SAFE {
+                assert!(rule.id.starts_with("safe."), "{}", rule.id);
+            }
+        }
+    }
 }

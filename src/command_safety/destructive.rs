@@ -33,6 +33,30 @@ pub(crate) fn rm(args: &[&Word<'_>]) -> &'static Rule {
     &catalog::FILE_DELETE
 }
 
+/// `mv SOURCE… DEST`: moving the root, home or a system directory away destroys it as surely as
+/// deleting it.
+pub(crate) fn mv(args: &[&Word<'_>]) -> &'static Rule {
+    let all: Vec<_> = positionals(args).collect();
+    let sources = &all[..all.len().saturating_sub(1)];
+    if sources.iter().any(|s| paths::is_root_level(s)) {
+        return &catalog::RM_ROOT;
+    }
+    if sources.iter().any(|s| paths::is_protected(s)) {
+        return &catalog::RM_SYSTEM;
+    }
+    &catalog::FILE_MODIFY
+}
+
+/// `shred` overwrites files; on a disk device it wipes the disk.
+pub(crate) fn shred(args: &[&Word<'_>]) -> &'static Rule {
+    let device = positionals(args).any(|p| paths::write_target(&p) == paths::WriteTarget::Device);
+    if device {
+        &catalog::DISK
+    } else {
+        &catalog::FILE_DELETE
+    }
+}
+
 pub(crate) fn chmod(args: &[&Word<'_>]) -> &'static Rule {
     let mut positional = positionals(args);
     let Some(mode) = positional.next() else {
@@ -62,7 +86,9 @@ fn mode_bits(mode: &str) -> (bool, bool) {
     let mut setuid = false;
     let mut world = false;
     for clause in mode.split(',') {
-        let Some(op) = clause.find(['+', '=']) else { continue };
+        let Some(op) = clause.find(['+', '=']) else {
+            continue;
+        };
         let (who, perms) = clause.split_at(op);
         setuid |= perms.contains('s');
         world |= perms.contains('w') && (who.is_empty() || who.contains(['a', 'o']));
@@ -110,9 +136,15 @@ pub(crate) fn windows_delete(args: &[&Word<'_>]) -> &'static Rule {
 /// `cipher /w` wipes free space.
 pub(crate) fn cipher(args: &[&Word<'_>]) -> &'static Rule {
     let wipes = args.iter().any(|w| {
-        w.text.len() >= 2 && w.text.as_bytes()[0] == b'/' && w.text.as_bytes()[1].eq_ignore_ascii_case(&b'w')
+        w.text.len() >= 2
+            && w.text.as_bytes()[0] == b'/'
+            && w.text.as_bytes()[1].eq_ignore_ascii_case(&b'w')
     });
-    if wipes { &catalog::WINDOWS_WIPE } else { &catalog::SYSTEM_CONFIG }
+    if wipes {
+        &catalog::WINDOWS_WIPE
+    } else {
+        &catalog::SYSTEM_CONFIG
+    }
 }
 
 /// Whether these arguments would be refused after `rm`, `chmod` or `chown`.

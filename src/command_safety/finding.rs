@@ -43,8 +43,8 @@ impl Acc {
         self.best = Some(rule);
         self.subject_len = 0;
         self.cut = false;
-        for (k, part) in parts.iter().enumerate() {
-            if k > 0 {
+        for part in parts.iter().filter(|p| !p.is_empty()) {
+            if self.subject_len > 0 {
                 self.push(" ");
             }
             self.push(part);
@@ -57,13 +57,15 @@ impl Acc {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        self.subject[self.subject_len..self.subject_len + end].copy_from_slice(&text.as_bytes()[..end]);
+        self.subject[self.subject_len..self.subject_len + end]
+            .copy_from_slice(&text.as_bytes()[..end]);
         self.subject_len += end;
         self.cut |= end < text.len();
     }
 
     pub(crate) fn level(&self) -> Level {
-        self.best.map_or(Level::AllowedWithoutPermission, |r| r.level)
+        self.best
+            .map_or(Level::AllowedWithoutPermission, |r| r.level)
     }
 
     pub(crate) fn into_verdict(self) -> Verdict {
@@ -122,7 +124,11 @@ mod tests {
         let long = "é".repeat(40);
         acc.note(&catalog::UNKNOWN, &long);
         let verdict = acc.into_verdict();
-        assert!(verdict.reason.starts_with(&format!("`{}…`", "é".repeat(24))));
+        assert!(
+            verdict
+                .reason
+                .starts_with(&format!("`{}…`", "é".repeat(24)))
+        );
     }
 
     #[test]

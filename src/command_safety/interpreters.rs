@@ -11,7 +11,16 @@ use super::tokenize::Word;
 use super::walk::Cx;
 
 /// Options that make an interpreter run the next argument as code.
-const INLINE_FLAGS: &[&str] = &["-c", "-e", "-E", "-p", "-r", "--eval", "--print", "--command"];
+const INLINE_FLAGS: &[&str] = &[
+    "-c",
+    "-e",
+    "-E",
+    "-p",
+    "-r",
+    "--eval",
+    "--print",
+    "--command",
+];
 /// Options that only print a version or help.
 const INFO_FLAGS: &[&str] = &["--version", "-V", "-v", "--help", "-h"];
 /// Python modules that are test runners, linters or formatters.
@@ -64,7 +73,11 @@ pub(crate) fn shell(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
             return;
         }
         reads_stdin |= short && text.contains('s');
-        i += if matches!(text, "-o" | "+o" | "-O" | "+O") { 2 } else { 1 };
+        i += if matches!(text, "-o" | "+o" | "-O" | "+O") {
+            2
+        } else {
+            1
+        };
     }
     if reads_stdin || i >= args.len() {
         stdin_code(name, true, cx);
@@ -83,7 +96,11 @@ pub(crate) fn lang(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
     for (i, word) in args.iter().enumerate() {
         let text = &*word.text;
         if text == "-m" && name.starts_with("py") {
-            return python_module(args.get(i + 1).map(|w| &*w.text), &args[(i + 2).min(args.len())..], cx);
+            return python_module(
+                args.get(i + 1).map(|w| &*w.text),
+                &args[(i + 2).min(args.len())..],
+                cx,
+            );
         }
         let cluster = text.len() > 2 && text.starts_with('-') && text.is_char_boundary(2);
         if INLINE_FLAGS.contains(&text) || (cluster && INLINE_FLAGS.contains(&&text[..2])) {
@@ -112,7 +129,8 @@ fn python_module(module: Option<&str>, rest: &[&Word<'_>], cx: &mut Cx<'_>) {
 pub(crate) fn win_shell(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let encoded = args.iter().any(|w| {
         let t = w.text.to_ascii_lowercase();
-        t.len() > 3 && (t.starts_with("-enc") || t.starts_with("-e") && "-encodedcommand".starts_with(&t))
+        t.len() > 3
+            && (t.starts_with("-enc") || t.starts_with("-e") && "-encodedcommand".starts_with(&t))
     });
     if encoded {
         cx.note(&OBF_BASE64, name);
@@ -171,7 +189,10 @@ pub(crate) fn xargs(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 
 /// `env [NAME=value…] [CMD]`: sets variables for CMD; alone, it prints the environment.
 pub(crate) fn env(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    if let Some(k) = args.iter().position(|w| matches!(&*w.text, "-S" | "--split-string")) {
+    if let Some(k) = args
+        .iter()
+        .position(|w| matches!(&*w.text, "-S" | "--split-string"))
+    {
         cx.note(&INLINE, "env -S");
         if let Some(code) = args.get(k + 1) {
             cx.text(&code.text);
@@ -200,7 +221,10 @@ pub(crate) fn printenv(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     if names.is_empty() {
         return cx.note(&ENV_DUMP, "printenv");
     }
-    match names.iter().find(|w| super::secrets::is_secret_var(&w.text)) {
+    match names
+        .iter()
+        .find(|w| super::secrets::is_secret_var(&w.text))
+    {
         Some(secret) => cx.note(&SECRET_VAR, &secret.text),
         None => cx.note(&SAFE_READ, "printenv"),
     }
@@ -245,7 +269,9 @@ pub(crate) fn set(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn history(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    let lists = args.iter().all(|w| w.text.bytes().all(|c| c.is_ascii_digit()));
+    let lists = args
+        .iter()
+        .all(|w| w.text.bytes().all(|c| c.is_ascii_digit()));
     cx.note(if lists { &SAFE_READ } else { &HISTORY }, "history");
 }
 

@@ -11,15 +11,21 @@
 //! variables needs permission, fork bombs are disabled, and the build, test, lint and
 //! format-check commands a CI agent must run are safe. Pure: no IO.
 
+mod archives;
+mod brackets;
 mod catalog;
+mod chars;
 mod destructive;
 mod devtools;
 mod finding;
+mod git;
 mod interpreters;
+mod node_tools;
 mod obfuscation;
 mod paths;
 mod rules;
 mod secrets;
+mod sed;
 mod simple;
 mod text_tools;
 mod tokenize;
@@ -57,10 +63,13 @@ pub fn evaluate(command: &str) -> Verdict {
 /// a missing or blank command gets `base` itself.
 pub fn evaluate_with_base(base: Level, command: Option<&str>) -> Verdict {
     if base == Level::Disabled {
-        return base_verdict(base, "the policy disables this tool for every command".to_owned());
+        return base_verdict(base, "the policy disables this tool for every command");
     }
     let Some(command) = command.filter(|c| !c.trim().is_empty()) else {
-        return base_verdict(base, "there is no command to judge, so the policy's level applies".to_owned());
+        return base_verdict(
+            base,
+            "there is no command to judge; the policy's level applies",
+        );
     };
     let mut acc = finding::Acc::new();
     walk::evaluate_text(command, 0, &mut acc);
@@ -76,7 +85,8 @@ pub fn evaluate_with_base(base: Level, command: Option<&str>) -> Verdict {
     base_verdict(base, reason)
 }
 
-fn base_verdict(level: Level, reason: String) -> Verdict {
+fn base_verdict(level: Level, reason: impl Into<String>) -> Verdict {
+    let reason = reason.into();
     Verdict {
         level,
         rule: "policy.base",

@@ -32,7 +32,9 @@ pub(crate) fn echo(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let interprets = args
         .iter()
         .map(|w| &*w.text)
-        .take_while(|a| a.len() > 1 && a.starts_with('-') && a[1..].bytes().all(|c| b"neE".contains(&c)))
+        .take_while(|a| {
+            a.len() > 1 && a.starts_with('-') && a[1..].bytes().all(|c| b"neE".contains(&c))
+        })
         .any(|a| a.contains('e'));
     if interprets && args.iter().any(|w| w.text.contains('\\')) {
         cx.note(&catalog::OBF_ECHO_E, "echo -e");
@@ -56,7 +58,10 @@ pub(crate) fn base64(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 
 /// `xxd` dumps safely; `-r` turns hex back into bytes.
 pub(crate) fn xxd(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    if args.iter().any(|w| matches!(&*w.text, "-r" | "-revert" | "--revert")) {
+    if args
+        .iter()
+        .any(|w| matches!(&*w.text, "-r" | "-revert" | "--revert"))
+    {
         cx.note(&catalog::OBF_BASE64, "xxd -r");
     } else {
         cx.note(&catalog::SAFE_READ, "xxd");

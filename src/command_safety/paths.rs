@@ -64,7 +64,9 @@ pub(crate) fn without_expansions(word: &str) -> Cow<'_, str> {
         out.push_str(&rest[..pos]);
         rest = &rest[pos + 1..];
         let (name, skip) = if let Some(inner) = rest.strip_prefix('{') {
-            inner.find('}').map_or((inner, rest.len()), |k| (&inner[..k], k + 2))
+            inner
+                .find('}')
+                .map_or((inner, rest.len()), |k| (&inner[..k], k + 2))
         } else {
             let len = rest
                 .bytes()
@@ -128,7 +130,11 @@ pub(crate) fn write_target(path: &str) -> WriteTarget {
         let harmless = HARMLESS_DEVICES.contains(&device)
             || device.starts_with("fd/")
             || device.starts_with("pts/");
-        return if harmless { WriteTarget::Harmless } else { WriteTarget::Device };
+        return if harmless {
+            WriteTarget::Harmless
+        } else {
+            WriteTarget::Device
+        };
     }
     if leaves_workspace(path) {
         return WriteTarget::Outside;
@@ -137,15 +143,24 @@ pub(crate) fn write_target(path: &str) -> WriteTarget {
         .trim_start_matches("./")
         .split('/')
         .any(|part| part == ".git");
-    if inside_git { WriteTarget::GitInternals } else { WriteTarget::Workspace }
+    if inside_git {
+        WriteTarget::GitInternals
+    } else {
+        WriteTarget::Workspace
+    }
 }
 
 /// An absolute path, a home path, or a relative path that climbs above where it starts.
 pub(crate) fn leaves_workspace(path: &str) -> bool {
+    descend(path, 0).is_none()
+}
+
+/// The directory depth below the workspace root after following the relative `path` from
+/// `depth`; `None` when the path is absolute, starts at home, or climbs above the root.
+pub(crate) fn descend(path: &str, mut depth: i32) -> Option<i32> {
     if path.starts_with(['/', '\\']) || home_rest(path).is_some() || is_drive_root(path) {
-        return true;
+        return None;
     }
-    let mut depth = 0i32;
     for part in path.split('/') {
         match part {
             ".." => depth -= 1,
@@ -153,10 +168,10 @@ pub(crate) fn leaves_workspace(path: &str) -> bool {
             _ => depth += 1,
         }
         if depth < 0 {
-            return true;
+            return None;
         }
     }
-    false
+    Some(depth)
 }
 
 /// What follows the home directory in `~…`, `$HOME…` or `${HOME}…` (`~user` gives `user`).
@@ -185,10 +200,19 @@ mod tests {
 
     #[test]
     fn root_level_paths() {
-        for path in ["/", "/*", "//", "/.", "~", "~/", "~/*", "$HOME", "/usr", "/etc/", "/usr/../", "C:\\"] {
+        for path in [
+            "/", "/*", "//", "/.", "~", "~/", "~/*", "$HOME", "/usr", "/etc/", "/usr/../", "C:\\",
+        ] {
             assert!(is_root_level(path), "{path}");
         }
-        for path in ["/usr/local/src/x", "target", "./", "~/.ssh/id_rsa", "/tmp/build", "$HOME/x"] {
+        for path in [
+            "/usr/local/src/x",
+            "target",
+            "./",
+            "~/.ssh/id_rsa",
+            "/tmp/build",
+            "$HOME/x",
+        ] {
             assert!(!is_root_level(path), "{path}");
         }
     }
@@ -210,7 +234,10 @@ mod tests {
         assert_eq!(write_target("~/.bashrc"), WriteTarget::Outside);
         assert_eq!(write_target("/dev/null"), WriteTarget::Harmless);
         assert_eq!(write_target("/dev/sda"), WriteTarget::Device);
-        assert_eq!(write_target(".git/hooks/pre-commit"), WriteTarget::GitInternals);
+        assert_eq!(
+            write_target(".git/hooks/pre-commit"),
+            WriteTarget::GitInternals
+        );
     }
 
     #[test]

@@ -3,11 +3,15 @@
 //! names are matched case-insensitively (`SUDO`), by their last path component (`/bin/rm`) and
 //! without `.exe`; a versioned interpreter (`python3.12`) falls back to its base name.
 
+use super::archives;
 use super::catalog::*;
 use super::destructive;
 use super::devtools;
+use super::git;
 use super::interpreters;
+use super::node_tools;
 use super::obfuscation;
+use super::sed;
 use super::text_tools;
 use super::tokenize::Word;
 use super::walk::Cx;
@@ -18,6 +22,10 @@ pub(crate) enum Kind {
     /// Always this rule, whatever the arguments.
     Fixed(&'static Rule),
     Rm,
+    Mv,
+    Shred,
+    Exec,
+    Date,
     Chmod,
     Chown,
     Dd,
@@ -71,9 +79,16 @@ pub(crate) enum Kind {
 use Kind::*;
 
 /// Directories whose programs are the system's own, so naming them by path is no risk.
-const SYSTEM_BIN_DIRS: &[&str] = &["/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/"];
+const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/bin/",
+    "/sbin/",
+    "/usr/bin/",
+    "/usr/sbin/",
+    "/usr/local/bin/",
+];
 
-/// Sorted by byte order (a unit test checks it). Generated from a grouped list; keep sorted.
+/// Every known program, sorted by byte order so that it can be searched by first byte (a unit
+/// test checks the order); keep it sorted when adding a program.
 pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     (".", Fixed(&SOURCE)),
     (":", Fixed(&SAFE_SHELL)),
@@ -120,11 +135,13 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("busybox", Wrapper),
     ("bzcat", Fixed(&SAFE_READ)),
     ("bzip2", Compress),
+    ("c++", Fixed(&SAFE_BUILD)),
     ("cacls", Fixed(&WINDOWS_ACL)),
     ("caffeinate", Wrapper),
     ("cal", Fixed(&SAFE_READ)),
     ("cargo", Cargo),
     ("cat", Fixed(&SAFE_READ)),
+    ("cc", Fixed(&SAFE_BUILD)),
     ("cd", Cd),
     ("cdk", Fixed(&CONTAINER)),
     ("certutil", Fixed(&SYSTEM_CONFIG)),
@@ -139,6 +156,8 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("chronic", Wrapper),
     ("cipher", Cipher),
     ("cksum", Fixed(&SAFE_READ)),
+    ("clang", Fixed(&SAFE_BUILD)),
+    ("clang++", Fixed(&SAFE_BUILD)),
     ("cmd", WinShell),
     ("cmp", Fixed(&SAFE_READ)),
     ("column", Fixed(&SAFE_READ)),
@@ -158,7 +177,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("curl", Fixed(&NETWORK)),
     ("cut", Fixed(&SAFE_READ)),
     ("dash", Shell),
-    ("date", Fixed(&SAFE_READ)),
+    ("date", Date),
     ("dd", Dd),
     ("declare", Export),
     ("defaults", Fixed(&SYSTEM_CONFIG)),
@@ -189,7 +208,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("erase", WindowsDelete),
     ("eslint", Fixed(&SAFE_BUILD)),
     ("eval", Fixed(&EVAL)),
-    ("exec", Fixed(&EVAL)),
+    ("exec", Exec),
     ("exit", Fixed(&SAFE_SHELL)),
     ("expand", Fixed(&SAFE_READ)),
     ("explorer", Fixed(&OPEN_APP)),
@@ -216,7 +235,9 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("format", Fixed(&DISK)),
     ("free", Fixed(&SAFE_READ)),
     ("ftp", Fixed(&NETWORK)),
+    ("g++", Fixed(&SAFE_BUILD)),
     ("gawk", Awk),
+    ("gcc", Fixed(&SAFE_BUILD)),
     ("gcloud", Fixed(&CONTAINER)),
     ("gdisk", Fixed(&DISK)),
     ("gem", Fixed(&PACKAGE_INSTALL)),
@@ -247,7 +268,6 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("gzip", Compress),
     ("hadolint", Fixed(&SAFE_BUILD)),
     ("halt", Fixed(&POWER)),
-    ("hash", Fixed(&SAFE_SHELL)),
     ("head", Fixed(&SAFE_READ)),
     ("helm", Fixed(&CONTAINER)),
     ("heroku", Fixed(&CONTAINER)),
@@ -273,6 +293,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("isort", Fixed(&SAFE_BUILD)),
     ("jaq", Jq),
     ("java", Lang),
+    ("javac", Fixed(&SAFE_BUILD)),
     ("jest", Fixed(&SAFE_BUILD)),
     ("jobs", Fixed(&SAFE_SHELL)),
     ("join", Fixed(&SAFE_READ)),
@@ -282,12 +303,12 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("kextunload", Fixed(&KERNEL)),
     ("kill", Fixed(&PROCESS)),
     ("killall", Fixed(&PROCESS)),
+    ("kotlinc", Fixed(&SAFE_BUILD)),
     ("ksh", Shell),
     ("kubectl", Fixed(&CONTAINER)),
     ("launchctl", Fixed(&SERVICE)),
     ("ldconfig", Fixed(&SYSTEM_CONFIG)),
     ("less", Fixed(&SAFE_READ)),
-    ("let", Fixed(&SAFE_SHELL)),
     ("links", Fixed(&NETWORK)),
     ("ln", Fixed(&FILE_MODIFY)),
     ("local", Export),
@@ -322,7 +343,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("mshta", WinShell),
     ("mtr", Fixed(&NETWORK)),
     ("mutt", Fixed(&NETWORK)),
-    ("mv", Fixed(&FILE_MODIFY)),
+    ("mv", Mv),
     ("mvn", Maven),
     ("mypy", Fixed(&SAFE_BUILD)),
     ("nawk", Awk),
@@ -373,7 +394,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("pnpx", Fixed(&PACKAGE_EXEC)),
     ("podman", Fixed(&CONTAINER)),
     ("poetry", Fixed(&PACKAGE_INSTALL)),
-    ("popd", Fixed(&SAFE_SHELL)),
+    ("popd", Cd),
     ("port", Fixed(&PACKAGE_INSTALL)),
     ("poweroff", Fixed(&POWER)),
     ("powershell", WinShell),
@@ -418,7 +439,9 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("rsync", Fixed(&NETWORK)),
     ("ruby", Lang),
     ("ruff", Fixed(&SAFE_BUILD)),
+    ("run0", Fixed(&PRIVILEGE)),
     ("runas", Fixed(&PRIVILEGE)),
+    ("rustc", Fixed(&SAFE_BUILD)),
     ("rustfmt", Fixed(&SAFE_BUILD)),
     ("rustup", Fixed(&PACKAGE_INSTALL)),
     ("sc", Fixed(&SERVICE)),
@@ -444,7 +467,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("sha512sum", Fixed(&SAFE_READ)),
     ("shellcheck", Fixed(&SAFE_BUILD)),
     ("shift", Fixed(&SAFE_SHELL)),
-    ("shred", Fixed(&FILE_DELETE)),
+    ("shred", Shred),
     ("shuf", Fixed(&SAFE_READ)),
     ("shutdown", Fixed(&POWER)),
     ("skill", Fixed(&PROCESS)),
@@ -467,6 +490,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("sum", Fixed(&SAFE_READ)),
     ("swapoff", Fixed(&SYSTEM_CONFIG)),
     ("swapon", Fixed(&SYSTEM_CONFIG)),
+    ("swiftc", Fixed(&SAFE_BUILD)),
     ("sysctl", Fixed(&SYSTEM_CONFIG)),
     ("systemctl", Fixed(&SERVICE)),
     ("tac", Fixed(&SAFE_READ)),
@@ -658,6 +682,11 @@ fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         Fixed(rule) if cx.after_pipe && std::ptr::eq(rule, &NETWORK) => &PIPE_TO_NETWORK,
         Fixed(rule) => rule,
         Rm => destructive::rm(args),
+        Mv => destructive::mv(args),
+        Shred => destructive::shred(args),
+        Exec if args.is_empty() => &SAFE_SHELL,
+        Exec => &EVAL,
+        Date => text_tools::date(args),
         Chmod => destructive::chmod(args),
         Chown => destructive::chown(args),
         Dd => destructive::dd(args),
@@ -683,24 +712,24 @@ fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         Tee => return text_tools::tee(args, cx),
         Find => return text_tools::find(args, cx),
         Fd => return text_tools::fd(args, cx),
-        Sed => return text_tools::sed(args, cx),
+        Sed => return sed::sed(args, cx),
         Awk => return text_tools::awk(args, cx),
         Sort => return text_tools::sort(args, cx),
         Uniq => return text_tools::uniq(args, cx),
         Jq => return text_tools::jq(name, args, cx),
         Rg => return text_tools::rg(args, cx),
-        Tar => return text_tools::tar(args, cx),
-        Zip => return text_tools::zip(args, cx),
-        Unzip => return text_tools::unzip(args, cx),
-        Compress => return text_tools::compress(name, args, cx),
+        Tar => return archives::tar(args, cx),
+        Zip => return archives::zip(args, cx),
+        Unzip => return archives::unzip(args, cx),
+        Compress => return archives::compress(name, args, cx),
         Mount | Hostname => text_tools::admin_query(args),
-        Git => return devtools::git(args, cx),
+        Git => return git::git(args, cx),
         Cargo => return devtools::cargo(args, cx),
         Go => return devtools::go(args, cx),
-        Npm => return devtools::npm(args, cx),
-        Pnpm => return devtools::pnpm(args, cx),
-        Yarn => return devtools::yarn(args, cx),
-        Bun => return devtools::bun(args, cx),
+        Npm => return node_tools::npm(args, cx),
+        Pnpm => return node_tools::pnpm(args, cx),
+        Yarn => return node_tools::yarn(args, cx),
+        Bun => return node_tools::bun(args, cx),
         Make => return devtools::make(args, cx),
         Gradle => return devtools::gradle(args, cx),
         Maven => return devtools::maven(args, cx),
@@ -755,7 +784,10 @@ mod tests {
             assert!(pair[0].0 < pair[1].0, "{} before {}", pair[0].0, pair[1].0);
         }
         for (name, _) in PROGRAMS {
-            assert!(find(name).is_some(), "{name} is not found through its bucket");
+            assert!(
+                find(name).is_some(),
+                "{name} is not found through its bucket"
+            );
         }
     }
 

@@ -19,6 +19,8 @@ const SECRET_NAMES: &[&str] = &[
     ".htpasswd",
     "credentials",
     "credentials.json",
+    "credentials.toml",
+    "credentials.tfrc.json",
     "id_rsa",
     "id_dsa",
     "id_ecdsa",
@@ -31,15 +33,17 @@ const SECRET_NAMES: &[&str] = &[
 /// Extensions of key and certificate stores.
 const SECRET_EXTENSIONS: &[&str] = &["pem", "key", "p12", "pfx", "jks", "keystore", "ppk"];
 
-/// Directories whose contents are credentials (public keys and `known_hosts` excepted).
+/// Directories (and files) whose contents are credentials (public keys and `known_hosts`
+/// excepted), matched as whole path components.
 const SECRET_DIRS: &[&str] = &[
-    ".ssh/",
-    ".aws/",
-    ".gnupg/",
-    ".kube/",
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".azure",
     ".docker/config.json",
-    ".config/gcloud/",
-    ".azure/",
+    ".config/gcloud",
+    ".config/gh",
 ];
 
 /// System files that hold password hashes or privilege rules.
@@ -54,7 +58,8 @@ const SYSTEM_SECRETS: &[&str] = &[
 pub(crate) fn is_secret_var(name: &str) -> bool {
     let n = name.as_bytes();
     let ends = |suffix: &str| {
-        n.len() >= suffix.len() && n[n.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+        n.len() >= suffix.len()
+            && n[n.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
     };
     let contains = |needle: &str| {
         n.windows(needle.len())
@@ -108,7 +113,9 @@ fn is_secret_file(path: &str) -> bool {
                 return false;
             }
             is_env_file(name)
-                || SECRET_EXTENSIONS.iter().any(|s| ext.eq_ignore_ascii_case(s))
+                || SECRET_EXTENSIONS
+                    .iter()
+                    .any(|s| ext.eq_ignore_ascii_case(s))
                 || SECRET_NAMES.iter().any(|s| name.eq_ignore_ascii_case(s))
         }
     };
@@ -119,8 +126,22 @@ fn is_secret_file(path: &str) -> bool {
         return false;
     }
     let hidden_dir = b.starts_with(b".") || b.windows(2).any(|w| w == b"/.");
-    (hidden_dir && SECRET_DIRS.iter().any(|dir| path.contains(dir)))
+    (hidden_dir && SECRET_DIRS.iter().any(|dir| has_component(path, dir)))
         || (path.starts_with("/etc/") && SYSTEM_SECRETS.iter().any(|file| path.starts_with(file)))
+        || (path.starts_with("/proc/") && name == "environ")
+        || path.contains("/run/secrets/")
+}
+
+/// Whether `dir` occurs in `path` as whole components (`~/.ssh`, `a/.ssh/b`, not `x.ssh`).
+fn has_component(path: &str, dir: &str) -> bool {
+    path.match_indices(dir).any(|(k, _)| {
+        let before = k == 0 || path.as_bytes()[k - 1] == b'/';
+        let after = path
+            .as_bytes()
+            .get(k + dir.len())
+            .is_none_or(|&c| c == b'/');
+        before && after
+    })
 }
 
 /// `.env`, `.env.local`, `.env*`, `prod.env`; not `.env.example`.
@@ -140,10 +161,22 @@ mod tests {
 
     #[test]
     fn secret_variable_names() {
-        for name in ["OPENAI_API_KEY", "GITHUB_TOKEN", "aws_secret", "DB_PASSWORD", "MYPASSWD"] {
+        for name in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "aws_secret",
+            "DB_PASSWORD",
+            "MYPASSWD",
+        ] {
             assert!(is_secret_var(name), "{name}");
         }
-        for name in ["HOME", "PATH", "KEYBOARD", "TOKENIZER_DIR", "CARGO_TARGET_DIR"] {
+        for name in [
+            "HOME",
+            "PATH",
+            "KEYBOARD",
+            "TOKENIZER_DIR",
+            "CARGO_TARGET_DIR",
+        ] {
             assert!(!is_secret_var(name), "{name}");
         }
     }
@@ -158,6 +191,10 @@ mod tests {
             "~/.ssh/id_rsa",
             "/home/u/.ssh/config",
             "~/.aws/credentials",
+            "~/.ssh",
+            "/proc/self/environ",
+            "/var/run/secrets/kubernetes.io/serviceaccount/token",
+            "~/.config/gh/hosts.yml",
             "/etc/shadow",
             "server.pem",
             "*.key",
@@ -177,6 +214,8 @@ mod tests {
             "src/env.rs",
             "environment.yml",
             "keys.rs",
+            "src/x.ssh",
+            "docs/.sshd/x",
         ] {
             assert!(!is_secret_path(path), "{path}");
         }

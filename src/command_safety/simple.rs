@@ -9,7 +9,7 @@ use super::paths::{self, WriteTarget};
 use super::rules;
 use super::secrets;
 use super::tokenize::{
-    ANSI_C, EXPANDS, INVISIBLE, MULTILINE, QUOTED, Redir, RedirKind, SECRET_VAR, Word,
+    ANSI_C, EXPANDS, INVISIBLE, LITERAL, MULTILINE, QUOTED, Redir, RedirKind, SECRET_VAR, Word,
 };
 use super::walk::Cx;
 
@@ -61,7 +61,9 @@ pub(crate) fn is_dangerous_var(name: &str) -> bool {
 /// The variable name of a `NAME=value` (or `NAME+=value`) word.
 pub(crate) fn assignment<'w>(word: &'w Word<'_>) -> Option<&'w str> {
     let eq = word.text.find('=')?;
-    let name = word.text[..eq].strip_suffix('+').unwrap_or(&word.text[..eq]);
+    let name = word.text[..eq]
+        .strip_suffix('+')
+        .unwrap_or(&word.text[..eq]);
     let valid = !name.is_empty()
         && eq < word.plain_len
         && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -121,6 +123,9 @@ fn check_word(word: &Word<'_>, secret_var: &str, cx: &mut Cx<'_>) {
 fn check_redirect(redir: &Redir<'_>, secret_var: &str, cx: &mut Cx<'_>) {
     let target = &redir.target;
     check_word(target, secret_var, cx);
+    if target.text.starts_with("/dev/tcp/") || target.text.starts_with("/dev/udp/") {
+        return cx.note(&catalog::NETWORK, &target.text);
+    }
     if redir.kind == RedirKind::Write {
         check_write(&target.text, cx);
     }
@@ -162,9 +167,34 @@ pub(crate) fn command(words: &[&Word<'_>], cx: &mut Cx<'_>) {
     let args = &words[k + 1..];
     if program.hidden() {
         hidden_program(program, args, cx);
+    } else if let Some(inner) = brace_list(program) {
+        brace_command(&inner, args, cx);
     } else {
         rules::classify(program, args, cx);
     }
+}
+
+/// The items of an unquoted `{a,b,c}` program word, which the shell expands into separate words.
+fn brace_list<'w>(program: &'w Word<'_>) -> Option<Vec<&'w str>> {
+    let inner = program.text.strip_prefix('{')?.strip_suffix('}')?;
+    let expands = !program.has(QUOTED) && inner.contains(',') && !inner.contains(['{', '}']);
+    expands.then(|| inner.split(',').collect())
+}
+
+/// `{rm,-rf,/} x`: judged as `rm -rf / x`, which is what runs.
+fn brace_command(items: &[&str], args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    let expanded: Vec<Word<'_>> = items
+        .iter()
+        .map(|item| Word {
+            text: std::borrow::Cow::Borrowed(item),
+            flags: LITERAL,
+            plain_len: item.len(),
+        })
+        .collect();
+    let mut line: Vec<&Word<'_>> = expanded.iter().collect();
+    line.extend_from_slice(args);
+    let after_pipe = cx.after_pipe;
+    cx.command(&line, after_pipe);
 }
 
 /// The program name comes from an expansion: what runs is unknown. The rest is evaluated as if

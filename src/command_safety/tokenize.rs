@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 
 use super::catalog::{self, Rule};
+use super::chars::unicode_blank;
 
 /// Scanner result: a failure names the rule that explains it.
 pub(crate) type Scanned<T> = Result<T, &'static Rule>;
@@ -251,7 +252,11 @@ impl<'a> Scanner<'a> {
             return Err(&catalog::PARSE_ERROR);
         }
         let target = self.word()?;
-        let is_fd = target.text.trim_end_matches('-').bytes().all(|c| c.is_ascii_digit());
+        let is_fd = target
+            .text
+            .trim_end_matches('-')
+            .bytes()
+            .all(|c| c.is_ascii_digit());
         let kind = if kind == Dup && !is_fd { Write } else { kind };
         if kind == HereDoc {
             self.pending.push(Pending {
@@ -280,14 +285,22 @@ impl<'a> Scanner<'a> {
                 let eol = memchr(b'\n', &self.b[self.i..]).map_or(self.b.len(), |k| self.i + k);
                 let line = &self.src[self.i..eol];
                 let line = line.strip_suffix('\r').unwrap_or(line);
-                let line = if doc.strip_tabs { line.trim_start_matches('\t') } else { line };
+                let line = if doc.strip_tabs {
+                    line.trim_start_matches('\t')
+                } else {
+                    line
+                };
                 let line_start = self.i;
                 self.i = (eol + 1).min(self.b.len());
                 if line == doc.delim {
                     break line_start;
                 }
             };
-            let flags = if doc.expands { self.expansion_flags(start, end)? } else { 0 };
+            let flags = if doc.expands {
+                self.expansion_flags(start, end)?
+            } else {
+                0
+            };
             if let Some(Tok::Redir(redir)) = self.out.toks.get_mut(doc.tok) {
                 redir.body = &self.src[start..end];
                 redir.target.flags |= flags;
@@ -300,26 +313,6 @@ impl<'a> Scanner<'a> {
 /// Position of the first `needle` in `hay`.
 pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&c| c == needle)
-}
-
-/// Byte length of a Unicode space (no-break, ideographic, …) starting `rest`, or 0. The shell
-/// does not split on these, but a reader sees a space, so the evaluator splits as the reader
-/// would.
-pub(super) fn unicode_blank(rest: &[u8]) -> usize {
-    match rest {
-        [0xC2, 0xA0, ..] => 2,
-        [0xE1, 0x9A, 0x80, ..] | [0xE3, 0x80, 0x80, ..] => 3,
-        [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] => 3,
-        _ => 0,
-    }
-}
-
-/// Byte length of an invisible character (zero-width space, joiner, BOM) starting `rest`, or 0.
-pub(super) fn invisible(rest: &[u8]) -> usize {
-    match rest {
-        [0xE2, 0x80, 0x8B..=0x8D, ..] | [0xE2, 0x81, 0xA0, ..] | [0xEF, 0xBB, 0xBF, ..] => 3,
-        _ => 0,
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,13 @@ pub(crate) struct Cx<'s> {
     pub(crate) after_pipe: bool,
     /// Text fed to the command's standard input by a here-document or here-string.
     pub(crate) stdin: Option<&'s str>,
+    /// How many directories below the workspace root earlier `cd`s of this text have gone.
+    pub(crate) cd_depth: i32,
+    /// The command is part of a pipeline or runs in the background, so its `cd` does not last.
+    pub(crate) detached: bool,
+    /// `cd_depth` at each open `(` (a subshell's `cd` does not outlast it).
+    subshells: [i32; 4],
+    open_subshells: usize,
 }
 
 impl<'s> Cx<'s> {
@@ -46,6 +53,29 @@ impl<'s> Cx<'s> {
         simple::command(words, self);
         self.nesting -= 1;
         self.after_pipe = saved;
+    }
+
+    /// Remembers the `cd` depth at `(` and restores it at `)`. The restored depth is never deeper
+    /// than the one seen, so an unknown one (too much nesting) counts as the workspace root.
+    fn track_subshell(&mut self, op: Op) {
+        match op {
+            Op::Open => {
+                if let Some(slot) = self.subshells.get_mut(self.open_subshells) {
+                    *slot = self.cd_depth;
+                }
+                self.open_subshells += 1;
+            }
+            Op::Close if self.open_subshells > 0 => {
+                self.open_subshells -= 1;
+                let saved = self
+                    .subshells
+                    .get(self.open_subshells)
+                    .copied()
+                    .unwrap_or(0);
+                self.cd_depth = self.cd_depth.min(saved);
+            }
+            _ => {}
+        }
     }
 
     /// Evaluates a string the command will run as shell code (`sh -c STRING`).
@@ -73,6 +103,10 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         nesting: 0,
         after_pipe: false,
         stdin: None,
+        cd_depth: 0,
+        detached: false,
+        subshells: [0; 4],
+        open_subshells: 0,
     };
     for sub in &scan.subs {
         cx.note(&catalog::SUBSTITUTION, sub.trim());
@@ -96,12 +130,15 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
             }
             Tok::Redir(redir) => redirs.push(redir),
             Tok::Op(op) => {
+                cx.detached = cx.after_pipe || matches!(op, Op::Pipe | Op::Background);
                 flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
                 cx.after_pipe = *op == Op::Pipe;
+                cx.track_subshell(*op);
             }
         }
         i += 1;
     }
+    cx.detached = cx.after_pipe;
     flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
 }
 
@@ -135,7 +172,8 @@ fn op_at(toks: &[Tok<'_>], i: usize) -> Option<Op> {
 /// At a command position: `name() …` or `function name …`. Notes the definition (and a fork bomb)
 /// and returns how many tokens its header takes, or 0 when this is no definition.
 fn function_definition(toks: &[Tok<'_>], i: usize, cx: &mut Cx<'_>) -> usize {
-    let parens = |at: usize| op_at(toks, at) == Some(Op::Open) && op_at(toks, at + 1) == Some(Op::Close);
+    let parens =
+        |at: usize| op_at(toks, at) == Some(Op::Open) && op_at(toks, at + 1) == Some(Op::Close);
     let (name, header) = match word_at(toks, i) {
         Some("function") => match word_at(toks, i + 1) {
             Some(name) if parens(i + 2) => (name, 4),
@@ -167,7 +205,9 @@ fn is_fork_bomb(name: &str, body: &[Tok<'_>]) -> bool {
             Tok::Word(w) if close.is_none() && w.text == "}" && at_command => depth -= 1,
             Tok::Op(Op::Open) if close.is_some() => depth += 1,
             Tok::Op(op) if Some(*op) == close => depth -= 1,
-            Tok::Word(w) if at_command && w.text == name && op_at(body, k + 1) != Some(Op::Open) => {
+            Tok::Word(w)
+                if at_command && w.text == name && op_at(body, k + 1) != Some(Op::Open) =>
+            {
                 calls += 1;
             }
             Tok::Op(Op::Background) => background = true,

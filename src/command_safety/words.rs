@@ -1,19 +1,16 @@
 //! Word reading for the scanner: quote removal (single, double, backslash, `$'…'` with its escapes
-//! decoded), expansions (`$NAME`, `${…}`, `$(…)`, `` `…` ``, `<(…)`), and the matching of nested
-//! brackets and quotes. A word borrows the input until quoting forces a rewrite, so plain words
-//! cost no allocation.
+//! decoded) and expansions (`$NAME`, `${…}`, `$(…)`, `` `…` ``, `<(…)`). A word borrows the input
+//! until quoting forces a rewrite, so plain words cost no allocation.
 
 use std::borrow::Cow;
 
 use super::catalog;
+use super::chars::{decode_escape, invisible, unescape_backticks, unicode_blank, utf8_len};
 use super::secrets;
 use super::tokenize::{
     ANSI_C, EXPANDS, GLOB, INVISIBLE, LITERAL, MULTILINE, QUOTED, SECRET_VAR, SUBST, Scanned,
-    Scanner, Word, invisible, memchr, unicode_blank,
+    Scanner, Word, memchr,
 };
-
-/// Deepest nesting of quotes and brackets the matcher follows.
-const MAX_NESTING: usize = 64;
 
 /// A word being read: `src[start..]` is borrowed until the first rewrite, after which the text
 /// lives in `owned` plus the pending run `src[seg..i]`.
@@ -133,7 +130,10 @@ impl<'a> Scanner<'a> {
         w.flags |= QUOTED | LITERAL;
         self.drop_bytes(w, 1);
         let len = memchr(b'\'', &self.b[self.i..]).ok_or(&catalog::PARSE_ERROR)?;
-        if self.b[self.i..self.i + len].iter().any(|&c| c == b'\n' || c == b'\r') {
+        if self.b[self.i..self.i + len]
+            .iter()
+            .any(|&c| c == b'\n' || c == b'\r')
+        {
             w.flags |= MULTILINE;
         }
         self.i += len;
@@ -184,7 +184,9 @@ impl<'a> Scanner<'a> {
             }
             Some(b'(') => {
                 let close = self.match_close(self.i + 1, 0)?;
-                self.out.subs.push(Cow::Borrowed(&self.src[self.i + 2..close]));
+                self.out
+                    .subs
+                    .push(Cow::Borrowed(&self.src[self.i + 2..close]));
                 w.flags |= SUBST;
                 self.i = close + 1;
             }
@@ -207,8 +209,14 @@ impl<'a> Scanner<'a> {
                 self.variable(w, &self.src[start..start + len]);
                 self.i = start + len;
             }
-            Some(b'0'..=b'9' | b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') => {
+            Some(b'0'..=b'9' | b'@' | b'*') => {
                 w.flags |= EXPANDS;
+                self.i += 2;
+            }
+            // Exit status, argument count, process ids and shell flags: numbers and letters the
+            // command cannot choose, so they count as literal text.
+            Some(b'#' | b'?' | b'$' | b'!' | b'-') => {
+                w.flags |= LITERAL;
                 self.i += 2;
             }
             _ => {
@@ -251,7 +259,9 @@ impl<'a> Scanner<'a> {
 
     fn process_subst(&mut self, w: &mut Buf) -> Scanned<()> {
         let close = self.match_close(self.i + 1, 0)?;
-        self.out.subs.push(Cow::Borrowed(&self.src[self.i + 2..close]));
+        self.out
+            .subs
+            .push(Cow::Borrowed(&self.src[self.i + 2..close]));
         w.flags |= SUBST;
         self.i = close + 1;
         Ok(())
@@ -279,64 +289,6 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Index of the bracket closing the one at `open` (`(` or `{`), skipping quoted text.
-    fn match_close(&self, open: usize, nesting: usize) -> Scanned<usize> {
-        if nesting > MAX_NESTING {
-            return Err(&catalog::TOO_DEEP);
-        }
-        let (up, down) = if self.b[open] == b'{' { (b'{', b'}') } else { (b'(', b')') };
-        let mut depth = 0usize;
-        let mut j = open;
-        while j < self.b.len() {
-            match self.b[j] {
-                c if c == up => depth += 1,
-                c if c == down => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(j);
-                    }
-                }
-                b'\\' => j += 1,
-                b'\'' => {
-                    j += 1 + memchr(b'\'', &self.b[j + 1..]).ok_or(&catalog::PARSE_ERROR)?;
-                }
-                b'"' => j = self.dq_end(j, nesting + 1)?,
-                b'`' => j = self.backtick_end(j)?,
-                _ => {}
-            }
-            j += 1;
-        }
-        Err(&catalog::PARSE_ERROR)
-    }
-
-    /// Index of the `"` closing the one at `open`.
-    fn dq_end(&self, open: usize, nesting: usize) -> Scanned<usize> {
-        let mut j = open + 1;
-        while j < self.b.len() {
-            match (self.b[j], self.b.get(j + 1)) {
-                (b'"', _) => return Ok(j),
-                (b'\\', _) => j += 1,
-                (b'$', Some(b'(' | b'{')) => j = self.match_close(j + 1, nesting + 1)?,
-                (b'`', _) => j = self.backtick_end(j)?,
-                _ => {}
-            }
-            j += 1;
-        }
-        Err(&catalog::PARSE_ERROR)
-    }
-
-    fn backtick_end(&self, open: usize) -> Scanned<usize> {
-        let mut j = open + 1;
-        while j < self.b.len() {
-            match self.b[j] {
-                b'`' => return Ok(j),
-                b'\\' => j += 2,
-                _ => j += 1,
-            }
-        }
-        Err(&catalog::PARSE_ERROR)
-    }
-
     /// Flags of the expansions in an unquoted here-document body `src[start..end]`; substituted
     /// commands are collected like any other.
     pub(super) fn expansion_flags(&mut self, start: usize, end: usize) -> Scanned<u16> {
@@ -354,85 +306,4 @@ impl<'a> Scanner<'a> {
         self.i = resume;
         Ok(w.flags & (EXPANDS | SUBST | SECRET_VAR))
     }
-}
-
-/// Length of the UTF-8 sequence that starts with `lead`.
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0xF0.. => 4,
-        0xE0.. => 3,
-        0xC0.. => 2,
-        _ => 1,
-    }
-}
-
-/// Inside backticks, `\\`, `` \` `` and `\$` stand for the character itself.
-fn unescape_backticks(inner: &str) -> String {
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('\\', Some(&next @ ('\\' | '`' | '$'))) => {
-                out.push(next);
-                chars.next();
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Decodes the escape after a backslash in `$'…'` (`rest` starts after the backslash) into
-/// `out`; returns how many bytes of `rest` it used.
-fn decode_escape(rest: &[u8], out: &mut String) -> usize {
-    let Some(&c) = rest.first() else {
-        out.push('\\');
-        return 0;
-    };
-    let simple = match c {
-        b'a' => Some('\x07'),
-        b'b' => Some('\x08'),
-        b'e' | b'E' => Some('\x1b'),
-        b'f' => Some('\x0c'),
-        b'n' => Some('\n'),
-        b'r' => Some('\r'),
-        b't' => Some('\t'),
-        b'v' => Some('\x0b'),
-        b'\\' | b'\'' | b'"' | b'?' => Some(char::from(c)),
-        _ => None,
-    };
-    if let Some(ch) = simple {
-        out.push(ch);
-        return 1;
-    }
-    let (radix, max, skip) = match c {
-        b'x' => (16, 2, 1),
-        b'u' => (16, 4, 1),
-        b'U' => (16, 8, 1),
-        b'0'..=b'7' => (8, 3, 0),
-        b'c' if rest.len() > 1 => {
-            out.push(char::from(rest[1] & 0x1f));
-            return 2;
-        }
-        _ => {
-            out.push('\\');
-            return 0;
-        }
-    };
-    let digits = rest[skip..]
-        .iter()
-        .take(max)
-        .take_while(|d| char::from(**d).is_digit(radix))
-        .count();
-    if digits == 0 {
-        out.push('\\');
-        return 0;
-    }
-    let value = rest[skip..skip + digits].iter().fold(0u32, |acc, d| {
-        acc * radix + char::from(*d).to_digit(radix).unwrap_or(0)
-    });
-    if value != 0 {
-        out.push(char::from_u32(value).unwrap_or(char::REPLACEMENT_CHARACTER));
-    }
-    skip + digits
 }

@@ -55,18 +55,27 @@ pub fn fits(input_tokens: u64, max_tokens: u64, context_length: u64) -> bool {
     } else {
         (context_length * 35).div_ceil(100)
     };
-    input_tokens.saturating_add(reply).saturating_add(SAFETY_BUFFER) <= context_length
+    input_tokens
+        .saturating_add(reply)
+        .saturating_add(SAFETY_BUFFER)
+        <= context_length
 }
 
 /// `max_tokens` for a model that sets none: 35 % of the context, at most 64 000.
 pub fn default_max_tokens(context_length: u64) -> u64 {
-    (context_length * 35).div_ceil(100).min(DEFAULT_MAX_TOKENS_CAP)
+    (context_length * 35)
+        .div_ceil(100)
+        .min(DEFAULT_MAX_TOKENS_CAP)
 }
 
 /// The tokens the summary request's messages may use: context − max_tokens − `fixed`
 /// (system prompt + tool list, as counted) − [`SAFETY_BUFFER`].
 pub fn summary_budget(context_length: u64, max_tokens: u64, fixed: u64) -> u64 {
-    context_length.saturating_sub(max_tokens.saturating_add(fixed).saturating_add(SAFETY_BUFFER))
+    context_length.saturating_sub(
+        max_tokens
+            .saturating_add(fixed)
+            .saturating_add(SAFETY_BUFFER),
+    )
 }
 
 /// The messages to send for the summary: `history` plus [`COMPACTION_PROMPT`] as a user
@@ -127,7 +136,9 @@ pub fn apply_summary(summary: String) -> Vec<Message> {
 pub fn prune_to_fit(history: &mut Vec<Message>, mut fits: impl FnMut(&[Message]) -> bool) {
     while !fits(history) {
         let starts = group_starts(history);
-        let last_user = history.iter().rposition(|m| matches!(m, Message::User { .. }));
+        let last_user = history
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }));
         let protected = last_user.map(|u| starts.partition_point(|&s| s <= u) - 1);
         let Some(group) = (0..starts.len() - 1).find(|&g| Some(g) != protected) else {
             return;
@@ -232,8 +243,9 @@ fn shrink_to_fit(messages: &mut [Message], room: u64, counter: &mut TokenCounter
 
 /// Keeps `keep` bytes of the message text (head and tail halves) around a marker.
 fn cut_middle(message: &mut Message, keep: usize) {
-    let (Message::User { content } | Message::Assistant { content, .. } | Message::Tool { content, .. }) =
-        message;
+    let (Message::User { content }
+    | Message::Assistant { content, .. }
+    | Message::Tool { content, .. }) = message;
     let head = content.floor_char_boundary(keep / 2);
     let tail = content.ceil_char_boundary(content.len() - keep / 2);
     let cut = tail - head;

@@ -8,11 +8,20 @@ fn user(text: &str) -> Message {
 }
 
 fn call(id: &str) -> ToolCall {
-    ToolCall { id: id.into(), name: "Read".into(), arguments: r#"{"filepath":"a.rs"}"#.into() }
+    ToolCall {
+        id: id.into(),
+        name: "Read".into(),
+        arguments: r#"{"filepath":"a.rs"}"#.into(),
+    }
 }
 
 fn result(id: &str, content: &str) -> Message {
-    Message::Tool { tool_call_id: id.into(), name: "Read".into(), content: content.into(), is_error: false }
+    Message::Tool {
+        tool_call_id: id.into(),
+        name: "Read".into(),
+        content: content.into(),
+        is_error: false,
+    }
 }
 
 fn exact_counter() -> TokenCounter {
@@ -54,25 +63,48 @@ fn the_summary_replaces_the_history() {
     let history = apply_summary("We were fixing the parser.".into());
     assert_eq!(
         history,
-        vec![Message::Assistant { content: "We were fixing the parser.".into(), tool_calls: vec![], summary: true }]
+        vec![Message::Assistant {
+            content: "We were fixing the parser.".into(),
+            tool_calls: vec![],
+            summary: true
+        }]
     );
     assert!(is_well_paired(&history));
 }
 
 #[test]
 fn pairing_rules() {
-    let good = vec![user("go"), Message::assistant("", vec![call("a"), call("b")]), result("b", "2"), result("a", "1"), user("next")];
+    let good = vec![
+        user("go"),
+        Message::assistant("", vec![call("a"), call("b")]),
+        result("b", "2"),
+        result("a", "1"),
+        user("next"),
+    ];
     assert!(is_well_paired(&good));
     assert!(is_well_paired(&[]));
     let orphan = vec![user("go"), result("a", "1")];
     assert!(!is_well_paired(&orphan));
-    let unanswered = vec![Message::assistant("", vec![call("a"), call("b")]), result("a", "1"), user("next")];
+    let unanswered = vec![
+        Message::assistant("", vec![call("a"), call("b")]),
+        result("a", "1"),
+        user("next"),
+    ];
     assert!(!is_well_paired(&unanswered));
     let trailing = vec![user("go"), Message::assistant("", vec![call("a")])];
     assert!(!is_well_paired(&trailing));
-    let twice = vec![Message::assistant("", vec![call("a")]), result("a", "1"), result("a", "1")];
+    let twice = vec![
+        Message::assistant("", vec![call("a")]),
+        result("a", "1"),
+        result("a", "1"),
+    ];
     assert!(!is_well_paired(&twice));
-    let stale = vec![Message::assistant("", vec![call("a")]), result("a", "1"), Message::assistant("", vec![call("b")]), result("a", "1")];
+    let stale = vec![
+        Message::assistant("", vec![call("a")]),
+        result("a", "1"),
+        Message::assistant("", vec![call("b")]),
+        result("a", "1"),
+    ];
     assert!(!is_well_paired(&stale));
 }
 
@@ -92,7 +124,10 @@ fn random_history(rng: &mut fastrand::Rng, groups: usize) -> Vec<Message> {
                 call(&format!("call_{next}"))
             })
             .collect();
-        let mut results: Vec<Message> = calls.iter().map(|c| result(&c.id, &"line\n".repeat(rng.usize(1..300)))).collect();
+        let mut results: Vec<Message> = calls
+            .iter()
+            .map(|c| result(&c.id, &"line\n".repeat(rng.usize(1..300))))
+            .collect();
         rng.shuffle(&mut results);
         out.push(Message::assistant(text, calls));
         out.extend(results);
@@ -114,21 +149,41 @@ fn pruning_drops_whole_groups_from_the_oldest_side() {
         let mut pruned = original.clone();
         prune_to_fit(&mut pruned, |h| bytes(h) <= limit);
         assert!(is_well_paired(&pruned), "case {case}");
-        assert_eq!(pruned.last(), original.last(), "case {case}: the newest message stays");
-        let last_user = original.iter().rev().find(|m| matches!(m, Message::User { .. }));
+        assert_eq!(
+            pruned.last(),
+            original.last(),
+            "case {case}: the newest message stays"
+        );
+        let last_user = original
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::User { .. }));
         if let Some(last_user) = last_user {
-            assert!(pruned.contains(last_user), "case {case}: the last user message stays");
+            assert!(
+                pruned.contains(last_user),
+                "case {case}: the last user message stays"
+            );
         }
         // Apart from the protected user message, what is kept is a suffix of the original.
         let tail: Vec<&Message> = pruned.iter().filter(|m| Some(*m) != last_user).collect();
-        let original_tail: Vec<&Message> = original.iter().filter(|m| Some(*m) != last_user).collect();
-        assert_eq!(tail[..], original_tail[original_tail.len() - tail.len()..], "case {case}");
+        let original_tail: Vec<&Message> =
+            original.iter().filter(|m| Some(*m) != last_user).collect();
+        assert_eq!(
+            tail[..],
+            original_tail[original_tail.len() - tail.len()..],
+            "case {case}"
+        );
         if bytes(&pruned) > limit {
             // Still too big: only the newest group and the last user's group are left.
             let starts = group_starts(&pruned);
-            let protected = pruned.iter().rposition(|m| matches!(m, Message::User { .. }));
+            let protected = pruned
+                .iter()
+                .rposition(|m| matches!(m, Message::User { .. }));
             for (k, start) in starts.iter().enumerate() {
-                assert!(k == starts.len() - 1 || Some(*start) == protected, "case {case}: stopped early");
+                assert!(
+                    k == starts.len() - 1 || Some(*start) == protected,
+                    "case {case}: stopped early"
+                );
             }
         }
     }
@@ -136,9 +191,17 @@ fn pruning_drops_whole_groups_from_the_oldest_side() {
 
 #[test]
 fn pruning_stops_as_soon_as_it_fits() {
-    let mut history = vec![user("one"), Message::assistant("two", vec![call("a")]), result("a", "three"), Message::assistant("four", vec![])];
+    let mut history = vec![
+        user("one"),
+        Message::assistant("two", vec![call("a")]),
+        result("a", "three"),
+        Message::assistant("four", vec![]),
+    ];
     prune_to_fit(&mut history, |h| h.len() <= 3);
-    assert_eq!(history, vec![user("one"), Message::assistant("four", vec![])]);
+    assert_eq!(
+        history,
+        vec![user("one"), Message::assistant("four", vec![])]
+    );
 }
 
 #[test]
@@ -171,7 +234,10 @@ fn summary_request_prunes_the_oldest_groups_within_budget() {
         let kept = &request[1..request.len() - 1];
         let was_cut = kept.iter().any(|m| m.text().contains("bytes cut here"));
         let cuttable = kept.iter().any(|m| m.text().len() > MIN_KEPT_BYTES);
-        assert!(sent <= budget || !cuttable, "case {case}: {sent} > {budget}");
+        assert!(
+            sent <= budget || !cuttable,
+            "case {case}: {sent} > {budget}"
+        );
         if request.len() - 1 < history.len() {
             pruned += 1;
             assert!(request[0].text().contains("left out"), "case {case}");
@@ -186,14 +252,22 @@ fn summary_request_prunes_the_oldest_groups_within_budget() {
 #[test]
 fn a_group_too_large_for_the_budget_is_cut_in_the_middle() {
     let huge = format!("HEAD {}TAIL", "log line with some detail\n".repeat(4_000));
-    let history = vec![user("start"), Message::assistant("", vec![call("a")]), result("a", &huge)];
+    let history = vec![
+        user("start"),
+        Message::assistant("", vec![call("a")]),
+        result("a", &huge),
+    ];
     let mut counter = exact_counter();
     let budget = 2_000;
     let request = compaction_request(&history, budget, &mut counter);
     assert!(is_well_paired(&request));
     let sent: u64 = request.iter().map(|m| counter.count_message(m)).sum();
     assert!(sent <= budget, "{sent}");
-    let cut = request.iter().find(|m| matches!(m, Message::Tool { .. })).unwrap().text();
+    let cut = request
+        .iter()
+        .find(|m| matches!(m, Message::Tool { .. }))
+        .unwrap()
+        .text();
     assert!(cut.starts_with("HEAD") && cut.ends_with("TAIL") && cut.contains("bytes cut here"));
 }
 
@@ -202,7 +276,10 @@ fn continue_is_added_once_when_the_model_stops_right_after_a_compaction() {
     let mut auto = AutoContinue::default();
     assert_eq!(auto.after_reply(true), None);
     auto.compacted();
-    assert_eq!(auto.after_reply(true), Some(Message::user(CONTINUE_MESSAGE)));
+    assert_eq!(
+        auto.after_reply(true),
+        Some(Message::user(CONTINUE_MESSAGE))
+    );
     assert_eq!(auto.after_reply(true), None);
     auto.compacted();
     assert_eq!(auto.after_reply(false), None);

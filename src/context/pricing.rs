@@ -8,7 +8,9 @@
 use crate::conversation::Usage;
 
 /// USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Uncached input tokens.
@@ -53,7 +55,11 @@ const TABLE: &[(&str, Price)] = &[
 
 /// The built-in price of `model`, if known.
 pub fn builtin_price(model: &str) -> Option<Price> {
-    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     TABLE
         .iter()
         .filter(|(prefix, _)| name.starts_with(prefix))
@@ -81,9 +87,17 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins() {
-        assert_eq!(builtin_price("gpt-4o-mini-2024-07-18").unwrap().input_per_mtok, 0.15);
+        assert_eq!(
+            builtin_price("gpt-4o-mini-2024-07-18")
+                .unwrap()
+                .input_per_mtok,
+            0.15
+        );
         assert_eq!(builtin_price("gpt-4o").unwrap().input_per_mtok, 2.50);
-        assert_eq!(builtin_price("openai/gpt-4.1").unwrap().output_per_mtok, 8.00);
+        assert_eq!(
+            builtin_price("openai/gpt-4.1").unwrap().output_per_mtok,
+            8.00
+        );
         assert!(builtin_price("my-local-llama").is_none());
     }
 

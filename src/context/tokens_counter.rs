@@ -119,6 +119,12 @@ impl TokenCounter {
         })
     }
 
+    /// Forgets the cached message counts. Needed only after editing a message in the middle
+    /// of the history in place: appends, front pruning and replacement are detected.
+    pub fn forget_history(&mut self) {
+        self.entries.clear();
+    }
+
     /// Builds the encoder now if needed and waits for it (blocking, 0.1–0.3 s the first
     /// time). Returns whether counts are exact afterwards.
     pub fn wait_exact(&mut self) -> bool {
@@ -138,7 +144,8 @@ impl TokenCounter {
         if self.bpe.is_some() {
             return estimated;
         }
-        if estimated >= self.threshold.saturating_mul(WARM_PERCENT) / 100 && !self.warmup_started() {
+        if estimated >= self.threshold.saturating_mul(WARM_PERCENT) / 100 && !self.warmup_started()
+        {
             let fps = self.entries.iter().map(|e| e.fp).collect();
             self.start_warmup(history.to_vec(), fps);
         }
@@ -166,21 +173,35 @@ impl TokenCounter {
 
     fn system_total(&mut self, system: &str) -> u64 {
         let fp = Fingerprint::of_text(system);
-        if let Some(e) = self.system.filter(|e| e.fp == fp && e.exact == self.is_exact()) {
-            return e.tokens;
-        }
-        let tokens = self.scale(system_tokens(system, &|t| self.base(t)));
-        self.system = Some(Entry { fp, tokens, exact: self.is_exact() });
-        tokens
+        self.reuse(
+            |c| &mut c.system,
+            fp,
+            |c| c.scale(system_tokens(system, &|t| c.base(t))),
+        )
     }
 
     fn tools_total(&mut self, tools: &[ToolSpec]) -> u64 {
         let fp = Fingerprint::of_tools(tools);
-        if let Some(e) = self.tools.filter(|e| e.fp == fp && e.exact == self.is_exact()) {
+        self.reuse(
+            |c| &mut c.tools,
+            fp,
+            |c| c.scale(tools_tokens(tools, &|t| c.base(t))),
+        )
+    }
+
+    /// The cached count in `slot` if it is for `fp` at the current precision, else `fresh`.
+    fn reuse(
+        &mut self,
+        slot: fn(&mut Self) -> &mut Option<Entry>,
+        fp: Fingerprint,
+        fresh: impl Fn(&Self) -> u64,
+    ) -> u64 {
+        let exact = self.is_exact();
+        if let Some(e) = slot(self).filter(|e| e.fp == fp && e.exact == exact) {
             return e.tokens;
         }
-        let tokens = self.scale(tools_tokens(tools, &|t| self.base(t)));
-        self.tools = Some(Entry { fp, tokens, exact: self.is_exact() });
+        let tokens = fresh(self);
+        *slot(self) = Some(Entry { fp, tokens, exact });
         tokens
     }
 
@@ -201,7 +222,10 @@ impl TokenCounter {
         let new = &history[self.entries.len()..];
         let counts = match self.bpe {
             Some(bpe) => exact_counts(bpe, self.factor, new),
-            None => new.iter().map(|m| self.scale(message_tokens(m, &estimate))).collect(),
+            None => new
+                .iter()
+                .map(|m| self.scale(message_tokens(m, &estimate)))
+                .collect(),
         };
         let exact = self.is_exact();
         for (message, tokens) in new.iter().zip(counts) {
@@ -251,12 +275,17 @@ impl TokenCounter {
             .spawn(move || {
                 let bpe = load(encoding);
                 let counts = exact_counts(bpe, factor, &snapshot);
-                Warmed { bpe, counts: fps.into_iter().zip(counts).collect() }
+                Warmed {
+                    bpe,
+                    counts: fps.into_iter().zip(counts).collect(),
+                }
             });
         self.warmup = match spawned {
             Ok(handle) => Warmup::Running(handle),
             Err(e) => {
-                tracing::warn!("cannot start the tokenizer thread, token counts stay estimates: {e}");
+                tracing::warn!(
+                    "cannot start the tokenizer thread, token counts stay estimates: {e}"
+                );
                 Warmup::Failed
             }
         };
@@ -274,7 +303,11 @@ impl TokenCounter {
         self.bpe = Some(warmed.bpe);
         for (entry, (fp, tokens)) in self.entries.iter_mut().zip(warmed.counts) {
             if entry.fp == fp {
-                *entry = Entry { fp, tokens, exact: true };
+                *entry = Entry {
+                    fp,
+                    tokens,
+                    exact: true,
+                };
             }
         }
         self.needs_upgrade = true;
@@ -315,7 +348,9 @@ fn exact_tokens(bpe: &CoreBPE, message: &Message) -> u64 {
 /// Exact, scaled counts of `messages`, split over threads when there is a lot of text.
 fn exact_counts(bpe: &'static CoreBPE, factor: f64, messages: &[Message]) -> Vec<u64> {
     let serial = |part: &[Message]| -> Vec<u64> {
-        part.iter().map(|m| scale(exact_tokens(bpe, m), factor)).collect()
+        part.iter()
+            .map(|m| scale(exact_tokens(bpe, m), factor))
+            .collect()
     };
     let bytes: usize = messages.iter().map(|m| m.text().len()).sum();
     let threads = thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS));

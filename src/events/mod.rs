@@ -121,10 +121,7 @@ pub enum Event {
     #[serde(rename = "check.finished")]
     CheckFinished(crate::checks::CheckResult),
     #[serde(rename = "output.validated")]
-    OutputValidated {
-        valid: bool,
-        errors: Vec<String>,
-    },
+    OutputValidated { valid: bool, errors: Vec<String> },
     #[serde(rename = "artifact.collected")]
     ArtifactCollected {
         path: String,

@@ -43,7 +43,10 @@ impl Emitter {
 
     /// The number of the last event emitted.
     pub fn seq(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner).seq
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .seq
     }
 
     /// Continue numbering after `seq` (a resumed run appends to its events).

@@ -147,7 +147,9 @@ pub struct ModelSection {
     pub idle_timeout: Option<DurationSpec>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Any OpenAI-compatible chat completions endpoint.
@@ -233,7 +235,9 @@ pub struct PermissionsSection {
 }
 
 /// How a call whose permission is `ask` resolves in a headless run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum OnAsk {
     /// The model gets a tool result that says which rule denied the call and how to allow it.

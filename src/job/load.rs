@@ -65,7 +65,12 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
             line: l.line(),
             column: l.column(),
         });
-        vec![problem(label, pos, "", format!("invalid YAML: {}", yaml_message(&e)))]
+        vec![problem(
+            label,
+            pos,
+            "",
+            format!("invalid YAML: {}", yaml_message(&e)),
+        )]
     })?;
     if !value.is_object() {
         return Err(vec![problem(
@@ -139,13 +144,23 @@ fn schema_problems(
             .iter()
             .map(|name| {
                 let field = join(&parent, name);
-                problem(label, loc.key(&field), &field, format!("unknown field `{name}`"))
+                problem(
+                    label,
+                    loc.key(&field),
+                    &field,
+                    format!("unknown field `{name}`"),
+                )
             })
             .collect(),
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or("?");
             let field = join(&parent, name);
-            vec![problem(label, loc.value(&parent), &field, "missing required field".to_owned())]
+            vec![problem(
+                label,
+                loc.value(&parent),
+                &field,
+                "missing required field".to_owned(),
+            )]
         }
         ValidationErrorKind::Type { kind } => {
             let expected = format!("{kind:?}").to_lowercase();
@@ -153,11 +168,26 @@ fn schema_problems(
                 .trim_start_matches("single(")
                 .trim_end_matches(')')
                 .to_owned();
-            vec![problem(label, loc.value(&parent), &parent, format!("wrong type: expected {expected}"))]
+            vec![problem(
+                label,
+                loc.value(&parent),
+                &parent,
+                format!("wrong type: expected {expected}"),
+            )]
         }
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
-            vec![problem(label, loc.value(&parent), &parent, "value has none of the allowed forms".to_owned())]
+            vec![problem(
+                label,
+                loc.value(&parent),
+                &parent,
+                "value has none of the allowed forms".to_owned(),
+            )]
         }
-        _ => vec![problem(label, loc.value(&parent), &parent, err.masked().to_string())],
+        _ => vec![problem(
+            label,
+            loc.value(&parent),
+            &parent,
+            err.masked().to_string(),
+        )],
     }
 }

@@ -51,7 +51,11 @@ impl Locator {
             let Ok((event, span)) = item else { break };
             match event {
                 Event::Scalar(value, ..) => {
-                    if let Some(Frame::Map { key: key @ None, path }) = stack.last_mut() {
+                    if let Some(Frame::Map {
+                        key: key @ None,
+                        path,
+                    }) = stack.last_mut()
+                    {
                         let p = child(path, &value);
                         loc.keys.insert(p, Pos::of(&span));
                         *key = Some(value.into_owned());
@@ -135,14 +139,26 @@ mod tests {
         let loc = Locator::new(DOC);
         assert_eq!(loc.key("model.name"), Some(Pos { line: 4, column: 3 }));
         assert_eq!(loc.value("model.name"), Some(Pos { line: 4, column: 9 }));
-        assert_eq!(loc.value("permissions.allow[1]"), Some(Pos { line: 8, column: 7 }));
-        assert_eq!(loc.value("limits.max_turns"), Some(Pos { line: 9, column: 21 }));
+        assert_eq!(
+            loc.value("permissions.allow[1]"),
+            Some(Pos { line: 8, column: 7 })
+        );
+        assert_eq!(
+            loc.value("limits.max_turns"),
+            Some(Pos {
+                line: 9,
+                column: 21
+            })
+        );
     }
 
     #[test]
     fn falls_back_to_the_nearest_parent() {
         let loc = Locator::new(DOC);
-        assert_eq!(loc.value("permissions.allow[9]"), Some(Pos { line: 7, column: 5 }));
+        assert_eq!(
+            loc.value("permissions.allow[9]"),
+            Some(Pos { line: 7, column: 5 })
+        );
         assert_eq!(loc.key("model.missing"), Some(Pos { line: 3, column: 3 }));
     }
 }

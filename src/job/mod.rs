@@ -65,7 +65,10 @@ pub struct GitSettings {
 
 impl Default for GitSettings {
     fn default() -> Self {
-        GitSettings { checkpoints: true, rollback_on_failure: false }
+        GitSettings {
+            checkpoints: true,
+            rollback_on_failure: false,
+        }
     }
 }
 

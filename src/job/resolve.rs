@@ -7,11 +7,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::{JobError, Problem};
-use super::file::{DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection};
+use super::file::{
+    DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection,
+};
 use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
 use super::template::render;
-use super::{Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, UploadSpec, WorkspaceSpec};
+use super::{
+    Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, UploadSpec,
+    WorkspaceSpec,
+};
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -71,7 +76,10 @@ impl Ctx<'_> {
                     self.push_at(
                         pos,
                         field,
-                        format!("template refers to `params.{}`, which is not a declared parameter", u.name),
+                        format!(
+                            "template refers to `params.{}`, which is not a declared parameter",
+                            u.name
+                        ),
                     );
                 }
                 template.to_owned()
@@ -108,9 +116,18 @@ pub(super) fn resolve(
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut cx = Ctx { text, label, loc, base, problems: Vec::new() };
+    let mut cx = Ctx {
+        text,
+        label,
+        loc,
+        base,
+        problems: Vec::new(),
+    };
     if raw.version != 1 {
-        cx.push("version", format!("unsupported version {}; only 1 exists", raw.version));
+        cx.push(
+            "version",
+            format!("unsupported version {}; only 1 exists", raw.version),
+        );
     }
     let params = params(&mut cx, &raw, opts);
     let prompt = if raw.prompt.trim() == "-" {
@@ -188,7 +205,11 @@ fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) ->
         let timeout = cx
             .duration(&format!("{field}.timeout"), c.timeout.as_ref())
             .unwrap_or(Duration::from_secs(600));
-        out.push(Check { name: c.name.clone(), run, timeout });
+        out.push(Check {
+            name: c.name.clone(),
+            run,
+            timeout,
+        });
     }
     out
 }
@@ -201,21 +222,30 @@ fn output_schema(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<serde_json::Value> {
             let text = match std::fs::read_to_string(&path) {
                 Ok(t) => t,
                 Err(e) => {
-                    cx.push("output_schema.file", format!("cannot read {}: {e}", path.display()));
+                    cx.push(
+                        "output_schema.file",
+                        format!("cannot read {}: {e}", path.display()),
+                    );
                     return None;
                 }
             };
             match serde_yaml::from_str::<serde_json::Value>(&text) {
                 Ok(v) => v,
                 Err(e) => {
-                    cx.push("output_schema.file", format!("{} is not JSON or YAML: {e}", path.display()));
+                    cx.push(
+                        "output_schema.file",
+                        format!("{} is not JSON or YAML: {e}", path.display()),
+                    );
                     return None;
                 }
             }
         }
     };
     if let Err(e) = jsonschema::validator_for(&schema) {
-        cx.push("output_schema", format!("not a valid JSON schema: {}", e.masked()));
+        cx.push(
+            "output_schema",
+            format!("not a valid JSON schema: {}", e.masked()),
+        );
         return None;
     }
     Some(schema)
@@ -226,11 +256,17 @@ fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
     if u.url.is_none() && u.url_env.is_none() {
         cx.push("upload", "give `url_env` (or `url`)".to_owned());
     }
-    let interval = cx.duration("upload.interval", u.interval.as_ref()).unwrap_or(Duration::from_secs(30));
+    let interval = cx
+        .duration("upload.interval", u.interval.as_ref())
+        .unwrap_or(Duration::from_secs(30));
     if interval < Duration::from_secs(1) {
         cx.push("upload.interval", "must be at least 1s".to_owned());
     }
-    Some(UploadSpec { url: u.url.clone(), url_env: u.url_env.clone(), interval })
+    Some(UploadSpec {
+        url: u.url.clone(),
+        url_env: u.url_env.clone(),
+        interval,
+    })
 }
 
 fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<String, String> {
@@ -245,8 +281,14 @@ fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<Strin
             let declared: Vec<&str> = raw.params.keys().map(String::as_str).collect();
             cx.push(
                 "params",
-                format!("--param {name}=… sets a parameter the job does not declare (declared: {})",
-                    if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }),
+                format!(
+                    "--param {name}=… sets a parameter the job does not declare (declared: {})",
+                    if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    }
+                ),
             );
         }
         values.insert(name.clone(), value.clone());
@@ -266,25 +308,40 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
     let script = m.script.as_ref().map(|s| cx.base.join(s));
     match (m.provider, &script) {
         (ProviderKind::Script, None) => {
-            cx.push("model.provider", "provider `script` needs `model.script: FILE`".to_owned());
+            cx.push(
+                "model.provider",
+                "provider `script` needs `model.script: FILE`".to_owned(),
+            );
         }
         (ProviderKind::Script, Some(p)) if !p.is_file() => {
-            cx.push("model.script", format!("script file not found: {}", p.display()));
+            cx.push(
+                "model.script",
+                format!("script file not found: {}", p.display()),
+            );
         }
         (ProviderKind::Openai | ProviderKind::Anthropic, Some(_)) => {
-            cx.push("model.script", "`script` is only for `provider: script`".to_owned());
+            cx.push(
+                "model.script",
+                "`script` is only for `provider: script`".to_owned(),
+            );
         }
         _ => {}
     }
-    if let Some(env) = &m.api_key_env {
-        if env.is_empty() || env.contains(['=', ' ', '$']) {
-            cx.push("model.api_key_env", "must be the NAME of an environment variable".to_owned());
-        }
+    if let Some(env) = &m.api_key_env
+        && (env.is_empty() || env.contains(['=', ' ', '$']))
+    {
+        cx.push(
+            "model.api_key_env",
+            "must be the NAME of an environment variable".to_owned(),
+        );
     }
-    if let Some(base) = &m.api_base {
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            cx.push("model.api_base", "must be an http:// or https:// URL".to_owned());
-        }
+    if let Some(base) = &m.api_base
+        && !(base.starts_with("http://") || base.starts_with("https://"))
+    {
+        cx.push(
+            "model.api_base",
+            "must be an http:// or https:// URL".to_owned(),
+        );
     }
     let retry = m.retry.as_ref();
     ModelSpec {
@@ -296,7 +353,11 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
         max_tokens: m.max_tokens,
         temperature: m.temperature,
         script,
-        headers: m.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        headers: m
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         max_retries: retry.and_then(|r| r.max_retries),
         initial_retry_delay: cx.duration(
             "model.retry.initial_delay",
@@ -312,13 +373,22 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
         match entry {
             RuleEntry::Text(t) => {
                 let text = cx.render(&format!("rules[{i}]"), t, params);
-                out.push(Rule { origin: "inline".to_owned(), text });
+                out.push(Rule {
+                    origin: "inline".to_owned(),
+                    text,
+                });
             }
             RuleEntry::File(f) => {
                 let path = cx.base.join(&f.file);
                 match std::fs::read_to_string(&path) {
-                    Ok(text) => out.push(Rule { origin: f.file.clone(), text }),
-                    Err(e) => cx.push(&format!("rules[{i}].file"), format!("cannot read {}: {e}", path.display())),
+                    Ok(text) => out.push(Rule {
+                        origin: f.file.clone(),
+                        text,
+                    }),
+                    Err(e) => cx.push(
+                        &format!("rules[{i}].file"),
+                        format!("cannot read {}: {e}", path.display()),
+                    ),
                 }
             }
         }
@@ -332,7 +402,10 @@ fn limits(cx: &mut Ctx<'_>, raw: &JobFile) -> Limits {
         cx.push("limits.max_turns", "must be at least 1".to_owned());
     }
     if l.max_cost_usd.is_some_and(|c| c.is_nan() || c < 0.0) {
-        cx.push("limits.max_cost_usd", "must be a positive number".to_owned());
+        cx.push(
+            "limits.max_cost_usd",
+            "must be a positive number".to_owned(),
+        );
     }
     Limits {
         max_turns: l.max_turns,
@@ -350,16 +423,26 @@ fn workspace(cx: &mut Ctx<'_>, raw: &JobFile) -> WorkspaceSpec {
     };
     let full = cx.base.join(&path);
     if !full.is_dir() {
-        cx.push(field, format!("workspace directory not found: {}", full.display()));
+        cx.push(
+            field,
+            format!("workspace directory not found: {}", full.display()),
+        );
     }
-    WorkspaceSpec { path: Some(full), copy }
+    WorkspaceSpec {
+        path: Some(full),
+        copy,
+    }
 }
 
 /// Every permission pattern must compile; a bad one is reported where it is written.
 fn check_patterns(cx: &mut Ctx<'_>, raw: &JobFile) {
     use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec};
     let p = &raw.permissions;
-    let lists = [("allow", &p.allow, Permission::Allow), ("ask", &p.ask, Permission::Ask), ("exclude", &p.exclude, Permission::Exclude)];
+    let lists = [
+        ("allow", &p.allow, Permission::Allow),
+        ("ask", &p.ask, Permission::Ask),
+        ("exclude", &p.exclude, Permission::Exclude),
+    ];
     for (key, list, permission) in lists {
         for (i, pattern) in list.iter().enumerate() {
             let input = PolicyInput {

@@ -42,7 +42,11 @@ pub fn render(template: &str, values: &BTreeMap<String, String>) -> Result<Strin
         base += consumed;
     }
     out.push_str(rest);
-    if unknown.is_empty() { Ok(out) } else { Err(unknown) }
+    if unknown.is_empty() {
+        Ok(out)
+    } else {
+        Err(unknown)
+    }
 }
 
 /// The parameter names a template refers to.
@@ -55,7 +59,9 @@ pub fn references(template: &str) -> Vec<String> {
 }
 
 fn is_name(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 #[cfg(test)]
@@ -77,7 +83,13 @@ mod tests {
     #[test]
     fn reports_unknown_names_with_offsets() {
         let err = render("a {{ params.nope }} b", &vals()).unwrap_err();
-        assert_eq!(err, vec![Unknown { name: "nope".into(), offset: 2 }]);
+        assert_eq!(
+            err,
+            vec![Unknown {
+                name: "nope".into(),
+                offset: 2
+            }]
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! handshake and list its tools, all within the server's startup timeout.
 
 use std::collections::HashMap;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
@@ -37,7 +38,6 @@ pub(crate) async fn open(
     config: &ServerConfig,
     base_env: &[(String, String)],
 ) -> Result<Opened, Failed> {
-    let deadline = config.startup_timeout;
     match &config.transport {
         Transport::Stdio {
             command,
@@ -45,57 +45,70 @@ pub(crate) async fn open(
             env,
             cwd,
         } => {
-            let cmd = child::command(command, args, env, cwd, base_env);
-            let spawned = TokioChildProcess::builder(cmd)
-                .spawn()
-                .map_err(|e| Failed {
-                    reason: format!("could not start `{command}`: {e}"),
-                })?;
-            let (transport, stderr) = spawned;
-            let guard = GroupGuard::new(transport.id());
-            let (tail, reader) = match stderr {
-                Some(stderr) => {
-                    let (tail, handle) = child::capture_stderr(&config.name, stderr);
-                    (tail, Some(handle))
-                }
-                None => (StderrTail::default(), None),
-            };
-            match handshake(transport, deadline).await {
-                Ok((client, tools, server_version)) => Ok(Opened {
-                    client,
-                    tools,
-                    guard: Some(guard),
-                    stderr: tail,
-                    server_version,
-                }),
-                Err(reason) => {
-                    guard.kill();
-                    if let Some(reader) = reader {
-                        child::drain(reader).await;
-                    }
-                    Err(Failed {
-                        reason: format!("`{command}`: {reason}{}", tail.note(5)),
-                    })
-                }
+            if !cwd.is_dir() {
+                return Err(Failed {
+                    reason: format!("its working directory {} does not exist", cwd.display()),
+                });
             }
+            let cmd = child::command(command, args, env, cwd, base_env);
+            open_stdio(config, command, cmd).await
         }
         Transport::Http { url, headers } => {
             let headers = header_map(headers).map_err(|reason| Failed { reason })?;
             let transport = StreamableHttpClientTransport::from_config(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
-            let (client, tools, server_version) =
-                handshake(transport, deadline)
-                    .await
-                    .map_err(|reason| Failed {
-                        reason: format!("{url}: {reason}"),
-                    })?;
+            let (client, tools, server_version) = handshake(transport, config.startup_timeout)
+                .await
+                .map_err(|reason| Failed {
+                    reason: format!("{url}: {reason}"),
+                })?;
             Ok(Opened {
                 client,
                 tools,
                 guard: None,
                 stderr: StderrTail::default(),
                 server_version,
+            })
+        }
+    }
+}
+
+/// Spawn a stdio server and shake hands; on failure kill it and quote its stderr.
+async fn open_stdio(
+    config: &ServerConfig,
+    command: &str,
+    cmd: tokio::process::Command,
+) -> Result<Opened, Failed> {
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failed {
+            reason: format!("could not start `{command}`: {e}"),
+        })?;
+    let guard = GroupGuard::new(transport.id());
+    let (tail, reader) = match stderr {
+        Some(stderr) => {
+            let (tail, handle) = child::capture_stderr(&config.name, stderr);
+            (tail, Some(handle))
+        }
+        None => (StderrTail::default(), None),
+    };
+    match handshake(transport, config.startup_timeout).await {
+        Ok((client, tools, server_version)) => Ok(Opened {
+            client,
+            tools,
+            guard: Some(guard),
+            stderr: tail,
+            server_version,
+        }),
+        Err(reason) => {
+            guard.kill();
+            if let Some(reader) = reader {
+                child::drain(reader).await;
+            }
+            Err(Failed {
+                reason: format!("`{command}`: {reason}{}", tail.note(5)),
             })
         }
     }

@@ -155,8 +155,8 @@ impl Tool for McpTool {
         let text = bounded(render(&result), max_chars);
         if result.is_error == Some(true) {
             return Err(ToolError::RespondToModel(format!(
-                "The MCP tool `{}` reported an error: {text}",
-                self.remote_name
+                "{} (tool `{}` of the MCP server \"{}\") reported an error: {text}",
+                self.spec.name, self.remote_name, self.server
             )));
         }
         Ok(ToolOutput::text(text))

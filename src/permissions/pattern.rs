@@ -34,6 +34,7 @@ const TOOL_ARGUMENTS: &[(&str, &str, ArgKind)] = &[
     ("Fetch", "url", ArgKind::Text),
     ("Skills", "skill_name", ArgKind::Text),
     ("CheckBackgroundJob", "job_id", ArgKind::Text),
+    ("UploadArtifact", "filePath", ArgKind::Path),
 ];
 
 /// Argument keys that hold paths (used by the Continue-shaped argument matcher).

@@ -15,7 +15,11 @@ pub struct JsonlSink<W: Write + Send> {
 
 impl<W: Write + Send> JsonlSink<W> {
     pub fn new(out: W, redactor: Redactor) -> Self {
-        JsonlSink { out, redactor, failed: false }
+        JsonlSink {
+            out,
+            redactor,
+            failed: false,
+        }
     }
 }
 
@@ -34,7 +38,11 @@ impl<W: Write + Send> EventSink for JsonlSink<W> {
         }
         let mut text = line(envelope, &self.redactor);
         text.push('\n');
-        if let Err(e) = self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush()) {
+        if let Err(e) = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush())
+        {
             // A closed stdout (`| head`) must not end the run; say it once.
             tracing::warn!("cannot write events: {e}");
             self.failed = true;

@@ -38,7 +38,11 @@ fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
         .checks
         .iter()
         .map(|c| {
-            let name = if retried { format!("check: {} (attempt {})", c.name, c.attempt) } else { format!("check: {}", c.name) };
+            let name = if retried {
+                format!("check: {} (attempt {})", c.name, c.attempt)
+            } else {
+                format!("check: {}", c.name)
+            };
             let status = if c.passed {
                 TestCaseStatus::success()
             } else {
@@ -87,7 +91,11 @@ pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
         property("attempts", r.attempts),
         property("input_tokens", r.usage.input_tokens),
         property("output_tokens", r.usage.output_tokens),
-        property("cost_usd", r.total_cost_usd.map_or_else(|| "unknown".to_owned(), |c| format!("{c:.6}"))),
+        property(
+            "cost_usd",
+            r.total_cost_usd
+                .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.6}")),
+        ),
     ]);
     suite.add_test_case(agent_case(r, redactor));
     suite.add_test_cases(check_cases(r, redactor));

@@ -13,7 +13,11 @@ pub struct ProgressSink {
 
 impl ProgressSink {
     pub fn new(log: LogHandle, job: &str) -> Self {
-        ProgressSink { log, job: job.to_owned(), groups: super::github::is_actions() }
+        ProgressSink {
+            log,
+            job: job.to_owned(),
+            groups: super::github::is_actions(),
+        }
     }
 }
 
@@ -34,29 +38,63 @@ fn short(v: &serde_json::Value) -> String {
 impl EventSink for ProgressSink {
     fn on_event(&mut self, env: &Envelope) {
         let line = match &env.event {
-            Event::TurnStarted { turn } if self.groups => format!("::group::{} turn {turn}", self.job),
-            Event::TurnCompleted { .. } if self.groups => "::endgroup::".to_owned(),
-            Event::RunStarted { model, provider, workspace, .. } => {
-                format!("[{}] run {} — {provider}/{model} in {workspace}", self.job, env.run_id)
+            Event::TurnStarted { turn } if self.groups => {
+                format!("::group::{} turn {turn}", self.job)
             }
-            Event::ToolStarted { turn, tool, arguments, .. } => {
+            Event::TurnCompleted { .. } if self.groups => "::endgroup::".to_owned(),
+            Event::RunStarted {
+                model,
+                provider,
+                workspace,
+                ..
+            } => {
+                format!(
+                    "[{}] run {} — {provider}/{model} in {workspace}",
+                    self.job, env.run_id
+                )
+            }
+            Event::ToolStarted {
+                turn,
+                tool,
+                arguments,
+                ..
+            } => {
                 format!("[{}] turn {turn}: {tool} {}", self.job, short(arguments))
             }
-            Event::PermissionDecision { turn, tool, resolution, decision, .. } => format!(
+            Event::PermissionDecision {
+                turn,
+                tool,
+                resolution,
+                decision,
+                ..
+            } => format!(
                 "[{}] turn {turn}: {tool} {} by {} — {}",
                 self.job,
                 format!("{resolution:?}").to_lowercase(),
                 decision.rule.as_deref().unwrap_or("default"),
                 decision.reason
             ),
-            Event::ModelRetry { attempt, delay_ms, message, .. } => format!(
+            Event::ModelRetry {
+                attempt,
+                delay_ms,
+                message,
+                ..
+            } => format!(
                 "[{}] model request failed ({message}); retry {attempt} in {:.1} s",
                 self.job,
                 *delay_ms as f64 / 1000.0
             ),
             Event::Warning { message } => format!("[{}] warning: {message}", self.job),
-            Event::RunCompleted { status, reason, num_turns, duration_ms, total_cost_usd, .. } => {
-                let cost = total_cost_usd.map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
+            Event::RunCompleted {
+                status,
+                reason,
+                num_turns,
+                duration_ms,
+                total_cost_usd,
+                ..
+            } => {
+                let cost = total_cost_usd
+                    .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
                 format!(
                     "[{}] {} after {num_turns} turns, {:.1} s, {cost}: {reason}",
                     self.job,

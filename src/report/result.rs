@@ -173,13 +173,25 @@ impl ResultBuilder {
     pub fn on_event(&mut self, env: &Envelope) {
         let r = &mut self.result;
         match &env.event {
-            Event::RunStarted { job, provider, model, .. } => {
+            Event::RunStarted {
+                job,
+                provider,
+                model,
+                ..
+            } => {
                 r.job = job.clone();
                 r.provider = provider.clone();
                 r.model = model.clone();
             }
             Event::ToolStarted { .. } => r.num_tool_calls += 1,
-            Event::PermissionDecision { turn, call_id, tool, arguments, resolution, decision } => {
+            Event::PermissionDecision {
+                turn,
+                call_id,
+                tool,
+                arguments,
+                resolution,
+                decision,
+            } => {
                 let text = |v: Value| v.as_str().unwrap_or_default().to_owned();
                 r.permission_denials.push(Denial {
                     turn: *turn,
@@ -189,7 +201,7 @@ impl ResultBuilder {
                     permission: text(serde_json::to_value(decision.permission).unwrap_or_default()),
                     resolution: text(serde_json::to_value(resolution).unwrap_or_default()),
                     rule: decision.rule.clone(),
-                    source: text(serde_json::to_value(&decision.source).unwrap_or_default()),
+                    source: text(serde_json::to_value(decision.source).unwrap_or_default()),
                     reason: decision.reason.clone(),
                     allow_hint: decision.allow_hint.clone(),
                 });
@@ -197,8 +209,16 @@ impl ResultBuilder {
             Event::Warning { message } => r.warnings.push(message.clone()),
             Event::CheckFinished(c) => r.checks.push(c.clone()),
             Event::RunCompleted {
-                status, exit_code, reason, limit, result, num_turns, duration_ms, usage,
-                total_cost_usd, cost_unknown,
+                status,
+                exit_code,
+                reason,
+                limit,
+                result,
+                num_turns,
+                duration_ms,
+                usage,
+                total_cost_usd,
+                cost_unknown,
             } => {
                 r.status = *status;
                 r.exit_code = *exit_code;
@@ -225,7 +245,11 @@ pub struct ResultSink(pub Arc<Mutex<ResultBuilder>>);
 
 impl ResultSink {
     pub fn snapshot(&self) -> RunResult {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).result.clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .result
+            .clone()
     }
 
     pub fn update(&self, f: impl FnOnce(&mut RunResult)) {
@@ -235,6 +259,9 @@ impl ResultSink {
 
 impl EventSink for ResultSink {
     fn on_event(&mut self, envelope: &Envelope) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).on_event(envelope);
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .on_event(envelope);
     }
 }

@@ -83,9 +83,14 @@ impl Session {
 
     pub fn load(path: &Path) -> Result<Session, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let s: Session = serde_json::from_str(&text).map_err(|e| format!("{}: not a session file: {e}", path.display()))?;
+        let s: Session = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a session file: {e}", path.display()))?;
         if s.schema_version != SESSION_VERSION {
-            return Err(format!("{}: session format {} is not supported", path.display(), s.schema_version));
+            return Err(format!(
+                "{}: session format {} is not supported",
+                path.display(),
+                s.schema_version
+            ));
         }
         Ok(s)
     }

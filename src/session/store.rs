@@ -46,7 +46,11 @@ pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
             .ok_or_else(|| format!("no sessions under {}", root.display()));
     }
     let direct = Path::new(id);
-    for candidate in [direct.to_path_buf(), direct.join("session.json"), root.join(id).join("session.json")] {
+    for candidate in [
+        direct.to_path_buf(),
+        direct.join("session.json"),
+        root.join(id).join("session.json"),
+    ] {
         if candidate.is_file() {
             return Ok(candidate);
         }

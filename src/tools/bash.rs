@@ -100,7 +100,12 @@ fn start_background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, Tool
 }
 
 /// The tool result: stdout, stderr, what was cut, and how the command ended.
-fn format_outcome(o: &CommandOutcome, inactivity: Duration, parallel: usize, single: usize) -> String {
+fn format_outcome(
+    o: &CommandOutcome,
+    inactivity: Duration,
+    parallel: usize,
+    single: usize,
+) -> String {
     let mut text = cut_note(o.stdout_cut);
     text.push_str(&o.stdout);
     if !o.stderr.is_empty() || o.stderr_cut.lines + o.stderr_cut.chars > 0 {

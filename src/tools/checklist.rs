@@ -16,10 +16,16 @@ impl Tool for Checklist {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "Checklist".into(),
-            description: "Write or replace your task checklist (markdown, `- [ ]` open, `- [x]` done). \
+            description:
+                "Write or replace your task checklist (markdown, `- [ ]` open, `- [x]` done). \
                           Keep it short; it is reported with the run's result."
-                .into(),
-            parameters: object_schema(&[("checklist", "string", "The whole checklist in markdown.", true)]),
+                    .into(),
+            parameters: object_schema(&[(
+                "checklist",
+                "string",
+                "The whole checklist in markdown.",
+                true,
+            )]),
         }
     }
 

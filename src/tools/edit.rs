@@ -6,6 +6,7 @@
 //! engine's graded match; the result names the strategy that matched and shows a unified
 //! diff. The write is atomic and keeps the file's mode.
 
+use std::borrow::Cow;
 use std::sync::{LazyLock, Mutex, PoisonError};
 
 use serde_json::Value;
@@ -82,14 +83,12 @@ impl Tool for Edit {
         let shared = ctx.shared.clone();
         tokio::task::spawn_blocking(move || {
             edit_file(&shared, &raw, |content| {
-                let done = find_and_replace(
-                    content,
-                    &spec.old_string,
-                    &spec.new_string,
-                    spec.replace_all,
-                    0,
-                )
-                .map_err(|e| respond_single(&e))?;
+                let (old, new) = (
+                    match_line_endings(content, &spec.old_string),
+                    match_line_endings(content, &spec.new_string),
+                );
+                let done = find_and_replace(content, &old, &new, spec.replace_all, 0)
+                    .map_err(|e| respond_single(&e))?;
                 let times = match done.replacements {
                     1 => "1 replacement".to_owned(),
                     n => format!("{n} replacements"),
@@ -135,6 +134,16 @@ pub(crate) fn strategy_note(strategies: &[Strategy]) -> String {
         note.push_str(" (old_string was not found verbatim; check the diff)");
     }
     note
+}
+
+/// `text` with CRLF line ends when the file uses them and `text` has none, so an edit
+/// to a Windows-style file neither misses nor leaves mixed line endings.
+pub(crate) fn match_line_endings<'a>(content: &str, text: &'a str) -> Cow<'a, str> {
+    if content.contains("\r\n") && text.contains('\n') && !text.contains('\r') {
+        Cow::Owned(text.replace('\n', "\r\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// The checks and write path of Edit and MultiEdit: the file exists, was read, is UTF-8

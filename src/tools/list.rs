@@ -21,16 +21,20 @@ impl Tool for List {
         ToolSpec {
             name: "List".into(),
             description: "List the entries of a directory (not recursive), with sizes.".into(),
-            parameters: object_schema(&[("dirpath", "string", "Path of the directory to list.", true)]),
+            parameters: object_schema(&[(
+                "dirpath",
+                "string",
+                "Path of the directory to list.",
+                true,
+            )]),
         }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "dirpath")?;
         let path = resolve_in_workspace(&ctx.shared.workspace, raw);
-        let meta = std::fs::metadata(&path.real).map_err(|_| {
-            ToolError::RespondToModel(format!("Directory does not exist: {raw}"))
-        })?;
+        let meta = std::fs::metadata(&path.real)
+            .map_err(|_| ToolError::RespondToModel(format!("Directory does not exist: {raw}")))?;
         if !meta.is_dir() {
             return Err(ToolError::RespondToModel(format!("Not a directory: {raw}")));
         }
@@ -54,7 +58,10 @@ impl Tool for List {
             text.push_str(&format!("{name} ({kind})\n"));
         }
         if total > MAX_ENTRIES {
-            text.push_str(&format!("[{} more entries not shown]\n", total - MAX_ENTRIES));
+            text.push_str(&format!(
+                "[{} more entries not shown]\n",
+                total - MAX_ENTRIES
+            ));
         }
         Ok(ToolOutput::text(text))
     }

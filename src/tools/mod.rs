@@ -14,6 +14,7 @@ mod edit;
 mod exit;
 mod fetch;
 mod fetch_guard;
+mod fetch_text;
 mod list;
 mod multi_edit;
 mod output;
@@ -174,7 +175,10 @@ impl ToolShared {
     }
 
     pub fn set_checklist(&self, text: String) {
-        *self.checklist.lock().unwrap_or_else(PoisonError::into_inner) = Some(text);
+        *self
+            .checklist
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(text);
     }
 
     pub fn checklist(&self) -> Option<String> {

@@ -4,11 +4,11 @@
 
 use serde_json::{Value, json};
 
-use super::edit::{edit_file, respond, strategy_note};
+use super::edit::{edit_file, match_line_endings, respond, strategy_note};
 use super::write::path_tighten;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::conversation::ToolSpec;
-use crate::edit::{apply_edits, validate_multi_edit};
+use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
 use crate::permissions::Tighten;
 
 pub struct MultiEdit;
@@ -64,6 +64,14 @@ impl Tool for MultiEdit {
         let shared = ctx.shared.clone();
         tokio::task::spawn_blocking(move || {
             edit_file(&shared, &raw, |content| {
+                let edits: Vec<EditSpec> = edits
+                    .into_iter()
+                    .map(|e| EditSpec {
+                        old_string: match_line_endings(content, &e.old_string).into_owned(),
+                        new_string: match_line_endings(content, &e.new_string).into_owned(),
+                        replace_all: e.replace_all,
+                    })
+                    .collect();
                 let (new, strategies) = apply_edits(content, &edits).map_err(|e| {
                     ToolError::RespondToModel(format!(
                         "{}\nNo edit was applied; the file is unchanged.",

@@ -153,10 +153,11 @@ pub fn truncate_tail(text: &str, max_chars: usize, max_lines: usize) -> (String,
     let drop = count - max_chars;
     let mut at = kept.char_indices().nth(drop).map_or(kept.len(), |(i, _)| i);
     // Prefer to start on a line boundary when one is close.
-    if let Some(nl) = kept[at..].find('\n') {
-        if nl < 1_000 && at + nl + 1 < kept.len() {
-            at += nl + 1;
-        }
+    if let Some(nl) = kept[at..].find('\n')
+        && nl < 1_000
+        && at + nl + 1 < kept.len()
+    {
+        at += nl + 1;
     }
     cut.lines += kept[..at].matches('\n').count() as u64;
     cut.chars += kept[..at].chars().count() as u64;

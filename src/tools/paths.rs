@@ -165,7 +165,12 @@ mod tests {
         ] {
             assert!(is_sensitive_path(Path::new(p)), "{p}");
         }
-        for p in ["/w/src/main.rs", "/w/.env.example", "/w/config.yaml", "/w/keys.rs"] {
+        for p in [
+            "/w/src/main.rs",
+            "/w/.env.example",
+            "/w/config.yaml",
+            "/w/keys.rs",
+        ] {
             assert!(!is_sensitive_path(Path::new(p)), "{p}");
         }
     }

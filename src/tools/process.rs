@@ -52,7 +52,10 @@ pub(crate) fn shell_command(command: &str, cwd: &Path, env: &[(String, String)])
 
 /// Kill every process in the group led by `child` (it was spawned with its own group).
 pub(crate) fn kill_group(child: &Child) {
-    if let Some(pid) = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+    if let Some(pid) = child
+        .id()
+        .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+    {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
@@ -150,9 +153,15 @@ mod tests {
     async fn captures_output_and_exit_code() {
         let dir = std::env::temp_dir();
         let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
-        let o = run_command("echo out; echo err >&2; exit 3", &dir, &env, limits(10), &CancellationToken::new())
-            .await
-            .unwrap();
+        let o = run_command(
+            "echo out; echo err >&2; exit 3",
+            &dir,
+            &env,
+            limits(10),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.stdout, "out\n");
         assert_eq!(o.stderr, "err\n");
         assert_eq!(o.exit_code, Some(3));
@@ -162,11 +171,20 @@ mod tests {
     async fn inactivity_timeout_kills_the_command() {
         let dir = std::env::temp_dir();
         let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
-        let lim = CommandLimits { inactivity: Duration::from_millis(300), ..limits(1) };
+        let lim = CommandLimits {
+            inactivity: Duration::from_millis(300),
+            ..limits(1)
+        };
         let start = std::time::Instant::now();
-        let o = run_command("echo start; sleep 30", &dir, &env, lim, &CancellationToken::new())
-            .await
-            .unwrap();
+        let o = run_command(
+            "echo start; sleep 30",
+            &dir,
+            &env,
+            lim,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert!(o.timed_out);
         assert_eq!(o.stdout, "start\n");
         assert!(start.elapsed() < Duration::from_secs(5));
@@ -177,20 +195,36 @@ mod tests {
         let dir = std::env::temp_dir();
         let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
         let start = std::time::Instant::now();
-        let o = run_command("sleep 30 & echo done", &dir, &env, limits(60), &CancellationToken::new())
-            .await
-            .unwrap();
+        let o = run_command(
+            "sleep 30 & echo done",
+            &dir,
+            &env,
+            limits(60),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.stdout, "done\n");
-        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
     }
 
     #[tokio::test]
     async fn stdin_is_closed() {
         let dir = std::env::temp_dir();
         let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
-        let o = run_command("cat; echo eof", &dir, &env, limits(10), &CancellationToken::new())
-            .await
-            .unwrap();
+        let o = run_command(
+            "cat; echo eof",
+            &dir,
+            &env,
+            limits(10),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.stdout, "eof\n");
     }
 }

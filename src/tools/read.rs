@@ -87,14 +87,22 @@ fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolO
     Ok(ToolOutput::text(format!("Contents of {raw}:\n{content}")))
 }
 
-fn too_large(raw: &str, bytes: u64, max_chars: usize, max_lines: usize, parallel: usize) -> ToolError {
+fn too_large(
+    raw: &str,
+    bytes: u64,
+    max_chars: usize,
+    max_lines: usize,
+    parallel: usize,
+) -> ToolError {
     let mut msg = format!(
         "File is too large to read at once: {raw} has {bytes} bytes; the limit is {max_chars} \
          characters or {max_lines} lines. Read a part with Bash (`sed -n '1,200p' {raw}`, \
          `head -c 20000 {raw}`) or look for lines with Search."
     );
     if parallel > 1 {
-        msg.push_str(&format!(" (The limit is divided by the {parallel} parallel tool calls of this turn.)"));
+        msg.push_str(&format!(
+            " (The limit is divided by the {parallel} parallel tool calls of this turn.)"
+        ));
     }
     ToolError::RespondToModel(msg)
 }

@@ -108,15 +108,16 @@ fn kind_of(path: &Path) -> Option<&'static str> {
         .map(|&(_, kind)| kind)
 }
 
-fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
+/// The file at `path` if it may be uploaded: a regular file of an accepted type within the
+/// per-file limit. Returns it opened, with its size and media type.
+fn check_file(raw: &str, path: &Path) -> Result<(std::fs::File, u64, &'static str), ToolError> {
     let respond = ToolError::RespondToModel;
-    let path = resolve_in_workspace(&shared.workspace, raw).real;
     let meta =
-        std::fs::metadata(&path).map_err(|_| respond(format!("File does not exist: {raw}")))?;
+        std::fs::metadata(path).map_err(|_| respond(format!("File does not exist: {raw}")))?;
     if !meta.is_file() {
         return Err(respond(format!("{raw} is not a regular file")));
     }
-    let kind = kind_of(&path).ok_or_else(|| {
+    let kind = kind_of(path).ok_or_else(|| {
         respond(format!(
             "{raw} is not an accepted artifact type. Accepted endings: {}. Rename the file or \
              pack it into a .zip or .tar.gz.",
@@ -130,6 +131,14 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
             meta.len()
         )));
     }
+    let file = std::fs::File::open(path).map_err(|e| respond(format!("Cannot open {raw}: {e}")))?;
+    Ok((file, meta.len(), kind))
+}
+
+fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
+    let respond = ToolError::RespondToModel;
+    let path = resolve_in_workspace(&shared.workspace, raw).real;
+    let (file, len, kind) = check_file(raw, &path)?;
     let rel = match path.strip_prefix(&shared.workspace) {
         Ok(rel) => rel.to_path_buf(),
         Err(_) => Path::new("outside-workspace").join(path.file_name().unwrap_or_default()),
@@ -143,15 +152,14 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
         .filter(|r| r.path != shown)
         .map(|r| r.size)
         .sum();
-    if used + meta.len() > MAX_RUN_BYTES {
+    if used + len > MAX_RUN_BYTES {
         return Err(respond(format!(
-            "Uploading {raw} ({} bytes) would exceed the run's artifact limit of {MAX_RUN_BYTES} \
-             bytes (500 MB); {used} bytes are already uploaded.",
-            meta.len()
+            "Uploading {raw} ({len} bytes) would exceed the run's artifact limit of \
+             {MAX_RUN_BYTES} bytes (500 MB); {used} bytes are already uploaded."
         )));
     }
     let stored = shared.artifacts_dir.join(&rel);
-    let (size, sha256) = copy_hashed(&path, &stored)
+    let (size, sha256) = copy_hashed(file, &stored)
         .map_err(|e| ToolError::Fatal(format!("cannot copy {raw} to {}: {e}", stored.display())))?
         .ok_or_else(|| {
             respond(format!(
@@ -172,11 +180,10 @@ fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
     )))
 }
 
-/// Copy `from` to `to` (atomically) and hash it; `None` when it exceeds the per-file limit.
-fn copy_hashed(from: &Path, to: &Path) -> std::io::Result<Option<(u64, String)>> {
+/// Copy `src` to `to` (atomically) and hash it; `None` when it exceeds the per-file limit.
+fn copy_hashed(mut src: std::fs::File, to: &Path) -> std::io::Result<Option<(u64, String)>> {
     let dir = to.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut src = std::fs::File::open(from)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".upload-")
         .tempfile_in(dir)?;

@@ -34,7 +34,12 @@ impl Tool for Write {
             description: DESCRIPTION.into(),
             parameters: object_schema(&[
                 ("filepath", "string", "Path of the file to write.", true),
-                ("content", "string", "The complete new content of the file.", true),
+                (
+                    "content",
+                    "string",
+                    "The complete new content of the file.",
+                    true,
+                ),
             ]),
         }
     }
@@ -62,8 +67,13 @@ impl Tool for Write {
                     shared.mark_read(path.real);
                     ToolOutput::text(format!("Created {raw} ({} bytes)", content.len()))
                 }
-                Some(old) if old == content => ToolOutput::text(format!("{raw} unchanged (same content)")),
-                Some(old) => ToolOutput::text(format!("Wrote {raw}\n{}", unified_diff(&raw, &old, &content))),
+                Some(old) if old == content => {
+                    ToolOutput::text(format!("{raw} unchanged (same content)"))
+                }
+                Some(old) => ToolOutput::text(format!(
+                    "Wrote {raw}\n{}",
+                    unified_diff(&raw, &old, &content)
+                )),
             })
         })
         .await
@@ -79,7 +89,10 @@ pub(crate) fn path_tighten(raw: &str, shared: &ToolShared) -> Option<Tighten> {
         return Some(Tighten {
             permission: Permission::Ask,
             rule: "tool.outside_workspace",
-            reason: format!("{raw} resolves to {} outside the workspace", path.real.display()),
+            reason: format!(
+                "{raw} resolves to {} outside the workspace",
+                path.real.display()
+            ),
         });
     }
     is_sensitive_path(&path.real).then(|| Tighten {
@@ -94,7 +107,9 @@ pub(crate) fn path_tighten(raw: &str, shared: &ToolShared) -> Option<Tighten> {
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".cn-run-").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".cn-run-")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Ok(meta) = std::fs::metadata(path) {

@@ -2,6 +2,7 @@
 //! with the `git` CLI: snapshots land under `refs/cn-run/`, HEAD, the index, branches and
 //! stash never move, `git apply` of the patch on the start state gives the final tree, and
 //! rollback gives back the start (or checkpoint 1) byte for byte.
+#![allow(clippy::unwrap_used)] // test helpers, outside #[test] functions
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -166,7 +167,11 @@ const NOT_SNAPSHOTTED: &[&str] = &["build.log", "secret.env", ".cn-run"];
 fn checkpoints_are_hidden_refs_and_the_patch_rebuilds_the_final_tree() {
     let repo = fixture();
     let root = repo.path();
+    // The user has a staged change; it must stay staged, and the start snapshot has it.
+    write(root, "src/lib.rs", b"pub fn one() -> u32 {\n    2 - 1\n}\n");
+    git(root, &["add", "src/lib.rs"]);
     let before = git_state(root);
+    assert!(before.staged.contains("src/lib.rs"));
     let status_before = git(root, &["status", "--porcelain"]);
 
     let cp = start(root, "run-a");
@@ -183,7 +188,7 @@ fn checkpoints_are_hidden_refs_and_the_patch_rebuilds_the_final_tree() {
     let second = cp.checkpoint("Bash").unwrap().unwrap();
     assert_eq!(second.index, 2);
     assert_eq!(second.files_changed, 5, "{second:?}");
-    assert_eq!(cp.checkpoints(), vec![first.clone(), second.clone()]);
+    assert_eq!(cp.checkpoints(), vec![first, second.clone()]);
 
     assert_eq!(
         cn_refs(root),
@@ -437,4 +442,31 @@ fn runs_are_listed_and_bad_requests_are_refused() {
         Err(CheckpointError::RunNotFound(_))
     ));
     drop(other);
+}
+
+#[test]
+fn a_repository_cloned_inside_the_tree_is_left_out() {
+    let repo = fixture();
+    let root = repo.path();
+    let cp = start(root, "run-i");
+    let nested = root.join("vendor/dep");
+    fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    write(&nested, "dep.rs", b"fn dep() {}\n");
+    git(&nested, &["add", "-A"]);
+    git(&nested, &["commit", "-q", "-m", "dep"]);
+    write(root, "README.md", b"uses a vendored dependency\n");
+    let made = cp.checkpoint("Bash").unwrap().unwrap();
+    assert_eq!(made.files_changed, 1);
+    let files = git(
+        root,
+        &["ls-tree", "-r", "--name-only", "refs/cn-run/run-i/1"],
+    );
+    assert!(!files.contains("vendor"), "{files}");
+    rollback(root, "run-i", None).unwrap();
+    assert_eq!(fs::read(nested.join("dep.rs")).unwrap(), b"fn dep() {}\n");
+    assert_eq!(
+        fs::read(root.join("README.md")).unwrap(),
+        b"# demo\n\nline two\nline three\n"
+    );
 }

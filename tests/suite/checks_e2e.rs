@@ -7,7 +7,9 @@ use serde_json::Value;
 use crate::support::runner::{Run, cn_run, run, write_files};
 
 fn run_job(dir: &Path, job_rest: &str, script: &str) -> Run {
-    let job = format!("version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: do it\n{job_rest}");
+    let job = format!(
+        "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: do it\n{job_rest}"
+    );
     write_files(dir, &[("job.yaml", &job), ("s.yaml", script)]);
     let mut cmd = cn_run(dir);
     cmd.arg(dir.join("job.yaml")).arg("-C").arg(dir);
@@ -27,19 +29,38 @@ fn a_failed_check_goes_back_to_the_agent_and_the_second_attempt_passes() {
     assert_eq!(result["attempts"], 2);
     let checks = result["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 2);
-    assert_eq!((checks[0]["attempt"].clone(), checks[0]["passed"].clone()), (Value::from(1), Value::from(false)));
-    assert_eq!((checks[1]["attempt"].clone(), checks[1]["passed"].clone()), (Value::from(2), Value::from(true)));
-    assert!(checks[1]["output_tail"].as_str().unwrap().contains("present"));
+    assert_eq!(
+        (checks[0]["attempt"].clone(), checks[0]["passed"].clone()),
+        (Value::from(1), Value::from(false))
+    );
+    assert_eq!(
+        (checks[1]["attempt"].clone(), checks[1]["passed"].clone()),
+        (Value::from(2), Value::from(true))
+    );
+    assert!(
+        checks[1]["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("present")
+    );
     assert_eq!(result["result"], "fixed now");
     // The failure was sent back to the agent as a message of the same conversation.
-    let session: Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap()).unwrap();
+    let session: Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap(),
+    )
+    .unwrap();
     let feedback = session["history"]
         .as_array()
         .unwrap()
         .iter()
         .find(|m| m["role"] == "user" && m["content"].as_str().unwrap().contains("fixed exists"))
         .expect("feedback message in the history");
-    assert!(feedback["content"].as_str().unwrap().contains("attempt 1 of 2"));
+    assert!(
+        feedback["content"]
+            .as_str()
+            .unwrap()
+            .contains("attempt 1 of 2")
+    );
     assert_eq!(r.events_of("attempt.started").len(), 1);
 }
 
@@ -56,7 +77,12 @@ fn checks_that_never_pass_exit_1() {
     assert_eq!(result["status"], "failed");
     assert!(result["reason"].as_str().unwrap().contains("always red"));
     assert_eq!(result["checks"][1]["exit_code"], 3);
-    assert!(result["checks"][0]["output_tail"].as_str().unwrap().contains("nope"));
+    assert!(
+        result["checks"][0]["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("nope")
+    );
 }
 
 const SCHEMA: &str = "output_schema:\n  type: object\n  required: [files_changed]\n  properties: {files_changed: {type: integer}}\n";
@@ -64,12 +90,20 @@ const SCHEMA: &str = "output_schema:\n  type: object\n  required: [files_changed
 #[test]
 fn structured_output_valid_repaired_and_failed() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = run_job(tmp.path(), SCHEMA, "turns:\n  - text: '{\"files_changed\": 2}'\n");
+    let r = run_job(
+        tmp.path(),
+        SCHEMA,
+        "turns:\n  - text: '{\"files_changed\": 2}'\n",
+    );
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["structured_output"]["files_changed"], 2);
 
     let tmp = tempfile::tempdir().unwrap();
-    let r = run_job(tmp.path(), SCHEMA, "turns:\n  - text: I changed two files.\n  - text: '{\"files_changed\": 2}'\n");
+    let r = run_job(
+        tmp.path(),
+        SCHEMA,
+        "turns:\n  - text: I changed two files.\n  - text: '{\"files_changed\": 2}'\n",
+    );
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["structured_output"]["files_changed"], 2);
     let validations = r.events_of("output.validated");
@@ -77,8 +111,17 @@ fn structured_output_valid_repaired_and_failed() {
     assert_eq!(validations[0]["valid"], false);
 
     let tmp = tempfile::tempdir().unwrap();
-    let r = run_job(tmp.path(), SCHEMA, "turns:\n  - text: two\n  - text: '{\"files_changed\": \"two\"}'\n");
+    let r = run_job(
+        tmp.path(),
+        SCHEMA,
+        "turns:\n  - text: two\n  - text: '{\"files_changed\": \"two\"}'\n",
+    );
     assert_eq!(r.code, 1, "{r:#?}");
-    assert!(r.result()["reason"].as_str().unwrap().contains("output_schema"));
+    assert!(
+        r.result()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("output_schema")
+    );
     assert_eq!(r.result()["structured_output"], Value::Null);
 }

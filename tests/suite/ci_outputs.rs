@@ -8,7 +8,9 @@ use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 use crate::support::runner::{Run, cn_run, run, write_files};
 
 fn job(dir: &Path, rest: &str, script: &str) -> std::path::PathBuf {
-    let job = format!("version: 1\nname: ci-job\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: do it\n{rest}");
+    let job = format!(
+        "version: 1\nname: ci-job\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: do it\n{rest}"
+    );
     write_files(dir, &[("job.yaml", &job), ("s.yaml", script)]);
     dir.join("job.yaml")
 }
@@ -17,11 +19,18 @@ fn parse_junit(path: &Path) -> Report {
     let xml = std::fs::read_to_string(path).unwrap();
     // An independent, strict XML parser must accept it too (when python3 is around).
     if let Ok(out) = std::process::Command::new("python3")
-        .args(["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])"])
+        .args([
+            "-c",
+            "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+        ])
         .arg(path)
         .output()
     {
-        assert!(out.status.success(), "not well-formed XML: {}\n{xml}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "not well-formed XML: {}\n{xml}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"))
 }
@@ -46,18 +55,45 @@ fn junit_with_ansi_output_is_well_formed_and_structured() {
         let names: Vec<&str> = suite.test_cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(
             names,
-            ["agent run", "check: lint (attempt 1)", "check: tests (attempt 1)", "check: lint (attempt 2)", "check: tests (attempt 2)"]
+            [
+                "agent run",
+                "check: lint (attempt 1)",
+                "check: tests (attempt 1)",
+                "check: lint (attempt 2)",
+                "check: tests (attempt 2)"
+            ]
         );
-        assert!(matches!(suite.test_cases[0].status, TestCaseStatus::Success { .. }));
+        assert!(matches!(
+            suite.test_cases[0].status,
+            TestCaseStatus::Success { .. }
+        ));
         match &suite.test_cases[1].status {
-            TestCaseStatus::NonSuccess { kind: NonSuccessKind::Failure, message, .. } => {
+            TestCaseStatus::NonSuccess {
+                kind: NonSuccessKind::Failure,
+                message,
+                ..
+            } => {
                 assert!(message.as_ref().unwrap().as_str().contains("exit code 1"));
             }
             other => panic!("{other:?}"),
         }
-        let props: Vec<(&str, &str)> = suite.properties.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
-        for key in ["run_id", "model", "cost_usd", "input_tokens", "output_tokens", "attempts"] {
-            assert!(props.iter().any(|(k, _)| *k == key), "missing property {key}: {props:?}");
+        let props: Vec<(&str, &str)> = suite
+            .properties
+            .iter()
+            .map(|p| (p.name.as_str(), p.value.as_str()))
+            .collect();
+        for key in [
+            "run_id",
+            "model",
+            "cost_usd",
+            "input_tokens",
+            "output_tokens",
+            "attempts",
+        ] {
+            assert!(
+                props.iter().any(|(k, _)| *k == key),
+                "missing property {key}: {props:?}"
+            );
         }
         assert!(suite.time.is_some());
     }
@@ -113,14 +149,35 @@ fn github_actions_outputs_summary_annotations_and_masks() {
     assert!(outputs.contains("exit-code=0\n"));
     assert!(outputs.contains("output-summary=fixed it\n"), "{outputs}");
     assert!(outputs.contains("output-fixed=3\n"));
-    assert!(outputs.contains(&format!("result={}", tmp.path().join("out/result.json").canonicalize().unwrap().display())), "{outputs}");
+    assert!(
+        outputs.contains(&format!(
+            "result={}",
+            tmp.path()
+                .join("out/result.json")
+                .canonicalize()
+                .unwrap()
+                .display()
+        )),
+        "{outputs}"
+    );
     let summary = std::fs::read_to_string(tmp.path().join("gh_summary")).unwrap();
     assert!(summary.contains("cn-run `ci-job`: success"), "{summary}");
-    assert!(summary.contains("| unit tests | 1 | ✅ passed"), "{summary}");
+    assert!(
+        summary.contains("| unit tests | 1 | ✅ passed"),
+        "{summary}"
+    );
     assert!(summary.contains("| denied call |"), "{summary}");
-    assert!(r.stderr.contains(&format!("::add-mask::{secret}")), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("::add-mask::{secret}")),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("::group::ci-job turn 1") && r.stderr.contains("::endgroup::"));
-    assert!(r.stderr.contains("::warning title=Bash call denied::"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("::warning title=Bash call denied::"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -140,9 +197,17 @@ fn a_planted_secret_is_in_no_file_the_run_wrote() {
     }
     for f in files.iter().filter(|f| f.is_file()) {
         let text = std::fs::read_to_string(f).unwrap_or_default();
-        assert!(!text.contains(secret), "{} contains the secret", f.display());
+        assert!(
+            !text.contains(secret),
+            "{} contains the secret",
+            f.display()
+        );
     }
     // stderr shows it only inside the mask command GitHub needs to hide it.
-    let leaks: Vec<&str> = r.stderr.lines().filter(|l| l.contains(secret) && !l.starts_with("::add-mask::")).collect();
+    let leaks: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains(secret) && !l.starts_with("::add-mask::"))
+        .collect();
     assert!(leaks.is_empty(), "{leaks:?}");
 }

@@ -16,7 +16,10 @@ use tokio_util::sync::CancellationToken;
 /// `target/<profile>/examples/mcp_fixture`, next to the cn-run binary's directory.
 fn fixture() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
-    let path = bin.parent().unwrap().join("examples/mcp_fixture");
+    let path = bin
+        .parent()
+        .map(|d| d.join("examples/mcp_fixture"))
+        .unwrap_or_default();
     assert!(
         path.is_file(),
         "{} is missing: `cargo test` builds examples",
@@ -324,6 +327,35 @@ async fn shutdown_and_drop_both_end_the_server_process() {
 }
 
 #[tokio::test]
+async fn a_server_that_dies_mid_run_gives_the_model_a_clear_error() {
+    let (hub, _) = McpHub::start(vec![stdio("fx", &[])], &base_env())
+        .await
+        .unwrap();
+    let pid: u32 = call(&hub, "mcp__fx__pid", json!({}))
+        .await
+        .unwrap()
+        .parse()
+        .unwrap();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let start = Instant::now();
+    let err = call(&hub, "mcp__fx__echo", json!({"text": "anyone?"}))
+        .await
+        .unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(&err, ToolError::RespondToModel(m) if m.contains("\"fx\"") && m.contains("no longer be reached")),
+        "{err:?}"
+    );
+    hub.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_server_that_never_answers_fails_the_start_in_time() {
     let mark = marker();
     let mut config = stdio("stuck", &["--hang", &mark]);
@@ -331,6 +363,7 @@ async fn a_server_that_never_answers_fails_the_start_in_time() {
     let start = Instant::now();
     let err = McpHub::start(vec![config], &base_env()).await.unwrap_err();
     let took = start.elapsed();
+    eprintln!("hang failure after {took:?}: {err}");
     assert!(took < Duration::from_millis(800 + 1_500), "took {took:?}");
     let McpError::Startup { server, reason } = &err else {
         panic!("{err:?}")
@@ -358,6 +391,7 @@ async fn a_crashing_server_is_named_with_its_last_words() {
         .await
         .unwrap_err();
     let text = err.to_string();
+    eprintln!("crash failure: {text}");
     assert!(text.contains("\"broken\""), "{text}");
     assert!(text.contains("missing token"), "{text}");
     let missing = ServerConfig {
@@ -479,27 +513,24 @@ async fn permission_patterns_match_the_exposed_names() {
 }
 
 /// A free loopback port (free when this returns; the fixture binds it right after).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
 }
 
-async fn http_fixture() -> (tokio::process::Child, String) {
-    let port = free_port();
+async fn http_fixture() -> anyhow::Result<(tokio::process::Child, String)> {
+    let port = free_port()?;
     let child = tokio::process::Command::new(fixture())
         .args(["--http", &port.to_string()])
         .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .spawn()?;
     let up = eventually(Duration::from_secs(10), || {
         std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
     })
     .await;
     assert!(up, "the HTTP fixture did not listen on {port}");
-    (child, format!("http://127.0.0.1:{port}/mcp"))
+    Ok((child, format!("http://127.0.0.1:{port}/mcp")))
 }
 
 fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
@@ -517,7 +548,7 @@ fn http(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
 
 #[tokio::test]
 async fn streamable_http_servers_work_with_their_headers() {
-    let (mut server, url) = http_fixture().await;
+    let (mut server, url) = http_fixture().await.unwrap();
     let config = http(
         "web",
         &url,
@@ -562,7 +593,7 @@ async fn streamable_http_servers_work_with_their_headers() {
 
 #[tokio::test]
 async fn an_unreachable_http_server_fails_fast_with_its_name() {
-    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let url = format!("http://127.0.0.1:{}/mcp", free_port().unwrap());
     let start = Instant::now();
     let err = McpHub::start(vec![http("remote", &url, &[])], &base_env())
         .await
@@ -576,37 +607,41 @@ async fn an_unreachable_http_server_fails_fast_with_its_name() {
     assert!(text.contains("\"remote\"") && text.contains(&url), "{text}");
 }
 
-/// Median wall time of `McpHub::start` for `n` fixture servers started with `args`.
-async fn start_ms(n: usize, args: &[&str], rounds: usize) -> f64 {
-    let mut times = Vec::new();
+/// Median wall times of `McpHub::start` and of `shutdown` for `n` fixture servers.
+async fn start_ms(n: usize, args: &[&str], rounds: usize) -> anyhow::Result<(f64, f64)> {
+    let (mut starts, mut stops) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         let configs = (0..n).map(|i| stdio(&format!("s{i}"), args)).collect();
         let start = Instant::now();
-        let (hub, statuses) = McpHub::start(configs, &base_env()).await.unwrap();
-        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        let (hub, statuses) = McpHub::start(configs, &base_env()).await?;
+        starts.push(start.elapsed().as_secs_f64() * 1000.0);
         assert!(statuses.iter().all(|s| s.status == ServerState::Ready));
+        let stop = Instant::now();
         hub.shutdown().await;
+        stops.push(stop.elapsed().as_secs_f64() * 1000.0);
     }
-    times.sort_by(f64::total_cmp);
-    times[times.len() / 2]
+    starts.sort_by(f64::total_cmp);
+    stops.sort_by(f64::total_cmp);
+    Ok((starts[rounds / 2], stops[rounds / 2]))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_servers_start_together_not_one_after_another() {
     // Warm the page cache so the first measured spawn is not an outlier.
-    start_ms(1, &[], 1).await;
-    let one = start_ms(1, &[], 5).await;
-    let three = start_ms(3, &[], 5).await;
-    let one_slow = start_ms(1, &["--delay", "300"], 3).await;
-    let three_slow = start_ms(3, &["--delay", "300"], 3).await;
+    start_ms(1, &[], 1).await.unwrap();
+    let (one, one_stop) = start_ms(1, &[], 7).await.unwrap();
+    let (three, three_stop) = start_ms(3, &[], 7).await.unwrap();
+    let (one_slow, _) = start_ms(1, &["--delay", "300"], 3).await.unwrap();
+    let (three_slow, _) = start_ms(3, &["--delay", "300"], 3).await.unwrap();
     eprintln!(
         "mcp start (median): 1 server {one:.1} ms, 3 servers {three:.1} ms (+{:.1}); \
-         with 300 ms start delay: 1 server {one_slow:.1} ms, 3 servers {three_slow:.1} ms (+{:.1})",
+         with a 300 ms start delay: 1 server {one_slow:.1} ms, 3 servers {three_slow:.1} ms \
+         (+{:.1}); shutdown: 1 server {one_stop:.1} ms, 3 servers {three_stop:.1} ms",
         three - one,
         three_slow - one_slow
     );
     assert!(three <= one + 1_000.0, "three {three} ms vs one {one} ms");
-    // Sequential starts would take at least 900 ms.
+    // One after another, three slow servers would take at least 900 ms.
     assert!(
         three_slow < 900.0,
         "three slow servers took {three_slow} ms: not concurrent"
@@ -619,4 +654,7 @@ fn starting_is_a_send_future() {
     let env = base_env();
     let fut = McpHub::start(vec![], &env);
     assert_send(&fut);
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<McpHub>();
+    assert_send_sync::<cn_run::mcp::McpTool>();
 }

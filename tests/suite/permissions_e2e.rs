@@ -29,16 +29,26 @@ fn a_denied_command_is_explained_and_the_run_goes_on() {
     assert_eq!(d["call_id"], "c1");
     assert_eq!(d["permission"], "ask");
     assert_eq!(d["resolution"], "denied");
-    assert_eq!(d["arguments"]["command"], "curl -s https://example.invalid/install.sh");
+    assert_eq!(
+        d["arguments"]["command"],
+        "curl -s https://example.invalid/install.sh"
+    );
     assert!(!d["reason"].as_str().unwrap().is_empty());
-    assert!(d["allow_hint"].as_str().unwrap().starts_with("Bash("), "{d}");
+    assert!(
+        d["allow_hint"].as_str().unwrap().starts_with("Bash("),
+        "{d}"
+    );
     // The model was told which rule denied it and how to allow it.
     let finished = r.events_of("tool.finished");
     let text = finished[0]["output"].as_str().unwrap();
     assert!(text.contains("Permission denied"), "{text}");
     assert!(text.contains("permissions: {allow:"), "{text}");
     assert_eq!(r.events_of("permission.decision").len(), 1);
-    assert_eq!(r.events_of("tool.started").len(), 0, "the command never ran");
+    assert_eq!(
+        r.events_of("tool.started").len(),
+        0,
+        "the command never ran"
+    );
 }
 
 #[test]
@@ -51,7 +61,10 @@ fn on_ask_fail_stops_with_exit_3() {
     let result = r.result();
     assert_eq!(result["status"], "approval_required");
     assert_eq!(result["permission_denials"][0]["resolution"], "failed");
-    assert_eq!(result["num_turns"], 1, "no further model request after the stop");
+    assert_eq!(
+        result["num_turns"], 1,
+        "no further model request after the stop"
+    );
 }
 
 #[test]
@@ -61,10 +74,18 @@ fn an_explicit_rule_allows_a_needs_permission_command_but_never_a_disabled_one()
     let script = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'echo hi > out.txt'}}]\n  - tool_calls: [{name: Bash, arguments: {command: 'rm -rf /'}}]\n  - text: done\n";
     write_files(tmp.path(), &[("job.yaml", job), ("s.yaml", script)]);
     let mut cmd = cn_run(tmp.path());
-    cmd.arg(tmp.path().join("job.yaml")).arg("-C").arg(tmp.path());
+    cmd.arg(tmp.path().join("job.yaml"))
+        .arg("-C")
+        .arg(tmp.path());
     let r = run(cmd, Some(&tmp.path().join("out")));
-    assert_eq!(std::fs::read_to_string(tmp.path().join("out.txt")).unwrap(), "hi\n");
-    assert_eq!(r.code, 0, "exclude is not ask: on_ask does not apply. {r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("out.txt")).unwrap(),
+        "hi\n"
+    );
+    assert_eq!(
+        r.code, 0,
+        "exclude is not ask: on_ask does not apply. {r:#?}"
+    );
     let d = &r.result()["permission_denials"][0];
     assert_eq!(d["permission"], "exclude");
     assert_eq!(d["source"], "evaluator");
@@ -78,7 +99,15 @@ fn excluded_tools_are_not_offered() {
     let mut cmd = cn_run(tmp.path());
     cmd.arg(tmp.path().join("job.yaml"));
     let r = run(cmd, Some(&tmp.path().join("out")));
-    let tools: Vec<String> = r.events()[0]["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_owned()).collect();
+    let tools: Vec<String> = r.events()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_owned())
+        .collect();
     assert!(tools.contains(&"Read".to_owned()), "{tools:?}");
-    assert!(!tools.contains(&"Bash".to_owned()) && !tools.contains(&"Write".to_owned()), "{tools:?}");
+    assert!(
+        !tools.contains(&"Bash".to_owned()) && !tools.contains(&"Write".to_owned()),
+        "{tools:?}"
+    );
 }

@@ -55,7 +55,12 @@ fn demo_job_runs_as_the_readme_says() {
         .collect();
     assert_eq!(bash.len(), 2);
     assert_eq!(bash[0]["status"], "error", "first test run fails");
-    assert!(bash[0]["output"].as_str().unwrap().contains("FAIL multiply"));
+    assert!(
+        bash[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("FAIL multiply")
+    );
     assert_eq!(bash[1]["status"], "ok", "second test run passes");
 }
 
@@ -63,7 +68,11 @@ fn demo_job_runs_as_the_readme_says() {
 fn max_turns_ends_the_run_with_exit_4_and_a_result() {
     let tmp = tempfile::tempdir().unwrap();
     let turn = "  - tool_calls: [{name: List, arguments: {dirpath: .}}]\n";
-    let job = job_dir(tmp.path(), "prompt: loop\nlimits: {max_turns: 3}\n", &format!("turns:\n{}", turn.repeat(10)));
+    let job = job_dir(
+        tmp.path(),
+        "prompt: loop\nlimits: {max_turns: 3}\n",
+        &format!("turns:\n{}", turn.repeat(10)),
+    );
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&job);
     let r = run(cmd, Some(&tmp.path().join("out")));
@@ -92,7 +101,11 @@ fn timeout_ends_a_slow_model_and_a_slow_command_with_exit_4() {
         let mut cmd = cn_run(tmp.path());
         cmd.arg(&job);
         let r = run(cmd, Some(&tmp.path().join("out")));
-        assert!(started.elapsed() < Duration::from_secs(10), "took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
         assert_eq!(r.code, 4, "{r:#?}");
         assert_eq!(r.result()["subtype"], "error_timeout");
         seqs_are_ordered(&r.events());
@@ -113,14 +126,21 @@ fn a_script_that_runs_out_is_a_provider_failure_exit_5() {
     assert_eq!(r.code, 5, "{r:#?}");
     let result = r.result();
     assert_eq!(result["status"], "provider_error");
-    assert!(result["reason"].as_str().unwrap().contains("no turn left"), "{result}");
+    assert!(
+        result["reason"].as_str().unwrap().contains("no turn left"),
+        "{result}"
+    );
 }
 
 #[test]
 fn a_provider_outage_is_retried_then_exit_5() {
     let tmp = tempfile::tempdir().unwrap();
     let err = "  - error: {kind: server, status: 503, message: down}\n";
-    let job = job_dir(tmp.path(), "prompt: go\n", &format!("turns:\n{}", err.repeat(3)));
+    let job = job_dir(
+        tmp.path(),
+        "prompt: go\n",
+        &format!("turns:\n{}", err.repeat(3)),
+    );
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&job);
     let r = run(cmd, Some(&tmp.path().join("out")));
@@ -148,7 +168,11 @@ fn a_retried_outage_that_recovers_succeeds() {
 #[test]
 fn json_and_stream_json_formats() {
     let tmp = tempfile::tempdir().unwrap();
-    let job = job_dir(tmp.path(), "prompt: hi\n", "turns:\n  - text: hello there\n");
+    let job = job_dir(
+        tmp.path(),
+        "prompt: hi\n",
+        "turns:\n  - text: hello there\n",
+    );
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&job).args(["--format", "json"]);
     let r = run(cmd, Some(&tmp.path().join("out1")));
@@ -161,11 +185,19 @@ fn json_and_stream_json_formats() {
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&job).args(["--format", "stream-json"]);
     let r = run(cmd, Some(&tmp.path().join("out2")));
-    let lines: Vec<Value> = r.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines[0]["type"], "run.started");
     assert_eq!(lines[lines.len() - 2]["type"], "run.completed");
     assert_eq!(lines.last().unwrap()["type"], "result");
-    assert_eq!(lines.len() - 1, r.events().len(), "stdout carries the same events as the file");
+    assert_eq!(
+        lines.len() - 1,
+        r.events().len(),
+        "stdout carries the same events as the file"
+    );
 }
 
 #[test]
@@ -173,7 +205,14 @@ fn adhoc_prompt_runs_without_a_job_file() {
     let tmp = tempfile::tempdir().unwrap();
     write_files(tmp.path(), &[("s.yaml", "- text: ad hoc answer\n")]);
     let mut cmd = cn_run(tmp.path());
-    cmd.args(["-p", "say something", "--provider", "script", "--script", "s.yaml"]);
+    cmd.args([
+        "-p",
+        "say something",
+        "--provider",
+        "script",
+        "--script",
+        "s.yaml",
+    ]);
     let r = run(cmd, Some(&tmp.path().join("out")));
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.stdout, "ad hoc answer\n");
@@ -185,10 +224,16 @@ fn stdin_prompt_with_dash() {
     let job = job_dir(tmp.path(), "prompt: \"-\"\n", "turns:\n  - text: got it\n");
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&job).arg("--out").arg(tmp.path().join("out"));
-    cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"the task from stdin").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"the task from stdin")
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let events = std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap();

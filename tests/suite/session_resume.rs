@@ -34,18 +34,28 @@ fn a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_turn() {
     let tmp = tempfile::tempdir().unwrap();
     write_files(tmp.path(), &[("job.yaml", JOB), ("s.yaml", SCRIPT)]);
     let mut cmd = cn_run(tmp.path());
-    cmd.arg("job.yaml").stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.arg("job.yaml")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
     let log = tmp.path().join("log.txt");
     let start = Instant::now();
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains("two") {
-        assert!(start.elapsed() < Duration::from_secs(20), "the run never reached turn 2");
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("two")
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run never reached turn 2"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(200));
     child.kill().unwrap(); // SIGKILL: no handler runs, nothing is flushed by us
     child.wait().unwrap();
-    let _ = std::process::Command::new("pkill").args(["-f", "^sleep 29$"]).status();
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "^sleep 29$"])
+        .status();
 
     let (run_dir, s) = session(tmp.path());
     assert_eq!(s["state"], "running");
@@ -65,7 +75,10 @@ fn a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_turn() {
     assert_eq!(s["state"], "finished");
     let history = s["history"].as_array().unwrap();
     let interrupted = history.iter().find(|m| m["tool_call_id"] == "b").unwrap();
-    assert!(interrupted["content"].as_str().unwrap().contains("killed"), "{interrupted}");
+    assert!(
+        interrupted["content"].as_str().unwrap().contains("killed"),
+        "{interrupted}"
+    );
     let assistants = history.iter().filter(|m| m["role"] == "assistant").count();
     assert_eq!(assistants, 4, "every scripted turn exactly once");
     // One event stream across both processes, numbered without gaps.
@@ -77,10 +90,19 @@ fn a_run_killed_with_sigkill_resumes_without_losing_or_repeating_a_turn() {
     for (i, e) in events.iter().enumerate() {
         assert_eq!(e["seq"], (i + 1) as u64, "{e}");
     }
-    let started: Vec<&Value> = events.iter().filter(|e| e["type"] == "run.started").collect();
+    let started: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "run.started")
+        .collect();
     assert_eq!(started.len(), 2);
     assert_eq!(started[1]["resumed"], true);
-    assert_eq!(events.iter().filter(|e| e["type"] == "run.completed").count(), 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "run.completed")
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -127,25 +149,53 @@ fn sessions_list_and_show() {
 fn an_interrupted_run_writes_its_result_and_session_and_exits_130() {
     let tmp = tempfile::tempdir().unwrap();
     let script = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'sleep 31'}}]\n  - text: never\n";
-    write_files(tmp.path(), &[("job.yaml", "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: wait\npermissions: {allow: ['Bash(sleep *)']}\n"), ("s.yaml", script)]);
+    write_files(
+        tmp.path(),
+        &[
+            (
+                "job.yaml",
+                "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: wait\npermissions: {allow: ['Bash(sleep *)']}\n",
+            ),
+            ("s.yaml", script),
+        ],
+    );
     let mut cmd = cn_run(tmp.path());
-    cmd.arg("job.yaml").arg("--out").arg(tmp.path().join("out")).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.arg("job.yaml")
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
     let start = Instant::now();
-    while !std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap_or_default().contains("tool.started") {
+    while !std::fs::read_to_string(tmp.path().join("out/events.jsonl"))
+        .unwrap_or_default()
+        .contains("tool.started")
+    {
         assert!(start.elapsed() < Duration::from_secs(20));
         std::thread::sleep(Duration::from_millis(20));
     }
     let pid = child.id().to_string();
-    std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     assert!(start.elapsed() < Duration::from_secs(10));
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/result.json")).unwrap()).unwrap();
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/result.json")).unwrap())
+            .unwrap();
     assert_eq!(result["status"], "interrupted");
     assert_eq!(result["exit_code"], 130);
     assert!(tmp.path().join("out/session.json").is_file());
     // The command the agent started did not outlive the run.
-    let ps = std::process::Command::new("pgrep").args(["-f", "^sleep 31$"]).output().unwrap();
-    assert!(ps.stdout.is_empty(), "orphan left behind: {}", String::from_utf8_lossy(&ps.stdout));
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", "^sleep 31$"])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "orphan left behind: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
 }

@@ -248,6 +248,25 @@ async fn non_ascii_text_is_edited_exactly() {
 }
 
 #[tokio::test]
+async fn a_crlf_file_keeps_its_line_endings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.txt"), "a\r\nb\r\nc\r\n").unwrap();
+    let ctx = ctx(dir.path());
+    read(&ctx, "w.txt").await;
+    let out = Edit
+        .run(edit("w.txt", "a\nb", "x\ny\nz"), &ctx)
+        .await
+        .unwrap();
+    assert!(out.content.contains("exactMatch"), "{}", out.content);
+    let args = json!({"file_path": "w.txt", "edits": [{"old_string": "z\nc", "new_string": "c"}]});
+    MultiEdit.run(args, &ctx).await.unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("w.txt")).unwrap(),
+        b"x\r\ny\r\nc\r\n"
+    );
+}
+
+#[tokio::test]
 async fn invalid_arguments_come_back_to_the_model() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();

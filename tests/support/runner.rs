@@ -33,13 +33,22 @@ pub struct Run {
 
 impl Run {
     pub fn result(&self) -> Value {
-        let path = self.out.as_ref().expect("run had no --out").join("result.json");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}\n{self:#?}", path.display()));
+        let path = self
+            .out
+            .as_ref()
+            .expect("run had no --out")
+            .join("result.json");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{self:#?}", path.display()));
         serde_json::from_str(&text).unwrap()
     }
 
     pub fn events(&self) -> Vec<Value> {
-        let path = self.out.as_ref().expect("run had no --out").join("events.jsonl");
+        let path = self
+            .out
+            .as_ref()
+            .expect("run had no --out")
+            .join("events.jsonl");
         std::fs::read_to_string(path)
             .unwrap()
             .lines()
@@ -49,7 +58,10 @@ impl Run {
 
     /// Events of one type.
     pub fn events_of(&self, kind: &str) -> Vec<Value> {
-        self.events().into_iter().filter(|e| e["type"] == kind).collect()
+        self.events()
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .collect()
     }
 }
 
@@ -88,7 +100,11 @@ pub fn git_init(dir: &Path) {
             .env("GIT_COMMITTER_EMAIL", "t@t")
             .output()
             .unwrap();
-        assert!(st.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&st.stderr));
+        assert!(
+            st.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
     };
     git(&["init", "-q"]);
     git(&["add", "-A"]);

@@ -95,7 +95,8 @@ fn script_text(err: ProviderError) -> String {
 impl ModelClient for ScriptClient {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
         if !self.primed.swap(true, Ordering::SeqCst) {
-            self.next.store(self.resume_point(request), Ordering::SeqCst);
+            self.next
+                .store(self.resume_point(request), Ordering::SeqCst);
         }
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(turn) = self.turns.get(n) else {

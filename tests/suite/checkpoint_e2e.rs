@@ -1,0 +1,172 @@
+//! Checkpoints through the binary: a run in a git repo leaves hidden refs, a diff.patch
+//! that reproduces its changes, HEAD and index untouched, and `cn-run rollback` undoes it.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::runner::{cn_run, git_init, run, write_files};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+const SCRIPT: &str = "turns:
+  - tool_calls:
+      - {name: Read, arguments: {filepath: a.txt}}
+  - tool_calls:
+      - {name: Edit, arguments: {file_path: a.txt, old_string: alpha, new_string: ALPHA}}
+      - {name: Write, arguments: {filepath: new/b.txt, content: \"brand new\\n\"}}
+  - tool_calls:
+      - {name: Bash, arguments: {command: 'rm gone.txt'}}
+  - text: done
+";
+
+fn setup(dir: &Path, extra: &str) {
+    write_files(
+        dir,
+        &[
+            ("a.txt", "alpha\nbeta\n"),
+            ("gone.txt", "bye\n"),
+            ("keep.txt", "same\n"),
+        ],
+    );
+    git_init(dir);
+    let job = format!(
+        "version: 1\nmodel: {{provider: script, name: m, script: /SCRIPT}}\nprompt: change things\npermissions: {{allow: ['Edit(*)', 'Write(**)', 'Bash(rm *)']}}\n{extra}"
+    );
+    let jobs = dir.parent().unwrap().join("jobs");
+    std::fs::create_dir_all(&jobs).unwrap();
+    std::fs::write(jobs.join("s.yaml"), SCRIPT).unwrap();
+    std::fs::write(jobs.join("job.yaml"), job.replace("/SCRIPT", "s.yaml")).unwrap();
+}
+
+#[test]
+fn checkpoints_diff_and_rollback() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    setup(&ws, "");
+    let head = git(&ws, &["rev-parse", "HEAD"]);
+    let index_before = std::fs::read(ws.join(".git/index")).unwrap();
+    let mut cmd = cn_run(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "ALPHA\nbeta\n"
+    );
+    assert!(!ws.join("gone.txt").exists());
+    // HEAD and the index are untouched; the run's snapshots are hidden refs.
+    assert_eq!(git(&ws, &["rev-parse", "HEAD"]), head);
+    assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before);
+    let refs = git(
+        &ws,
+        &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
+    );
+    assert!(refs.lines().count() >= 3, "{refs}");
+    // result.json reports the diff and the checkpoints.
+    let run_dir = std::fs::read_dir(ws.join(".cn-run"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["diff"]["files"], 3, "{result}");
+    assert!(result["checkpoints"].as_array().unwrap().len() >= 3);
+    // diff.patch applied to a fresh copy of the start gives the final tree.
+    let fresh = tmp.path().join("fresh");
+    git(
+        tmp.path(),
+        &["clone", "-q", ws.to_str().unwrap(), fresh.to_str().unwrap()],
+    );
+    git(
+        &fresh,
+        &["apply", run_dir.join("diff.patch").to_str().unwrap()],
+    );
+    for f in ["a.txt", "new/b.txt", "keep.txt"] {
+        assert_eq!(
+            std::fs::read(fresh.join(f)).unwrap(),
+            std::fs::read(ws.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert!(!fresh.join("gone.txt").exists());
+    // Rollback restores the start byte for byte.
+    let mut cmd = cn_run(&ws);
+    cmd.args(["rollback", "latest"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("gone.txt")).unwrap(),
+        "bye\n"
+    );
+    assert!(!ws.join("new/b.txt").exists());
+    assert_eq!(git(&ws, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn rollback_on_failure_restores_the_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    setup(
+        &ws,
+        "git: {rollback_on_failure: true}\nchecks: [{name: never, run: 'false'}]\n",
+    );
+    let mut cmd = cn_run(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    let r = run(cmd, None);
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("a.txt")).unwrap(),
+        "alpha\nbeta\n"
+    );
+    assert!(ws.join("gone.txt").exists());
+    assert_eq!(git(&ws, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn outside_git_the_run_works_and_says_so_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        tmp.path(),
+        &[
+            (
+                "job.yaml",
+                "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: hi\n",
+            ),
+            ("s.yaml", "- text: ok\n"),
+        ],
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("job.yaml");
+    let r = run(cmd, Some(&tmp.path().join("out")));
+    assert_eq!(r.code, 0);
+    let warnings = r.events_of("warning");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("checkpoints")
+    );
+    assert!(r.result()["diff"].is_null());
+}
