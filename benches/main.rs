@@ -1,1 +1,28 @@
-fn main() {}
+//! cn-run's benchmarks, one binary: `cargo bench` runs them all; `cargo bench -- NAME`
+//! runs the ones whose name contains NAME. Each prints its own figures (medians) to stdout.
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
+
+mod checkpoint;
+mod command_safety;
+mod edit_match;
+mod tokens;
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let benches: [(&str, fn()); 4] = [
+        // First: it measures building the tokenizer, which is a process-wide singleton.
+        ("tokens", tokens::run),
+        ("command_safety", command_safety::run),
+        ("edit_match", edit_match::run),
+        ("checkpoint", checkpoint::run),
+    ];
+    for (name, run) in benches {
+        if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+            println!("== {name}");
+            run();
+        }
+    }
+}

@@ -9,11 +9,13 @@ mod dispatch;
 mod hooks;
 mod stop;
 mod system_prompt;
+mod window;
 
 pub use budget::Budget;
 pub use hooks::{AgentHooks, NoHooks};
 pub use stop::{StopCause, StopSignal};
 pub use system_prompt::SystemPrompt;
+pub use window::ContextWindow;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -71,6 +73,8 @@ pub struct Agent<'a> {
     pub config: AgentConfig,
     pub system: SystemPrompt,
     pub hooks: &'a dyn AgentHooks,
+    /// The context window (compaction); `None` turns compaction off.
+    pub window: Option<ContextWindow>,
 }
 
 /// The state a run accumulates: history, budget and the last answer.
@@ -138,8 +142,24 @@ impl Agent<'_> {
             state.budget.turns += 1;
             let turn = state.budget.turns;
             self.emitter.emit(Event::TurnStarted { turn });
+            if let Err(outcome) = self.keep_in_window(turn, state, false).await {
+                return outcome;
+            }
             let response = match self.request(turn, state).await {
                 Ok(r) => r,
+                Err(ProviderError::ContextLength(_)) if self.window.is_some() => {
+                    // The provider counts differently: compact once and retry once.
+                    if let Err(outcome) = self.keep_in_window(turn, state, true).await {
+                        return outcome;
+                    }
+                    match self.request(turn, state).await {
+                        Ok(r) => r,
+                        Err(ProviderError::Cancelled) => {
+                            return self.stopped().unwrap_or(Outcome::Interrupted);
+                        }
+                        Err(e) => return Outcome::Provider(e),
+                    }
+                }
                 Err(ProviderError::Cancelled) => {
                     return self.stopped().unwrap_or(Outcome::Interrupted);
                 }
@@ -163,7 +183,18 @@ impl Agent<'_> {
                 .history
                 .push(Message::assistant(response.text, response.tool_calls));
             self.hooks.after_response(turn, state).await;
+            let nudge = self
+                .window
+                .as_mut()
+                .and_then(|w| w.auto_continue.after_reply(calls.is_empty()));
             if calls.is_empty() {
+                if let Some(message) = nudge {
+                    // The model stopped right after a compaction: ask it once to go on.
+                    state.history.push(message);
+                    self.hooks.after_turn(turn, state).await;
+                    self.emitter.emit(Event::TurnCompleted { turn });
+                    continue;
+                }
                 self.hooks.after_turn(turn, state).await;
                 self.emitter.emit(Event::TurnCompleted { turn });
                 return Outcome::Completed;
@@ -171,8 +202,13 @@ impl Agent<'_> {
             let result = self.dispatch(turn, &calls, &[]).await;
             state.history.extend(result.messages);
             self.hooks.after_turn(turn, state).await;
-            self.emitter.emit(Event::TurnCompleted { turn });
             if let Some(outcome) = result.outcome {
+                self.emitter.emit(Event::TurnCompleted { turn });
+                return outcome;
+            }
+            let after_tools = self.keep_in_window(turn, state, false).await;
+            self.emitter.emit(Event::TurnCompleted { turn });
+            if let Err(outcome) = after_tools {
                 return outcome;
             }
         }
@@ -199,7 +235,7 @@ impl Agent<'_> {
     }
 
     /// The outcome for an external stop, if one happened.
-    fn stopped(&self) -> Option<Outcome> {
+    pub(super) fn stopped(&self) -> Option<Outcome> {
         match self.stop.cause()? {
             StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
             StopCause::Interrupted => Some(Outcome::Interrupted),
@@ -208,7 +244,7 @@ impl Agent<'_> {
 
     /// Cost of one response: known when the price is known and the provider reported usage
     /// (a free model, such as the script provider, costs 0 either way).
-    fn cost(&self, usage: &Usage, reported: bool) -> Option<f64> {
+    pub(super) fn cost(&self, usage: &Usage, reported: bool) -> Option<f64> {
         let price = self.config.price.as_ref()?;
         let free = price.input_per_mtok == 0.0 && price.output_per_mtok == 0.0;
         (reported || free).then(|| pricing::cost(price, usage))

@@ -13,7 +13,8 @@ use super::outputs;
 use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
 use crate::agent::{
-    Agent, AgentConfig, Budget, Outcome, RunState, StopCause, StopSignal, SystemPrompt,
+    Agent, AgentConfig, Budget, ContextWindow, Outcome, RunState, StopCause, StopSignal,
+    SystemPrompt,
 };
 use crate::cli::{Format, RunArgs};
 use crate::context::pricing;
@@ -144,6 +145,25 @@ fn tool_limits(job: &Job) -> ToolLimits {
         l.bash_max_lines = n;
     }
     l
+}
+
+/// The context window of a model that the job does not describe: the provider's published
+/// size for well-known families, else 128k.
+fn default_context_length(model: &str) -> u64 {
+    let m = model.to_ascii_lowercase();
+    if m.contains("gpt-4.1") || m.contains("gemini") {
+        1_000_000
+    } else if m.contains("claude")
+        || m.starts_with("o1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+    {
+        200_000
+    } else if m.contains("gpt-5") {
+        400_000
+    } else {
+        128_000
+    }
 }
 
 fn price_for(job: &Job) -> Option<pricing::Price> {
@@ -345,6 +365,13 @@ pub(crate) async fn run_job(
         },
         system: system_prompt(&job, &workspace, policy.mode(), args.format),
         hooks: &hooks,
+        window: Some(ContextWindow::new(
+            &job.model.name,
+            job.model
+                .context_length
+                .unwrap_or_else(|| default_context_length(&job.model.name)),
+            job.model.max_tokens.map(u64::from),
+        )),
     };
     let (outcome, report) =
         std::panic::AssertUnwindSafe(super::attempts::run_attempts(&mut agent, &mut state, &job))
@@ -411,12 +438,6 @@ async fn finish(
     checkpoints: Option<&super::checkpoints::Checkpoints>,
 ) -> RunResult {
     let emitter = &sinks.emitter;
-    let diff = checkpoints.and_then(|c| c.write_diff(out_dir, redactor));
-    if f.status != Status::Success && job.git.rollback_on_failure {
-        if let Some(c) = checkpoints {
-            c.rollback_to_start(&shared.workspace);
-        }
-    }
     let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
     let (mut artifacts, warnings) = crate::artifacts::collect(
         &job.artifacts,
@@ -428,6 +449,14 @@ async fn finish(
         emitter.emit(Event::Warning { message: w });
     }
     artifacts.extend(shared.artifacts());
+    // The diff first, then (on failure, if asked) put the workspace back.
+    let diff = checkpoints.and_then(|c| c.write_diff(out_dir, redactor));
+    if let (true, Some(c)) = (
+        f.status != Status::Success && job.git.rollback_on_failure,
+        checkpoints,
+    ) {
+        c.rollback_to_start(&shared.workspace);
+    }
     for a in &artifacts {
         emitter.emit(Event::ArtifactCollected {
             path: a.path.clone(),

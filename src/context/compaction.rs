@@ -89,8 +89,11 @@ pub fn compaction_request(
     budget_tokens: u64,
     counter: &mut TokenCounter,
 ) -> Vec<Message> {
-    let counts = counter.per_message(history);
     let prompt = Message::user(COMPACTION_PROMPT);
+    if history.is_empty() {
+        return vec![prompt];
+    }
+    let counts = counter.per_message(history);
     let prompt_tokens = counter.count_message(&prompt);
     let note_tokens = counter.count_message(&omission_note(history.len()));
     let starts = group_starts(history);

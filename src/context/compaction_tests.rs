@@ -213,6 +213,8 @@ fn summary_request_keeps_everything_when_it_fits() {
     assert_eq!(request[..history.len()], history[..]);
     assert_eq!(request.last(), Some(&Message::user(COMPACTION_PROMPT)));
     assert_eq!(request.len(), history.len() + 1);
+    let empty = compaction_request(&[], 0, &mut counter);
+    assert_eq!(empty, vec![Message::user(COMPACTION_PROMPT)]);
 }
 
 #[test]

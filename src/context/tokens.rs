@@ -38,8 +38,6 @@ pub use estimate::estimate;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use serde_json::Value;
-
 use crate::conversation::{Message, ToolSpec};
 
 /// Added to every message's text (`cn`: content + 2).
@@ -54,8 +52,6 @@ const TOOL_RESULT_OVERHEAD: u64 = 5;
 const SYSTEM_OVERHEAD: u64 = 4;
 /// Added before and after the tool list.
 const TOOL_LIST_OVERHEAD: u64 = 12;
-/// Added to a schema's type and to its description.
-const SCHEMA_FIELD_OVERHEAD: u64 = 2;
 
 /// The tokenizer a model's text is counted with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,46 +143,24 @@ pub(crate) fn system_tokens(system: &str, count: &impl Fn(&str) -> u64) -> u64 {
 
 /// The tool list's tokens (before the family factor); no tools cost nothing.
 ///
-/// Like `cn`, a tool costs its name, its description and, per parameter, the name, type + 2,
-/// description + 2 and enum values. Unlike `cn`, nested object properties and array items
-/// are counted too (MCP tools have deep schemas).
+/// Each tool is counted as the JSON definition sent to the provider (name, description and
+/// the whole parameter schema, nested properties included). Providers render tool schemas
+/// in their own, usually more compact, form, so this is an upper bound: the window check
+/// may compact a little early, but never lets a request overflow because of deep (MCP)
+/// schemas. (`cn` counts only names, descriptions and top-level properties.)
 pub(crate) fn tools_tokens(tools: &[ToolSpec], count: &impl Fn(&str) -> u64) -> u64 {
     if tools.is_empty() {
         return 0;
     }
     let body: u64 = tools
         .iter()
-        .map(|t| count(&t.name) + count(&t.description) + schema_tokens(&t.parameters, count))
+        .map(|t| {
+            let definition = serde_json::json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters}});
+            count(&definition.to_string())
+        })
         .sum();
     2 * TOOL_LIST_OVERHEAD + body
-}
-
-fn schema_tokens(schema: &Value, count: &impl Fn(&str) -> u64) -> u64 {
-    let mut total = 0;
-    let text = |key: &str| schema.get(key).and_then(Value::as_str);
-    if let Some(kind) = text("type") {
-        total += count(kind) + SCHEMA_FIELD_OVERHEAD;
-    }
-    if let Some(description) = text("description") {
-        total += count(description) + SCHEMA_FIELD_OVERHEAD;
-    }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        for value in values {
-            total += match value {
-                Value::String(s) => count(s),
-                other => count(&other.to_string()),
-            };
-        }
-    }
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (name, property) in properties {
-            total += count(name) + schema_tokens(property, count);
-        }
-    }
-    if let Some(items) = schema.get("items") {
-        total += schema_tokens(items, count);
-    }
-    total
 }
 
 /// Identifies a message's content cheaply enough to check on every call: total text length

@@ -172,30 +172,32 @@ fn messages_carry_cn_overheads() {
 }
 
 #[test]
-fn tool_list_counts_names_descriptions_and_nested_parameters() {
+fn tool_list_counts_the_whole_definition_nested_parameters_included() {
     let mut counter = exact_counter("gpt-4o");
+    let parameters = json!({
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "description": "How to match.", "enum": ["exact", "fuzzy"]},
+            "edits": {"type": "array", "items": {"type": "object", "properties": {"old": {"type": "string"}}}}
+        }
+    });
     let tool = ToolSpec {
         name: "Edit".into(),
         description: "Replace text in a file.".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "mode": {"type": "string", "description": "How to match.", "enum": ["exact", "fuzzy"]},
-                "edits": {"type": "array", "items": {"type": "object", "properties": {"old": {"type": "string"}}}}
-            }
-        }),
+        parameters: parameters.clone(),
     };
-    let field = |kind: &str| o200k(kind) + 2;
-    let mode = o200k("mode")
-        + field("string")
-        + o200k("How to match.")
-        + 2
-        + o200k("exact")
-        + o200k("fuzzy");
-    let edits = o200k("edits") + field("array") + field("object") + o200k("old") + field("string");
-    let expected =
-        24 + o200k("Edit") + o200k("Replace text in a file.") + field("object") + mode + edits;
-    assert_eq!(counter.count_request("", &[], &[tool]), expected);
+    let definition = json!({"type": "function", "function": {
+        "name": "Edit", "description": "Replace text in a file.", "parameters": parameters}});
+    let expected = 24 + o200k(&definition.to_string());
+    assert_eq!(
+        counter.count_request("", &[], std::slice::from_ref(&tool)),
+        expected
+    );
+    // A deeper schema costs more: nothing nested is ignored.
+    let mut deeper = tool;
+    deeper.parameters["properties"]["edits"]["items"]["properties"]["new"] =
+        json!({"type": "string", "description": "The replacement text for this edit."});
+    assert!(counter.count_request("", &[], &[deeper]) > expected);
     assert_eq!(counter.count_request("", &[], &[]), 0);
 }
 

@@ -89,14 +89,16 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     let ask = checks.iter().find(|c| c.permission == Permission::Ask);
     let decision = match (ask, rule) {
         (None, _) => base,
-        (Some(check), Some(rule)) if rule.explicitly_allows_argument() => Decision {
-            reason: format!(
-                "{}, which names this call explicitly, although {}",
-                base.reason,
-                explain::objection(check)
-            ),
-            ..base
-        },
+        (Some(check), Some(rule)) if rule.explicitly_allows_argument() && covers(call, rule) => {
+            Decision {
+                reason: format!(
+                    "{}, which names this call explicitly, although {}",
+                    base.reason,
+                    explain::objection(check)
+                ),
+                ..base
+            }
+        }
         (Some(check), Some(rule)) if rule.permission == Permission::Allow => {
             let hint = call.hint_for(check);
             let origin = call.origin(rule.source);
@@ -127,6 +129,15 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
         };
     }
     decision
+}
+
+/// A Bash rule must name every risky part of a compound command; other tools' rules name
+/// their single argument.
+fn covers(call: &Call<'_>, rule: &Rule) -> bool {
+    match (call.tool, call.args.get("command").and_then(Value::as_str)) {
+        ("Bash", Some(command)) => rule.covers_command(command, call.ws),
+        _ => true,
+    }
 }
 
 /// The verdict of the first matching rule alone (no match: ask).

@@ -9,6 +9,7 @@
 //! general rule; `disabled`/exclude wins over everything.
 
 mod compat;
+mod compound;
 mod decide;
 mod defaults;
 mod explain;

@@ -35,6 +35,11 @@ impl Rule {
             && matches!(self.source, Source::Cli | Source::Job | Source::RepoFile)
             && self.pattern.has_argument()
     }
+
+    /// For Bash: whether this rule names every risky part of `command` (see `compound`).
+    pub(crate) fn covers_command(&self, command: &str, ws: &Workspace) -> bool {
+        super::compound::covers_every_risky_part(&self.pattern, command, ws)
+    }
 }
 
 /// The effective permission policy of a run.

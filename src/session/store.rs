@@ -32,7 +32,7 @@ pub fn list_sessions(root: &Path) -> Vec<(PathBuf, Session)> {
             Some((mtime, p, s))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, p, s)| (p, s)).collect()
 }
 

@@ -166,7 +166,27 @@ impl MockServer {
             .local_addr()
             .unwrap_or_else(|e| panic!("no local address: {e}"));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let replies = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let replies = Source::Queue(Arc::new(Mutex::new(VecDeque::from(replies))));
+        let task = tokio::spawn(accept(listener, replies, Arc::clone(&requests)));
+        MockServer {
+            addr,
+            requests,
+            task,
+        }
+    }
+
+    /// A server whose reply to each request is computed by `handler` from the request.
+    pub async fn start_with(
+        handler: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) -> MockServer {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("cannot bind a loopback port: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("no local address: {e}"));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let replies = Source::Handler(Arc::new(handler));
         let task = tokio::spawn(accept(listener, replies, Arc::clone(&requests)));
         MockServer {
             addr,
@@ -194,7 +214,14 @@ impl Drop for MockServer {
     }
 }
 
-type Replies = Arc<Mutex<VecDeque<Reply>>>;
+/// Where replies come from: a fixed queue, or a function of the request.
+#[derive(Clone)]
+enum Source {
+    Queue(Arc<Mutex<VecDeque<Reply>>>),
+    Handler(Arc<dyn Fn(&RecordedRequest) -> Reply + Send + Sync>),
+}
+
+type Replies = Source;
 type Requests = Arc<Mutex<Vec<RecordedRequest>>>;
 
 async fn accept(listener: TcpListener, replies: Replies, requests: Requests) {
@@ -202,25 +229,21 @@ async fn accept(listener: TcpListener, replies: Replies, requests: Requests) {
     let mut connections = JoinSet::new();
     while let Ok((socket, _)) = listener.accept().await {
         let _ = socket.set_nodelay(true);
-        connections.spawn(connection(
-            socket,
-            Arc::clone(&replies),
-            Arc::clone(&requests),
-        ));
+        connections.spawn(connection(socket, replies.clone(), Arc::clone(&requests)));
     }
 }
 
 async fn connection(mut socket: TcpStream, replies: Replies, requests: Requests) {
     let mut buf = Vec::new();
     while let Some(request) = read_request(&mut socket, &mut buf).await {
+        let next = match &replies {
+            Source::Queue(q) => q.lock().unwrap_or_else(PoisonError::into_inner).pop_front(),
+            Source::Handler(f) => Some(f(&request)),
+        };
         requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(request);
-        let next = replies
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
         let reply = next.unwrap_or_else(|| {
             Reply::json(
                 500,

@@ -1,0 +1,191 @@
+//! Keeping the conversation inside the model's context window, as Continue does: compact
+//! (the model summarises the history, the summary replaces it) when a request would pass
+//! the threshold, force it when a request would not fit at all, prune the oldest messages
+//! when even that is not enough, and retry once after a provider's context-length error.
+
+use crate::context::compaction::{self, AutoContinue};
+use crate::context::tokens::TokenCounter;
+use crate::conversation::Message;
+use crate::events::Event;
+use crate::provider::{ChatRequest, ProviderError, complete};
+
+use super::{Agent, Outcome, RunState};
+
+/// The context window of the model and the run's token counter.
+#[derive(Debug)]
+pub struct ContextWindow {
+    pub counter: TokenCounter,
+    pub context_length: u64,
+    pub max_tokens: u64,
+    pub threshold: Option<u64>,
+    pub auto_continue: AutoContinue,
+}
+
+impl ContextWindow {
+    /// The window for `model` with `context_length` tokens and replies of `max_tokens`.
+    pub fn new(model: &str, context_length: u64, max_tokens: Option<u64>) -> Self {
+        let max_tokens =
+            max_tokens.unwrap_or_else(|| compaction::default_max_tokens(context_length));
+        let threshold = compaction::threshold(context_length, max_tokens);
+        ContextWindow {
+            counter: TokenCounter::new(model, threshold.unwrap_or(0)),
+            context_length,
+            max_tokens,
+            threshold,
+            auto_continue: AutoContinue::default(),
+        }
+    }
+}
+
+/// Why a compaction is wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Need {
+    /// Below the threshold: nothing to do.
+    None,
+    /// At or over the threshold.
+    Threshold,
+    /// The next request would not fit at all.
+    Overflow,
+}
+
+impl Agent<'_> {
+    /// Tokens of the next request with the current history.
+    fn request_tokens(&mut self, state: &RunState) -> u64 {
+        let system = self.system.render();
+        let tools = self.tools.specs();
+        let Some(w) = self.window.as_mut() else {
+            return 0;
+        };
+        tokio::task::block_in_place(|| w.counter.count_request(&system, &state.history, &tools))
+    }
+
+    pub(super) fn need(&mut self, state: &RunState) -> Need {
+        let tokens = self.request_tokens(state);
+        let Some(w) = self.window.as_ref() else {
+            return Need::None;
+        };
+        if !compaction::fits(tokens, w.max_tokens, w.context_length) {
+            Need::Overflow
+        } else if w.threshold.is_some_and(|t| tokens >= t) {
+            Need::Threshold
+        } else {
+            Need::None
+        }
+    }
+
+    /// Compact if needed; prune the oldest messages if it still does not fit. `Err` ends
+    /// the run (stopped, or the context cannot be made to fit).
+    pub(super) async fn keep_in_window(
+        &mut self,
+        turn: u32,
+        state: &mut RunState,
+        force: bool,
+    ) -> Result<(), Outcome> {
+        let need = self.need(state);
+        if need == Need::None && !force {
+            return Ok(());
+        }
+        self.compact(turn, state).await?;
+        if self.need(state) != Need::Overflow {
+            return Ok(());
+        }
+        let system = self.system.render();
+        let tools = self.tools.specs();
+        if let Some(w) = self.window.as_mut() {
+            let (max, ctx) = (w.max_tokens, w.context_length);
+            let counter = &mut w.counter;
+            tokio::task::block_in_place(|| {
+                compaction::prune_to_fit(&mut state.history, |h| {
+                    compaction::fits(counter.count_request(&system, h, &tools), max, ctx)
+                });
+            });
+        }
+        if self.need(state) == Need::Overflow {
+            return Err(Outcome::Provider(ProviderError::ContextLength(
+                "the conversation does not fit in the context window even after compaction and pruning".to_owned(),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Ask the model for a summary and replace the history with the task and the summary.
+    /// A failed summary keeps the history (the run goes on, as in Continue).
+    pub(super) async fn compact(&mut self, turn: u32, state: &mut RunState) -> Result<(), Outcome> {
+        let system = self.system.render();
+        let tools = self.tools.specs();
+        let Some(w) = self.window.as_mut() else {
+            return Ok(());
+        };
+        let (before, messages) = tokio::task::block_in_place(|| {
+            let before = w.counter.count_request(&system, &state.history, &tools);
+            let fixed = w.counter.count_request(&system, &[], &tools);
+            let budget = compaction::summary_budget(w.context_length, w.max_tokens, fixed);
+            (
+                before,
+                compaction::compaction_request(&state.history, budget, &mut w.counter),
+            )
+        });
+        let request = ChatRequest {
+            model: self.config.model.clone(),
+            system,
+            messages,
+            tools,
+            max_tokens: self.config.max_tokens,
+            temperature: self.config.temperature,
+        };
+        let response = complete(
+            self.client,
+            &request,
+            &self.config.retry,
+            self.config.idle_timeout,
+            self.stop.token(),
+            &mut |_| {},
+        )
+        .await;
+        let summary = match response {
+            Ok(r) => {
+                let usage = r.usage.unwrap_or_default();
+                let cost = self.cost(&usage, r.usage.is_some());
+                state.budget.record(&usage, cost);
+                r.text
+            }
+            Err(ProviderError::Cancelled) => {
+                return Err(self.stopped().unwrap_or(Outcome::Interrupted));
+            }
+            Err(e) => {
+                self.emitter.emit(Event::Warning {
+                    message: format!("compaction failed, the history is kept: {e}"),
+                });
+                return Ok(());
+            }
+        };
+        if summary.trim().is_empty() {
+            self.emitter.emit(Event::Warning {
+                message: "compaction returned an empty summary; the history is kept".to_owned(),
+            });
+            return Ok(());
+        }
+        let messages_before = state.history.len();
+        let task = state
+            .history
+            .iter()
+            .find(|m| matches!(m, Message::User { .. }))
+            .cloned();
+        let mut history: Vec<Message> = task.into_iter().collect();
+        history.extend(compaction::apply_summary(summary));
+        state.history = history;
+        let after = self.request_tokens(state);
+        if let Some(w) = self.window.as_mut() {
+            w.auto_continue.compacted();
+        }
+        self.emitter.emit(Event::Compaction {
+            turn,
+            tokens_before: before,
+            tokens_after: after,
+            messages_before,
+            messages_after: state.history.len(),
+        });
+        self.hooks.after_turn(turn, state).await;
+        Ok(())
+    }
+}
