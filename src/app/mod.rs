@@ -4,10 +4,13 @@
 
 mod attempts;
 mod checkpoints;
+mod extensions;
+mod finish;
 mod inspect;
 mod outputs;
 mod resume;
 mod run;
+mod run_parts;
 mod session_hooks;
 mod sessions;
 mod setup;

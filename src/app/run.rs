@@ -2,31 +2,29 @@
 //! events.jsonl and session.json behind — on success, failure, timeout, interrupt or a
 //! panic. A resumed run continues in the same folder with the recorded conversation.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::FutureExt;
 use tokio::sync::Mutex;
 
+use super::finish::{Finished, finish};
 use super::outputs;
+use super::run_parts::{
+    classify, default_context_length, job_record, listen_for_signals, new_run_id, price_for,
+    read_stdin_prompt, system_prompt, tool_limits,
+};
 use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
-use crate::agent::{
-    Agent, AgentConfig, Budget, ContextWindow, Outcome, RunState, StopCause, StopSignal,
-    SystemPrompt,
-};
-use crate::cli::{Format, RunArgs};
-use crate::context::pricing;
+use crate::agent::{Agent, AgentConfig, Budget, ContextWindow, Outcome, RunState, StopSignal};
+use crate::cli::RunArgs;
 use crate::conversation::Message;
 use crate::events::{Event, now};
-use crate::exit_code::{Limit, Status};
-use crate::job::{Job, ProviderKind};
+use crate::job::Job;
 use crate::observability::LogHandle;
-use crate::redact::Redactor;
 use crate::report::{RunResult, github};
-use crate::session::{JobRecord, SESSION_VERSION, Session};
-use crate::tools::{ToolLimits, ToolShared};
+use crate::session::{SESSION_VERSION, Session};
+use crate::tools::ToolShared;
 
 pub(crate) struct RunOptions<'a> {
     pub args: &'a RunArgs,
@@ -37,180 +35,6 @@ pub(crate) struct RunOptions<'a> {
 pub(crate) struct Resume {
     pub path: PathBuf,
     pub session: Session,
-}
-
-/// A new run id: sortable by time, unique enough to share a folder.
-pub(crate) fn new_run_id() -> String {
-    let now = jiff::ZonedDateTime::now();
-    format!(
-        "{}-{:06x}",
-        now.strftime("%Y%m%d-%H%M%S"),
-        fastrand::u32(..0x100_0000)
-    )
-}
-
-fn read_stdin_prompt() -> Result<String, String> {
-    let mut text = String::new();
-    std::io::stdin()
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
-    if text.trim().is_empty() {
-        return Err("the prompt is `-` but stdin was empty".to_owned());
-    }
-    Ok(text.trim().to_owned())
-}
-
-/// Write `value` as pretty JSON to `path` atomically, secrets masked.
-pub(crate) fn write_json(
-    path: &Path,
-    value: &impl serde::Serialize,
-    redactor: &Redactor,
-) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    let text = redactor.redact(&text);
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-    std::io::Write::write_all(&mut tmp, b"\n")?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-/// Status, reason and limit of an outcome.
-fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
-    match outcome {
-        Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
-        Outcome::Failed(r) => (
-            Status::Failed,
-            format!("the agent reported failure: {r}"),
-            None,
-        ),
-        Outcome::Rejected(r) => (Status::Failed, r.clone(), None),
-        Outcome::ApprovalRequired(r) => (Status::ApprovalRequired, r.clone(), None),
-        Outcome::Limit(l) => {
-            let value = match l {
-                Limit::MaxTurns => job.limits.max_turns.map(|v| v.to_string()),
-                Limit::Timeout => job.limits.timeout.map(|d| format!("{} s", d.as_secs_f64())),
-                Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
-                Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
-            };
-            let reason = format!(
-                "limit reached: {} ({})",
-                l.as_str(),
-                value.unwrap_or_default()
-            );
-            (Status::LimitReached, reason, Some(*l))
-        }
-        Outcome::Provider(e) => (
-            Status::ProviderError,
-            format!("model provider failed: {e}"),
-            None,
-        ),
-        Outcome::Internal(m) => (Status::InternalError, format!("internal error: {m}"), None),
-        Outcome::Interrupted => (
-            Status::Interrupted,
-            "interrupted by a signal".to_owned(),
-            None,
-        ),
-    }
-}
-
-/// Stop the run on SIGINT or SIGTERM.
-fn listen_for_signals(stop: StopSignal) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        tokio::select! {
-            _ = int.recv() => {},
-            _ = term.recv() => {},
-        }
-        stop.stop(StopCause::Interrupted);
-    })
-}
-
-fn tool_limits(job: &Job) -> ToolLimits {
-    let mut l = ToolLimits::default();
-    if let Some(t) = job.tools.bash_timeout {
-        l.bash_default_timeout = t.min(l.bash_max_timeout);
-    }
-    if let Some(c) = job.tools.bash_max_chars {
-        l.bash_max_chars = c;
-    }
-    if let Some(n) = job.tools.bash_max_lines {
-        l.bash_max_lines = n;
-    }
-    l
-}
-
-/// The context window of a model that the job does not describe: the provider's published
-/// size for well-known families, else 128k.
-fn default_context_length(model: &str) -> u64 {
-    let m = model.to_ascii_lowercase();
-    if m.contains("gpt-4.1") || m.contains("gemini") {
-        1_000_000
-    } else if m.contains("claude")
-        || m.starts_with("o1")
-        || m.starts_with("o3")
-        || m.starts_with("o4")
-    {
-        200_000
-    } else if m.contains("gpt-5") {
-        400_000
-    } else {
-        128_000
-    }
-}
-
-fn price_for(job: &Job) -> Option<pricing::Price> {
-    match job.model.provider {
-        ProviderKind::Script => Some(pricing::Price {
-            input_per_mtok: 0.0,
-            output_per_mtok: 0.0,
-            cache_read_per_mtok: None,
-            cache_write_per_mtok: None,
-        }),
-        _ => pricing::builtin_price(&job.model.name),
-    }
-}
-
-fn system_prompt(
-    job: &Job,
-    workspace: &Path,
-    mode: crate::permissions::Mode,
-    format: Format,
-) -> SystemPrompt {
-    let mut system = SystemPrompt::build(
-        workspace,
-        mode,
-        job.rules.clone(),
-        format == Format::Json && job.output_schema.is_none(),
-    );
-    if let Some(schema) = &job.output_schema {
-        system.add(crate::structured::instruction(schema));
-    }
-    system
-}
-
-fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
-    JobRecord {
-        name: job.name.clone(),
-        file: job
-            .source
-            .as_ref()
-            .and_then(|p| std::path::absolute(p).ok())
-            .map(|p| p.display().to_string()),
-        text: job
-            .source
-            .as_ref()
-            .and_then(|p| std::fs::read_to_string(p).ok()),
-        params: args.params.clone(),
-        args: args.shaping_args(),
-    }
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -251,6 +75,7 @@ pub(crate) async fn run_job(
     let args = opts.args;
     let parts = setup::build_client(&job)?;
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
+    let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
     let policy = setup::build_policy(&job, &PolicyFlags::from(args), &workspace)?;
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
@@ -275,7 +100,8 @@ pub(crate) async fn run_job(
     )?;
     let emitter = sinks.emitter.clone();
 
-    let registry = setup::registry(&policy, &job.model.name);
+    let mut registry = setup::registry(&policy, &job.model.name);
+    super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
     let stop = StopSignal::new();
     if let Some(limit) = job.limits.timeout {
         stop.arm_timeout(limit);
@@ -288,6 +114,17 @@ pub(crate) async fn run_job(
         tool_limits(&job),
         out_dir.join("artifacts"),
     ));
+    let (mcp_hub, mcp_statuses, mcp_failure) = match super::extensions::start_mcp(
+        mcp_configs,
+        &shared.env,
+        &mut registry,
+        &policy,
+    )
+    .await
+    {
+        Ok((hub, statuses)) => (hub, statuses, None),
+        Err(e) => (None, Vec::new(), Some(e)),
+    };
     let info = parts.client.info();
     let mut budget = Budget::new(job.limits.clone());
     let (mut state, session) = match resume {
@@ -330,6 +167,7 @@ pub(crate) async fn run_job(
         mode: policy.mode().as_str().to_owned(),
         resumed,
     });
+    super::extensions::report_mcp(&mcp_statuses, &emitter);
     let checkpoints = job
         .git
         .checkpoints
@@ -373,23 +211,35 @@ pub(crate) async fn run_job(
             job.model.max_tokens.map(u64::from),
         )),
     };
-    let (outcome, report) =
-        std::panic::AssertUnwindSafe(super::attempts::run_attempts(&mut agent, &mut state, &job))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| {
-                let msg = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "unknown panic".to_owned());
-                (
-                    Outcome::Internal(format!("panic in the agent loop: {msg}")),
-                    super::attempts::AttemptsReport::default(),
-                )
-            });
+    let attempts = async {
+        match mcp_failure {
+            Some(e) => (
+                Outcome::Internal(e),
+                super::attempts::AttemptsReport::default(),
+            ),
+            None => super::attempts::run_attempts(&mut agent, &mut state, &job).await,
+        }
+    };
+    let (outcome, report) = std::panic::AssertUnwindSafe(attempts)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            (
+                Outcome::Internal(format!("panic in the agent loop: {msg}")),
+                super::attempts::AttemptsReport::default(),
+            )
+        });
     signals.abort();
     shared.background().kill_all().await;
+    if let Some(hub) = mcp_hub {
+        hub.shutdown().await;
+    }
+    sinks.result.update(|r| r.mcp_servers = mcp_statuses);
     let (status, reason, limit) = classify(&outcome, &job);
     let finished = Finished {
         outcome: &outcome,
@@ -412,109 +262,4 @@ pub(crate) async fn run_job(
     .await;
     stop.token().cancel();
     Ok(result)
-}
-
-/// How the attempts ended, classified.
-struct Finished<'a> {
-    outcome: &'a Outcome,
-    status: Status,
-    reason: String,
-    limit: Option<Limit>,
-    report: &'a super::attempts::AttemptsReport,
-}
-
-/// Everything after the agent stops: artifacts, the final events, result.json,
-/// junit.xml, and the GitHub Actions outputs.
-#[allow(clippy::too_many_arguments)]
-async fn finish(
-    job: &Job,
-    state: &RunState,
-    shared: &ToolShared,
-    sinks: &outputs::Sinks,
-    hooks: &SessionHooks,
-    out_dir: &Path,
-    redactor: &Redactor,
-    f: Finished<'_>,
-    checkpoints: Option<&super::checkpoints::Checkpoints>,
-) -> RunResult {
-    let emitter = &sinks.emitter;
-    let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
-    let (mut artifacts, warnings) = crate::artifacts::collect(
-        &job.artifacts,
-        &shared.workspace,
-        &out_dir.join("artifacts"),
-        &skip,
-    );
-    for w in warnings {
-        emitter.emit(Event::Warning { message: w });
-    }
-    artifacts.extend(shared.artifacts());
-    // The diff first, then (on failure, if asked) put the workspace back.
-    let diff = checkpoints.and_then(|c| c.write_diff(out_dir, redactor));
-    if let (true, Some(c)) = (
-        f.status != Status::Success && job.git.rollback_on_failure,
-        checkpoints,
-    ) {
-        c.rollback_to_start(&shared.workspace);
-    }
-    for a in &artifacts {
-        emitter.emit(Event::ArtifactCollected {
-            path: a.path.clone(),
-            size: a.size,
-            sha256: a.sha256.clone(),
-        });
-    }
-    hooks
-        .finish(state, f.status.as_str(), shared.checklist())
-        .await;
-    emitter.emit(Event::RunCompleted {
-        status: f.status,
-        exit_code: f.status.exit_code(),
-        reason: f.reason,
-        limit: f.limit,
-        result: state.final_text.clone(),
-        num_turns: state.budget.turns,
-        duration_ms: state.budget.elapsed_ms(),
-        usage: state.budget.usage,
-        total_cost_usd: state.budget.cost_usd,
-        cost_unknown: state.budget.cost_usd.is_none(),
-    });
-    sinks.result.update(|r| {
-        r.agent_finished = matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_));
-        r.attempts = f.report.attempts;
-        r.structured_output = f.report.structured_output.clone();
-        r.checklist = shared.checklist();
-        r.artifacts = artifacts;
-        r.session_path = Some(hooks.path.display().to_string());
-        r.checks_declared = job.checks.iter().map(|c| c.name.clone()).collect();
-        if let Some((path, stat, secret)) = &diff {
-            r.patch_path = Some(path.display().to_string());
-            r.diff = Some(*stat);
-            r.secret_in_diff = *secret;
-        }
-        r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
-    });
-    let mut result = sinks.result.snapshot();
-    if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {
-        tracing::error!("cannot write result.json: {e}");
-    }
-    let suite = crate::report::junit::suite(&result, redactor);
-    let xml = crate::report::junit::render(vec![suite.clone()]);
-    result.junit_suite = Some(suite);
-    if let Err(e) = std::fs::write(out_dir.join("junit.xml"), xml) {
-        tracing::error!("cannot write junit.xml: {e}");
-    }
-    if github::is_actions() {
-        let mut err = std::io::stderr().lock();
-        let _ = std::io::Write::write_all(
-            &mut err,
-            redactor.redact(&github::annotations(&result)).as_bytes(),
-        );
-        github::append_to_env_file(
-            "GITHUB_STEP_SUMMARY",
-            &redactor.redact(&github::summary(&result)),
-        );
-        github::append_to_env_file("GITHUB_OUTPUT", &redactor.redact(&github::outputs(&result)));
-    }
-    result
 }

@@ -58,6 +58,36 @@ pub struct JobFile {
     pub redact: Vec<String>,
     /// Upload the (redacted) session snapshot and diff to a URL while the run goes.
     pub upload: Option<UploadSection>,
+    /// MCP servers, started before the first turn; their tools are `mcp__<server>__<tool>`.
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, McpServerSection>,
+    /// Extra folders of skills (`<dir>/<name>/SKILL.md`), relative to the job file.
+    /// `.continue/skills/` and `.claude/skills/` in the workspace are always searched.
+    #[serde(default)]
+    pub skills: Vec<String>,
+}
+
+/// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment of the server; a value `${NAME}` is read from cn-run's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    /// HTTP headers; `${NAME}` in a value is read from the environment.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// A server that fails to start is a warning instead of a failed run (exit 6).
+    #[serde(default)]
+    pub optional: bool,
+    /// Time to start and list tools (default 30s).
+    pub startup_timeout: Option<DurationSpec>,
+    /// Time for one tool call (default 5m).
+    pub call_timeout: Option<DurationSpec>,
 }
 
 /// A command that must succeed after the agent stops.

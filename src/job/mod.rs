@@ -47,6 +47,23 @@ pub struct Job {
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
     pub upload: Option<UploadSpec>,
+    pub mcp_servers: Vec<McpServerSpec>,
+    /// Extra skill folders (absolute).
+    pub skills: Vec<PathBuf>,
+}
+
+/// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerSpec {
+    pub name: String,
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub url: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub optional: bool,
+    pub startup_timeout: Option<Duration>,
+    pub call_timeout: Option<Duration>,
 }
 
 /// A post-run check.

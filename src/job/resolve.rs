@@ -14,8 +14,8 @@ use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
 use super::template::render;
 use super::{
-    Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, UploadSpec,
-    WorkspaceSpec,
+    Check, GitSettings, Job, Limits, McpServerSpec, ModelSpec, PermissionSpec, Rule, ToolSettings,
+    UploadSpec, WorkspaceSpec,
 };
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
@@ -151,6 +151,8 @@ pub(super) fn resolve(
     let checks = checks(&mut cx, &raw, &params);
     let output_schema = output_schema(&mut cx, &raw);
     let upload = upload(&mut cx, &raw);
+    let mcp_servers = mcp_servers(&mut cx, &raw);
+    let skills = raw.skills.iter().map(|d| cx.base.join(d)).collect();
     if raw.retry.max_attempts == Some(0) {
         cx.push("retry.max_attempts", "must be at least 1".to_owned());
     }
@@ -191,7 +193,60 @@ pub(super) fn resolve(
         },
         redact: raw.redact,
         upload,
+        mcp_servers,
+        skills,
     })
+}
+
+fn mcp_servers(cx: &mut Ctx<'_>, raw: &JobFile) -> Vec<McpServerSpec> {
+    let mut out = Vec::new();
+    for (name, s) in &raw.mcp_servers {
+        let field = format!("mcp_servers.{name}");
+        let valid_name = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid_name {
+            let pos = cx.loc.key(&field);
+            cx.push_at(
+                pos,
+                &field,
+                "server names may use letters, digits, `_` and `-`".to_owned(),
+            );
+        }
+        match (&s.command, &s.url) {
+            (Some(_), Some(_)) | (None, None) => cx.push(
+                &field,
+                "give either `command` (stdio) or `url` (streamable HTTP)".to_owned(),
+            ),
+            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
+                cx.push(
+                    &format!("{field}.url"),
+                    "must be an http:// or https:// URL".to_owned(),
+                );
+            }
+            _ => {}
+        }
+        out.push(McpServerSpec {
+            name: name.clone(),
+            command: s.command.clone(),
+            args: s.args.clone(),
+            env: s.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            url: s.url.clone(),
+            headers: s
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            optional: s.optional,
+            startup_timeout: cx.duration(
+                &format!("{field}.startup_timeout"),
+                s.startup_timeout.as_ref(),
+            ),
+            call_timeout: cx.duration(&format!("{field}.call_timeout"), s.call_timeout.as_ref()),
+        });
+    }
+    out
 }
 
 fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> Vec<Check> {

@@ -88,6 +88,8 @@ pub struct RunResult {
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
     pub checkpoints: Vec<Value>,
+    /// Every MCP server of the job and how its start went.
+    pub mcp_servers: Vec<crate::mcp::ServerStatus>,
     pub warnings: Vec<String>,
     /// This run's JUnit testsuite (secrets masked), for a combined `--junit` report.
     #[serde(skip)]
@@ -158,6 +160,7 @@ impl ResultBuilder {
                 patch_path: None,
                 secret_in_diff: false,
                 checkpoints: Vec::new(),
+                mcp_servers: Vec::new(),
                 warnings: Vec::new(),
                 junit_suite: None,
                 started_at: crate::events::now(),

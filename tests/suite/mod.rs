@@ -9,6 +9,7 @@ mod compaction_e2e;
 mod edit_match;
 mod job_file;
 mod mcp;
+mod mcp_e2e;
 mod openai_e2e;
 mod permissions;
 mod permissions_e2e;

@@ -1,0 +1,126 @@
+//! The job's extensions: MCP servers (started before the first turn, every one ready or
+//! the run fails with exit 6 naming it — unless it is optional) and skills.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::events::{Emitter, Event};
+use crate::job::{Job, McpServerSpec};
+use crate::mcp::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, McpHub, ServerConfig, ServerState, ServerStatus,
+    Transport,
+};
+use crate::permissions::Policy;
+use crate::skills::{SkillsTool, discover};
+use crate::tools::ToolRegistry;
+
+/// `value` with every `${NAME}` replaced by that environment variable (which must be set).
+pub(crate) fn expand_env(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed `${{` in `{value}`"))?;
+        let name = &after[..end];
+        out.push_str(
+            &std::env::var(name).map_err(|_| format!("environment variable {name} is not set"))?,
+        );
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn pairs(list: &[(String, String)], server: &str) -> Result<Vec<(String, String)>, String> {
+    list.iter()
+        .map(|(k, v)| {
+            Ok((
+                k.clone(),
+                expand_env(v).map_err(|e| format!("mcp_servers.{server}.{k}: {e}"))?,
+            ))
+        })
+        .collect()
+}
+
+/// MCP server configs with `${NAME}` values resolved. `Err` is a usage error (exit 2).
+pub(crate) fn mcp_configs(job: &Job, workspace: &Path) -> Result<Vec<ServerConfig>, String> {
+    job.mcp_servers
+        .iter()
+        .map(|s| config(s, workspace))
+        .collect()
+}
+
+fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, String> {
+    let transport = match (&s.command, &s.url) {
+        (Some(command), _) => Transport::Stdio {
+            command: command.clone(),
+            args: s.args.clone(),
+            env: pairs(&s.env, &s.name)?,
+            cwd: workspace.to_path_buf(),
+        },
+        (None, Some(url)) => Transport::Http {
+            url: url.clone(),
+            headers: pairs(&s.headers, &s.name)?,
+        },
+        (None, None) => return Err(format!("mcp_servers.{}: no command and no url", s.name)),
+    };
+    Ok(ServerConfig {
+        name: s.name.clone(),
+        transport,
+        optional: s.optional,
+        startup_timeout: s.startup_timeout.unwrap_or(DEFAULT_STARTUP_TIMEOUT),
+        call_timeout: s.call_timeout.unwrap_or(DEFAULT_CALL_TIMEOUT),
+    })
+}
+
+/// Start the servers and register their tools (those the policy offers). `Err` names the
+/// server that failed; the run then ends with exit 6.
+pub(crate) async fn start_mcp(
+    configs: Vec<ServerConfig>,
+    base_env: &[(String, String)],
+    registry: &mut ToolRegistry,
+    policy: &Policy,
+) -> Result<(Option<McpHub>, Vec<ServerStatus>), String> {
+    if configs.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let (hub, statuses) = McpHub::start(configs, base_env)
+        .await
+        .map_err(|e| e.to_string())?;
+    for tool in hub.tools() {
+        if policy.is_offered(tool.name()) {
+            registry.register(tool);
+        }
+    }
+    Ok((Some(hub), statuses))
+}
+
+/// Events for the servers' start (after `run.started`, which lists their tools).
+pub(crate) fn report_mcp(statuses: &[ServerStatus], emitter: &Emitter) {
+    for s in statuses {
+        emitter.emit(s.to_event());
+        if s.status == ServerState::Failed {
+            let why = s.message.clone().unwrap_or_default();
+            emitter.emit(Event::Warning {
+                message: format!("optional MCP server {} is not available: {why}", s.name),
+            });
+        }
+    }
+}
+
+/// Register the Skills tool when the workspace or the job has skills.
+pub(crate) fn register_skills(
+    job: &Job,
+    workspace: &Path,
+    registry: &mut ToolRegistry,
+    policy: &Policy,
+) {
+    let skills = discover(workspace, &job.skills);
+    if skills.is_empty() || !policy.is_offered("Skills") {
+        return;
+    }
+    registry.register(Arc::new(SkillsTool::new(skills, workspace)));
+}

@@ -1,0 +1,188 @@
+//! The parts of a run that are plain functions of the job: ids, limits, prices, the
+//! system prompt, the session's job record, outcome classification, and signals.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use crate::agent::{Outcome, StopCause, StopSignal, SystemPrompt};
+use crate::cli::{Format, RunArgs};
+use crate::context::pricing;
+use crate::exit_code::{Limit, Status};
+use crate::job::{Job, ProviderKind};
+use crate::redact::Redactor;
+use crate::session::JobRecord;
+use crate::tools::ToolLimits;
+
+/// A new run id: sortable by time, unique enough to share a folder.
+pub(crate) fn new_run_id() -> String {
+    let now = jiff::ZonedDateTime::now();
+    format!(
+        "{}-{:06x}",
+        now.strftime("%Y%m%d-%H%M%S"),
+        fastrand::u32(..0x100_0000)
+    )
+}
+
+pub(crate) fn read_stdin_prompt() -> Result<String, String> {
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+    if text.trim().is_empty() {
+        return Err("the prompt is `-` but stdin was empty".to_owned());
+    }
+    Ok(text.trim().to_owned())
+}
+
+/// Write `value` as pretty JSON to `path` atomically, secrets masked.
+pub(crate) fn write_json(
+    path: &Path,
+    value: &impl serde::Serialize,
+    redactor: &Redactor,
+) -> std::io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+    let text = redactor.redact(&text);
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
+    std::io::Write::write_all(&mut tmp, b"\n")?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Status, reason and limit of an outcome.
+pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
+    match outcome {
+        Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
+        Outcome::Failed(r) => (
+            Status::Failed,
+            format!("the agent reported failure: {r}"),
+            None,
+        ),
+        Outcome::Rejected(r) => (Status::Failed, r.clone(), None),
+        Outcome::ApprovalRequired(r) => (Status::ApprovalRequired, r.clone(), None),
+        Outcome::Limit(l) => {
+            let value = match l {
+                Limit::MaxTurns => job.limits.max_turns.map(|v| v.to_string()),
+                Limit::Timeout => job.limits.timeout.map(|d| format!("{} s", d.as_secs_f64())),
+                Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
+                Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
+            };
+            let reason = format!(
+                "limit reached: {} ({})",
+                l.as_str(),
+                value.unwrap_or_default()
+            );
+            (Status::LimitReached, reason, Some(*l))
+        }
+        Outcome::Provider(e) => (
+            Status::ProviderError,
+            format!("model provider failed: {e}"),
+            None,
+        ),
+        Outcome::Internal(m) => (Status::InternalError, format!("internal error: {m}"), None),
+        Outcome::Interrupted => (
+            Status::Interrupted,
+            "interrupted by a signal".to_owned(),
+            None,
+        ),
+    }
+}
+
+/// Stop the run on SIGINT or SIGTERM.
+pub(crate) fn listen_for_signals(stop: StopSignal) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = int.recv() => {},
+            _ = term.recv() => {},
+        }
+        stop.stop(StopCause::Interrupted);
+    })
+}
+
+pub(crate) fn tool_limits(job: &Job) -> ToolLimits {
+    let mut l = ToolLimits::default();
+    if let Some(t) = job.tools.bash_timeout {
+        l.bash_default_timeout = t.min(l.bash_max_timeout);
+    }
+    if let Some(c) = job.tools.bash_max_chars {
+        l.bash_max_chars = c;
+    }
+    if let Some(n) = job.tools.bash_max_lines {
+        l.bash_max_lines = n;
+    }
+    l
+}
+
+/// The context window of a model that the job does not describe: the provider's published
+/// size for well-known families, else 128k.
+pub(crate) fn default_context_length(model: &str) -> u64 {
+    let m = model.to_ascii_lowercase();
+    if m.contains("gpt-4.1") || m.contains("gemini") {
+        1_000_000
+    } else if m.contains("claude")
+        || m.starts_with("o1")
+        || m.starts_with("o3")
+        || m.starts_with("o4")
+    {
+        200_000
+    } else if m.contains("gpt-5") {
+        400_000
+    } else {
+        128_000
+    }
+}
+
+pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
+    match job.model.provider {
+        ProviderKind::Script => Some(pricing::Price {
+            input_per_mtok: 0.0,
+            output_per_mtok: 0.0,
+            cache_read_per_mtok: None,
+            cache_write_per_mtok: None,
+        }),
+        _ => pricing::builtin_price(&job.model.name),
+    }
+}
+
+pub(crate) fn system_prompt(
+    job: &Job,
+    workspace: &Path,
+    mode: crate::permissions::Mode,
+    format: Format,
+) -> SystemPrompt {
+    let mut system = SystemPrompt::build(
+        workspace,
+        mode,
+        job.rules.clone(),
+        format == Format::Json && job.output_schema.is_none(),
+    );
+    if let Some(schema) = &job.output_schema {
+        system.add(crate::structured::instruction(schema));
+    }
+    system
+}
+
+pub(crate) fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
+    JobRecord {
+        name: job.name.clone(),
+        file: job
+            .source
+            .as_ref()
+            .and_then(|p| std::path::absolute(p).ok())
+            .map(|p| p.display().to_string()),
+        text: job
+            .source
+            .as_ref()
+            .and_then(|p| std::fs::read_to_string(p).ok()),
+        params: args.params.clone(),
+        args: args.shaping_args(),
+    }
+}
