@@ -27,6 +27,9 @@ pub(crate) struct ClientParts {
 /// The API key for the job's provider: the named variable (which must be set), or the
 /// provider's usual variable when present.
 fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
+    if job.model.provider == ProviderKind::Script {
+        return Ok((None, None));
+    }
     let fallback = match job.model.provider {
         ProviderKind::Openai => Some("OPENAI_API_KEY"),
         ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
