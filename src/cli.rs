@@ -56,6 +56,13 @@ pub enum Command {
         #[command(subcommand)]
         action: SessionsAction,
     },
+    /// Start jobs on their `schedule:` in the foreground; `--list` shows the next run times.
+    Schedule(ScheduleArgs),
+    /// Write a GitHub Actions workflow or Kubernetes CronJobs that run jobs on their cron.
+    Export(ExportArgs),
+    /// Internal: the Bash sandbox launcher (restricts itself, then runs the command).
+    #[command(name = "__sandbox", hide = true)]
+    Sandbox(crate::sandbox::SandboxArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -160,6 +167,10 @@ pub struct RunArgs {
     /// Continue an earlier run (`latest` or a run id) where it stopped.
     #[arg(long, value_name = "RUN")]
     pub resume: Option<String>,
+    /// PUT the session (secrets masked) to this URL while the run goes and at the end
+    /// (overrides the job's `upload.url`; `{run_id}` is replaced).
+    #[arg(long, value_name = "URL")]
+    pub upload_url: Option<String>,
 }
 
 impl RunArgs {
@@ -285,4 +296,114 @@ fn parse_param(s: &str) -> Result<(String, String), String> {
         return Err("parameter name is empty".to_owned());
     }
     Ok((k.to_owned(), v.to_owned()))
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ScheduleArgs {
+    /// Folders of job files (`*.yaml` directly inside), or job files.
+    #[arg(required = true, value_name = "DIR|JOB")]
+    pub paths: Vec<PathBuf>,
+    /// Print each job's next run times and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Start what is due now (or missed, per each job's policy), wait for it, exit with the
+    /// worst exit code.
+    #[arg(long, conflicts_with = "list")]
+    pub once: bool,
+    /// With --list: next run times per job.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub count: usize,
+    /// With --list: print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// State, heartbeat and run logs (default: DIR/.cn-run/schedule for the first DIR).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Timeout of jobs without `limits.timeout`.
+    #[arg(long, default_value = "6h", value_name = "DURATION")]
+    pub default_timeout: String,
+    /// A run still going this long after its timeout is killed.
+    #[arg(long, default_value = "5m", value_name = "DURATION")]
+    pub reap_grace: String,
+    /// On SIGTERM/SIGINT, how long to wait for running jobs before killing them.
+    #[arg(long, default_value = "60s", value_name = "DURATION")]
+    pub stop_timeout: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    #[command(subcommand)]
+    pub target: ExportTarget,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum ExportTarget {
+    /// A workflow with `on: schedule` that runs each job with the cn-run action.
+    GithubWorkflow(GithubExportArgs),
+    /// Kubernetes CronJobs (one per job) and a ConfigMap holding the job files.
+    K8sCronjob(K8sExportArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportCommon {
+    /// Job files, each with a `schedule:`. Paths are used as written (run from the repo root).
+    #[arg(required = true)]
+    pub jobs: Vec<PathBuf>,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A job parameter for every exported run: `--param path=src/`.
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GithubExportArgs {
+    #[command(flatten)]
+    pub common: ExportCommon,
+    /// The cn-run action, `OWNER/REPO@REF`.
+    #[arg(long, default_value = "cn-run/cn-run@v1", value_name = "ACTION")]
+    pub action: String,
+    /// The runner label.
+    #[arg(long, default_value = "ubuntu-latest", value_name = "LABEL")]
+    pub runs_on: String,
+    /// The workflow's name.
+    #[arg(long, default_value = "cn-run scheduled jobs")]
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct K8sExportArgs {
+    #[command(flatten)]
+    pub common: ExportCommon,
+    /// The cn-run container image (built from the Dockerfile).
+    #[arg(
+        long,
+        default_value = "ghcr.io/cn-run/cn-run:latest",
+        value_name = "IMAGE"
+    )]
+    pub image: String,
+    /// The Secret holding the API keys (one key per variable name, e.g. OPENAI_API_KEY).
+    #[arg(long, default_value = "cn-run", value_name = "NAME")]
+    pub secret: String,
+    /// Namespace of every object (default: none, i.e. kubectl's current one).
+    #[arg(long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Prefix of object names.
+    #[arg(long, default_value = "cn-run", value_name = "PREFIX")]
+    pub name_prefix: String,
+    /// Clone this git repository into the workspace before each run (init container).
+    #[arg(long, value_name = "URL")]
+    pub git_repo: Option<String>,
+    /// Branch or tag to clone with --git-repo.
+    #[arg(long, value_name = "REF", requires = "git_repo")]
+    pub git_ref: Option<String>,
+    #[arg(long, default_value = "500m")]
+    pub cpu_request: String,
+    #[arg(long, default_value = "1Gi")]
+    pub memory_request: String,
+    #[arg(long, default_value = "2")]
+    pub cpu_limit: String,
+    #[arg(long, default_value = "4Gi")]
+    pub memory_limit: String,
 }

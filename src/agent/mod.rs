@@ -7,6 +7,7 @@
 mod budget;
 mod dispatch;
 mod hooks;
+mod rule_trigger;
 mod stop;
 mod system_prompt;
 mod window;
@@ -75,6 +76,8 @@ pub struct Agent<'a> {
     pub hooks: &'a dyn AgentHooks,
     /// The context window (compaction); `None` turns compaction off.
     pub window: Option<ContextWindow>,
+    /// Rules waiting for the run to touch a matching file.
+    pub rules: Vec<crate::rules::RuleDef>,
 }
 
 /// The state a run accumulates: history, budget and the last answer.
@@ -201,6 +204,7 @@ impl Agent<'_> {
             }
             let result = self.dispatch(turn, &calls, &[]).await;
             state.history.extend(result.messages);
+            self.apply_touched_rules(turn, &calls);
             self.hooks.after_turn(turn, state).await;
             if let Some(outcome) = result.outcome {
                 self.emitter.emit(Event::TurnCompleted { turn });

@@ -32,11 +32,11 @@ impl SystemPrompt {
              left. If the task cannot be done, call ReportFailure with the reason.\n",
         );
         base.push_str(&format!(
-            "\n<env>\nWorking directory: {}\nGit repository: {}\nPlatform: {}\nDate: {}\n</env>\n",
+            "\n<env>\nWorking directory: {}\nGit repository: {}\nPlatform: {}\nDate (UTC): {}\n</env>\n",
             workspace.display(),
             if is_repo { "yes" } else { "no" },
             std::env::consts::OS,
-            jiff::ZonedDateTime::now().date(),
+            jiff::Timestamp::now().strftime("%Y-%m-%d"),
         ));
         base.push_str(&format!(
             "\n<git-status note=\"taken when the run started; it does not update\">\n{status}\n</git-status>\n"

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::checkpoint::{Checkpointer, GitCheckpointer};
 use crate::events::{Emitter, Event};
@@ -14,55 +15,55 @@ use crate::report::DiffStat;
 pub(crate) struct Checkpoints {
     git: GitCheckpointer,
     emitter: Arc<Emitter>,
+    /// Whether any call that may change files ran (else the diff is empty for sure).
+    mutated: AtomicBool,
 }
 
 impl Checkpoints {
-    /// Start (or, for a resumed run, continue) checkpointing; `None` with a warning
-    /// event when git cannot be used.
+    /// Start (or, for a resumed run, continue) checkpointing; `None` when git cannot be used.
+    /// The event to report (the start snapshot or a warning) is returned, not emitted: this runs before `run.started`.
     pub(crate) fn open(
         workspace: &Path,
         run_id: &str,
         out_dir: &Path,
         resume: bool,
         emitter: &Arc<Emitter>,
-    ) -> Option<Checkpoints> {
+    ) -> (Option<Checkpoints>, Option<Event>) {
         let exclude = [out_dir.to_path_buf()];
         let opened = if resume {
             GitCheckpointer::resume(workspace, run_id, &exclude)
         } else {
             GitCheckpointer::start(workspace, run_id, &exclude)
         };
-        let warn = |message: String| emitter.emit(Event::Warning { message });
+        let warn = |message: String| Some(Event::Warning { message });
         match opened {
             Ok(Ok(git)) => {
-                if !resume {
-                    let start = git.start_snapshot();
-                    emitter.emit(Event::CheckpointCreated {
-                        turn: 0,
-                        index: start.index,
-                        reference: start.reference,
-                        commit: start.commit,
-                        call_id: None,
-                    });
-                }
-                Some(Checkpoints {
+                let start = git.start_snapshot();
+                let event = (!resume).then_some(Event::CheckpointCreated {
+                    turn: 0,
+                    index: start.index,
+                    reference: start.reference,
+                    commit: start.commit,
+                    call_id: None,
+                });
+                let checkpoints = Checkpoints {
                     git,
                     emitter: emitter.clone(),
-                })
+                    mutated: AtomicBool::new(resume),
+                };
+                (Some(checkpoints), event)
             }
-            Ok(Err(reason)) => {
-                warn(format!("git checkpoints and diff are off: {reason}"));
-                None
-            }
-            Err(e) => {
-                warn(format!("git checkpoints and diff are off: {e}"));
-                None
-            }
+            Ok(Err(reason)) => (
+                None,
+                warn(format!("git checkpoints and diff are off: {reason}")),
+            ),
+            Err(e) => (None, warn(format!("git checkpoints and diff are off: {e}"))),
         }
     }
 
     /// Snapshot after a mutating call, if the tree changed.
     pub(crate) fn after_call(&self, turn: u32, call_id: &str, tool: &str) {
+        self.mutated.store(true, Ordering::SeqCst);
         match self.git.checkpoint(&format!("{tool} {call_id}")) {
             Ok(Some(c)) => self.emitter.emit(Event::CheckpointCreated {
                 turn,

@@ -122,7 +122,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
             "max_tokens": job.limits.max_tokens,
         },
         "tools_offered": tools,
-        "rules": job.rules.iter().map(|r| &r.origin).collect::<Vec<_>>(),
+        "rules": rule_rows(&job, &workspace),
         "policy": policy.table(),
     });
     if args.json {
@@ -158,6 +158,52 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         ));
     }
     text.push_str("  ask      (no match)\n");
+    text.push_str("  (Bash commands are also judged by the safety evaluator: disabled ones never run, and\n   ones it cannot prove safe need an allow rule that names them, e.g. Bash(cargo *);\n   try `cn-run check-command CMD`.)\n");
+    text.push_str("rules:\n");
+    for row in rule_rows(&job, &workspace) {
+        text.push_str(&format!(
+            "  {:<28} {:<40} {}\n",
+            row["name"].as_str().unwrap_or(""),
+            row["origin"].as_str().unwrap_or(""),
+            row["applies"].as_str().unwrap_or("")
+        ));
+    }
     stdout(&text);
     0
+}
+
+/// Every rule of the job and the workspace, and when it applies.
+fn rule_rows(job: &crate::job::Job, workspace: &std::path::Path) -> Vec<serde_json::Value> {
+    use crate::rules::Applies;
+    let (ws_rules, warnings) = crate::rules::workspace_rules(workspace);
+    let mut rows: Vec<serde_json::Value> = job
+        .rules
+        .iter()
+        .chain(ws_rules.iter())
+        .map(|r| {
+            let applies = match &r.applies {
+                Applies::Always => "always (in every system message)".to_owned(),
+                Applies::OnTouch { globs, regex } => {
+                    let mut what: Vec<String> = globs
+                        .iter()
+                        .map(|(g, _)| format!("a file matching `{g}`"))
+                        .collect();
+                    what.extend(
+                        regex
+                            .iter()
+                            .map(|x| format!("a file containing `{}`", x.as_str())),
+                    );
+                    format!("once the run touches {}", what.join(" or "))
+                }
+                Applies::Never(why) => format!("never: {why}"),
+            };
+            serde_json::json!({"name": r.name, "origin": r.origin, "applies": applies})
+        })
+        .collect();
+    rows.extend(
+        warnings
+            .into_iter()
+            .map(|w| serde_json::json!({"name": "-", "origin": "-", "applies": w})),
+    );
+    rows
 }

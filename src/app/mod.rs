@@ -4,6 +4,7 @@
 
 mod attempts;
 mod checkpoints;
+mod export_cmd;
 mod extensions;
 mod finish;
 mod inspect;
@@ -11,6 +12,7 @@ mod outputs;
 mod resume;
 mod run;
 mod run_parts;
+mod schedule_cmd;
 mod session_hooks;
 mod sessions;
 mod setup;
@@ -33,6 +35,9 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Explain(a)) => inspect::explain(&a),
         Some(Command::Schema { which }) => inspect::schema(which),
         Some(Command::Sessions { action }) => sessions::run(&action),
+        Some(Command::Schedule(a)) => schedule_cmd::run(&a),
+        Some(Command::Export(a)) => export_cmd::run(&a),
+        Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
         Some(Command::Run(args)) => block_on(run_jobs(*args, &log)),
         None => block_on(run_jobs(cli.run, &log)),

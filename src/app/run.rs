@@ -73,16 +73,33 @@ pub(crate) async fn run_job(
     resume: Option<Resume>,
 ) -> Result<RunResult, String> {
     let args = opts.args;
-    let parts = setup::build_client(&job)?;
+    // Key and headers are checked now (a usage error runs nothing); building the HTTP
+    // client (TLS roots: tens of milliseconds) overlaps with the rest of the set-up.
+    let (key, key_env) = setup::api_key(&job)?;
+    setup::headers(&job)?;
+    let client_task = tokio::task::spawn_blocking({
+        let job = job.clone();
+        move || setup::build_client(&job)
+    });
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
     let policy = setup::build_policy(&job, &PolicyFlags::from(args), &workspace)?;
+    let (workspace_rules, rule_warnings) = crate::rules::workspace_rules(&workspace);
+    let all_rules: Vec<crate::rules::RuleDef> =
+        job.rules.iter().cloned().chain(workspace_rules).collect();
+    // The system prompt reads git status; it overlaps with the checkpoint's first snapshot.
+    let system_task = tokio::task::spawn_blocking({
+        let (job, workspace, mode, format) =
+            (job.clone(), workspace.clone(), policy.mode(), args.format);
+        let rules = all_rules.clone();
+        move || system_prompt(&job, &rules, &workspace, mode, format)
+    });
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt()?),
     };
-    let redactor = setup::redactor(parts.key.as_ref(), &job.redact);
+    let redactor = setup::redactor(key.as_ref(), &job.redact);
     opts.log.set_redactor(redactor.clone());
     if github::is_actions() {
         let masks = github::mask_commands(redactor.values().iter().map(String::as_str));
@@ -107,13 +124,18 @@ pub(crate) async fn run_job(
         stop.arm_timeout(limit);
     }
     let signals = listen_for_signals(stop.clone());
-    let shared = Arc::new(ToolShared::new(
-        workspace.clone(),
-        setup::tool_env(parts.key.as_ref(), parts.key_env.as_deref(), &run_id),
-        stop.token().clone(),
-        tool_limits(&job),
-        out_dir.join("artifacts"),
-    ));
+    let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
+    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(&job, &workspace, &env);
+    let shared = Arc::new(
+        ToolShared::new(
+            workspace.clone(),
+            env,
+            stop.token().clone(),
+            tool_limits(&job),
+            out_dir.join("artifacts"),
+        )
+        .with_sandbox(sandbox),
+    );
     let (mcp_hub, mcp_statuses, mcp_failure) = match super::extensions::start_mcp(
         mcp_configs,
         &shared.env,
@@ -125,6 +147,19 @@ pub(crate) async fn run_job(
         Ok((hub, statuses)) => (hub, statuses, None),
         Err(e) => (None, Vec::new(), Some(e)),
     };
+    // The start snapshot walks the workspace; it runs while the client and the system
+    // prompt are built on other threads. Its event waits for `run.started`.
+    let resumed = resume.is_some();
+    let (checkpoints, checkpoint_event) = if job.git.checkpoints {
+        let (c, e) =
+            super::checkpoints::Checkpoints::open(&workspace, &run_id, &out_dir, resumed, &emitter);
+        (c.map(Arc::new), e)
+    } else {
+        (None, None)
+    };
+    let parts = client_task
+        .await
+        .map_err(|e| format!("client set-up failed: {e}"))??;
     let info = parts.client.info();
     let mut budget = Budget::new(job.limits.clone());
     let (mut state, session) = match resume {
@@ -152,7 +187,6 @@ pub(crate) async fn run_job(
             )
         }
     };
-    let resumed = prompt.is_none();
     emitter.emit(Event::RunStarted {
         job: job.name.clone(),
         prompt: state
@@ -168,14 +202,36 @@ pub(crate) async fn run_job(
         resumed,
     });
     super::extensions::report_mcp(&mcp_statuses, &emitter);
-    let checkpoints = job
-        .git
-        .checkpoints
-        .then(|| {
-            super::checkpoints::Checkpoints::open(&workspace, &run_id, &out_dir, resumed, &emitter)
-        })
-        .flatten()
-        .map(Arc::new);
+    for message in rule_warnings {
+        emitter.emit(Event::Warning { message });
+    }
+    for r in all_rules
+        .iter()
+        .filter(|r| matches!(r.applies, crate::rules::Applies::Always))
+    {
+        emitter.emit(Event::RuleApplied {
+            turn: 0,
+            name: r.name.clone(),
+            origin: r.origin.clone(),
+            reason: "always applies".to_owned(),
+        });
+    }
+    let conditional_rules: Vec<crate::rules::RuleDef> = all_rules
+        .into_iter()
+        .filter(|r| matches!(r.applies, crate::rules::Applies::OnTouch { .. }))
+        .collect();
+    let sandbox_failure = match sandbox_verdict {
+        Ok(Some(warning)) => {
+            emitter.emit(Event::Warning { message: warning });
+            None
+        }
+        Ok(None) => None,
+        Err(reason) => Some(reason),
+    };
+    sinks.result.update(|r| r.sandbox = sandbox_status.clone());
+    if let Some(event) = checkpoint_event {
+        emitter.emit(event);
+    }
     let session_path = out_dir.join("session.json");
     let hooks = SessionHooks {
         path: session_path.clone(),
@@ -201,8 +257,11 @@ pub(crate) async fn run_job(
             idle_timeout: setup::idle_timeout(&job),
             price: price_for(&job),
         },
-        system: system_prompt(&job, &workspace, policy.mode(), args.format),
+        system: system_task
+            .await
+            .map_err(|e| format!("system prompt failed: {e}"))?,
         hooks: &hooks,
+        rules: conditional_rules,
         window: Some(ContextWindow::new(
             &job.model.name,
             job.model
@@ -212,7 +271,7 @@ pub(crate) async fn run_job(
         )),
     };
     let attempts = async {
-        match mcp_failure {
+        match mcp_failure.or(sandbox_failure) {
             Some(e) => (
                 Outcome::Internal(e),
                 super::attempts::AttemptsReport::default(),

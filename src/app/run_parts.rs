@@ -152,16 +152,24 @@ pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
     }
 }
 
+/// The system message with the rules that always apply; `rules` are the job's and the
+/// workspace's (conditional ones join later, when the run touches a matching file).
 pub(crate) fn system_prompt(
     job: &Job,
+    rules: &[crate::rules::RuleDef],
     workspace: &Path,
     mode: crate::permissions::Mode,
     format: Format,
 ) -> SystemPrompt {
+    let always: Vec<crate::rules::RuleDef> = rules
+        .iter()
+        .filter(|r| matches!(r.applies, crate::rules::Applies::Always))
+        .cloned()
+        .collect();
     let mut system = SystemPrompt::build(
         workspace,
         mode,
-        job.rules.clone(),
+        always,
         format == Format::Json && job.output_schema.is_none(),
     );
     if let Some(schema) = &job.output_schema {

@@ -14,19 +14,18 @@ use crate::provider::openai::{OpenAiClient, OpenAiConfig};
 use crate::provider::script::ScriptClient;
 use crate::provider::{ModelClient, RetryPolicy};
 use crate::redact::Redactor;
+use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use crate::secret::Secret;
 use crate::tools::{self, Tool, ToolRegistry};
 
-/// The model client and the key it uses (for redaction and scrubbing).
+/// The model client.
 pub(crate) struct ClientParts {
     pub client: Arc<dyn ModelClient>,
-    pub key: Option<Secret>,
-    pub key_env: Option<String>,
 }
 
 /// The API key for the job's provider: the named variable (which must be set), or the
 /// provider's usual variable when present.
-fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
+pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
     if job.model.provider == ProviderKind::Script {
         return Ok((None, None));
     }
@@ -56,7 +55,7 @@ fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
 }
 
 /// Header values `${NAME}` come from the environment.
-fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
     job.model
         .headers
         .iter()
@@ -72,7 +71,7 @@ fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
 }
 
 pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
-    let (key, key_env) = api_key(job)?;
+    let (key, _) = api_key(job)?;
     let headers = headers(job)?;
     let m = &job.model;
     let client: Arc<dyn ModelClient> = match m.provider {
@@ -107,11 +106,7 @@ pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
     };
-    Ok(ClientParts {
-        client,
-        key,
-        key_env,
-    })
+    Ok(ClientParts { client })
 }
 
 pub(crate) fn retry_policy(job: &Job) -> RetryPolicy {
@@ -271,4 +266,47 @@ pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String
         .unwrap_or_else(|| PathBuf::from("."));
     dir.canonicalize()
         .map_err(|e| format!("workspace {}: {e}", dir.display()))
+}
+
+/// The Bash sandbox of the job, probed once: the policy, its status for result.json, and
+/// either a warning (`Ok`) or the reason to fail the run (`Err`) when the kernel falls short.
+pub(crate) fn sandbox(
+    job: &Job,
+    workspace: &Path,
+    env: &[(String, String)],
+) -> (
+    SandboxPolicy,
+    Option<SandboxStatus>,
+    Result<Option<String>, String>,
+) {
+    let t = &job.tools;
+    let mut policy = SandboxPolicy::new(
+        t.bash_sandbox,
+        t.bash_network.unwrap_or(true),
+        workspace,
+        env,
+    )
+    .required(t.bash_require_sandbox);
+    let home = env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| PathBuf::from(v));
+    for w in &t.bash_writable {
+        let path = match (w.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => workspace.join(w),
+        };
+        policy.writable.push(path);
+    }
+    if policy.mode == SandboxMode::Off && policy.network {
+        return (policy, None, Ok(None));
+    }
+    let probe = crate::sandbox::probe(&policy);
+    let status = crate::sandbox::describe(&probe, &policy);
+    // Ok(warning) when it may run as it is; Err(reason) when the job requires more.
+    let verdict = match probe.shortfall() {
+        Some(why) if policy.require => Err(format!("tools.bash.require_sandbox is set, but {why}")),
+        other => Ok(other),
+    };
+    (policy, Some(status), verdict)
 }

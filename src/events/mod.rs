@@ -141,6 +141,13 @@ pub enum Event {
         tools: usize,
         message: Option<String>,
     },
+    #[serde(rename = "rule.applied")]
+    RuleApplied {
+        turn: u32,
+        name: String,
+        origin: String,
+        reason: String,
+    },
     #[serde(rename = "warning")]
     Warning { message: String },
     #[serde(rename = "run.completed")]
@@ -179,6 +186,7 @@ impl Event {
             Event::ArtifactCollected { .. } => "artifact.collected",
             Event::UploadFinished { .. } => "upload.finished",
             Event::McpServer { .. } => "mcp.server",
+            Event::RuleApplied { .. } => "rule.applied",
             Event::Warning { .. } => "warning",
             Event::RunCompleted { .. } => "run.completed",
         }

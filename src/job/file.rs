@@ -65,6 +65,41 @@ pub struct JobFile {
     /// `.continue/skills/` and `.claude/skills/` in the workspace are always searched.
     #[serde(default)]
     pub skills: Vec<String>,
+    /// When `cn-run schedule DIR` starts the job: a five-field cron line read in UTC
+    /// (`"0 3 * * 1"`), or `{cron, timezone, missed}`. Also used by `cn-run export`.
+    pub schedule: Option<ScheduleSection>,
+}
+
+/// A cron schedule: the line alone (UTC), or with a time zone and a missed-run policy.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ScheduleSection {
+    /// Five fields (minute hour day-of-month month day-of-week), or `@hourly`, `@daily`,
+    /// `@weekly`, `@monthly`, `@yearly`.
+    Cron(String),
+    Spec(ScheduleSpec),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSpec {
+    /// Five fields (minute hour day-of-month month day-of-week), or an `@` alias.
+    pub cron: String,
+    /// IANA time zone the cron line is read in, e.g. `Europe/Berlin` (default `UTC`).
+    pub timezone: Option<String>,
+    /// What to do about runs missed while the scheduler was down (default `skip`).
+    pub missed: Option<Missed>,
+}
+
+/// The missed-run policy of a schedule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Missed {
+    /// Forget missed runs; wait for the next time on the schedule.
+    #[default]
+    Skip,
+    /// If one or more runs were missed, run once at start-up, then follow the schedule.
+    RunOnce,
 }
 
 /// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url`.
@@ -141,6 +176,10 @@ pub struct UploadSection {
     pub url: Option<String>,
     /// Name of an environment variable holding the URL.
     pub url_env: Option<String>,
+    /// A second URL that accepts PUT, for diff.patch (secrets masked). Prefer `diff_url_env`.
+    pub diff_url: Option<String>,
+    /// Name of an environment variable holding the diff URL.
+    pub diff_url_env: Option<String>,
     /// How often to upload while the run goes (default 30s); always once at the end.
     pub interval: Option<DurationSpec>,
 }
@@ -310,6 +349,19 @@ pub struct BashSection {
     pub max_output_chars: Option<usize>,
     /// Lines of output kept (the tail; default 1000).
     pub max_output_lines: Option<usize>,
+    /// Linux sandbox for commands: `off` (default), `workspace-write` (writes only in the
+    /// workspace and temporary folders) or `read-only` (no writes). Uses Landlock.
+    pub sandbox: Option<crate::sandbox::SandboxMode>,
+    /// Whether commands may use the network (default true; false: a new, empty network
+    /// namespace).
+    pub network: Option<bool>,
+    /// Fail the run when the kernel cannot enforce `sandbox` and `network` (default false:
+    /// warn and run with what it can enforce).
+    pub require_sandbox: Option<bool>,
+    /// More folders commands may write under `sandbox: workspace-write` (absolute, `~/…`, or
+    /// relative to the workspace), e.g. `~/.cargo` or `~/.cache` for builds.
+    #[serde(default)]
+    pub writable: Vec<String>,
 }
 
 /// Where the agent works.

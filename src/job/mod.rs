@@ -2,6 +2,7 @@
 //! generated schema with every problem located (`load`, `locate`), and resolved into the
 //! validated [`Job`] the rest of cn-run works with (`resolve`).
 
+mod cron;
 mod error;
 pub mod file;
 mod load;
@@ -9,6 +10,7 @@ mod locate;
 mod resolve;
 pub mod template;
 
+pub use cron::{CronTab, Missed, Schedule};
 pub use error::{JobError, Problem};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_str};
@@ -22,7 +24,7 @@ use std::time::Duration;
 use crate::permissions::Mode;
 
 /// A validated job, ready to run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Job {
     pub name: String,
     pub description: Option<String>,
@@ -50,6 +52,8 @@ pub struct Job {
     pub mcp_servers: Vec<McpServerSpec>,
     /// Extra skill folders (absolute).
     pub skills: Vec<PathBuf>,
+    /// When `cn-run schedule` starts the job; `None`: never on its own.
+    pub schedule: Option<Schedule>,
 }
 
 /// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).
@@ -95,6 +99,9 @@ pub struct UploadSpec {
     /// The URL itself, or the variable that holds it (resolved when the run starts).
     pub url: Option<String>,
     pub url_env: Option<String>,
+    /// Where diff.patch goes (the URL, or the variable that holds it); none: no diff upload.
+    pub diff_url: Option<String>,
+    pub diff_url_env: Option<String>,
     pub interval: Duration,
 }
 
@@ -116,13 +123,8 @@ pub struct ModelSpec {
     pub idle_timeout: Option<Duration>,
 }
 
-/// A rule for the system message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rule {
-    /// `inline` or the file it came from.
-    pub origin: String,
-    pub text: String,
-}
+/// A rule for the system message (see `crate::rules`).
+pub type Rule = crate::rules::RuleDef;
 
 /// The job's permission policy, as written (patterns are compiled by `permissions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -151,6 +153,14 @@ pub struct ToolSettings {
     pub bash_timeout: Option<Duration>,
     pub bash_max_chars: Option<usize>,
     pub bash_max_lines: Option<usize>,
+    /// The Linux sandbox for Bash commands (default off).
+    pub bash_sandbox: crate::sandbox::SandboxMode,
+    /// Whether Bash commands may use the network; `None`: yes.
+    pub bash_network: Option<bool>,
+    /// Fail the run when the kernel cannot enforce the sandbox (else warn).
+    pub bash_require_sandbox: bool,
+    /// Extra writable folders under the sandbox, as written (resolved against the workspace).
+    pub bash_writable: Vec<String>,
 }
 
 /// Where the run works.

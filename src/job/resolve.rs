@@ -145,6 +145,10 @@ pub(super) fn resolve(
         bash_timeout: cx.duration("tools.bash.timeout", raw.tools.bash.timeout.as_ref()),
         bash_max_chars: raw.tools.bash.max_output_chars,
         bash_max_lines: raw.tools.bash.max_output_lines,
+        bash_sandbox: raw.tools.bash.sandbox.unwrap_or_default(),
+        bash_network: raw.tools.bash.network,
+        bash_require_sandbox: raw.tools.bash.require_sandbox.unwrap_or(false),
+        bash_writable: raw.tools.bash.writable.clone(),
     };
     let workspace = workspace(&mut cx, &raw);
     check_patterns(&mut cx, &raw);
@@ -153,6 +157,7 @@ pub(super) fn resolve(
     let upload = upload(&mut cx, &raw);
     let mcp_servers = mcp_servers(&mut cx, &raw);
     let skills = raw.skills.iter().map(|d| cx.base.join(d)).collect();
+    let schedule = super::cron::resolve(raw.schedule.as_ref(), |f, m| cx.push(f, m));
     if raw.retry.max_attempts == Some(0) {
         cx.push("retry.max_attempts", "must be at least 1".to_owned());
     }
@@ -195,6 +200,7 @@ pub(super) fn resolve(
         upload,
         mcp_servers,
         skills,
+        schedule,
     })
 }
 
@@ -320,6 +326,8 @@ fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
     Some(UploadSpec {
         url: u.url.clone(),
         url_env: u.url_env.clone(),
+        diff_url: u.diff_url.clone(),
+        diff_url_env: u.diff_url_env.clone(),
         interval,
     })
 }
@@ -429,21 +437,20 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
             RuleEntry::Text(t) => {
                 let text = cx.render(&format!("rules[{i}]"), t, params);
                 out.push(Rule {
+                    name: format!("rules[{i}]"),
                     origin: "inline".to_owned(),
                     text,
+                    applies: crate::rules::Applies::Always,
                 });
             }
             RuleEntry::File(f) => {
                 let path = cx.base.join(&f.file);
-                match std::fs::read_to_string(&path) {
-                    Ok(text) => out.push(Rule {
-                        origin: f.file.clone(),
-                        text,
-                    }),
-                    Err(e) => cx.push(
-                        &format!("rules[{i}].file"),
-                        format!("cannot read {}: {e}", path.display()),
-                    ),
+                let parsed = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))
+                    .and_then(|text| crate::rules::parse_rule(&f.file, &text));
+                match parsed {
+                    Ok(rule) => out.push(rule),
+                    Err(e) => cx.push(&format!("rules[{i}].file"), e),
                 }
             }
         }

@@ -8,6 +8,8 @@
 pub mod anthropic;
 mod collect;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod openai;
 pub mod script;
 mod sse;

@@ -88,6 +88,10 @@ pub struct RunResult {
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
     pub checkpoints: Vec<Value>,
+    /// Rules that joined the system message, when and why.
+    pub rules_applied: Vec<Value>,
+    /// The Bash sandbox in force (null when off).
+    pub sandbox: Option<crate::sandbox::SandboxStatus>,
     /// Every MCP server of the job and how its start went.
     pub mcp_servers: Vec<crate::mcp::ServerStatus>,
     pub warnings: Vec<String>,
@@ -160,6 +164,8 @@ impl ResultBuilder {
                 patch_path: None,
                 secret_in_diff: false,
                 checkpoints: Vec::new(),
+                rules_applied: Vec::new(),
+                sandbox: None,
                 mcp_servers: Vec::new(),
                 warnings: Vec::new(),
                 junit_suite: None,
@@ -211,6 +217,14 @@ impl ResultBuilder {
             }
             Event::Warning { message } => r.warnings.push(message.clone()),
             Event::CheckFinished(c) => r.checks.push(c.clone()),
+            Event::RuleApplied {
+                turn,
+                name,
+                origin,
+                reason,
+            } => r.rules_applied.push(serde_json::json!({
+                "turn": turn, "name": name, "origin": origin, "reason": reason
+            })),
             Event::RunCompleted {
                 status,
                 exit_code,

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ToolError;
 use super::process::shell_command;
+use crate::sandbox::SandboxPolicy;
 
 /// How many background jobs may run at the same time.
 pub const MAX_BACKGROUND_JOBS: usize = 5;
@@ -148,6 +149,7 @@ impl BackgroundJobs {
         cwd: &Path,
         env: &[(String, String)],
         cancel: &CancellationToken,
+        sandbox: &SandboxPolicy,
     ) -> Result<(String, Option<u32>), ToolError> {
         let mut reg = self.registry();
         let running: Vec<String> = reg
@@ -163,9 +165,9 @@ impl BackgroundJobs {
                 running.join(", ")
             )));
         }
-        let mut child = shell_command(command, cwd, env)
+        let mut child = shell_command(command, cwd, env, sandbox)
             .spawn()
-            .map_err(|e| ToolError::Fatal(format!("could not start bash: {e}")))?;
+            .map_err(|e| super::bash::spawn_error(command, &e))?;
         reg.next += 1;
         let job = Arc::new(Job {
             id: format!("bg-{}", reg.next),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::output::cut_note;
-use super::process::{CommandLimits, CommandOutcome, run_command};
+use super::process::{CommandLimits, CommandOutcome, run_command_sandboxed};
 use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 
@@ -69,15 +69,16 @@ impl Tool for Bash {
             max_chars: limits.bash_max_chars / parallel,
             max_lines: limits.bash_max_lines / parallel,
         };
-        let outcome = run_command(
+        let outcome = run_command_sandboxed(
             command,
             &ctx.shared.workspace,
             &ctx.shared.env,
             bounds,
             &ctx.shared.cancel,
+            ctx.shared.sandbox(),
         )
         .await
-        .map_err(|e| ToolError::Fatal(format!("could not start bash: {e}")))?;
+        .map_err(|e| spawn_error(command, &e))?;
         let text = format_outcome(&outcome, inactivity, parallel, limits.bash_max_chars);
         if outcome.exit_code == Some(0) {
             Ok(ToolOutput::text(text))
@@ -87,11 +88,31 @@ impl Tool for Bash {
     }
 }
 
+/// Why bash could not start. A command longer than the kernel allows for one argument
+/// (128 KiB on Linux) is the model's to fix; anything else means the environment is broken.
+pub(crate) fn spawn_error(command: &str, err: &std::io::Error) -> ToolError {
+    if err.kind() == std::io::ErrorKind::ArgumentListTooLong {
+        return ToolError::RespondToModel(format!(
+            "The command was not run: at {} bytes it is too long for the system to start \
+             (one argument may have at most 128 KiB). Write the long part to a file with the \
+             Write tool and run that file instead.",
+            command.len()
+        ));
+    }
+    ToolError::Fatal(format!("could not start bash: {err}"))
+}
+
 /// Start `command` as a background job and say how to follow it.
 fn start_background(command: &str, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let shared = &ctx.shared;
     let jobs = shared.background();
-    let (id, pid) = jobs.start(command, &shared.workspace, &shared.env, &shared.cancel)?;
+    let (id, pid) = jobs.start(
+        command,
+        &shared.workspace,
+        &shared.env,
+        &shared.cancel,
+        shared.sandbox(),
+    )?;
     let pid = pid.map_or_else(String::new, |p| format!(", pid {p}"));
     Ok(ToolOutput::text(format!(
         "Started background job {id}{pid}. It keeps running while you work; see its status and \

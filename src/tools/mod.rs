@@ -40,7 +40,7 @@ pub use list::List;
 pub use multi_edit::MultiEdit;
 pub use output::{TailBuffer, truncate_tail};
 pub use paths::{ResolvedPath, is_sensitive_path, resolve_in_workspace};
-pub use process::{CommandLimits, CommandOutcome, run_command};
+pub use process::{CommandLimits, CommandOutcome, run_command, run_command_sandboxed};
 pub use read::Read;
 pub use registry::ToolRegistry;
 pub use report_failure::ReportFailure;
@@ -58,6 +58,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversation::ToolSpec;
 use crate::permissions::Tighten;
+use crate::sandbox::SandboxPolicy;
 
 /// What a tool call asks of the run besides its text result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +137,8 @@ pub struct ToolShared {
     background: BackgroundJobs,
     /// Files UploadArtifact copied, in upload order.
     artifacts: Mutex<Vec<ArtifactRecord>>,
+    /// The sandbox Bash commands and background jobs run in (default: none).
+    sandbox: SandboxPolicy,
 }
 
 impl ToolShared {
@@ -156,7 +159,19 @@ impl ToolShared {
             checklist: Mutex::new(None),
             background: BackgroundJobs::default(),
             artifacts: Mutex::new(Vec::new()),
+            sandbox: SandboxPolicy::off(),
         }
+    }
+
+    /// Run Bash commands and background jobs under `sandbox`.
+    pub fn with_sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox shell commands run in.
+    pub fn sandbox(&self) -> &SandboxPolicy {
+        &self.sandbox
     }
 
     /// Record that the model has seen this file (read-before-edit).

@@ -2,6 +2,7 @@
 //! the workspace, stdin closed, its own process group, a scrubbed environment, an inactivity
 //! timeout, bounded output, and nothing left running when it returns.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -12,6 +13,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::output::{Cut, TailBuffer};
+use crate::sandbox::SandboxPolicy;
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +36,18 @@ pub struct CommandLimits {
     pub max_lines: usize,
 }
 
-/// The `bash -c` command cn-run runs, configured but not spawned.
-pub(crate) fn shell_command(command: &str, cwd: &Path, env: &[(String, String)]) -> Command {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
+/// The `bash -c` command cn-run runs, configured but not spawned; under an active
+/// `sandbox` it is started through the sandbox launcher, which `exec`s bash.
+pub(crate) fn shell_command(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    sandbox: &SandboxPolicy,
+) -> Command {
+    let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
+    let (program, args) = sandbox.command_line(&argv);
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -80,7 +89,20 @@ pub async fn run_command(
     limits: CommandLimits,
     cancel: &CancellationToken,
 ) -> std::io::Result<CommandOutcome> {
-    let mut child = shell_command(command, cwd, env).spawn()?;
+    let off = SandboxPolicy::off();
+    run_command_sandboxed(command, cwd, env, limits, cancel, &off).await
+}
+
+/// [`run_command`] under `sandbox` (see [`crate::sandbox`]).
+pub async fn run_command_sandboxed(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    limits: CommandLimits,
+    cancel: &CancellationToken,
+    sandbox: &SandboxPolicy,
+) -> std::io::Result<CommandOutcome> {
+    let mut child = shell_command(command, cwd, env, sandbox).spawn()?;
     let mut pipes = Pipes {
         out: child.stdout.take(),
         err: child.stderr.take(),

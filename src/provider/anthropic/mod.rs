@@ -119,7 +119,11 @@ impl ModelClient for AnthropicClient {
             .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
         let key = self.key.as_ref();
         let response = http::post(&self.http, &self.url, self.headers.clone(), body, key).await?;
-        if http::content_type(&response).starts_with("application/json") {
+        let kind = http::content_type(&response);
+        if http::is_html(&kind) {
+            return Err(http::html_page_error(response, key).await);
+        }
+        if kind.starts_with("application/json") {
             return Err(self.json_reply(response).await);
         }
         let dialect = AnthropicDialect {
@@ -143,6 +147,15 @@ struct AnthropicDialect {
     usage: UsageTally,
     stopped: bool,
     key: Option<Secret>,
+}
+
+/// The dialect with no key, for the fuzz entry points (`crate::provider::fuzz`).
+pub(super) fn fuzz_dialect() -> impl Dialect {
+    AnthropicDialect {
+        usage: UsageTally::default(),
+        stopped: false,
+        key: None,
+    }
 }
 
 impl Dialect for AnthropicDialect {

@@ -5,7 +5,7 @@
 //! request when the failure is transient. Retrying the whole request is safe because nothing
 //! of a response is committed to the conversation before it is complete.
 
-mod assemble;
+pub(crate) mod assemble;
 
 use std::future::Future;
 use std::time::Duration;

@@ -129,6 +129,35 @@ pub(crate) fn content_type(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
+/// Whether a successful response is a web page rather than a stream: a captive portal, a
+/// proxy's login page, or an `api_base` that points at a website.
+pub(crate) fn is_html(content_type: &str) -> bool {
+    content_type.starts_with("text/html") || content_type.starts_with("application/xhtml")
+}
+
+/// The error for a `200` web page (see [`is_html`]): its text, without tags, and a hint.
+/// Not retried: the same URL will serve the same page.
+pub(crate) async fn html_page_error(
+    response: reqwest::Response,
+    secret: Option<&Secret>,
+) -> ProviderError {
+    let content_type = content_type(&response);
+    let body = match read_body(response, MAX_ERROR_BODY, secret, true).await {
+        Ok(body) => body,
+        Err(err) => return err,
+    };
+    let page = error_in_body(&body, &content_type).message;
+    ProviderError::BadRequest {
+        status: 200,
+        message: scrub(
+            &format!(
+                "expected an event stream, got a web page ({content_type}): \"{page}\"; check api_base"
+            ),
+            secret,
+        ),
+    }
+}
+
 /// Reads a whole body, up to `cap` bytes. With `truncate` the rest is ignored; without it,
 /// a longer body is a `Decode` error.
 pub(crate) async fn read_body(
@@ -191,8 +220,7 @@ pub(crate) fn event_stream<D: Dialect>(
 ) -> EventStream {
     let state = BodyState {
         response,
-        decoder: SseDecoder::new(MAX_EVENT_BYTES),
-        dialect,
+        body: BodyDecoder::new(dialect),
         pending: VecDeque::new(),
         error: None,
         done: false,
@@ -220,8 +248,7 @@ pub(crate) fn event_stream<D: Dialect>(
 
 struct BodyState<D> {
     response: reqwest::Response,
-    decoder: SseDecoder,
-    dialect: D,
+    body: BodyDecoder<D>,
     pending: VecDeque<StreamEvent>,
     error: Option<ProviderError>,
     done: bool,
@@ -237,37 +264,64 @@ impl<D: Dialect> BodyState<D> {
             .chunk()
             .await
             .map_err(|e| network_error(&e, self.secret.as_ref()))?;
-        let (events, at_end) = match chunk {
+        let bytes = match &chunk {
             Some(bytes) => {
                 self.received += bytes.len();
                 if self.received > MAX_RESPONSE_BYTES {
                     return Err(too_large());
                 }
-                (self.decoder.push(&bytes)?, false)
+                Some(&bytes[..])
             }
-            None => (self.decoder.finish()?, true),
+            None => None,
         };
-        for event in events {
-            let mut out = Vec::new();
-            let ended = self.dialect.on_event(event, &mut out)?;
-            self.pending.extend(out);
-            if ended {
-                self.done = true;
-                return Ok(());
-            }
-        }
-        if !at_end && self.pending.is_empty() {
+        self.done = self.body.feed(bytes, &mut self.pending)?;
+        if !self.done && self.pending.is_empty() {
             self.pending.push_back(StreamEvent::KeepAlive);
         }
-        if at_end {
-            self.done = true;
-            if !self.dialect.may_end() {
-                return Err(ProviderError::Network(
-                    "stream ended early: the connection closed before the response was complete"
-                        .into(),
-                ));
+        Ok(())
+    }
+}
+
+/// The pure half of a streaming body: bytes in, stream events out. Kept apart from the
+/// network so the fuzz entry points (`crate::provider::fuzz`) run exactly this code.
+pub(crate) struct BodyDecoder<D> {
+    decoder: SseDecoder,
+    dialect: D,
+}
+
+impl<D: Dialect> BodyDecoder<D> {
+    pub(crate) fn new(dialect: D) -> Self {
+        BodyDecoder {
+            decoder: SseDecoder::new(MAX_EVENT_BYTES),
+            dialect,
+        }
+    }
+
+    /// Decodes the next piece of the body (`None`: the body ended) and appends the stream
+    /// events it completes to `out`. Returns whether the stream is complete: the provider's
+    /// end marker arrived, or the body ended where it may.
+    pub(crate) fn feed(
+        &mut self,
+        chunk: Option<&[u8]>,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<bool, ProviderError> {
+        let events = match chunk {
+            Some(bytes) => self.decoder.push(bytes)?,
+            None => self.decoder.finish()?,
+        };
+        for event in events {
+            let mut batch = Vec::new();
+            let ended = self.dialect.on_event(event, &mut batch)?;
+            out.extend(batch);
+            if ended {
+                return Ok(true);
             }
         }
-        Ok(())
+        if chunk.is_none() && !self.dialect.may_end() {
+            return Err(ProviderError::Network(
+                "stream ended early: the connection closed before the response was complete".into(),
+            ));
+        }
+        Ok(chunk.is_none())
     }
 }

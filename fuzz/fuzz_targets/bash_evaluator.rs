@@ -1,0 +1,25 @@
+//! Fuzz target: the Bash command safety evaluator on arbitrary text.
+//!
+//! Besides "no panic, no hang", two properties a policy relies on: the verdict is never
+//! less strict than the base level it is given, and appending `; rm -rf /` to a command
+//! never makes it less strict (a model cannot launder a command by adding to it).
+#![no_main]
+
+use cn_run::command_safety::{Level, evaluate, evaluate_with_base};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(command) = std::str::from_utf8(data) else {
+        return;
+    };
+    let verdict = evaluate(command);
+    assert!(!verdict.reason.is_empty(), "{command:?}: a verdict without a reason");
+    let asked = evaluate_with_base(Level::AllowedWithPermission, Some(command));
+    assert!(asked.level >= Level::AllowedWithPermission, "{command:?}: {asked:?}");
+    assert!(asked.level >= verdict.level, "{command:?}: {asked:?} < {verdict:?}");
+    let worse = evaluate(&format!("{command}; rm -rf /"));
+    assert!(
+        worse.level >= verdict.level,
+        "{command:?}: appending `; rm -rf /` lowered {verdict:?} to {worse:?}"
+    );
+});

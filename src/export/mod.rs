@@ -1,0 +1,231 @@
+//! `cn-run export`: turn scheduled jobs into files another scheduler runs — a GitHub Actions
+//! workflow ([`github_workflow`]) or Kubernetes CronJobs with a ConfigMap ([`k8s_cronjob`]).
+//!
+//! Both are built as JSON values and written with the YAML serializer, so quoting is never
+//! hand-made. Both need every job to have a `schedule:` whose cron line uses only the syntax
+//! GitHub and Kubernetes share (numbers, names, `*`, `,`, `-`, `/`).
+
+mod github;
+mod k8s;
+
+use std::path::{Path, PathBuf};
+
+pub use github::{GithubOptions, github_workflow};
+pub use k8s::{K8sOptions, k8s_cronjob};
+
+use crate::job::file::{JobFile, OutputSchemaSpec, RuleEntry};
+use crate::job::{self, Job, LoadOptions, ProviderKind, Schedule};
+
+/// What can stop an export.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Job(#[from] crate::job::JobError),
+    #[error("{path}: job `{name}` has no `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")")]
+    NoSchedule { path: String, name: String },
+    #[error("{path}: {message}")]
+    Unsupported { path: String, message: String },
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A job to export: the loaded job, its file as written, and the files it names.
+#[derive(Debug, Clone)]
+pub struct ExportJob {
+    pub job: Job,
+    /// The path as given (relative to where the workflow or image runs), `/`-separated.
+    pub path: String,
+    /// The job file's text.
+    pub text: String,
+    /// Files the job names relative to itself (script, rule files, output schema):
+    /// the relative path and the text.
+    pub companions: Vec<(String, String)>,
+    /// Such files outside the job's folder (they cannot be shipped with it).
+    pub outside: Vec<String>,
+}
+
+impl ExportJob {
+    /// Load and validate `path` (with `params`), reading the files it names.
+    pub fn load(path: &Path, params: &[(String, String)]) -> Result<ExportJob, ExportError> {
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|source| ExportError::Read {
+                path: p.to_path_buf(),
+                source,
+            })
+        };
+        let text = read(path)?;
+        let opts = LoadOptions {
+            params: params.to_vec(),
+        };
+        let job = job::load_file(path, &opts)?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let mut companions = Vec::new();
+        let mut outside = Vec::new();
+        if let Ok(raw) = serde_yaml::from_str::<JobFile>(&text) {
+            for rel in named_files(&raw) {
+                let inside = Path::new(&rel).is_relative()
+                    && !Path::new(&rel)
+                        .components()
+                        .any(|c| matches!(c, std::path::Component::ParentDir));
+                if inside {
+                    companions.push((rel.clone(), read(&dir.join(&rel))?));
+                } else {
+                    outside.push(rel);
+                }
+            }
+        }
+        let path = path.to_string_lossy().replace('\\', "/");
+        let path = path.strip_prefix("./").unwrap_or(&path).to_owned();
+        Ok(ExportJob {
+            job,
+            path,
+            text,
+            companions,
+            outside,
+        })
+    }
+
+    /// The job's schedule, or the error that says it has none.
+    pub(crate) fn schedule(&self) -> Result<&Schedule, ExportError> {
+        self.job
+            .schedule
+            .as_ref()
+            .ok_or_else(|| ExportError::NoSchedule {
+                path: self.path.clone(),
+                name: self.job.name.clone(),
+            })
+    }
+
+    /// The cron line, checked to be portable.
+    pub(crate) fn portable_cron(&self) -> Result<String, ExportError> {
+        let cron = self.schedule()?.cron.clone();
+        portable(&cron).map_err(|message| ExportError::Unsupported {
+            path: self.path.clone(),
+            message,
+        })?;
+        Ok(cron)
+    }
+
+    /// The environment variable that holds the provider key, if the provider needs one.
+    pub(crate) fn key_env(&self) -> Option<String> {
+        let m = &self.job.model;
+        m.api_key_env.clone().or_else(|| match m.provider {
+            ProviderKind::Openai => Some("OPENAI_API_KEY".to_owned()),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY".to_owned()),
+            ProviderKind::Script => None,
+        })
+    }
+
+    /// The job's timeout, or cn-run schedule's default of 6 hours.
+    pub(crate) fn timeout_secs(&self) -> u64 {
+        self.job.limits.timeout.map_or(6 * 3600, |d| d.as_secs())
+    }
+}
+
+/// Paths the job file names relative to itself.
+fn named_files(raw: &JobFile) -> Vec<String> {
+    let mut out: Vec<String> = raw.model.script.iter().cloned().collect();
+    for r in &raw.rules {
+        if let RuleEntry::File(f) = r {
+            out.push(f.file.clone());
+        }
+    }
+    if let Some(OutputSchemaSpec::File(f)) = &raw.output_schema {
+        out.push(f.file.clone());
+    }
+    out
+}
+
+/// Check that a five-field cron line uses only syntax both GitHub and Kubernetes accept.
+fn portable(cron: &str) -> Result<(), String> {
+    const MONTHS: [&str; 12] = [
+        "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
+    ];
+    const DAYS: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
+    let fields: Vec<&str> = cron.split_whitespace().collect();
+    for (i, field) in fields.iter().enumerate() {
+        let names: &[&str] = match i {
+            3 => &MONTHS,
+            4 => &DAYS,
+            _ => &[],
+        };
+        for token in field.split([',', '-', '/', '*']) {
+            let ok = token.is_empty()
+                || token.chars().all(|c| c.is_ascii_digit())
+                || names.contains(&token.to_ascii_uppercase().as_str());
+            if !ok {
+                return Err(format!(
+                    "`{cron}`: `{token}` is not supported by GitHub Actions and Kubernetes \
+                     (use numbers, month/day names, `*`, `,`, `-`, `/`)"
+                ));
+            }
+            if i == 4 && token.parse::<u32>().is_ok_and(|d| d > 6) {
+                return Err(format!("`{cron}`: day of week {token}; use 0 for Sunday"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write `docs` as one YAML stream, after a comment saying where it came from.
+pub(crate) fn yaml_stream(comment: &str, docs: &[serde_json::Value]) -> String {
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&serde_yaml::to_string(doc).unwrap_or_default());
+    }
+    out
+}
+
+/// Lowercase letters, digits and `-` only, no leading or trailing `-`, at most `max` long.
+pub(crate) fn dns_label(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let mut out: String = out.trim_matches('-').chars().take(max).collect();
+    while out.ends_with('-') {
+        out.pop();
+    }
+    if out.is_empty() {
+        "job".to_owned()
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn portable_cron_lines() {
+        assert!(portable("0 3 * * 1").is_ok());
+        assert!(portable("*/15 9-17 1,15 JAN-jun MON-FRI").is_ok());
+        assert!(portable("0 0 L * *").is_err());
+        assert!(portable("0 0 * * 5#2").is_err());
+        assert!(portable("0 0 * * 7").is_err());
+    }
+
+    #[test]
+    fn dns_labels() {
+        assert_eq!(dns_label("Fix Lint!", 52), "fix-lint");
+        assert_eq!(dns_label("--", 52), "job");
+        assert_eq!(dns_label("abc-def", 4), "abc");
+    }
+}

@@ -1,0 +1,216 @@
+//! Starting, watching and stopping runs. A run is a child process of the scheduler:
+//! `cn-run --quiet --format json JOB.yaml`, in its own process group (so a Ctrl-C at the
+//! terminal reaches the scheduler only, and a stop reaches every process the run started),
+//! with stdout and stderr in `logs/<job>/<start time>.log` (the newest 50 per job are kept).
+//! Tests put a fake [`Launcher`] in its place.
+
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use jiff::Timestamp;
+use rustix::process::{Pid, Signal};
+
+use super::engine::Entry;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunExit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// A run in flight.
+pub trait RunHandle: Send {
+    fn pid(&self) -> Option<u32>;
+    /// `Some` once the run has ended; never blocks.
+    fn try_wait(&mut self) -> Option<RunExit>;
+    /// Ask the run to stop (SIGTERM to its process group).
+    fn terminate(&mut self);
+    /// Stop it now (SIGKILL to its process group).
+    fn kill(&mut self);
+}
+
+/// A run that has just started.
+pub struct Started {
+    pub handle: Box<dyn RunHandle>,
+    pub log: Option<PathBuf>,
+}
+
+/// Starts runs of jobs.
+pub trait Launcher {
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String>;
+    /// A run of `entry` that an earlier scheduler left behind, if process `pid` is still
+    /// that run.
+    fn adopt(&mut self, entry: &Entry, pid: u32) -> Option<Box<dyn RunHandle>>;
+}
+
+/// Runs jobs as child processes of `exe` (normally this very binary).
+#[derive(Debug, Clone)]
+pub struct ProcessLauncher {
+    pub exe: PathBuf,
+    /// The working directory of every run.
+    pub cwd: PathBuf,
+    /// Where each run's stdout and stderr go.
+    pub log_dir: PathBuf,
+}
+
+impl Launcher for ProcessLauncher {
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String> {
+        let dir = self.log_dir.join(safe(&entry.name));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        prune_logs(&dir);
+        let stamp = now.strftime("%Y%m%dT%H%M%SZ").to_string();
+        let log_path = dir.join(format!("{stamp}.log"));
+        let out = File::create(&log_path)
+            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(&self.exe)
+            .args(["--quiet", "--format", "json"])
+            .arg(&entry.file)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        Ok(Started {
+            handle: Box::new(ChildRun { child }),
+            log: Some(log_path),
+        })
+    }
+
+    /// Only when `/proc/PID/cmdline` shows this job file: a reused pid is never adopted (and
+    /// so never signalled). Where there is no `/proc`, nothing is adopted.
+    fn adopt(&mut self, entry: &Entry, pid: u32) -> Option<Box<dyn RunHandle>> {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let file = entry.file.as_os_str().as_encoded_bytes();
+        cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == file)
+            .then(|| Box::new(Orphan { pid }) as Box<dyn RunHandle>)
+    }
+}
+
+/// Logs kept per job (the oldest go first).
+const LOGS_KEPT: usize = 50;
+
+/// Remove the oldest logs in a job's folder so that a new one makes `LOGS_KEPT`.
+fn prune_logs(dir: &std::path::Path) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut logs: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".log"))
+        })
+        .collect();
+    logs.sort();
+    let excess = (logs.len() + 1).saturating_sub(LOGS_KEPT);
+    for old in logs.into_iter().take(excess) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// A file-name-safe form of a job name.
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn pid_of(pid: u32) -> Option<Pid> {
+    Pid::from_raw(i32::try_from(pid).ok()?)
+}
+
+/// Send `sig` to the process group led by `pid`, or to the process if it leads none.
+fn signal_group(pid: u32, sig: Signal) {
+    if let Some(p) = pid_of(pid)
+        && rustix::process::kill_process_group(p, sig).is_err()
+    {
+        let _ = rustix::process::kill_process(p, sig);
+    }
+}
+
+struct ChildRun {
+    child: Child,
+}
+
+impl RunHandle for ChildRun {
+    fn pid(&self) -> Option<u32> {
+        Some(self.child.id())
+    }
+
+    fn try_wait(&mut self) -> Option<RunExit> {
+        match self.child.try_wait() {
+            Ok(Some(st)) => Some(RunExit {
+                code: st.code(),
+                signal: st.signal(),
+            }),
+            Ok(None) => None,
+            // Cannot wait any more (should not happen): count it as gone.
+            Err(_) => Some(RunExit {
+                code: None,
+                signal: None,
+            }),
+        }
+    }
+
+    fn terminate(&mut self) {
+        signal_group(self.child.id(), Signal::TERM);
+    }
+
+    fn kill(&mut self) {
+        signal_group(self.child.id(), Signal::KILL);
+    }
+}
+
+/// Whether process `pid` exists and has not ended (a zombie has ended).
+fn alive(pid: u32) -> bool {
+    let exists = pid_of(pid).is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    exists && !matches!(state, Some('Z' | 'X'))
+}
+
+/// A run started by an earlier scheduler process: not our child, so only its liveness can be
+/// watched and its exit code is unknown.
+struct Orphan {
+    pid: u32,
+}
+
+impl RunHandle for Orphan {
+    fn pid(&self) -> Option<u32> {
+        Some(self.pid)
+    }
+
+    fn try_wait(&mut self) -> Option<RunExit> {
+        (!alive(self.pid)).then_some(RunExit {
+            code: None,
+            signal: None,
+        })
+    }
+
+    fn terminate(&mut self) {
+        signal_group(self.pid, Signal::TERM);
+    }
+
+    fn kill(&mut self) {
+        signal_group(self.pid, Signal::KILL);
+    }
+}
