@@ -48,6 +48,31 @@ impl Budget {
         };
     }
 
+    /// What is left of every limit (for a nested agent that shares this budget).
+    pub fn remaining(&self) -> Limits {
+        Limits {
+            max_turns: self.limits.max_turns.map(|m| m.saturating_sub(self.turns)),
+            timeout: self
+                .limits
+                .timeout
+                .map(|t| t.saturating_sub(self.started.elapsed())),
+            max_cost_usd: self
+                .limits
+                .max_cost_usd
+                .map(|m| (m - self.cost_usd.unwrap_or(0.0)).max(0.0)),
+            max_tokens: self
+                .limits
+                .max_tokens
+                .map(|m| m.saturating_sub(self.usage.total())),
+        }
+    }
+
+    /// Add what a nested agent spent.
+    pub fn absorb(&mut self, turns: u32, usage: &Usage, cost: Option<f64>) {
+        self.turns += turns;
+        self.record(usage, cost);
+    }
+
     /// A limit that forbids starting another turn, if any.
     pub fn exceeded(&self) -> Option<Limit> {
         if self.limits.max_turns.is_some_and(|m| self.turns >= m) {

@@ -125,9 +125,15 @@ impl Agent<'_> {
                 None,
             );
         }
-        let decision = self
+        let mut decision = self
             .policy
             .check(&call.name, &args, tool.tighten(&args, &self.shared));
+        if let Some(narrow) = self.narrow {
+            let own = narrow.check(&call.name, &args, tool.tighten(&args, &self.shared));
+            if own.permission > decision.permission {
+                decision = own;
+            }
+        }
         let resolution = match decision.permission {
             Permission::Allow => Resolution::Allowed,
             Permission::Exclude => Resolution::Denied,

@@ -78,6 +78,8 @@ pub struct Agent<'a> {
     pub window: Option<ContextWindow>,
     /// Rules waiting for the run to touch a matching file.
     pub rules: Vec<crate::rules::RuleDef>,
+    /// A nested agent's own policy: each call must also pass it (the stricter verdict wins).
+    pub narrow: Option<&'a Policy>,
 }
 
 /// The state a run accumulates: history, budget and the last answer.
@@ -202,7 +204,13 @@ impl Agent<'_> {
                 self.emitter.emit(Event::TurnCompleted { turn });
                 return Outcome::Completed;
             }
+            self.shared.set_remaining(state.budget.remaining());
             let result = self.dispatch(turn, &calls, &[]).await;
+            for spent in self.shared.take_spent() {
+                state
+                    .budget
+                    .absorb(spent.turns, &spent.usage, spent.cost_usd);
+            }
             state.history.extend(result.messages);
             self.apply_touched_rules(turn, &calls);
             self.hooks.after_turn(turn, state).await;

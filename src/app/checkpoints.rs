@@ -124,6 +124,14 @@ impl Checkpoints {
         }
     }
 
+    /// The patch of the run so far (for interval uploads), without writing it.
+    pub(crate) fn current_diff(&self) -> Option<Vec<u8>> {
+        if !self.mutated.load(Ordering::SeqCst) {
+            return Some(Vec::new());
+        }
+        self.git.diff_since_start().ok().map(|(p, _)| p)
+    }
+
     /// Put the workspace back to the start (git.rollback_on_failure).
     pub(crate) fn rollback_to_start(&self, workspace: &Path) {
         let message = match crate::checkpoint::rollback(workspace, self.git.run_id(), None) {

@@ -36,6 +36,7 @@ pub(crate) async fn finish(
     redactor: &Redactor,
     f: Finished<'_>,
     checkpoints: Option<&super::checkpoints::Checkpoints>,
+    uploads: Option<crate::upload::UploaderHandle>,
 ) -> RunResult {
     let emitter = &sinks.emitter;
     let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
@@ -67,6 +68,13 @@ pub(crate) async fn finish(
     hooks
         .finish(state, f.status.as_str(), shared.checklist())
         .await;
+    let upload = match uploads {
+        Some(handle) => {
+            let patch = diff.as_ref().map(|(p, _, _)| p.clone());
+            Some(super::uploads::finish(handle, hooks.path.clone(), patch, emitter).await)
+        }
+        None => None,
+    };
     emitter.emit(Event::RunCompleted {
         status: f.status,
         exit_code: f.status.exit_code(),
@@ -93,6 +101,7 @@ pub(crate) async fn finish(
             r.secret_in_diff = *secret;
         }
         r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
+        r.upload = upload;
     });
     let mut result = sinks.result.snapshot();
     if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {

@@ -16,6 +16,8 @@ mod schedule_cmd;
 mod session_hooks;
 mod sessions;
 mod setup;
+mod subagents;
+mod uploads;
 mod validate;
 mod workspace;
 

@@ -83,7 +83,11 @@ pub(crate) async fn run_job(
     });
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
-    let policy = setup::build_policy(&job, &PolicyFlags::from(args), &workspace)?;
+    let policy = Arc::new(setup::build_policy(
+        &job,
+        &PolicyFlags::from(args),
+        &workspace,
+    )?);
     let (workspace_rules, rule_warnings) = crate::rules::workspace_rules(&workspace);
     let all_rules: Vec<crate::rules::RuleDef> =
         job.rules.iter().cloned().chain(workspace_rules).collect();
@@ -99,7 +103,7 @@ pub(crate) async fn run_job(
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt()?),
     };
-    let redactor = setup::redactor(key.as_ref(), &job.redact);
+    let redactor = setup::redactor(key.as_ref(), &job, args.upload_url.as_deref());
     opts.log.set_redactor(redactor.clone());
     if github::is_actions() {
         let masks = github::mask_commands(redactor.values().iter().map(String::as_str));
@@ -161,6 +165,39 @@ pub(crate) async fn run_job(
         .await
         .map_err(|e| format!("client set-up failed: {e}"))??;
     let info = parts.client.info();
+    let config = AgentConfig {
+        model: job.model.name.clone(),
+        max_tokens: job.model.max_tokens,
+        temperature: job.model.temperature,
+        on_ask: args.on_ask.unwrap_or(job.permissions.on_ask),
+        retry: setup::retry_policy(&job),
+        idle_timeout: setup::idle_timeout(&job),
+        price: price_for(&job),
+    };
+    let context_length = job
+        .model
+        .context_length
+        .unwrap_or_else(|| default_context_length(&job.model.name));
+    if !job.subagents.is_empty() && policy.is_offered("Subagent") {
+        let runner = Arc::new(super::subagents::Subagents {
+            defs: job.subagents.clone(),
+            client: parts.client.clone(),
+            tools: registry.clone(),
+            policy: policy.clone(),
+            shared: shared.clone(),
+            emitter: emitter.clone(),
+            redactor: redactor.clone(),
+            stop: stop.clone(),
+            config: config.clone(),
+            workspace: workspace.clone(),
+            mode: policy.mode(),
+            context_length,
+            checkpoints: checkpoints.clone(),
+        });
+        if let Some(tool) = super::subagents::tool(&job.subagents, runner) {
+            registry.register(Arc::new(tool));
+        }
+    }
     let mut budget = Budget::new(job.limits.clone());
     let (mut state, session) = match resume {
         Some(r) => {
@@ -233,6 +270,19 @@ pub(crate) async fn run_job(
         emitter.emit(event);
     }
     let session_path = out_dir.join("session.json");
+    // Written once now, so the first upload has something to send.
+    if let Err(e) = session.save(&session_path, &redactor) {
+        tracing::warn!("cannot write the session file: {e}");
+    }
+    let uploads = super::uploads::start(
+        &job,
+        args.upload_url.as_deref(),
+        &run_id,
+        session_path.clone(),
+        checkpoints.clone(),
+        &redactor,
+        &emitter,
+    );
     let hooks = SessionHooks {
         path: session_path.clone(),
         redactor: redactor.clone(),
@@ -248,20 +298,13 @@ pub(crate) async fn run_job(
         emitter: &emitter,
         redactor: &redactor,
         stop: stop.clone(),
-        config: AgentConfig {
-            model: job.model.name.clone(),
-            max_tokens: job.model.max_tokens,
-            temperature: job.model.temperature,
-            on_ask: args.on_ask.unwrap_or(job.permissions.on_ask),
-            retry: setup::retry_policy(&job),
-            idle_timeout: setup::idle_timeout(&job),
-            price: price_for(&job),
-        },
+        config: config.clone(),
         system: system_task
             .await
             .map_err(|e| format!("system prompt failed: {e}"))?,
         hooks: &hooks,
         rules: conditional_rules,
+        narrow: None,
         window: Some(ContextWindow::new(
             &job.model.name,
             job.model
@@ -317,6 +360,7 @@ pub(crate) async fn run_job(
         &redactor,
         finished,
         checkpoints.as_deref(),
+        uploads,
     )
     .await;
     stop.token().cancel();

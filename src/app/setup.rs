@@ -89,7 +89,7 @@ pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
                     .unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
                 m.name.clone(),
             );
-            cfg.api_key = key.clone();
+            cfg.api_key = key;
             cfg.headers = headers;
             Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
         }
@@ -101,7 +101,7 @@ pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
             if key.is_none() {
                 return Err("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned());
             }
-            cfg.api_key = key.clone();
+            cfg.api_key = key;
             cfg.headers = headers;
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
@@ -224,8 +224,23 @@ pub(crate) fn tool_env(
     env
 }
 
-pub(crate) fn redactor(key: Option<&Secret>, extra_names: &[String]) -> Redactor {
-    Redactor::new(key.map(Secret::expose), std::env::vars(), extra_names)
+pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>) -> Redactor {
+    // Presigned upload URLs are credentials too, whatever their variable is called.
+    let mut names = job.redact.clone();
+    if let Some(u) = &job.upload {
+        names.extend(u.url_env.iter().cloned());
+        names.extend(u.diff_url_env.iter().cloned());
+    }
+    let mut values: Vec<&str> = key
+        .map(Secret::expose)
+        .into_iter()
+        .chain(upload_url)
+        .collect();
+    if let Some(u) = &job.upload {
+        values.extend(u.url.as_deref());
+        values.extend(u.diff_url.as_deref());
+    }
+    Redactor::new(values, std::env::vars(), &names)
 }
 
 /// Every built-in tool, in the order offered to the model (as `cn` orders them); the

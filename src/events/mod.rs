@@ -201,6 +201,9 @@ pub struct Envelope {
     /// RFC 3339 UTC timestamp with milliseconds.
     pub ts: String,
     pub run_id: String,
+    /// Set on events of a nested agent: the Subagent call it works for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
     #[serde(flatten)]
     pub event: Event,
 }

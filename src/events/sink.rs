@@ -19,6 +19,9 @@ struct Inner {
 pub struct Emitter {
     run_id: String,
     inner: Mutex<Inner>,
+    /// A nested agent's emitter forwards to the run's, tagging events with the call id
+    /// of the Subagent call that started it.
+    forward: Option<(Arc<Emitter>, String)>,
 }
 
 impl Emitter {
@@ -29,6 +32,20 @@ impl Emitter {
                 seq: 0,
                 sinks: Vec::new(),
             }),
+            forward: None,
+        }
+    }
+
+    /// An emitter for a nested agent: its events go to this emitter's sinks, numbered in
+    /// the same sequence, with `parent_call_id` set.
+    pub fn scoped(self: &Arc<Self>, parent_call_id: &str) -> Emitter {
+        Emitter {
+            run_id: self.run_id.clone(),
+            inner: Mutex::new(Inner {
+                seq: 0,
+                sinks: Vec::new(),
+            }),
+            forward: Some((self.clone(), parent_call_id.to_owned())),
         }
     }
 
@@ -56,6 +73,13 @@ impl Emitter {
     }
 
     pub fn emit(&self, event: Event) {
+        match &self.forward {
+            Some((parent, call_id)) => parent.emit_in(Some(call_id.clone()), event),
+            None => self.emit_in(None, event),
+        }
+    }
+
+    fn emit_in(&self, parent_call_id: Option<String>, event: Event) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         inner.seq += 1;
         let envelope = Envelope {
@@ -63,6 +87,7 @@ impl Emitter {
             seq: inner.seq,
             ts: now_rfc3339(),
             run_id: self.run_id.clone(),
+            parent_call_id,
             event,
         };
         for sink in inner.sinks.iter_mut() {

@@ -61,6 +61,10 @@ pub struct JobFile {
     /// MCP servers, started before the first turn; their tools are `mcp__<server>__<tool>`.
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, McpServerSection>,
+    /// Nested agents the main agent can hand a task to (the Subagent tool). They never get
+    /// wider permissions than the run, and what they spend counts toward its limits.
+    #[serde(default)]
+    pub subagents: Vec<SubagentSection>,
     /// Extra folders of skills (`<dir>/<name>/SKILL.md`), relative to the job file.
     /// `.continue/skills/` and `.claude/skills/` in the workspace are always searched.
     #[serde(default)]
@@ -100,6 +104,25 @@ pub enum Missed {
     Skip,
     /// If one or more runs were missed, run once at start-up, then follow the schedule.
     RunOnce,
+}
+
+/// One nested agent.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentSection {
+    /// How the main agent names it (`subagent_name`).
+    pub name: String,
+    /// What it is for; the main agent sees this.
+    pub description: String,
+    /// Its instructions, added to the system message.
+    pub system_prompt: String,
+    /// A different model of the same provider (default: the job's model).
+    pub model: Option<String>,
+    /// Tool patterns it may use (`Read`, `Bash(git diff*)`); everything else is excluded for
+    /// it. Either way it can never do more than the run's own policy allows.
+    pub tools: Option<Vec<String>>,
+    /// Its own turn limit (the run's remaining turns apply too).
+    pub max_turns: Option<u32>,
 }
 
 /// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url`.

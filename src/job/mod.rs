@@ -50,6 +50,7 @@ pub struct Job {
     pub redact: Vec<String>,
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
+    pub subagents: Vec<file::SubagentSection>,
     /// Extra skill folders (absolute).
     pub skills: Vec<PathBuf>,
     /// When `cn-run schedule` starts the job; `None`: never on its own.

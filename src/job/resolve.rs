@@ -156,6 +156,7 @@ pub(super) fn resolve(
     let output_schema = output_schema(&mut cx, &raw);
     let upload = upload(&mut cx, &raw);
     let mcp_servers = mcp_servers(&mut cx, &raw);
+    check_subagents(&mut cx, &raw);
     let skills = raw.skills.iter().map(|d| cx.base.join(d)).collect();
     let schedule = super::cron::resolve(raw.schedule.as_ref(), |f, m| cx.push(f, m));
     if raw.retry.max_attempts == Some(0) {
@@ -199,6 +200,7 @@ pub(super) fn resolve(
         redact: raw.redact,
         upload,
         mcp_servers,
+        subagents: raw.subagents.clone(),
         skills,
         schedule,
     })
@@ -513,6 +515,28 @@ fn check_patterns(cx: &mut Ctx<'_>, raw: &JobFile) {
             };
             if let Err(e) = Policy::build(input, Path::new("/")) {
                 cx.push(&format!("permissions.{key}[{i}]"), e.to_string());
+            }
+        }
+    }
+}
+
+/// Subagent names must be unique and their tool patterns valid.
+fn check_subagents(cx: &mut Ctx<'_>, raw: &JobFile) {
+    use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec};
+    for (i, s) in raw.subagents.iter().enumerate() {
+        if raw.subagents[..i].iter().any(|o| o.name == s.name) {
+            cx.push(
+                &format!("subagents[{i}].name"),
+                format!("`{}` is declared twice", s.name),
+            );
+        }
+        for (j, pattern) in s.tools.iter().flatten().enumerate() {
+            let input = PolicyInput {
+                job: vec![RuleSpec::new(pattern.clone(), Permission::Allow)],
+                ..PolicyInput::default()
+            };
+            if let Err(e) = Policy::build(input, Path::new("/")) {
+                cx.push(&format!("subagents[{i}].tools[{j}]"), e.to_string());
             }
         }
     }

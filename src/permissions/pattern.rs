@@ -253,6 +253,11 @@ impl CompiledPattern {
         Ok(Self { tool, argument })
     }
 
+    /// Whether the pattern names `tool` (ignoring any argument pattern).
+    pub(crate) fn names_tool(&self, tool: &str) -> bool {
+        self.tool.matches(tool)
+    }
+
     /// Whether the pattern constrains an argument (not just the tool name).
     pub(crate) fn has_argument(&self) -> bool {
         self.argument.is_some()

@@ -28,6 +28,14 @@ pub(crate) struct Rule {
 }
 
 impl Rule {
+    fn names_tool(&self, tool: &str) -> bool {
+        self.pattern.names_tool(tool)
+    }
+
+    fn has_argument(&self) -> bool {
+        self.pattern.has_argument()
+    }
+
     /// A user's allow rule that names the call's argument (`Bash(cargo *)`, `Read(.env)`): the
     /// only kind of rule that can lift an evaluator's or a tool's request for permission.
     pub(crate) fn explicitly_allows_argument(&self) -> bool {
@@ -142,12 +150,22 @@ impl Policy {
         decide(&call, rule, &checks)
     }
 
-    /// Whether the tool is offered to the model: unless it is excluded outright (decided with
-    /// empty arguments). Tools that merely need permission are offered and get an explained
+    /// Whether the tool is offered to the model: unless every call of it would be excluded.
+    /// Rules are read in order: a rule with an argument pattern that allows (or asks for)
+    /// the tool means some calls can run (`Bash(cargo *)` offers Bash even when a later rule
+    /// excludes Bash), and the first rule without one decides for everything else.
+    /// Continue decides with empty arguments only, so argument-scoped allows never offer a
+    /// tool there. Tools that merely need permission are offered and get an explained
     /// denial when called.
     pub fn is_offered(&self, tool: &str) -> bool {
-        let empty = Value::Object(serde_json::Map::new());
-        self.check(tool, &empty, None).permission != Permission::Exclude
+        for rule in self.rules.iter().filter(|r| r.names_tool(tool)) {
+            match (rule.has_argument(), rule.permission) {
+                (true, Permission::Exclude) => continue,
+                (true, _) => return true,
+                (false, permission) => return permission != Permission::Exclude,
+            }
+        }
+        true
     }
 
     /// Every rule in evaluation order.

@@ -90,6 +90,8 @@ pub struct RunResult {
     pub checkpoints: Vec<Value>,
     /// Rules that joined the system message, when and why.
     pub rules_applied: Vec<Value>,
+    /// The last upload of the session (null when the run has no upload URL).
+    pub upload: Option<crate::upload::UploadStatus>,
     /// The Bash sandbox in force (null when off).
     pub sandbox: Option<crate::sandbox::SandboxStatus>,
     /// Every MCP server of the job and how its start went.
@@ -165,6 +167,7 @@ impl ResultBuilder {
                 secret_in_diff: false,
                 checkpoints: Vec::new(),
                 rules_applied: Vec::new(),
+                upload: None,
                 sandbox: None,
                 mcp_servers: Vec::new(),
                 warnings: Vec::new(),

@@ -24,6 +24,7 @@ mod read;
 mod registry;
 mod report_failure;
 mod search;
+mod subagent;
 mod upload_artifact;
 mod write;
 
@@ -45,6 +46,7 @@ pub use read::Read;
 pub use registry::ToolRegistry;
 pub use report_failure::ReportFailure;
 pub use search::Search;
+pub use subagent::{Spent, SubagentReport, SubagentRunner, SubagentTool};
 pub use upload_artifact::{ArtifactRecord, UploadArtifact};
 pub use write::Write;
 
@@ -139,6 +141,9 @@ pub struct ToolShared {
     artifacts: Mutex<Vec<ArtifactRecord>>,
     /// The sandbox Bash commands and background jobs run in (default: none).
     sandbox: SandboxPolicy,
+    /// What the run may still spend (set by the loop before each batch of calls) and what
+    /// nested agents spent (drained by the loop after it): subagents share the budget.
+    budget: Mutex<(Option<crate::job::Limits>, Vec<subagent::Spent>)>,
 }
 
 impl ToolShared {
@@ -160,7 +165,36 @@ impl ToolShared {
             background: BackgroundJobs::default(),
             artifacts: Mutex::new(Vec::new()),
             sandbox: SandboxPolicy::off(),
+            budget: Mutex::new((None, Vec::new())),
         }
+    }
+
+    /// Set what the run may still spend (turns, tokens, cost, time).
+    pub fn set_remaining(&self, remaining: crate::job::Limits) {
+        self.budget.lock().unwrap_or_else(PoisonError::into_inner).0 = Some(remaining);
+    }
+
+    /// What the run may still spend, if the loop said.
+    pub fn remaining(&self) -> Option<crate::job::Limits> {
+        self.budget
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Record what a nested agent spent; the loop adds it to the run's budget.
+    pub fn record_spent(&self, spent: subagent::Spent) {
+        self.budget
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .1
+            .push(spent);
+    }
+
+    /// Take what nested agents spent since the last call.
+    pub fn take_spent(&self) -> Vec<subagent::Spent> {
+        std::mem::take(&mut self.budget.lock().unwrap_or_else(PoisonError::into_inner).1)
     }
 
     /// Run Bash commands and background jobs under `sandbox`.

@@ -360,3 +360,67 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogCapture {
         self.clone()
     }
 }
+
+/// Through the binary: a run uploads its redacted session while it goes and at the end,
+/// and a failing upload server does not fail the run.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_uploads_its_session_and_survives_a_failing_server() {
+    use crate::support::http::{MockServer, Reply};
+    use crate::support::runner::{cn_run, run, write_files};
+    for failing in [false, true] {
+        let server = MockServer::start_with(move |_| {
+            if failing {
+                Reply::json(503, serde_json::json!({}))
+            } else {
+                Reply::json(200, serde_json::json!({}))
+            }
+        })
+        .await;
+        let tmp = tempfile::tempdir().unwrap();
+        let job = "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: go\nupload: {url_env: UPLOAD_URL, interval: 1s}\npermissions: {allow: ['Bash(echo *)']}\n";
+        let script = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'echo $DEPLOY_TOKEN'}}]\n  - text: done\n";
+        write_files(tmp.path(), &[("job.yaml", job), ("s.yaml", script)]);
+        let (dir, url) = (
+            tmp.path().to_path_buf(),
+            format!(
+                "{}/bucket/{{run_id}}/session.json?X-Amz-Signature=sig123secret",
+                server.url()
+            ),
+        );
+        let r = tokio::task::spawn_blocking(move || {
+            let mut cmd = cn_run(&dir);
+            cmd.arg("job.yaml")
+                .env("UPLOAD_URL", &url)
+                .env("DEPLOY_TOKEN", "tok_planted_value_987");
+            run(cmd, Some(&dir.join("out")))
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.code, 0, "{r:#?}");
+        let puts: Vec<_> = server
+            .requests()
+            .into_iter()
+            .filter(|q| q.method == "PUT")
+            .collect();
+        assert!(puts.len() >= 2, "{} uploads", puts.len());
+        assert!(puts.iter().all(|q| q.path.starts_with("/bucket/")));
+        for q in &puts {
+            let body = String::from_utf8_lossy(&q.body);
+            assert!(
+                !body.contains("tok_planted_value_987"),
+                "a secret was uploaded"
+            );
+        }
+        let last = String::from_utf8_lossy(&puts.last().unwrap().body).into_owned();
+        assert!(last.contains("\"state\": \"finished\""), "{last}");
+        let status = &r.result()["upload"];
+        assert_eq!(status["ok"], !failing, "{status}");
+        let all = r.result().to_string()
+            + &std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap()
+            + &r.stderr;
+        assert!(
+            !all.contains("sig123secret"),
+            "the presigned URL's signature leaked"
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! Session upload wired into a run: the (redacted) session.json and the run's diff are
+//! PUT to the job's URL right away, on an interval, and once at the end. A failing upload
+//! is a warning and an event, never a failed run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::checkpoints::Checkpoints;
+use crate::events::{Emitter, Event};
+use crate::job::Job;
+use crate::redact::Redactor;
+use crate::upload::{
+    DEFAULT_INTERVAL, UploadBody, UploadPolicy, UploadStatus, UploadTarget, Uploader,
+    UploaderHandle,
+};
+
+/// Start uploading, if the job or the command line gives a URL.
+pub(crate) fn start(
+    job: &Job,
+    cli_url: Option<&str>,
+    run_id: &str,
+    session_path: PathBuf,
+    checkpoints: Option<Arc<Checkpoints>>,
+    redactor: &Redactor,
+    emitter: &Arc<Emitter>,
+) -> Option<UploaderHandle> {
+    let target = UploadTarget::from_job(job.upload.as_ref(), cli_url, run_id, |n| {
+        std::env::var(n).ok()
+    });
+    let uploader = match target.and_then(|t| {
+        t.map(|t| Uploader::new(t, redactor.clone(), UploadPolicy::default()))
+            .transpose()
+    }) {
+        Ok(Some(u)) => u,
+        Ok(None) => return None,
+        Err(e) => {
+            emitter.emit(Event::Warning {
+                message: format!("session upload is off: {e}"),
+            });
+            return None;
+        }
+    };
+    let interval = job.upload.as_ref().map_or(DEFAULT_INTERVAL, |u| u.interval);
+    let em = emitter.clone();
+    let last_ok = Arc::new(AtomicBool::new(true));
+    let snapshot = move || {
+        Some(UploadBody {
+            session: std::fs::read(&session_path).ok()?,
+            diff: checkpoints.as_ref().and_then(|c| c.current_diff()),
+        })
+    };
+    // Report a failure, and the recovery after one, not every successful tick.
+    let on_result = move |s: UploadStatus| {
+        if last_ok.swap(s.ok, Ordering::SeqCst) != s.ok || !s.ok {
+            em.emit(s.event());
+        }
+    };
+    Some(uploader.spawn(interval, snapshot, on_result))
+}
+
+/// The final upload (bounded in time); its status goes to result.json.
+pub(crate) async fn finish(
+    handle: UploaderHandle,
+    session: PathBuf,
+    diff: Option<PathBuf>,
+    emitter: &Emitter,
+) -> UploadStatus {
+    let body = UploadBody {
+        session: std::fs::read(&session).unwrap_or_default(),
+        diff: diff.and_then(|p| std::fs::read(p).ok()),
+    };
+    let status = handle.finish(Some(body)).await;
+    emitter.emit(status.event());
+    if !status.ok {
+        let why = status.last_error.clone().unwrap_or_default();
+        emitter.emit(Event::Warning {
+            message: format!("session upload failed: {why}"),
+        });
+    }
+    status
+}

@@ -1,0 +1,122 @@
+//! The Subagent tool: hand a focused task to a named nested agent (declared in the job's
+//! `subagents:`), which runs its own loop with its own history and returns its last
+//! message. The loop itself lives in `app` (a [`SubagentRunner`]): this tool only knows
+//! the seam. Nested agents never get wider permissions than the run, and what they spend
+//! counts toward the run's limits.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
+use crate::conversation::{ToolSpec, Usage};
+use crate::job::Limits;
+
+/// What a nested agent spent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spent {
+    pub turns: u32,
+    pub usage: Usage,
+    /// `None`: unknown price.
+    pub cost_usd: Option<f64>,
+}
+
+/// How a nested agent's run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentReport {
+    pub text: String,
+    pub completed: bool,
+    /// Why it stopped, in words (`the agent finished`, `limit reached: …`).
+    pub reason: String,
+    pub spent: Spent,
+}
+
+/// Runs a nested agent (implemented by the composition root).
+#[async_trait::async_trait]
+pub trait SubagentRunner: Send + Sync {
+    /// Run subagent `name` on `task`; its events are tagged with `parent_call_id`; it may
+    /// spend at most `remaining`.
+    async fn run(
+        &self,
+        name: &str,
+        task: &str,
+        parent_call_id: &str,
+        remaining: Option<Limits>,
+    ) -> Result<SubagentReport, String>;
+}
+
+pub struct SubagentTool {
+    /// (name, description) of every subagent the job declares.
+    pub agents: Vec<(String, String)>,
+    pub runner: Arc<dyn SubagentRunner>,
+}
+
+#[async_trait::async_trait]
+impl Tool for SubagentTool {
+    fn name(&self) -> &str {
+        "Subagent"
+    }
+
+    fn is_mutating(&self) -> bool {
+        true
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let mut description = String::from(
+            "Hand a self-contained task to a specialised agent. It works with its own conversation \
+             (it does not see yours), within your permissions, and returns its final answer. Give it \
+             everything it needs in `prompt`. Available agents:\n",
+        );
+        for (name, about) in &self.agents {
+            description.push_str(&format!("- {name}: {about}\n"));
+        }
+        ToolSpec {
+            name: "Subagent".into(),
+            description,
+            parameters: object_schema(&[
+                ("subagent_name", "string", "Which agent to use.", true),
+                (
+                    "description",
+                    "string",
+                    "A few words on the task, for the logs.",
+                    true,
+                ),
+                ("prompt", "string", "The complete task for the agent.", true),
+            ]),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = str_arg(&args, "subagent_name")?;
+        let prompt = str_arg(&args, "prompt")?;
+        if !self.agents.iter().any(|(n, _)| n == name) {
+            let names: Vec<&str> = self.agents.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(ToolError::RespondToModel(format!(
+                "No subagent named `{name}`. Available: {}.",
+                names.join(", ")
+            )));
+        }
+        let report = self
+            .runner
+            .run(name, prompt, &ctx.call_id, ctx.shared.remaining())
+            .await
+            .map_err(ToolError::Fatal)?;
+        ctx.shared.record_spent(report.spent.clone());
+        let status = if report.completed {
+            "completed"
+        } else {
+            "failed"
+        };
+        let content = format!(
+            "{}\n<task_metadata>\nagent: {name}\nstatus: {status}\nreason: {}\nturns: {}\n</task_metadata>",
+            report.text.trim(),
+            report.reason,
+            report.spent.turns
+        );
+        if report.completed {
+            Ok(ToolOutput::text(content))
+        } else {
+            Err(ToolError::RespondToModel(content))
+        }
+    }
+}
