@@ -89,6 +89,12 @@ pub enum SchemaKind {
     Event,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Isolate {
+    None,
+    Worktree,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// The final answer only.
@@ -164,6 +170,13 @@ pub struct RunArgs {
     /// Workspace directory (overrides the job).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Run up to N jobs at the same time.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub parallel: usize,
+    /// Give each run its own git worktree (`worktree`, the default with more than one job)
+    /// or run in the workspace itself (`none`).
+    #[arg(long, value_enum)]
+    pub isolate: Option<Isolate>,
     /// Continue an earlier run (`latest` or a run id) where it stopped.
     #[arg(long, value_name = "RUN")]
     pub resume: Option<String>,

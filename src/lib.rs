@@ -37,3 +37,4 @@ pub mod skills;
 pub mod structured;
 pub mod tools;
 pub mod upload;
+pub mod worktree;

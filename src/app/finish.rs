@@ -37,6 +37,7 @@ pub(crate) async fn finish(
     f: Finished<'_>,
     checkpoints: Option<&super::checkpoints::Checkpoints>,
     uploads: Option<crate::upload::UploaderHandle>,
+    isolation: Option<&str>,
 ) -> RunResult {
     let emitter = &sinks.emitter;
     let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
@@ -102,6 +103,7 @@ pub(crate) async fn finish(
         }
         r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
         r.upload = upload;
+        r.isolation = isolation.map(str::to_owned);
     });
     let mut result = sinks.result.snapshot();
     if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {

@@ -9,6 +9,7 @@ mod extensions;
 mod finish;
 mod inspect;
 mod outputs;
+mod parallel;
 mod resume;
 mod run;
 mod run_parts;
@@ -175,12 +176,10 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
         Ok(j) => j,
         Err(e) => return usage_error(&e),
     };
-    let opts = run::RunOptions { args: &args, log };
     let mut results: Vec<RunResult> = Vec::new();
     let mut worst = Status::Success;
-    for job in jobs {
-        let name = job.name.clone();
-        match run::run_job(job, &opts, None).await {
+    for outcome in parallel::run_all(jobs, &args, log).await {
+        match outcome {
             Ok(result) => {
                 if result.status.severity() > worst.severity() {
                     worst = result.status;
@@ -188,7 +187,7 @@ async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
                 results.push(result);
             }
             Err(e) => {
-                let _ = usage_error(&format!("{name}: {e}"));
+                let _ = usage_error(&e);
                 if Status::Invalid.severity() > worst.severity() {
                     worst = Status::Invalid;
                 }
@@ -216,6 +215,24 @@ pub(crate) fn print_results(args: &RunArgs, results: &[RunResult]) {
                     stdout(&format!("{}\n", r.result.trim_end()));
                 }
             }
+        }
+        Format::Json if results.len() > 1 => {
+            let worst = results
+                .iter()
+                .map(|r| r.status)
+                .max_by_key(|s| s.severity())
+                .unwrap_or(Status::Success);
+            let summary = serde_json::json!({
+                "type": "summary",
+                "status": worst,
+                "exit_code": worst.exit_code(),
+                "jobs": results.len(),
+                "results": results,
+            });
+            stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&summary).unwrap_or_default()
+            ));
         }
         Format::Json | Format::StreamJson => {
             for r in results {

@@ -108,7 +108,11 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
             }
         }
     }
-    let opts = RunOptions { args: &args, log };
+    let opts = RunOptions {
+        args: &args,
+        log,
+        isolation: None,
+    };
     match run::run_job(job, &opts, Some(Resume { path, session })).await {
         Ok(result) => {
             print_results(&args, std::slice::from_ref(&result));

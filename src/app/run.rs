@@ -29,6 +29,8 @@ use crate::tools::ToolShared;
 pub(crate) struct RunOptions<'a> {
     pub args: &'a RunArgs,
     pub log: &'a LogHandle,
+    /// `worktree` when the run works in a throwaway worktree (reported in result.json).
+    pub isolation: Option<&'a str>,
 }
 
 /// An earlier run to continue.
@@ -361,6 +363,7 @@ pub(crate) async fn run_job(
         finished,
         checkpoints.as_deref(),
         uploads,
+        opts.isolation,
     )
     .await;
     stop.token().cancel();

@@ -108,6 +108,9 @@ pub struct RunResult {
     pub events_path: String,
     pub session_path: Option<String>,
     pub workspace: String,
+    /// `worktree` when the run worked in a throwaway git worktree (removed afterwards; its
+    /// changes are in diff.patch and the checkpoint refs).
+    pub isolation: Option<String>,
 }
 
 impl RunResult {
@@ -178,6 +181,7 @@ impl ResultBuilder {
                 events_path: events_path.to_owned(),
                 session_path: None,
                 workspace: workspace.to_owned(),
+                isolation: None,
             },
         }
     }

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::process::{ChildStderr, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
@@ -59,11 +59,13 @@ pub(crate) fn shell_command(
     cmd
 }
 
-/// Kill every process in the group led by `child` (it was spawned with its own group).
-pub(crate) fn kill_group(child: &Child) {
-    if let Some(pid) = child
-        .id()
-        .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+/// Kill every process in the group `pgid` (the child was spawned as its own group leader).
+/// Takes the id saved at spawn: once the leader has been waited for, `Child::id` is `None`,
+/// but the group lives on as long as anything the shell started is still in it.
+pub(crate) fn kill_group(pgid: Option<u32>) {
+    if let Some(pid) = pgid
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw)
     {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
@@ -103,6 +105,7 @@ pub async fn run_command_sandboxed(
     sandbox: &SandboxPolicy,
 ) -> std::io::Result<CommandOutcome> {
     let mut child = shell_command(command, cwd, env, sandbox).spawn()?;
+    let pgid = child.id();
     let mut pipes = Pipes {
         out: child.stdout.take(),
         err: child.stderr.take(),
@@ -127,7 +130,7 @@ pub async fn run_command_sandboxed(
             st = child.wait(), if status.is_none() => {
                 // The shell is done: whatever it left running in its group goes too, so no
                 // orphan outlives the call and the pipes close.
-                kill_group(&child);
+                kill_group(pgid);
                 status = Some(st?);
                 deadline = deadline.min(Instant::now() + Duration::from_secs(2));
             }
@@ -141,7 +144,7 @@ pub async fn run_command_sandboxed(
             }
         }
     }
-    kill_group(&child);
+    kill_group(pgid);
     if status.is_none() {
         let _ = child.start_kill();
         let _ = child.wait().await;

@@ -1,0 +1,91 @@
+//! Several jobs in one call: up to `--parallel N` at a time, each in its own git worktree
+//! (`--isolate worktree`, the default with more than one job) so concurrent runs never
+//! share a dirty tree. The user's tree stays untouched; each run's changes are its
+//! diff.patch and checkpoint refs. The exit code is the worst of the jobs'.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use super::run::{self, RunOptions};
+use crate::cli::{Isolate, RunArgs};
+use crate::job::Job;
+use crate::observability::LogHandle;
+use crate::report::RunResult;
+use crate::worktree::RunWorktree;
+
+/// Run `jobs`; `Err(message)` for a job that could not start (printed, exit 2).
+pub(crate) async fn run_all(
+    jobs: Vec<Job>,
+    args: &RunArgs,
+    log: &LogHandle,
+) -> Vec<Result<RunResult, String>> {
+    let isolate = args.isolate.unwrap_or(if jobs.len() > 1 {
+        Isolate::Worktree
+    } else {
+        Isolate::None
+    });
+    let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
+    let mut tasks = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let (args, log, permits) = (args.clone(), log.clone(), permits.clone());
+        tasks.push(tokio::spawn(async move {
+            let _permit = permits.acquire_owned().await;
+            run_one(job, args, log, isolate).await
+        }));
+    }
+    let mut results = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        results.push(
+            task.await
+                .unwrap_or_else(|e| Err(format!("the run crashed: {e}"))),
+        );
+    }
+    results
+}
+
+async fn run_one(
+    mut job: Job,
+    mut args: RunArgs,
+    log: LogHandle,
+    isolate: Isolate,
+) -> Result<RunResult, String> {
+    let name = job.name.clone();
+    let worktree = if isolate == Isolate::Worktree && !job.workspace.copy {
+        let base = args
+            .workspace
+            .clone()
+            .or_else(|| job.workspace.path.clone())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let id = super::run_parts::new_run_id();
+        let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
+            .map_err(|e| e.to_string())?;
+        let wt = tokio::task::spawn_blocking(move || RunWorktree::create(&base, &dest, &id))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{name}: {e}"))?;
+        args.workspace = Some(wt.workspace.clone());
+        job.workspace.path = Some(wt.workspace.clone());
+        Some(wt)
+    } else {
+        None
+    };
+    let opts = RunOptions {
+        args: &args,
+        log: &log,
+        isolation: worktree.as_ref().map(|_| "worktree"),
+    };
+    let result = run::run_job(job, &opts, None).await;
+    if let Some(wt) = worktree {
+        let root = wt.root.display().to_string();
+        let removed = tokio::task::spawn_blocking(move || wt.remove()).await;
+        if let Err(e) = removed
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+        {
+            tracing::warn!("cannot remove the worktree {root}: {e}");
+        }
+    }
+    result
+}

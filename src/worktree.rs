@@ -1,0 +1,147 @@
+//! Throwaway git worktrees, so concurrent runs of jobs on one repository never share a
+//! dirty tree: each gets a fresh checkout of HEAD on a temporary branch
+//! (`cn-run/<run-id>`), removed with the worktree when the run ends. The user's working
+//! tree, index, HEAD and branches are never touched; the run's changes survive as its
+//! diff.patch and its checkpoint refs (which live in the shared repository).
+
+use std::path::{Path, PathBuf};
+
+use git2::{BranchType, Repository, WorktreeAddOptions, WorktreePruneOptions};
+
+/// A worktree created for one run.
+#[derive(Debug)]
+pub struct RunWorktree {
+    /// The repository the worktree belongs to (its common git dir).
+    repo_dir: PathBuf,
+    /// Worktree (and branch) name.
+    name: String,
+    /// The worktree's root.
+    pub root: PathBuf,
+    /// Where the job's workspace is inside it (the same relative place as in the repo).
+    pub workspace: PathBuf,
+}
+
+/// Why a worktree could not be made or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error("{0} is not inside a git repository with a commit; --isolate worktree needs one")]
+    NoRepository(String),
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl RunWorktree {
+    /// A fresh checkout of HEAD of the repository containing `workspace`, at `dest`
+    /// (which must not exist), named `name` (a valid branch name component).
+    pub fn create(workspace: &Path, dest: &Path, name: &str) -> Result<RunWorktree, WorktreeError> {
+        let repo = Repository::discover(workspace)
+            .map_err(|_| WorktreeError::NoRepository(workspace.display().to_string()))?;
+        let head = repo
+            .head()
+            .and_then(|h| h.peel_to_commit())
+            .map_err(|_| WorktreeError::NoRepository(workspace.display().to_string()))?;
+        let top = repo
+            .workdir()
+            .ok_or_else(|| WorktreeError::NoRepository(workspace.display().to_string()))?
+            .canonicalize()?;
+        let rel = workspace
+            .canonicalize()?
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let branch_name = format!("cn-run/{name}");
+        let branch = repo.branch(&branch_name, &head, false)?;
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let mut opts = WorktreeAddOptions::new();
+        opts.reference(Some(branch.get()));
+        let worktree_name = format!("cn-run-{name}");
+        repo.worktree(&worktree_name, dest, Some(&opts))?;
+        let root = dest.canonicalize()?;
+        Ok(RunWorktree {
+            repo_dir: repo.commondir().to_path_buf(),
+            name: name.to_owned(),
+            workspace: root.join(&rel),
+            root,
+        })
+    }
+
+    /// Remove the worktree's files, its administrative entry and its temporary branch.
+    pub fn remove(self) -> Result<(), WorktreeError> {
+        let repo = Repository::open(&self.repo_dir)?;
+        if let Ok(wt) = repo.find_worktree(&format!("cn-run-{}", self.name)) {
+            let mut opts = WorktreePruneOptions::new();
+            opts.valid(true).locked(true).working_tree(true);
+            wt.prune(Some(&mut opts))?;
+        }
+        if self.root.exists() {
+            std::fs::remove_dir_all(&self.root)?;
+        }
+        if let Ok(mut b) = repo.find_branch(&format!("cn-run/{}", self.name), BranchType::Local) {
+            b.delete()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn a_worktree_is_a_clean_checkout_and_leaves_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("sub")).unwrap();
+        std::fs::write(repo.join("sub/a.txt"), "a\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        );
+        std::fs::write(repo.join("sub/a.txt"), "dirty\n").unwrap();
+        let branches_before = git(&repo, &["branch", "-a"]);
+        let wt = RunWorktree::create(&repo.join("sub"), &dir.path().join("wt"), "run1").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(wt.workspace.join("a.txt")).unwrap(),
+            "a\n",
+            "HEAD, not the dirty file"
+        );
+        std::fs::write(wt.workspace.join("a.txt"), "changed in the worktree\n").unwrap();
+        wt.remove().unwrap();
+        assert!(!dir.path().join("wt").exists());
+        assert_eq!(
+            std::fs::read_to_string(repo.join("sub/a.txt")).unwrap(),
+            "dirty\n"
+        );
+        assert_eq!(git(&repo, &["branch", "-a"]), branches_before);
+        assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    }
+}
