@@ -6,18 +6,20 @@ mod checkpoint;
 mod command_safety;
 mod edit_match;
 mod tokens;
+mod worktree;
 
 fn main() {
     let filter: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 4] = [
+    let benches: [(&str, fn()); 5] = [
         // First: it measures building the tokenizer, which is a process-wide singleton.
         ("tokens", tokens::run),
         ("command_safety", command_safety::run),
         ("edit_match", edit_match::run),
         ("checkpoint", checkpoint::run),
+        ("worktree", worktree::run),
     ];
     for (name, run) in benches {
         if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {

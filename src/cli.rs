@@ -170,6 +170,13 @@ pub struct RunArgs {
     /// Workspace directory (overrides the job).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Treat the workspace and every tool output as untrusted (a pull request): see
+    /// SECURITY.md.
+    #[arg(long)]
+    pub untrusted: bool,
+    /// The trusted commit whose repository instructions apply in untrusted mode.
+    #[arg(long, value_name = "REF")]
+    pub base_ref: Option<String>,
     /// Run up to N jobs at the same time.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub parallel: usize,

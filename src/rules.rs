@@ -6,7 +6,7 @@
 //! join the system message from the next turn on, once. Continue never applies those in
 //! its CLI; cn-run does, because a CI job's rules are written for the files it edits.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use globset::{Glob, GlobMatcher};
 use serde::Deserialize;
@@ -153,31 +153,15 @@ pub fn parse_rule(origin: &str, text: &str) -> Result<RuleDef, String> {
     })
 }
 
-/// The rules in `<workspace>/.continue/rules/**/*.md`, sorted by path.
-pub fn workspace_rules(workspace: &Path) -> (Vec<RuleDef>, Vec<String>) {
-    let dir = workspace.join(".continue/rules");
-    let mut files: Vec<PathBuf> = ignore::WalkBuilder::new(&dir)
-        .standard_filters(false)
-        .build()
-        .filter_map(Result::ok)
-        .map(ignore::DirEntry::into_path)
-        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
-        .collect();
-    files.sort();
+/// The rules in `.continue/rules/**/*.md` of the repository files (the workspace, or a
+/// trusted base commit), sorted by path.
+pub fn workspace_rules(repo: &crate::repo_files::RepoFiles) -> (Vec<RuleDef>, Vec<String>) {
     let (mut rules, mut warnings) = (Vec::new(), Vec::new());
-    for f in files {
-        let origin = f
-            .strip_prefix(workspace)
-            .unwrap_or(&f)
-            .display()
-            .to_string();
-        match std::fs::read_to_string(&f)
-            .map_err(|e| e.to_string())
-            .and_then(|t| parse_rule(&origin, &t))
-        {
+    for (origin, text) in repo.markdown_under(".continue/rules") {
+        match parse_rule(&origin, &text) {
             Ok(r) if !r.text.is_empty() => rules.push(r),
             Ok(_) => {}
-            Err(e) => warnings.push(format!("rule {origin} is ignored: {e}")),
+            Err(e) => warnings.push(format!("rule {} is ignored: {e}", repo.describe(&origin))),
         }
     }
     (rules, warnings)

@@ -13,10 +13,19 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let verdict = evaluate(command);
-    assert!(!verdict.reason.is_empty(), "{command:?}: a verdict without a reason");
+    assert!(
+        !verdict.reason.is_empty(),
+        "{command:?}: a verdict without a reason"
+    );
     let asked = evaluate_with_base(Level::AllowedWithPermission, Some(command));
-    assert!(asked.level >= Level::AllowedWithPermission, "{command:?}: {asked:?}");
-    assert!(asked.level >= verdict.level, "{command:?}: {asked:?} < {verdict:?}");
+    assert!(
+        asked.level >= Level::AllowedWithPermission,
+        "{command:?}: {asked:?}"
+    );
+    assert!(
+        asked.level >= verdict.level,
+        "{command:?}: {asked:?} < {verdict:?}"
+    );
     let worse = evaluate(&format!("{command}; rm -rf /"));
     assert!(
         worse.level >= verdict.level,

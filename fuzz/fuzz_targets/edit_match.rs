@@ -22,10 +22,17 @@ fuzz_target!(|data: &[u8]| {
 
     let matches = find_matches(content, old);
     let first = find_match(content, old);
-    assert_eq!(first, matches.first().cloned(), "find_match disagrees with find_matches");
+    assert_eq!(
+        first,
+        matches.first().cloned(),
+        "find_match disagrees with find_matches"
+    );
     let mut end = 0;
     for m in &matches {
-        assert!(m.start >= end && m.start <= m.end && m.end <= content.len(), "{matches:?}");
+        assert!(
+            m.start >= end && m.start <= m.end && m.end <= content.len(),
+            "{matches:?}"
+        );
         assert!(content.is_char_boundary(m.start) && content.is_char_boundary(m.end));
         if m.strategy == Strategy::ExactMatch {
             assert_eq!(&content[m.start..m.end], old);
@@ -47,18 +54,31 @@ fuzz_target!(|data: &[u8]| {
     }
     gaps.push(&content[from..]);
     if matches!(done.strategy, Strategy::ExactMatch | Strategy::EmptySearch) {
-        assert_eq!(out, gaps.join(new), "an exact edit changed more than its spans");
+        assert_eq!(
+            out,
+            gaps.join(new),
+            "an exact edit changed more than its spans"
+        );
     }
     let (head, tail) = (gaps[0], gaps[gaps.len() - 1]);
     assert!(out.starts_with(head), "the text before the match changed");
-    assert!(out.len() >= head.len() + tail.len() && out.ends_with(tail), "the text after the match changed");
+    assert!(
+        out.len() >= head.len() + tail.len() && out.ends_with(tail),
+        "the text after the match changed"
+    );
     let mut at = head.len();
     for gap in &gaps[1..gaps.len() - 1] {
-        let pos = out[at..].find(gap).expect("a text between two matches was lost");
+        let pos = out[at..]
+            .find(gap)
+            .expect("a text between two matches was lost");
         at += pos + gap.len();
     }
 
     // The same edit twice in a batch: all or nothing, never a panic.
-    let spec = EditSpec { old_string: old.to_owned(), new_string: new.to_owned(), replace_all };
+    let spec = EditSpec {
+        old_string: old.to_owned(),
+        new_string: new.to_owned(),
+        replace_all,
+    };
     let _ = apply_edits(content, &[spec.clone(), spec]);
 });

@@ -30,7 +30,10 @@ fn arguments(tool: &str, arg: &str) -> Value {
         return value;
     }
     let mut map = Map::new();
-    map.insert(argument_key(tool).unwrap_or("command").to_owned(), Value::String(arg.to_owned()));
+    map.insert(
+        argument_key(tool).unwrap_or("command").to_owned(),
+        Value::String(arg.to_owned()),
+    );
     Value::Object(map)
 }
 
@@ -44,7 +47,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = parse_rule_pattern(&spec.pattern);
     }
     for mode in [Mode::Headless, Mode::Auto, Mode::Plan] {
-        let input = PolicyInput { mode, job: rules.clone(), ..PolicyInput::default() };
+        let input = PolicyInput {
+            mode,
+            job: rules.clone(),
+            ..PolicyInput::default()
+        };
         let Ok(policy) = Policy::build(input, Path::new("/fuzz/workspace")) else {
             return;
         };

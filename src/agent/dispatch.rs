@@ -241,7 +241,10 @@ impl Agent<'_> {
                 return (content, true, Some(Outcome::Internal(msg)));
             }
         };
-        let content = self.redactor.redact(&content).into_owned();
+        let content = self
+            .config
+            .trust
+            .mark(&call.name, self.redactor.redact(&content).into_owned());
         let status = if is_error {
             ToolStatus::Error
         } else {

@@ -60,6 +60,8 @@ pub struct AgentConfig {
     pub idle_timeout: Duration,
     /// Price used for cost; `None` = unknown.
     pub price: Option<Price>,
+    /// Untrusted mode: tool output is marked for the model.
+    pub trust: crate::untrusted::Trust,
 }
 
 /// Everything the loop needs, borrowed from the composition root.

@@ -23,7 +23,15 @@ pub struct SystemPrompt {
 
 impl SystemPrompt {
     /// Gather the parts for a run in `workspace`.
-    pub fn build(workspace: &Path, mode: Mode, rules: Vec<Rule>, json_output: bool) -> Self {
+    /// `repo` is where repository instructions (the agent file) are read from: the
+    /// workspace, or a trusted base commit for untrusted input.
+    pub fn build(
+        workspace: &Path,
+        mode: Mode,
+        rules: Vec<Rule>,
+        json_output: bool,
+        repo: &crate::repo_files::RepoFiles,
+    ) -> Self {
         let (is_repo, status) = git_status(workspace);
         let mut base = String::from(
             "You are cn-run, a coding agent working on your own, without a human to ask. Use the \
@@ -57,7 +65,7 @@ impl SystemPrompt {
             );
         }
         let agent_file = AGENT_FILES.iter().find_map(|name| {
-            let text = std::fs::read_to_string(workspace.join(name)).ok()?;
+            let text = repo.read(name)?;
             Some(((*name).to_owned(), text))
         });
         SystemPrompt {

@@ -101,7 +101,8 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         auto: args.auto,
         readonly: args.readonly,
     };
-    let policy = match setup::build_policy(&job, &flags, &workspace) {
+    let repo = crate::repo_files::RepoFiles::Workdir(workspace.clone());
+    let policy = match setup::build_policy(&job, &flags, &workspace, &repo, false) {
         Ok(p) => p,
         Err(e) => return usage_error(&e),
     };
@@ -175,7 +176,9 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
 /// Every rule of the job and the workspace, and when it applies.
 fn rule_rows(job: &crate::job::Job, workspace: &std::path::Path) -> Vec<serde_json::Value> {
     use crate::rules::Applies;
-    let (ws_rules, warnings) = crate::rules::workspace_rules(workspace);
+    let (ws_rules, warnings) = crate::rules::workspace_rules(
+        &crate::repo_files::RepoFiles::Workdir(workspace.to_path_buf()),
+    );
     let mut rows: Vec<serde_json::Value> = job
         .rules
         .iter()

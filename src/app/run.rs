@@ -85,20 +85,31 @@ pub(crate) async fn run_job(
     });
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
+    let trust = crate::untrusted::Trust {
+        untrusted: args.untrusted || !job.untrusted_paths.is_empty(),
+        paths: job.untrusted_paths.clone(),
+    };
+    let (repo_files, repo_note) = setup::repo_files(&job, args, &workspace, trust.untrusted)?;
     let policy = Arc::new(setup::build_policy(
         &job,
         &PolicyFlags::from(args),
         &workspace,
+        &repo_files,
+        trust.untrusted,
     )?);
-    let (workspace_rules, rule_warnings) = crate::rules::workspace_rules(&workspace);
+    let (workspace_rules, mut rule_warnings) = crate::rules::workspace_rules(&repo_files);
+    rule_warnings.extend(repo_note);
+    if trust.untrusted && (args.auto || job.permissions.mode == crate::permissions::Mode::Auto) {
+        rule_warnings.push("auto mode is off in untrusted mode: calls that need permission need a rule that names them".to_owned());
+    }
     let all_rules: Vec<crate::rules::RuleDef> =
         job.rules.iter().cloned().chain(workspace_rules).collect();
     // The system prompt reads git status; it overlaps with the checkpoint's first snapshot.
     let system_task = tokio::task::spawn_blocking({
         let (job, workspace, mode, format) =
             (job.clone(), workspace.clone(), policy.mode(), args.format);
-        let rules = all_rules.clone();
-        move || system_prompt(&job, &rules, &workspace, mode, format)
+        let (rules, repo, trust) = (all_rules.clone(), repo_files.clone(), trust.clone());
+        move || system_prompt(&job, &rules, &workspace, mode, format, &repo, &trust)
     });
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
@@ -140,7 +151,8 @@ pub(crate) async fn run_job(
             tool_limits(&job),
             out_dir.join("artifacts"),
         )
-        .with_sandbox(sandbox),
+        .with_sandbox(sandbox)
+        .with_untrusted(trust.untrusted),
     );
     let (mcp_hub, mcp_statuses, mcp_failure) = match super::extensions::start_mcp(
         mcp_configs,
@@ -175,6 +187,7 @@ pub(crate) async fn run_job(
         retry: setup::retry_policy(&job),
         idle_timeout: setup::idle_timeout(&job),
         price: price_for(&job),
+        trust: trust.clone(),
     };
     let context_length = job
         .model
@@ -193,6 +206,7 @@ pub(crate) async fn run_job(
             config: config.clone(),
             workspace: workspace.clone(),
             mode: policy.mode(),
+            repo_files: repo_files.clone(),
             context_length,
             checkpoints: checkpoints.clone(),
         });

@@ -160,6 +160,8 @@ pub(crate) fn system_prompt(
     workspace: &Path,
     mode: crate::permissions::Mode,
     format: Format,
+    repo: &crate::repo_files::RepoFiles,
+    trust: &crate::untrusted::Trust,
 ) -> SystemPrompt {
     let always: Vec<crate::rules::RuleDef> = rules
         .iter()
@@ -171,7 +173,11 @@ pub(crate) fn system_prompt(
         mode,
         always,
         format == Format::Json && job.output_schema.is_none(),
+        repo,
     );
+    if let Some(text) = trust.instructions() {
+        system.add(text);
+    }
     if let Some(schema) = &job.output_schema {
         system.add(crate::structured::instruction(schema));
     }

@@ -14,6 +14,7 @@ use crate::provider::openai::{OpenAiClient, OpenAiConfig};
 use crate::provider::script::ScriptClient;
 use crate::provider::{ModelClient, RetryPolicy};
 use crate::redact::Redactor;
+use crate::repo_files::RepoFiles;
 use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use crate::secret::Secret;
 use crate::tools::{self, Tool, ToolRegistry};
@@ -166,19 +167,26 @@ impl<'a> From<&'a RunArgs> for PolicyFlags<'a> {
     }
 }
 
+/// The run's policy. In untrusted mode auto mode is off (headless instead): network access
+/// and everything else that needs permission must be allowed by a rule that names it.
 pub(crate) fn build_policy(
     job: &Job,
     flags: &PolicyFlags<'_>,
     workspace: &Path,
+    repo_files: &RepoFiles,
+    untrusted: bool,
 ) -> Result<Policy, String> {
-    let mode = if flags.auto {
+    let mut mode = if flags.auto {
         Mode::Auto
     } else if flags.readonly {
         Mode::Plan
     } else {
         job.permissions.mode
     };
-    let (repo, repo_file) = repo_rules(job, workspace)?;
+    if untrusted && mode == Mode::Auto {
+        mode = Mode::Headless;
+    }
+    let (repo, repo_file) = repo_rules(job, repo_files)?;
     let p = &job.permissions;
     let input = PolicyInput {
         mode,
@@ -191,19 +199,53 @@ pub(crate) fn build_policy(
 }
 
 /// The repo's permissions.yaml: the one the job names, else `.continue/permissions.yaml`.
-fn repo_rules(job: &Job, workspace: &Path) -> Result<(Vec<RuleSpec>, Option<String>), String> {
-    let (path, required) = match &job.permissions.file {
-        Some(f) => (workspace.join(f), true),
-        None => (workspace.join(".continue/permissions.yaml"), false),
+fn repo_rules(
+    job: &Job,
+    repo_files: &RepoFiles,
+) -> Result<(Vec<RuleSpec>, Option<String>), String> {
+    let (rel, required) = match &job.permissions.file {
+        Some(f) => (f.as_str(), true),
+        None => (".continue/permissions.yaml", false),
     };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let rules =
-                parse_permissions_yaml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok((rules, Some(path.display().to_string())))
+    let shown = repo_files.describe(rel);
+    match repo_files.read(rel) {
+        Some(text) => {
+            let rules = parse_permissions_yaml(&text).map_err(|e| format!("{shown}: {e}"))?;
+            Ok((rules, Some(shown)))
         }
-        Err(_) if !required => Ok((Vec::new(), None)),
-        Err(e) => Err(format!("permissions file {}: {e}", path.display())),
+        None if !required || matches!(repo_files, RepoFiles::Nothing) => Ok((Vec::new(), None)),
+        None => Err(format!("permissions file {shown} not found")),
+    }
+}
+
+/// Where repository instructions come from: the workspace, or in untrusted mode the
+/// trusted base commit (`--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`);
+/// with no base commit, none are used (the second value says so).
+pub(crate) fn repo_files(
+    job: &Job,
+    args: &RunArgs,
+    workspace: &Path,
+    untrusted: bool,
+) -> Result<(RepoFiles, Option<String>), String> {
+    if !untrusted {
+        return Ok((RepoFiles::Workdir(workspace.to_path_buf()), None));
+    }
+    let base = args
+        .base_ref
+        .clone()
+        .or_else(|| job.base_ref.clone())
+        .or_else(|| {
+            std::env::var("GITHUB_BASE_REF")
+                .ok()
+                .filter(|b| !b.is_empty())
+                .map(|b| format!("origin/{b}"))
+        });
+    match base {
+        Some(r) => Ok((RepoFiles::at_ref(workspace, &r)?, None)),
+        None => Ok((
+            RepoFiles::Nothing,
+            Some("untrusted mode without a base ref: repository instructions (AGENTS.md, .continue/rules, .continue/permissions.yaml) are not used".to_owned()),
+        )),
     }
 }
 

@@ -36,6 +36,8 @@ pub(crate) struct Subagents {
     pub config: AgentConfig,
     pub workspace: PathBuf,
     pub mode: Mode,
+    /// Where repository instructions come from (see `repo_files`).
+    pub repo_files: crate::repo_files::RepoFiles,
     pub context_length: u64,
     pub checkpoints: Option<Arc<Checkpoints>>,
 }
@@ -119,6 +121,16 @@ impl SubagentRunner for Subagents {
             config.model = model.clone();
         }
         let hooks = NestedHooks(self.checkpoints.clone());
+        let mut system = SystemPrompt::build(
+            &self.workspace,
+            self.mode,
+            vec![instructions],
+            false,
+            &self.repo_files,
+        );
+        if let Some(text) = config.trust.instructions() {
+            system.add(text);
+        }
         let mut agent = Agent {
             client: self.client.as_ref(),
             tools: &tools,
@@ -133,7 +145,7 @@ impl SubagentRunner for Subagents {
                 config.max_tokens.map(u64::from),
             )),
             config,
-            system: SystemPrompt::build(&self.workspace, self.mode, vec![instructions], false),
+            system,
             hooks: &hooks,
             rules: Vec::new(),
             narrow: narrow.as_ref(),

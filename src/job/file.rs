@@ -61,6 +61,16 @@ pub struct JobFile {
     /// MCP servers, started before the first turn; their tools are `mcp__<server>__<tool>`.
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, McpServerSection>,
+    /// Paths (globs) whose content comes from an untrusted contributor, e.g. the files of a
+    /// pull request. Setting it turns on untrusted mode (as `--untrusted` does): tool output
+    /// is marked untrusted for the model, Fetch and network commands need an explicit allow
+    /// rule, auto mode is off, and repository instructions are read from `base_ref`.
+    #[serde(default)]
+    pub untrusted_paths: Vec<String>,
+    /// The trusted commit (branch, tag or sha) whose AGENTS.md, `.continue/rules` and
+    /// `.continue/permissions.yaml` apply in untrusted mode (default: `origin/$GITHUB_BASE_REF`
+    /// when set; otherwise none are applied).
+    pub base_ref: Option<String>,
     /// Nested agents the main agent can hand a task to (the Subagent tool). They never get
     /// wider permissions than the run, and what they spend counts toward its limits.
     #[serde(default)]

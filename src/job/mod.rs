@@ -51,6 +51,8 @@ pub struct Job {
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,
+    pub untrusted_paths: Vec<String>,
+    pub base_ref: Option<String>,
     /// Extra skill folders (absolute).
     pub skills: Vec<PathBuf>,
     /// When `cn-run schedule` starts the job; `None`: never on its own.

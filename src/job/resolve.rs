@@ -201,6 +201,8 @@ pub(super) fn resolve(
         upload,
         mcp_servers,
         subagents: raw.subagents.clone(),
+        untrusted_paths: raw.untrusted_paths.clone(),
+        base_ref: raw.base_ref.clone(),
         skills,
         schedule,
     })

@@ -81,8 +81,17 @@ impl Tool for Fetch {
         }
     }
 
-    fn tighten(&self, args: &Value, _shared: &ToolShared) -> Option<Tighten> {
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
         let url = Url::parse(args.get("url")?.as_str()?).ok()?;
+        if shared.untrusted() {
+            return Some(Tighten {
+                permission: Permission::Ask,
+                rule: "untrusted.network",
+                reason:
+                    "the run is on untrusted input, so every download needs a rule that names it"
+                        .to_owned(),
+            });
+        }
         let why =
             private_reason(&url, &[]).or_else(|| private_reason(&url, &resolve_blocking(&url)))?;
         Some(Tighten {

@@ -144,6 +144,8 @@ pub struct ToolShared {
     /// What the run may still spend (set by the loop before each batch of calls) and what
     /// nested agents spent (drained by the loop after it): subagents share the budget.
     budget: Mutex<(Option<crate::job::Limits>, Vec<subagent::Spent>)>,
+    /// The run works on untrusted input (network tools need explicit rules).
+    untrusted: bool,
 }
 
 impl ToolShared {
@@ -166,7 +168,18 @@ impl ToolShared {
             artifacts: Mutex::new(Vec::new()),
             sandbox: SandboxPolicy::off(),
             budget: Mutex::new((None, Vec::new())),
+            untrusted: false,
         }
+    }
+
+    /// Mark the run as working on untrusted input.
+    pub fn with_untrusted(mut self, untrusted: bool) -> Self {
+        self.untrusted = untrusted;
+        self
+    }
+
+    pub fn untrusted(&self) -> bool {
+        self.untrusted
     }
 
     /// Set what the run may still spend (turns, tokens, cost, time).

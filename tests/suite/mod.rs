@@ -35,4 +35,5 @@ mod tools_background;
 mod tools_edit;
 mod tools_fetch;
 mod tools_search;
+mod untrusted_e2e;
 mod upload;

@@ -1,0 +1,146 @@
+//! Where repository-provided instructions come from: the working tree, or — for runs on
+//! untrusted input such as a pull request — a trusted base commit. Agent files
+//! (AGENTS.md …), `.continue/rules/` and `.continue/permissions.yaml` steer the agent and
+//! its policy, so a PR must not be able to rewrite them for its own run.
+
+use std::path::{Path, PathBuf};
+
+/// A source of repository files, relative to the workspace.
+#[derive(Debug, Clone)]
+pub enum RepoFiles {
+    /// Files as they are in the workspace.
+    Workdir(PathBuf),
+    /// Files as they are in `commit` of the repository at `repo`, under `prefix` (the
+    /// workspace's place in the repository).
+    Commit {
+        repo: PathBuf,
+        commit: String,
+        prefix: PathBuf,
+    },
+    /// No repository instructions at all (untrusted input and no trusted base commit).
+    Nothing,
+}
+
+impl RepoFiles {
+    /// Read repository files from `base_ref` (a branch, tag or commit) of the repository
+    /// that contains `workspace`. `Err` says why it cannot.
+    pub fn at_ref(workspace: &Path, base_ref: &str) -> Result<RepoFiles, String> {
+        let repo =
+            git2::Repository::discover(workspace).map_err(|e| format!("no git repository: {e}"))?;
+        let commit = repo
+            .revparse_single(base_ref)
+            .and_then(|o| o.peel_to_commit())
+            .map_err(|e| format!("cannot resolve base ref `{base_ref}`: {e}"))?;
+        let top = repo
+            .workdir()
+            .ok_or("a bare repository has no workspace")?
+            .canonicalize()
+            .map_err(|e| e.to_string())?;
+        let ws = workspace.canonicalize().map_err(|e| e.to_string())?;
+        let prefix = ws
+            .strip_prefix(&top)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        Ok(RepoFiles::Commit {
+            repo: top,
+            commit: commit.id().to_string(),
+            prefix,
+        })
+    }
+
+    /// Where a file shows up in messages.
+    pub fn describe(&self, rel: &str) -> String {
+        match self {
+            RepoFiles::Workdir(_) | RepoFiles::Nothing => rel.to_owned(),
+            RepoFiles::Commit { commit, .. } => {
+                format!("{rel} (at {})", &commit[..commit.len().min(12)])
+            }
+        }
+    }
+
+    /// The text of `rel`, if it exists.
+    pub fn read(&self, rel: &str) -> Option<String> {
+        match self {
+            RepoFiles::Workdir(ws) => std::fs::read_to_string(ws.join(rel)).ok(),
+            RepoFiles::Commit {
+                repo,
+                commit,
+                prefix,
+            } => {
+                let repo = git2::Repository::open(repo).ok()?;
+                let tree = repo
+                    .find_commit(git2::Oid::from_str(commit).ok()?)
+                    .ok()?
+                    .tree()
+                    .ok()?;
+                let entry = tree.get_path(&prefix.join(rel)).ok()?;
+                let blob = entry.to_object(&repo).ok()?.peel_to_blob().ok()?;
+                String::from_utf8(blob.content().to_vec()).ok()
+            }
+            RepoFiles::Nothing => None,
+        }
+    }
+
+    /// Every `*.md` file under the folder `rel` (recursively), as (relative path, text),
+    /// sorted by path.
+    pub fn markdown_under(&self, rel: &str) -> Vec<(String, String)> {
+        let mut out = match self {
+            RepoFiles::Workdir(ws) => ignore::WalkBuilder::new(ws.join(rel))
+                .standard_filters(false)
+                .build()
+                .filter_map(Result::ok)
+                .map(ignore::DirEntry::into_path)
+                .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+                .filter_map(|p| {
+                    let text = std::fs::read_to_string(&p).ok()?;
+                    Some((p.strip_prefix(ws).unwrap_or(&p).display().to_string(), text))
+                })
+                .collect(),
+            RepoFiles::Commit {
+                repo,
+                commit,
+                prefix,
+            } => tree_markdown(repo, commit, &prefix.join(rel), rel),
+            RepoFiles::Nothing => Vec::new(),
+        };
+        out.sort();
+        out
+    }
+}
+
+fn tree_markdown(repo: &Path, commit: &str, dir: &Path, rel: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Ok(repo) = git2::Repository::open(repo) else {
+        return out;
+    };
+    let Some(tree) = git2::Oid::from_str(commit)
+        .ok()
+        .and_then(|id| repo.find_commit(id).ok())
+        .and_then(|c| c.tree().ok())
+    else {
+        return out;
+    };
+    let Some(sub) = tree
+        .get_path(dir)
+        .ok()
+        .and_then(|e| e.to_object(&repo).ok())
+        .and_then(|o| o.peel_to_tree().ok())
+    else {
+        return out;
+    };
+    let _ = sub.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        let name = entry.name().unwrap_or_default();
+        if name.ends_with(".md") && entry.kind() == Some(git2::ObjectType::Blob) {
+            if let Some(text) = entry
+                .to_object(&repo)
+                .ok()
+                .and_then(|o| o.peel_to_blob().ok())
+                .and_then(|b| String::from_utf8(b.content().to_vec()).ok())
+            {
+                out.push((format!("{rel}/{root}{name}"), text));
+            }
+        }
+        git2::TreeWalkResult::Ok
+    });
+    out
+}
