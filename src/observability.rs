@@ -16,6 +16,8 @@ use crate::redact::Redactor;
 pub struct LogHandle {
     redactor: Arc<RwLock<Redactor>>,
     pub quiet: bool,
+    /// The live terminal display, when stderr is a terminal (see `report::live`).
+    pub live: Option<Arc<indicatif::MultiProgress>>,
 }
 
 impl LogHandle {
@@ -59,8 +61,10 @@ impl<'a> MakeWriter<'a> for LogHandle {
 
 /// Install the global subscriber. `CN_RUN_LOG` (an EnvFilter) wins over `-v`.
 pub fn init(args: &LogArgs) -> LogHandle {
+    let live = (!args.quiet && crate::report::live::wanted()).then(crate::report::live::display);
     let handle = LogHandle {
         quiet: args.quiet,
+        live,
         ..LogHandle::default()
     };
     let default = match args.verbose {

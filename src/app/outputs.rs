@@ -85,6 +85,13 @@ pub(crate) fn attach(
             redactor.clone(),
         )));
     }
-    emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job)));
+    match &log.live {
+        Some(display) => emitter.add_sink(Box::new(crate::report::live::LiveSink::new(
+            display,
+            job,
+            redactor.clone(),
+        ))),
+        None => emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job))),
+    }
     Ok(Sinks { emitter, result })
 }

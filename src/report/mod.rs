@@ -4,6 +4,7 @@
 pub mod github;
 pub mod jsonl;
 pub mod junit;
+pub mod live;
 pub mod progress;
 pub mod result;
 

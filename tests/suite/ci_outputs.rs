@@ -211,3 +211,48 @@ fn a_planted_secret_is_in_no_file_the_run_wrote() {
         .collect();
     assert!(leaks.is_empty(), "{leaks:?}");
 }
+
+#[test]
+fn progress_is_plain_lines_without_a_terminal_a_live_line_with_one_and_nothing_with_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = job(
+        tmp.path(),
+        "",
+        "turns:\n  - tool_calls: [{name: List, arguments: {dirpath: .}}]\n  - text: ok\n",
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg(&j);
+    let r = run(cmd, Some(&tmp.path().join("o1")));
+    assert!(r.stderr.contains("[ci-job] turn 1: List ."), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains('\u{1b}'),
+        "no terminal codes in a CI log"
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg(&j).arg("--quiet");
+    let r = run(cmd, Some(&tmp.path().join("o2")));
+    assert_eq!(r.stderr, "", "--quiet silences progress");
+    // With a terminal (`script` gives the run one), the live line shows turn and status.
+    let Ok(out) = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{} {} --out {}",
+                env!("CARGO_BIN_EXE_cn-run"),
+                j.display(),
+                tmp.path().join("o3").display()
+            ),
+            "/dev/null",
+        ])
+        .current_dir(tmp.path())
+        .env_remove("CI")
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+    else {
+        println!("skipped the terminal check: `script` is not installed");
+        return;
+    };
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("ci-job · turn 1"), "{screen}");
+    assert!(screen.contains("ci-job · success"), "{screen}");
+}
