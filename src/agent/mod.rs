@@ -10,6 +10,7 @@ mod hooks;
 mod rule_trigger;
 mod stop;
 mod system_prompt;
+pub mod text_tools;
 mod window;
 
 pub use budget::Budget;
@@ -62,6 +63,8 @@ pub struct AgentConfig {
     pub price: Option<Price>,
     /// Untrusted mode: tool output is marked for the model.
     pub trust: crate::untrusted::Trust,
+    /// Tool calls as `<tool>{json}</tool>` text, for models without native tool calling.
+    pub text_tools: bool,
 }
 
 /// Everything the loop needs, borrowed from the composition root.
@@ -269,7 +272,7 @@ impl Agent<'_> {
         turn: u32,
         state: &RunState,
     ) -> Result<crate::provider::AssistantTurn, ProviderError> {
-        let request = ChatRequest {
+        let mut request = ChatRequest {
             model: self.config.model.clone(),
             system: self.system.render(),
             messages: state.history.clone(),
@@ -277,6 +280,14 @@ impl Agent<'_> {
             max_tokens: self.config.max_tokens,
             temperature: self.config.temperature,
         };
+        if self.config.text_tools {
+            request.system.push_str("\n\n");
+            request
+                .system
+                .push_str(&text_tools::instructions(&request.tools));
+            request.tools.clear();
+            request.messages = text_tools::to_text_history(&request.messages);
+        }
         let emitter = self.emitter;
         let redactor = self.redactor;
         let mut on_notice = |notice: Notice<'_>| {
@@ -302,7 +313,7 @@ impl Agent<'_> {
                 });
             }
         };
-        complete(
+        let mut turn_reply = complete(
             self.client,
             &request,
             &self.config.retry,
@@ -310,7 +321,13 @@ impl Agent<'_> {
             self.stop.token(),
             &mut on_notice,
         )
-        .await
+        .await?;
+        if self.config.text_tools && turn_reply.tool_calls.is_empty() {
+            let (text, calls) = text_tools::parse(&turn_reply.text, turn);
+            turn_reply.text = text;
+            turn_reply.tool_calls = calls;
+        }
+        Ok(turn_reply)
     }
 }
 

@@ -69,6 +69,14 @@ pub(crate) async fn finish(
     hooks
         .finish(state, f.status.as_str(), shared.checklist())
         .await;
+    let artifacts_upload = super::uploads::upload_artifacts(
+        job,
+        &sinks.result.snapshot().run_id,
+        &artifacts,
+        redactor,
+        emitter,
+    )
+    .await;
     let upload = match uploads {
         Some(handle) => {
             let patch = diff.as_ref().map(|(p, _, _)| p.clone());
@@ -103,6 +111,7 @@ pub(crate) async fn finish(
         }
         r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
         r.upload = upload;
+        r.artifacts_upload = artifacts_upload;
         r.isolation = isolation.map(str::to_owned);
     });
     let mut result = sinks.result.snapshot();

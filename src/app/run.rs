@@ -188,6 +188,7 @@ pub(crate) async fn run_job(
         idle_timeout: setup::idle_timeout(&job),
         price: price_for(&job),
         trust: trust.clone(),
+        text_tools: job.model.tool_call_format == crate::job::file::ToolCallFormat::Text,
     };
     let context_length = job
         .model

@@ -141,6 +141,9 @@ pub(crate) fn default_context_length(model: &str) -> u64 {
 }
 
 pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
+    if let Some(p) = job.model.pricing {
+        return Some(p);
+    }
     match job.model.provider {
         ProviderKind::Script => Some(pricing::Price {
             input_per_mtok: 0.0,

@@ -272,6 +272,7 @@ pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>
     if let Some(u) = &job.upload {
         names.extend(u.url_env.iter().cloned());
         names.extend(u.diff_url_env.iter().cloned());
+        names.extend(u.artifacts_url_env.iter().cloned());
     }
     let mut values: Vec<&str> = key
         .map(Secret::expose)
@@ -281,6 +282,7 @@ pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>
     if let Some(u) = &job.upload {
         values.extend(u.url.as_deref());
         values.extend(u.diff_url.as_deref());
+        values.extend(u.artifacts_url.as_deref());
     }
     Redactor::new(values, std::env::vars(), &names)
 }

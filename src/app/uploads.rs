@@ -59,6 +59,49 @@ pub(crate) fn start(
     Some(uploader.spawn(interval, snapshot, on_result))
 }
 
+/// The artifacts URL template of the job (`{run_id}` filled in), if any.
+pub(crate) fn artifacts_template(job: &Job, run_id: &str) -> Option<String> {
+    let u = job.upload.as_ref()?;
+    let raw = u.artifacts_url.clone().or_else(|| {
+        u.artifacts_url_env
+            .as_ref()
+            .and_then(|n| std::env::var(n).ok())
+    })?;
+    Some(raw.replace("{run_id}", run_id))
+}
+
+/// PUT the run's artifacts (bounded in time); failures are warnings.
+pub(crate) async fn upload_artifacts(
+    job: &Job,
+    run_id: &str,
+    artifacts: &[crate::tools::ArtifactRecord],
+    redactor: &Redactor,
+    emitter: &Emitter,
+) -> Option<UploadStatus> {
+    let template = artifacts_template(job, run_id)?;
+    if artifacts.is_empty() {
+        return None;
+    }
+    // The target only carries the client; every artifact goes to the template.
+    let target = UploadTarget::new(&template.replace("{path}", "_"), None, run_id).ok()?;
+    let uploader = Uploader::new(target, redactor.clone(), UploadPolicy::default()).ok()?;
+    let list: Vec<(String, PathBuf)> = artifacts
+        .iter()
+        .map(|a| (a.path.clone(), a.stored.clone()))
+        .collect();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = uploader
+        .upload_artifacts(&template, &list, Some(deadline))
+        .await;
+    if !status.ok {
+        let why = status.last_error.clone().unwrap_or_default();
+        emitter.emit(Event::Warning {
+            message: format!("artifact upload failed: {why}"),
+        });
+    }
+    Some(status)
+}
+
 /// The final upload (bounded in time); its status goes to result.json.
 pub(crate) async fn finish(
     handle: UploaderHandle,

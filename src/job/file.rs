@@ -215,6 +215,11 @@ pub struct UploadSection {
     pub diff_url_env: Option<String>,
     /// How often to upload while the run goes (default 30s); always once at the end.
     pub interval: Option<DurationSpec>,
+    /// Where each collected artifact is PUT at the end: a URL with `{path}` (and
+    /// optionally `{run_id}`), e.g. `https://store/runs/{run_id}/artifacts/{path}`.
+    pub artifacts_url: Option<String>,
+    /// Name of an environment variable holding `artifacts_url`.
+    pub artifacts_url_env: Option<String>,
 }
 
 fn one() -> u32 {
@@ -247,6 +252,19 @@ pub struct ModelSection {
     pub retry: Option<ModelRetrySection>,
     /// Seconds without a byte from the provider before the request counts as stalled.
     pub idle_timeout: Option<DurationSpec>,
+    /// `native` (default): the provider's tool calling. `text`: tools described in the
+    /// system message and called as `<tool>{json}</tool>`, for models without tool calling.
+    pub tool_call_format: Option<ToolCallFormat>,
+    /// Price per million tokens, overriding the built-in table (for cost and max_cost_usd).
+    pub pricing: Option<crate::context::pricing::Price>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallFormat {
+    #[default]
+    Native,
+    Text,
 }
 
 #[derive(

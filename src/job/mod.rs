@@ -105,6 +105,8 @@ pub struct UploadSpec {
     /// Where diff.patch goes (the URL, or the variable that holds it); none: no diff upload.
     pub diff_url: Option<String>,
     pub diff_url_env: Option<String>,
+    pub artifacts_url: Option<String>,
+    pub artifacts_url_env: Option<String>,
     pub interval: Duration,
 }
 
@@ -124,6 +126,8 @@ pub struct ModelSpec {
     pub max_retries: Option<u32>,
     pub initial_retry_delay: Option<Duration>,
     pub idle_timeout: Option<Duration>,
+    pub tool_call_format: file::ToolCallFormat,
+    pub pricing: Option<crate::context::pricing::Price>,
 }
 
 /// A rule for the system message (see `crate::rules`).

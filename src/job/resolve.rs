@@ -332,6 +332,8 @@ fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
         url_env: u.url_env.clone(),
         diff_url: u.diff_url.clone(),
         diff_url_env: u.diff_url_env.clone(),
+        artifacts_url: u.artifacts_url.clone(),
+        artifacts_url_env: u.artifacts_url_env.clone(),
         interval,
     })
 }
@@ -431,6 +433,8 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
             retry.and_then(|r| r.initial_delay.as_ref()),
         ),
         idle_timeout: cx.duration("model.idle_timeout", m.idle_timeout.as_ref()),
+        tool_call_format: m.tool_call_format.unwrap_or_default(),
+        pricing: m.pricing,
     }
 }
 

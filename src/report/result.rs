@@ -92,6 +92,8 @@ pub struct RunResult {
     pub rules_applied: Vec<Value>,
     /// The last upload of the session (null when the run has no upload URL).
     pub upload: Option<crate::upload::UploadStatus>,
+    /// The upload of the artifacts (null unless `upload.artifacts_url` is set).
+    pub artifacts_upload: Option<crate::upload::UploadStatus>,
     /// The Bash sandbox in force (null when off).
     pub sandbox: Option<crate::sandbox::SandboxStatus>,
     /// Every MCP server of the job and how its start went.
@@ -171,6 +173,7 @@ impl ResultBuilder {
                 checkpoints: Vec::new(),
                 rules_applied: Vec::new(),
                 upload: None,
+                artifacts_upload: None,
                 sandbox: None,
                 mcp_servers: Vec::new(),
                 warnings: Vec::new(),

@@ -178,6 +178,64 @@ impl Uploader {
     }
 
     /// `raw` with secrets masked, or `None` if a secret survives masking.
+    /// PUT each artifact (`(workspace-relative path, file)`) to `template` with `{path}`
+    /// replaced. Text files are masked like the session; a binary file that contains a
+    /// secret is not sent.
+    pub async fn upload_artifacts(
+        &self,
+        template: &str,
+        artifacts: &[(String, std::path::PathBuf)],
+        deadline: Option<Instant>,
+    ) -> UploadStatus {
+        let mut outcomes = Vec::new();
+        for (rel, file) in artifacts {
+            let encoded: String = rel
+                .split('/')
+                .map(|seg| url_segment(seg))
+                .collect::<Vec<_>>()
+                .join("/");
+            let Ok(url) = reqwest::Url::parse(&template.replace("{path}", &encoded)) else {
+                outcomes.push(client::PutOutcome::failed(
+                    None,
+                    format!("artifact {rel}: the artifacts URL is not a URL"),
+                ));
+                continue;
+            };
+            let Ok(raw) = std::fs::read(file) else {
+                outcomes.push(client::PutOutcome::failed(
+                    None,
+                    format!("artifact {rel}: cannot read {}", file.display()),
+                ));
+                continue;
+            };
+            let body = match std::str::from_utf8(&raw) {
+                Ok(_) => self.mask(&raw),
+                Err(_) => {
+                    (!self.redactor.finds_secret(&String::from_utf8_lossy(&raw))).then_some(raw)
+                }
+            };
+            let Some(body) = body else {
+                outcomes.push(client::PutOutcome::failed(
+                    None,
+                    format!("artifact {rel}: not sent, it contains a secret"),
+                ));
+                continue;
+            };
+            outcomes.push(
+                client::put(
+                    &self.client,
+                    &url,
+                    "application/octet-stream",
+                    &body,
+                    &self.policy,
+                    deadline,
+                )
+                .await,
+            );
+        }
+        self.record(&outcomes)
+    }
+
     fn mask(&self, raw: &[u8]) -> Option<Vec<u8>> {
         let text = String::from_utf8_lossy(raw);
         let masked = self.redactor.redact(&text);
@@ -206,4 +264,16 @@ impl Uploader {
         s.last_at = Some(now());
         s.clone()
     }
+}
+
+/// A path segment percent-encoded for a URL (unreserved characters kept).
+fn url_segment(seg: &str) -> String {
+    seg.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }

@@ -1,11 +1,13 @@
 //! The integration suites, one file per area.
 
+mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
 mod checks_e2e;
 mod ci_outputs;
 mod command_safety;
 mod compaction_e2e;
+mod cost_e2e;
 mod edit_match;
 mod example_jobs;
 mod export;

@@ -424,3 +424,41 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
         );
     }
 }
+
+/// Artifacts go to `upload.artifacts_url` at the end, masked like everything else.
+#[tokio::test(flavor = "multi_thread")]
+async fn artifacts_are_uploaded_with_the_session() {
+    use crate::support::http::{MockServer, Reply};
+    use crate::support::runner::{cn_run, run, write_files};
+    let server = MockServer::start_with(|_| Reply::json(200, serde_json::json!({}))).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let job = format!(
+        "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: go\nartifacts: [\"reports/*.txt\"]\nupload: {{url: \"{0}/b/{{run_id}}/session.json\", artifacts_url: \"{0}/b/{{run_id}}/artifacts/{{path}}\"}}\npermissions: {{mode: auto}}\n",
+        server.url()
+    );
+    let script = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'mkdir -p reports && echo \"token $DEPLOY_TOKEN\" > \"reports/run log.txt\"'}}]\n  - text: done\n";
+    write_files(tmp.path(), &[("job.yaml", &job), ("s.yaml", script)]);
+    let dir = tmp.path().to_path_buf();
+    let r = tokio::task::spawn_blocking(move || {
+        let mut cmd = cn_run(&dir);
+        cmd.arg("job.yaml")
+            .env("DEPLOY_TOKEN", "tok_artifact_secret_42");
+        run(cmd, Some(&dir.join("out")))
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{r:#?}");
+    let put = server
+        .requests()
+        .into_iter()
+        .find(|q| q.path.contains("/artifacts/"))
+        .expect("an artifact upload");
+    assert!(
+        put.path.ends_with("/artifacts/reports/run%20log.txt"),
+        "{}",
+        put.path
+    );
+    let body = String::from_utf8_lossy(&put.body).into_owned();
+    assert_eq!(body, "token [REDACTED]\n");
+    assert_eq!(r.result()["artifacts_upload"]["ok"], true);
+}
