@@ -130,15 +130,15 @@ fn tree_markdown(repo: &Path, commit: &str, dir: &Path, rel: &str) -> Vec<(Strin
     };
     let _ = sub.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
         let name = entry.name().unwrap_or_default();
-        if name.ends_with(".md") && entry.kind() == Some(git2::ObjectType::Blob) {
-            if let Some(text) = entry
+        if name.ends_with(".md")
+            && entry.kind() == Some(git2::ObjectType::Blob)
+            && let Some(text) = entry
                 .to_object(&repo)
                 .ok()
                 .and_then(|o| o.peel_to_blob().ok())
                 .and_then(|b| String::from_utf8(b.content().to_vec()).ok())
-            {
-                out.push((format!("{rel}/{root}{name}"), text));
-            }
+        {
+            out.push((format!("{rel}/{root}{name}"), text));
         }
         git2::TreeWalkResult::Ok
     });

@@ -103,7 +103,7 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
                 // Consecutive results join one user message.
                 match out.last_mut() {
                     Some(Message::User { content }) if content.starts_with("<tool_result") => {
-                        content.push_str("\n");
+                        content.push('\n');
                         content.push_str(&block);
                     }
                     _ => out.push(Message::user(block)),

@@ -191,7 +191,7 @@ impl Uploader {
         for (rel, file) in artifacts {
             let encoded: String = rel
                 .split('/')
-                .map(|seg| url_segment(seg))
+                .map(url_segment)
                 .collect::<Vec<_>>()
                 .join("/");
             let Ok(url) = reqwest::Url::parse(&template.replace("{path}", &encoded)) else {

@@ -157,6 +157,8 @@ mod tests {
             url_env: None,
             diff_url: None,
             diff_url_env: None,
+            artifacts_url: None,
+            artifacts_url_env: None,
             interval: Duration::from_secs(30),
         }
     }
