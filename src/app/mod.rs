@@ -87,21 +87,16 @@ pub(crate) fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
             return Err("-p needs --model NAME (or --provider script --script FILE)".to_owned());
         }
     };
-    let mut text = String::from("version: 1\nname: adhoc\nprompt: \"-\"\nmodel:\n");
-    text.push_str(&format!(
-        "  provider: {}\n  name: {}\n",
-        serde_json::to_string(&provider).unwrap_or_default(),
-        serde_json::to_string(&name).unwrap_or_default()
-    ));
+    let mut model = serde_json::json!({"provider": provider, "name": name});
     if let Some(script) = &args.script {
         let abs = std::path::absolute(script).map_err(|e| e.to_string())?;
-        text.push_str(&format!(
-            "  script: {}\n",
-            serde_json::to_string(&abs).unwrap_or_default()
-        ));
+        model["script"] = serde_json::Value::String(abs.display().to_string());
     }
-    let mut job = job::load_str(&text, "<command line>", None, &LoadOptions::default())
-        .map_err(|e| e.to_string())?;
+    let raw: job::JobFile =
+        serde_json::from_value(serde_json::json!({"name": "adhoc", "prompt": "-", "model": model}))
+            .map_err(|e| e.to_string())?;
+    let mut job =
+        job::load_raw(raw, "<command line>", &LoadOptions::default()).map_err(|e| e.to_string())?;
     job.prompt = (prompt != "-").then(|| prompt.to_owned());
     Ok(job)
 }

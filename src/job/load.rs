@@ -48,6 +48,12 @@ pub fn load_str(
     resolve::resolve(raw, text, label, path, &loc, opts)
 }
 
+/// A job from raw values built in code (the ad-hoc `-p` job): resolved like a file, but
+/// without the YAML and schema pass (compiling the schema validator costs milliseconds).
+pub fn load_raw(raw: JobFile, label: &str, opts: &LoadOptions) -> Result<Job, JobError> {
+    resolve::resolve(raw, "", label, None, &Locator::default(), opts)
+}
+
 pub(super) fn problem(label: &str, pos: Option<Pos>, field: &str, message: String) -> Problem {
     let pos = pos.unwrap_or(Pos { line: 1, column: 1 });
     Problem {

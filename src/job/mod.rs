@@ -13,7 +13,7 @@ pub mod template;
 pub use cron::{CronTab, Missed, Schedule};
 pub use error::{JobError, Problem};
 pub use file::{JobFile, OnAsk, ProviderKind};
-pub use load::{LoadOptions, job_schema, load_file, load_str};
+pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
 pub use locate::{Locator, Pos};
 pub use resolve::parse_duration;
 

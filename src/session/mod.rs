@@ -2,7 +2,8 @@
 //! conversation with every tool result, which calls were in flight, usage, checkpoints.
 //!
 //! It is rewritten atomically (temp file + rename) after every model response and every
-//! finished tool call, so a run killed with SIGKILL loses nothing that had completed.
+//! started and finished tool call, so a run killed with SIGKILL loses nothing that had
+//! completed.
 
 mod store;
 
@@ -76,7 +77,9 @@ impl Session {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-        tmp.as_file().sync_data()?;
+        // No fsync: the rename makes the file whole for any reader, and a killed process
+        // loses nothing the kernel has; syncing after every tool call would cost more than
+        // the agent's own work per turn. (A power cut may lose the last few writes.)
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
     }

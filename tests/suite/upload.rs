@@ -402,7 +402,9 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
             .into_iter()
             .filter(|q| q.method == "PUT")
             .collect();
-        assert!(puts.len() >= 2, "{} uploads", puts.len());
+        // At least the final upload (the one at the start may still be in flight when a
+        // fast run ends; interval uploads are covered by the tests above).
+        assert!(!puts.is_empty(), "no upload");
         assert!(puts.iter().all(|q| q.path.starts_with("/bucket/")));
         for q in &puts {
             let body = String::from_utf8_lossy(&q.body);

@@ -81,7 +81,11 @@ impl AnthropicClient {
             );
         }
         Ok(AnthropicClient {
-            http: http::build_client(config.connect_timeout, config.request_timeout)?,
+            http: http::build_client(
+                config.connect_timeout,
+                config.request_timeout,
+                config.api_base.trim_start().starts_with("http://"),
+            )?,
             url,
             headers,
             model: config.model,

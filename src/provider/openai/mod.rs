@@ -73,7 +73,11 @@ impl OpenAiClient {
             headers.insert(AUTHORIZATION, value);
         }
         Ok(OpenAiClient {
-            http: http::build_client(config.connect_timeout, config.request_timeout)?,
+            http: http::build_client(
+                config.connect_timeout,
+                config.request_timeout,
+                config.api_base.trim_start().starts_with("http://"),
+            )?,
             url,
             headers,
             model: config.model,

@@ -39,14 +39,20 @@ pub(crate) trait Dialect: Send + 'static {
     fn may_end(&self) -> bool;
 }
 
-/// A reqwest client with the configured timeouts and our user agent.
+/// A reqwest client with the configured timeouts and our user agent. For a plain-`http`
+/// endpoint (a local model server) no TLS roots are loaded: reading the system's
+/// certificates costs milliseconds at every start and such a client never needs them.
 pub(crate) fn build_client(
     connect_timeout: Duration,
     request_timeout: Option<Duration>,
+    plain_http: bool,
 ) -> Result<reqwest::Client, ProviderError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")));
+    if plain_http {
+        builder = builder.tls_certs_only(Vec::new());
+    }
     if let Some(timeout) = request_timeout {
         builder = builder.timeout(timeout);
     }
