@@ -37,6 +37,7 @@ impl Agent<'_> {
         calls: &[ToolCall],
         interrupted: &[String],
     ) -> Dispatched {
+        self.hooks.before_changes().await;
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
         for call in calls {

@@ -9,6 +9,9 @@ pub trait AgentHooks: Send + Sync {
     /// The model's response is in the history; its tool calls have not run yet.
     async fn after_response(&self, _turn: u32, _state: &RunState) {}
 
+    /// Tool calls or checks are about to run: from here on the workspace may change.
+    async fn before_changes(&self) {}
+
     /// A tool call is about to run.
     async fn tool_started(&self, _turn: u32, _call_id: &str) {}
 

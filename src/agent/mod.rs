@@ -16,7 +16,7 @@ mod window;
 pub use budget::Budget;
 pub use hooks::{AgentHooks, NoHooks};
 pub use stop::{StopCause, StopSignal};
-pub use system_prompt::SystemPrompt;
+pub use system_prompt::{SystemPrompt, git_status, status_text};
 pub use window::ContextWindow;
 
 use std::sync::Arc;

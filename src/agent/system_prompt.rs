@@ -32,7 +32,26 @@ impl SystemPrompt {
         json_output: bool,
         repo: &crate::repo_files::RepoFiles,
     ) -> Self {
-        let (is_repo, status) = git_status(workspace);
+        Self::build_with_status(
+            workspace,
+            mode,
+            rules,
+            json_output,
+            repo,
+            git_status(workspace),
+        )
+    }
+
+    /// As [`build`](Self::build), with the git status already taken: whether the
+    /// workspace is in a repository, and the status text.
+    pub fn build_with_status(
+        workspace: &Path,
+        mode: Mode,
+        rules: Vec<Rule>,
+        json_output: bool,
+        repo: &crate::repo_files::RepoFiles,
+        (is_repo, status): (bool, String),
+    ) -> Self {
         let mut base = String::from(
             "You are cn-run, a coding agent working on your own, without a human to ask. Use the \
              tools to inspect and change the workspace, run commands to check your work, and \
@@ -114,17 +133,25 @@ impl SystemPrompt {
 }
 
 /// Whether `dir` is in a git repository, and its status in short form.
-fn git_status(dir: &Path) -> (bool, String) {
-    let Ok(repo) = git2::Repository::discover(dir) else {
-        return (false, "Not a git repository".to_owned());
-    };
+pub fn git_status(dir: &Path) -> (bool, String) {
+    match git2::Repository::discover(dir) {
+        Ok(repo) => (true, status_text(&repo, false)),
+        Err(_) => (false, "Not a git repository".to_owned()),
+    }
+}
+
+/// The status of `repo` in short form. With `refresh`, the stat data of the files it had
+/// to read is saved in the repository's index — pass it only for a private index.
+pub fn status_text(repo: &git2::Repository, refresh: bool) -> String {
     let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true).recurse_untracked_dirs(false);
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(false)
+        .update_index(refresh);
     let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
-        return (true, "(git status unavailable)".to_owned());
+        return "(git status unavailable)".to_owned();
     };
     if statuses.is_empty() {
-        return (true, "Working tree clean".to_owned());
+        return "Working tree clean".to_owned();
     }
     let mut lines: Vec<String> = statuses
         .iter()
@@ -134,7 +161,7 @@ fn git_status(dir: &Path) -> (bool, String) {
     if statuses.len() > MAX_STATUS_LINES {
         lines.push(format!("… and {} more", statuses.len() - MAX_STATUS_LINES));
     }
-    (true, lines.join("\n"))
+    lines.join("\n")
 }
 
 fn short_code(s: git2::Status) -> &'static str {

@@ -65,6 +65,7 @@ pub(crate) async fn run_attempts(
         if job.checks.is_empty() {
             return (Outcome::Completed, report);
         }
+        agent.hooks.before_changes().await;
         let shared = agent.shared.clone();
         let results = run_checks(
             &job.checks,

@@ -104,12 +104,26 @@ pub(crate) async fn run_job(
     }
     let all_rules: Vec<crate::rules::RuleDef> =
         job.rules.iter().cloned().chain(workspace_rules).collect();
-    // The system prompt reads git status; it overlaps with the checkpoint's first snapshot.
+    // The system prompt needs the git status; a new run's checkpointer takes it on its
+    // own thread (just before the start snapshot, which then reads no file twice).
+    let resumed = resume.is_some();
+    let (status_tx, status_rx) = match job.git.checkpoints && !resumed {
+        true => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            (Some(tx), Some(rx))
+        }
+        false => (None, None),
+    };
     let system_task = tokio::task::spawn_blocking({
         let (job, workspace, mode, format) =
             (job.clone(), workspace.clone(), policy.mode(), args.format);
         let (rules, repo, trust) = (all_rules.clone(), repo_files.clone(), trust.clone());
-        move || system_prompt(&job, &rules, &workspace, mode, format, &repo, &trust)
+        move || {
+            let status = status_rx;
+            system_prompt(
+                &job, &rules, &workspace, mode, format, &repo, &trust, status,
+            )
+        }
     });
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
@@ -133,7 +147,13 @@ pub(crate) async fn run_job(
         resume.is_some(),
     )?;
     let emitter = sinks.emitter.clone();
-
+    // The start snapshot walks the workspace on its own thread while the client and the
+    // system prompt are built and the first request is in flight.
+    let checkpoints = job.git.checkpoints.then(|| {
+        Arc::new(super::checkpoints::Checkpoints::open(
+            &workspace, &run_id, &out_dir, resumed, &emitter, status_tx,
+        ))
+    });
     let mut registry = setup::registry(&policy, &job.model.name);
     super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
     let stop = StopSignal::new();
@@ -164,16 +184,6 @@ pub(crate) async fn run_job(
     {
         Ok((hub, statuses)) => (hub, statuses, None),
         Err(e) => (None, Vec::new(), Some(e)),
-    };
-    // The start snapshot walks the workspace; it runs while the client and the system
-    // prompt are built on other threads. Its event waits for `run.started`.
-    let resumed = resume.is_some();
-    let (checkpoints, checkpoint_event) = if job.git.checkpoints {
-        let (c, e) =
-            super::checkpoints::Checkpoints::open(&workspace, &run_id, &out_dir, resumed, &emitter);
-        (c.map(Arc::new), e)
-    } else {
-        (None, None)
     };
     let parts = client_task
         .await
@@ -283,9 +293,6 @@ pub(crate) async fn run_job(
         Err(reason) => Some(reason),
     };
     sinks.result.update(|r| r.sandbox = sandbox_status.clone());
-    if let Some(event) = checkpoint_event {
-        emitter.emit(event);
-    }
     let session_path = out_dir.join("session.json");
     // Written once now, so the first upload has something to send.
     if let Err(e) = session.save(&session_path, &redactor) {
@@ -359,6 +366,9 @@ pub(crate) async fn run_job(
         hub.shutdown().await;
     }
     sinks.result.update(|r| r.mcp_servers = mcp_statuses);
+    if let (false, Some(c)) = (report.checks.is_empty(), &checkpoints) {
+        c.note_change();
+    }
     let (status, reason, limit) = classify(&outcome, &job);
     let finished = Finished {
         outcome: &outcome,

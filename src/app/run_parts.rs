@@ -13,9 +13,10 @@ use crate::redact::Redactor;
 use crate::session::JobRecord;
 use crate::tools::ToolLimits;
 
-/// A new run id: sortable by time, unique enough to share a folder.
+/// A new run id: sortable by time (UTC, like every timestamp we write; reading the
+/// local zone would scan the tz database at start), unique enough to share a folder.
 pub(crate) fn new_run_id() -> String {
-    let now = jiff::ZonedDateTime::now();
+    let now = jiff::Timestamp::now();
     format!(
         "{}-{:06x}",
         now.strftime("%Y%m%d-%H%M%S"),
@@ -157,6 +158,9 @@ pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
 
 /// The system message with the rules that always apply; `rules` are the job's and the
 /// workspace's (conditional ones join later, when the run touches a matching file).
+/// The git status comes from `status` when the checkpointer sends it (it reads the tree
+/// anyway), else it is taken here.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn system_prompt(
     job: &Job,
     rules: &[crate::rules::RuleDef],
@@ -165,18 +169,24 @@ pub(crate) fn system_prompt(
     format: Format,
     repo: &crate::repo_files::RepoFiles,
     trust: &crate::untrusted::Trust,
+    status: Option<std::sync::mpsc::Receiver<String>>,
 ) -> SystemPrompt {
+    let status = match status.map(|rx| rx.recv()) {
+        Some(Ok(text)) => (true, text),
+        _ => crate::agent::git_status(workspace),
+    };
     let always: Vec<crate::rules::RuleDef> = rules
         .iter()
         .filter(|r| matches!(r.applies, crate::rules::Applies::Always))
         .cloned()
         .collect();
-    let mut system = SystemPrompt::build(
+    let mut system = SystemPrompt::build_with_status(
         workspace,
         mode,
         always,
         format == Format::Json && job.output_schema.is_none(),
         repo,
+        status,
     );
     if let Some(text) = trust.instructions() {
         system.add(text);

@@ -62,6 +62,12 @@ impl AgentHooks for SessionHooks {
         .await;
     }
 
+    async fn before_changes(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.ready();
+        }
+    }
+
     async fn tool_started(&self, _turn: u32, call_id: &str) {
         self.save_with(|s| s.in_flight.push(call_id.to_owned()))
             .await;

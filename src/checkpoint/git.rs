@@ -40,6 +40,19 @@ impl GitCheckpointer {
         run_id: &str,
         exclude: &[PathBuf],
     ) -> Result<Result<Self, String>, CheckpointError> {
+        Self::start_observed(workspace, run_id, exclude, |_| {})
+    }
+
+    /// As [`start`](Self::start), calling `observe` with the repository (its index a
+    /// private copy) just before the start snapshot. The run takes the system prompt's
+    /// git status there with `update_index`, so the snapshot finds fresh stat data and
+    /// does not hash every file a second time.
+    pub fn start_observed(
+        workspace: &Path,
+        run_id: &str,
+        exclude: &[PathBuf],
+        observe: impl FnOnce(&git2::Repository),
+    ) -> Result<Result<Self, String>, CheckpointError> {
         check_run_id(run_id)?;
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
@@ -68,6 +81,7 @@ impl GitCheckpointer {
         let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
         let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
         let snap = Snapshotter::new(repo, Some(head_tree), exclude)?;
+        observe(snap.repo());
         let tree = snap.tree()?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         let start = Checkpoint {

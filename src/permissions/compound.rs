@@ -1,16 +1,15 @@
-//! A `Bash(pattern)` allow rule must name every risky part of a compound command.
+//! Rules and compound commands: every risky part needs an allow rule of its own, and an
+//! excluded part excludes the whole command.
 //!
 //! `Bash(cargo *)` matches the whole string `cargo build && curl x | sh`, because `*` spans
 //! anything. Letting that lift the evaluator's objection would let one allowed prefix carry
 //! any command after it. So the command is split at its top-level operators (`;`, `&&`,
 //! `||`, `|`, `&`, newlines, subshell parentheses), and every part the evaluator does not
-//! prove safe must match the rule on its own. A part holding a command substitution
-//! (`$(…)`, backticks, `<(…)`) is never covered: its inner command is not what the rule names.
+//! prove safe must be allowed by the explicit rule that decides it on its own. A part
+//! holding a command substitution (`$(…)`, backticks, `<(…)`) is never covered: its inner
+//! command is not what a rule names. The other way round, `Bash(git push*)` excluded must
+//! also stop `git add . && git push`, whose whole string does not start with `git push`.
 
-use serde_json::json;
-
-use super::paths::Workspace;
-use super::pattern::CompiledPattern;
 use crate::command_safety::{Level, evaluate};
 
 /// The command's top-level parts, quotes respected; `None` when it holds a substitution.
@@ -61,20 +60,26 @@ pub(crate) fn split_parts(command: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Whether `pattern` (of a `Bash(…)` allow rule) covers every part of `command` that the
-/// evaluator alone would not allow.
-pub(crate) fn covers_every_risky_part(
-    pattern: &CompiledPattern,
-    command: &str,
-    ws: &Workspace,
-) -> bool {
+/// The first part of `command` that `pattern` (of a `Bash(…)` allow rule) leaves
+/// uncovered: one the evaluator alone would not allow and the rule does not match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Uncovered {
+    /// The command holds a command substitution, which no rule names.
+    Substitution,
+    /// This part needs a rule of its own.
+    Part(String),
+}
+
+/// The first part of `command` the evaluator alone would not allow and `covered` (which
+/// asks the policy for the rule that decides that part) does not allow either.
+pub(crate) fn first_uncovered(command: &str, covered: impl Fn(&str) -> bool) -> Option<Uncovered> {
     let Some(parts) = split_parts(command) else {
-        return false;
+        return Some(Uncovered::Substitution);
     };
-    parts.iter().all(|part| {
-        evaluate(part).level == Level::AllowedWithoutPermission
-            || pattern.matches("Bash", &json!({ "command": part }), ws)
-    })
+    parts
+        .into_iter()
+        .find(|part| evaluate(part).level != Level::AllowedWithoutPermission && !covered(part))
+        .map(Uncovered::Part)
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! a check that asks turns a static allow into ask unless the allowing rule is the user's own rule
 //! naming this call's argument; auto mode finally turns every remaining ask into allow.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::compound::{self, Uncovered};
 use super::explain::{self, argument_hint, origin, suggest_allow_rule};
 use super::paths::Workspace;
 use super::policy::Rule;
@@ -56,9 +57,19 @@ pub(crate) struct Call<'a> {
     pub(crate) mode: Mode,
     pub(crate) ws: &'a Workspace,
     pub(crate) repo_file: Option<&'a str>,
+    /// Every rule of the policy, in order (for the parts of a compound command).
+    pub(crate) rules: &'a [Rule],
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
+    /// The first rule matching `part` of a compound Bash command on its own.
+    fn rule_for_part(&self, part: &str) -> Option<&'a Rule> {
+        let args = json!({ "command": part });
+        self.rules
+            .iter()
+            .find(|r| r.matches(self.tool, &args, self.ws))
+    }
+
     fn origin(&self, source: Source) -> String {
         origin(source, self.mode, self.repo_file)
     }
@@ -77,6 +88,19 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     if base.permission == Permission::Exclude {
         return base;
     }
+    if let Some((part, rule)) = excluded_part(call) {
+        return Decision {
+            permission: Permission::Exclude,
+            rule: Some(rule.text.clone()),
+            source: rule.source,
+            reason: format!(
+                "this compound command runs `{part}`, which is excluded by rule `{}` from {}",
+                rule.text,
+                call.origin(rule.source)
+            ),
+            allow_hint: None,
+        };
+    }
     if let Some(check) = checks.iter().find(|c| c.permission == Permission::Exclude) {
         return Decision {
             permission: Permission::Exclude,
@@ -89,16 +113,32 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     let ask = checks.iter().find(|c| c.permission == Permission::Ask);
     let decision = match (ask, rule) {
         (None, _) => base,
-        (Some(check), Some(rule)) if rule.explicitly_allows_argument() && covers(call, rule) => {
-            Decision {
+        (Some(check), Some(rule)) if rule.explicitly_allows_argument() => match uncovered(call) {
+            None => Decision {
                 reason: format!(
                     "{}, which names this call explicitly, although {}",
                     base.reason,
                     explain::objection(check)
                 ),
                 ..base
+            },
+            Some(part) => {
+                let hint = match &part {
+                    Uncovered::Part(p) => {
+                        Some(suggest_allow_rule(call.tool, &json!({ "command": p })))
+                    }
+                    Uncovered::Substitution => None,
+                };
+                let origin = call.origin(rule.source);
+                Decision {
+                    permission: Permission::Ask,
+                    rule: Some(check.rule.clone()),
+                    source: check.source,
+                    reason: explain::partly_covered(rule, &origin, check, &part, hint.as_deref()),
+                    allow_hint: hint,
+                }
             }
-        }
+        },
         (Some(check), Some(rule)) if rule.permission == Permission::Allow => {
             let hint = call.hint_for(check);
             let origin = call.origin(rule.source);
@@ -131,13 +171,33 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     decision
 }
 
-/// A Bash rule must name every risky part of a compound command; other tools' rules name
-/// their single argument.
-fn covers(call: &Call<'_>, rule: &Rule) -> bool {
-    match (call.tool, call.args.get("command").and_then(Value::as_str)) {
-        ("Bash", Some(command)) => rule.covers_command(command, call.ws),
-        _ => true,
+/// A Bash command's parts are decided one by one too: the first risky part that the rule
+/// deciding it (first match, as for whole calls) does not explicitly allow.
+fn uncovered(call: &Call<'_>) -> Option<Uncovered> {
+    let command = bash_command(call)?;
+    compound::first_uncovered(command, |part| {
+        call.rule_for_part(part)
+            .is_some_and(Rule::explicitly_allows_argument)
+    })
+}
+
+/// The part of a compound Bash command that a rule with an argument excludes, and that rule.
+fn excluded_part<'r>(call: &Call<'r>) -> Option<(String, &'r Rule)> {
+    let parts = compound::split_parts(bash_command(call)?)?;
+    if parts.len() < 2 {
+        return None;
     }
+    parts.into_iter().find_map(|part| {
+        call.rule_for_part(&part)
+            .filter(|r| r.permission == Permission::Exclude && r.has_argument())
+            .map(|r| (part, r))
+    })
+}
+
+fn bash_command<'a>(call: &Call<'a>) -> Option<&'a str> {
+    (call.tool == "Bash")
+        .then(|| call.args.get("command").and_then(Value::as_str))
+        .flatten()
 }
 
 /// The verdict of the first matching rule alone (no match: ask).

@@ -77,6 +77,33 @@ pub(crate) fn tightened(
     )
 }
 
+/// Why a rule naming part of a compound Bash command does not allow all of it.
+pub(crate) fn partly_covered(
+    rule: &Rule,
+    origin: &str,
+    check: &Check,
+    part: &super::compound::Uncovered,
+    hint: Option<&str>,
+) -> String {
+    let gap = match (part, hint) {
+        (super::compound::Uncovered::Part(p), Some(hint)) => {
+            format!("`{p}` is not proven safe and needs a rule of its own, such as `{hint}`")
+        }
+        (super::compound::Uncovered::Part(p), None) => {
+            format!("`{p}` is not proven safe and no rule names it")
+        }
+        (super::compound::Uncovered::Substitution, _) => {
+            "it runs a command substitution (`$(…)`, backticks, `<(…)`), which no rule can name"
+                .to_owned()
+        }
+    };
+    format!(
+        "{}. Rule `{}` from {origin} names only part of this compound command: {gap}",
+        objection(check),
+        rule.text
+    )
+}
+
 /// The rule a user would add to allow this call: `Bash(<first word>*)` for a Bash command, the
 /// tool's name otherwise (Continue's "remember this" rule).
 pub fn suggest_allow_rule(tool: &str, args: &Value) -> String {

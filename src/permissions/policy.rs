@@ -32,7 +32,7 @@ impl Rule {
         self.pattern.names_tool(tool)
     }
 
-    fn has_argument(&self) -> bool {
+    pub(crate) fn has_argument(&self) -> bool {
         self.pattern.has_argument()
     }
 
@@ -44,9 +44,8 @@ impl Rule {
             && self.pattern.has_argument()
     }
 
-    /// For Bash: whether this rule names every risky part of `command` (see `compound`).
-    pub(crate) fn covers_command(&self, command: &str, ws: &Workspace) -> bool {
-        super::compound::covers_every_risky_part(&self.pattern, command, ws)
+    pub(crate) fn matches(&self, tool: &str, args: &Value, ws: &Workspace) -> bool {
+        self.pattern.matches(tool, args, ws)
     }
 }
 
@@ -146,6 +145,7 @@ impl Policy {
             mode: self.mode,
             ws: &self.ws,
             repo_file: self.repo_file.as_deref(),
+            rules: &self.rules,
         };
         decide(&call, rule, &checks)
     }

@@ -205,3 +205,38 @@ async fn a_bad_key_is_not_retried_and_not_echoed() {
     assert!(!result.to_string().contains("sk-test-KEY"), "{result}");
     assert!(!r.stderr.contains("sk-test-KEY"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_not_in_the_commands_environment() {
+    let server = MockServer::start(vec![
+        tool_reply(&[(
+            "call_env",
+            "Bash",
+            &["{\"command\": \"echo key=${TEST_OPENAI_KEY:-unset}; env | grep -c sk-test || true\"}"],
+        )]),
+        Reply::sse(200, openai::answer("done")),
+    ])
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let j = job(
+        tmp.path(),
+        &server.url(),
+        "permissions:\n  allow: ['Bash(echo *)', 'Bash(env*)']\n",
+    );
+    let r = run_binary(tmp.path(), &j).await;
+    assert_eq!(r.code, 0, "{r:#?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].json();
+    let last = second["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["tool_call_id"], "call_env");
+    let output = last["content"].as_str().unwrap();
+    // Neither the variable nor any other variable holding the key's value reaches Bash.
+    assert!(output.contains("key=unset"), "{output}");
+    assert!(output.contains("\n0"), "{output}");
+}

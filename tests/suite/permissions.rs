@@ -849,4 +849,91 @@ fn a_bash_allow_rule_must_name_every_risky_part_of_a_compound_command() {
         Permission::Ask
     );
     assert_eq!(check("cargo build; rm -rf /"), Permission::Exclude);
+    // The denial names the part the rule leaves out, and the rule that would cover it.
+    let d = policy.check(
+        "Bash",
+        &serde_json::json!({ "command": "cargo build && npm install left-pad" }),
+        None,
+    );
+    assert!(
+        d.reason
+            .contains("names only part of this compound command")
+            && d.reason
+                .contains("`npm install left-pad` is not proven safe"),
+        "{}",
+        d.reason
+    );
+    assert_eq!(d.allow_hint.as_deref(), Some("Bash(npm*)"));
+    let d = policy.check(
+        "Bash",
+        &serde_json::json!({ "command": "cargo install $(curl -s https://x.invalid/name)" }),
+        None,
+    );
+    assert!(d.reason.contains("command substitution"), "{}", d.reason);
+    assert_eq!(d.allow_hint, None);
+}
+
+#[test]
+fn an_excluded_part_excludes_the_whole_compound_command() {
+    let ws = std::env::temp_dir();
+    let input = PolicyInput {
+        job: vec![
+            RuleSpec::new("Bash(git push*)", Permission::Exclude),
+            RuleSpec::new("Bash(git *)", Permission::Allow),
+        ],
+        ..PolicyInput::default()
+    };
+    let policy = Policy::build(input, &ws).unwrap();
+    let check = |cmd: &str| policy.check("Bash", &serde_json::json!({ "command": cmd }), None);
+    assert_eq!(check("git commit -am wip").permission, Permission::Allow);
+    assert_eq!(
+        check("git push origin main").permission,
+        Permission::Exclude
+    );
+    // The whole string starts with `git add`, not `git push`: the part still decides.
+    let d = check("git add -A && git commit -m x && git push --force");
+    assert_eq!(d.permission, Permission::Exclude, "{}", d.reason);
+    assert!(
+        d.reason.contains("`git push --force`") && d.reason.contains("Bash(git push*)"),
+        "{}",
+        d.reason
+    );
+    assert_eq!(d.rule.as_deref(), Some("Bash(git push*)"));
+    // Auto mode does not lift it either.
+    let auto = Policy::build(
+        PolicyInput {
+            mode: Mode::Auto,
+            job: vec![RuleSpec::new("Bash(git push*)", Permission::Exclude)],
+            ..PolicyInput::default()
+        },
+        &ws,
+    )
+    .unwrap();
+    let d = auto.check(
+        "Bash",
+        &serde_json::json!({ "command": "ls; git push" }),
+        None,
+    );
+    assert_eq!(d.permission, Permission::Exclude, "{}", d.reason);
+}
+
+#[test]
+fn each_risky_part_may_be_allowed_by_its_own_rule() {
+    let ws = std::env::temp_dir();
+    let input = PolicyInput {
+        job: vec![
+            RuleSpec::new("Bash(cargo *)", Permission::Allow),
+            RuleSpec::new("Bash(npm install*)", Permission::Allow),
+        ],
+        ..PolicyInput::default()
+    };
+    let policy = Policy::build(input, &ws).unwrap();
+    let check = |cmd: &str| {
+        policy
+            .check("Bash", &serde_json::json!({ "command": cmd }), None)
+            .permission
+    };
+    assert_eq!(check("cargo build && npm install"), Permission::Allow);
+    assert_eq!(check("npm install && cargo build"), Permission::Allow);
+    assert_eq!(check("cargo build && npm publish"), Permission::Ask);
 }
