@@ -170,3 +170,50 @@ fn outside_git_the_run_works_and_says_so_once() {
     );
     assert!(r.result()["diff"].is_null());
 }
+
+#[test]
+fn a_secret_written_into_a_file_stays_exact_in_the_diff_and_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    write_files(&ws, &[("a.txt", "alpha\n")]);
+    git_init(&ws);
+    let secret = "ghp_secretInTheDiff0042";
+    write_files(
+        tmp.path(),
+        &[
+            (
+                "job.yaml",
+                "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: hi\npermissions: {allow: ['Write(**)']}\n",
+            ),
+            (
+                "s.yaml",
+                "turns:\n  - tool_calls:\n      - {name: Write, arguments: {filepath: creds.txt, content: \"token=ghp_secretInTheDiff0042\\n\"}}\n  - text: done\n",
+            ),
+        ],
+    );
+    let mut cmd = cn_run(&ws);
+    cmd.arg(tmp.path().join("job.yaml"))
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .env("DEPLOY_TOKEN", secret);
+    let r = run(cmd, Some(&tmp.path().join("out")));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let result = r.result();
+    assert_eq!(result["secret_in_diff"], true, "{result}");
+    assert!(!result.to_string().contains(secret));
+    // The patch stays exact so that it applies…
+    let patch = std::fs::read_to_string(tmp.path().join("out/diff.patch")).unwrap();
+    assert!(patch.contains(&format!("+token={secret}")), "{patch}");
+    // …and the run says so, without repeating the value.
+    let warnings = r.events_of("warning");
+    assert!(
+        warnings.iter().any(|w| w["message"]
+            .as_str()
+            .unwrap()
+            .contains("diff.patch contains")),
+        "{warnings:?}"
+    );
+    let events = std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap();
+    assert!(!events.contains(secret));
+}
