@@ -100,11 +100,17 @@ impl Agent<'_> {
             }
         };
         let Some(tool) = self.tools.get(&call.name) else {
-            let msg = format!(
+            let mut msg = format!(
                 "Unknown tool `{}`. Available tools: {}.",
                 call.name,
                 self.tools.names().join(", ")
             );
+            let offered = |name: &str| self.tools.get(name).is_some();
+            msg.push_str(edit_tool_note(
+                &call.name,
+                offered("Edit"),
+                offered("MultiEdit"),
+            ));
             return (
                 Checked::Done {
                     content: msg,
@@ -351,4 +357,22 @@ fn redact_value(v: &Value, redactor: &crate::redact::Redactor) -> Value {
     }
     let text = v.to_string();
     serde_json::from_str(&redactor.redact(&text)).unwrap_or_else(|_| v.clone())
+}
+
+/// Which of Edit and MultiEdit a run offers depends on the model name (as in Continue); a
+/// call of the other one is told how to use the one there is.
+fn edit_tool_note(called: &str, edit: bool, multi_edit: bool) -> &'static str {
+    match (called, edit, multi_edit) {
+        ("Edit", false, true) => {
+            " This run edits files with `MultiEdit` instead of `Edit` (the model name decides \
+             which one a run offers): call MultiEdit with `file_path` and \
+             `edits: [{old_string, new_string, replace_all}]`."
+        }
+        ("MultiEdit", true, false) => {
+            " This run edits files with `Edit` instead of `MultiEdit` (the model name decides \
+             which one a run offers): call Edit with `file_path`, `old_string`, `new_string` \
+             and optionally `replace_all`, once per change."
+        }
+        _ => "",
+    }
 }

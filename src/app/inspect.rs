@@ -106,7 +106,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage_error(&e),
     };
-    let tools: Vec<String> = setup::all_tools(&job.model.name)
+    let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()
         .map(|t| t.name().to_owned())
         .filter(|n| policy.is_offered(n))
@@ -134,17 +134,22 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         return 0;
     }
     let mut text = format!(
-        "job: {}\nmode: {}   on_ask: {:?}\n",
+        "job: {}\nworkspace: {}\nmode: {}   on_ask: {}\n",
         job.name,
+        workspace.display(),
         policy.mode().as_str(),
-        job.permissions.on_ask
+        wire_name(&job.permissions.on_ask)
     );
     text.push_str(&format!(
-        "model: {:?} {}\n",
-        job.model.provider, job.model.name
+        "model: {} {}\n",
+        wire_name(&job.model.provider),
+        job.model.name
     ));
-    text.push_str(&format!("limits: {}\n", value["limits"]));
-    text.push_str(&format!("tools offered: {}\n", value["tools_offered"]));
+    text.push_str(&format!("limits: {}\n", limits_text(&job.limits)));
+    text.push_str(&format!("tools offered: {}\n", tools.join(", ")));
+    if let Some(note) = edit_tool_note(&tools) {
+        text.push_str(&format!("  ({note})\n"));
+    }
     text.push_str("policy (first match wins):\n");
     for row in policy.table() {
         let source = serde_json::to_value(row.source)
@@ -158,7 +163,9 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
             row.pattern
         ));
     }
-    text.push_str("  ask      (no match)\n");
+    if !policy.table().iter().any(|row| row.pattern == "*") {
+        text.push_str("  ask      (no match)\n");
+    }
     text.push_str("  (Bash commands are also judged by the safety evaluator: disabled ones never run, and\n   ones it cannot prove safe need an allow rule that names them, e.g. Bash(cargo *);\n   try `cn-run check-command CMD`.)\n");
     text.push_str("rules:\n");
     for row in rule_rows(&job, &workspace) {
@@ -171,6 +178,41 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     }
     stdout(&text);
     0
+}
+
+/// An enum as the job file spells it (`deny`, `openai`).
+fn wire_name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn limits_text(limits: &crate::job::Limits) -> String {
+    let none = || "none".to_owned();
+    format!(
+        "max_turns {}, timeout {}, max_cost_usd {}, max_tokens {}",
+        limits.max_turns.map_or_else(none, |n| n.to_string()),
+        limits
+            .timeout
+            .map_or_else(none, |d| format!("{}s", d.as_secs())),
+        limits.max_cost_usd.map_or_else(none, |c| format!("{c:.2}")),
+        limits.max_tokens.map_or_else(none, |n| n.to_string()),
+    )
+}
+
+/// Which edit tool the model gets, since rules and scripts may name the other.
+fn edit_tool_note(tools: &[String]) -> Option<&'static str> {
+    let has = |name: &str| tools.iter().any(|t| t == name);
+    match (has("Edit"), has("MultiEdit")) {
+        (false, true) => Some(
+            "MultiEdit, not Edit: the model name decides which one a run offers; rules naming either cover both",
+        ),
+        (true, false) => Some(
+            "Edit, not MultiEdit: the model name decides which one a run offers; rules naming either cover both",
+        ),
+        _ => None,
+    }
 }
 
 /// Every rule of the job and the workspace, and when it applies.

@@ -200,6 +200,16 @@ fn bash_command<'a>(call: &Call<'a>) -> Option<&'a str> {
         .flatten()
 }
 
+/// The rule to suggest for a call that needs permission: the file itself for a tool that
+/// takes a path (`Write(src/a.rs)`, not all of `Write`), else Continue's "remember" rule.
+fn narrow_allow_rule(call: &Call<'_>) -> String {
+    match super::pattern::argument_of(call.tool) {
+        Some((_, super::pattern::ArgKind::Path)) => argument_hint(call.tool, call.args, call.ws),
+        _ => None,
+    }
+    .unwrap_or_else(|| suggest_allow_rule(call.tool, call.args))
+}
+
 /// The verdict of the first matching rule alone (no match: ask).
 fn static_decision(call: &Call<'_>, rule: Option<&Rule>) -> Decision {
     let Some(rule) = rule else {
@@ -211,13 +221,13 @@ fn static_decision(call: &Call<'_>, rule: Option<&Rule>) -> Decision {
                 "no rule matches `{}`, and a call no rule covers needs permission",
                 call.tool
             ),
-            allow_hint: Some(suggest_allow_rule(call.tool, call.args)),
+            allow_hint: Some(narrow_allow_rule(call)),
         };
     };
     let reason = explain::by_rule(call.tool, rule, &call.origin(rule.source));
     let allow_hint = match (rule.permission, rule.source) {
         (Permission::Allow, _) | (_, Source::Mode) => None,
-        _ => Some(suggest_allow_rule(call.tool, call.args)),
+        _ => Some(narrow_allow_rule(call)),
     };
     Decision {
         permission: rule.permission,

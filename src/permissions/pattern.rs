@@ -162,10 +162,20 @@ impl ToolMatcher {
     fn matches(&self, tool: &str) -> bool {
         match self {
             Self::Any => true,
-            Self::Exact(name) => name == tool,
+            Self::Exact(name) => name == tool || same_edit_tool(name, tool),
             Self::Wildcard(glob) => wildcard_match(glob, tool),
         }
     }
+}
+
+/// `Edit` and `MultiEdit` are one capability: a run offers one of them, chosen by the model
+/// name (as Continue does), so a rule naming either names both — `Edit(src/**)` must not
+/// stop working because the job's model gets `MultiEdit`. Both take `file_path`.
+fn same_edit_tool(rule_tool: &str, call_tool: &str) -> bool {
+    matches!(
+        (rule_tool, call_tool),
+        ("Edit", "MultiEdit") | ("MultiEdit", "Edit")
+    )
 }
 
 /// A compiled argument pattern.

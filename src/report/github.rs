@@ -1,7 +1,7 @@
 //! GitHub Actions, when `GITHUB_ACTIONS=true`: masks for every secret value, annotations
 //! for a failed run, failed checks and policy denials, a markdown step summary, and step
-//! outputs (status, exit code, file paths, each top-level field of the structured output).
-//! Workflow commands go to stderr: stdout stays machine output.
+//! outputs (status, exit code, file paths, the structured output as one JSON line and each
+//! of its top-level fields). Workflow commands go to stderr: stdout stays machine output.
 
 use std::io::Write;
 use std::path::Path;
@@ -10,6 +10,11 @@ use serde_json::Value;
 
 use super::RunResult;
 use crate::exit_code::Status;
+
+mod patch_files;
+mod summary;
+
+pub use summary::summary;
 
 /// Whether we run inside GitHub Actions.
 pub fn is_actions() -> bool {
@@ -51,8 +56,8 @@ pub fn annotations(r: &RunResult) -> String {
     }
     let last = r.checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in r.checks.iter().filter(|c| c.attempt == last && !c.passed) {
-        let tail: String = c
-            .output_tail
+        let text = summary::strip_terminal_codes(&c.output_tail);
+        let tail: String = text
             .lines()
             .rev()
             .take(20)
@@ -87,107 +92,17 @@ pub fn annotations(r: &RunResult) -> String {
     out
 }
 
-fn cost(r: &RunResult) -> String {
-    r.total_cost_usd
-        .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}"))
-}
-
-/// The markdown step summary of one run.
-pub fn summary(r: &RunResult) -> String {
-    let icon = if r.status == Status::Success {
-        "✅"
-    } else {
-        "❌"
-    };
-    let mut md = format!("### {icon} cn-run `{}`: {}\n\n", r.job, r.status.as_str());
-    md.push_str(&format!("{}\n\n", r.reason));
-    md.push_str("| exit code | turns | attempts | tokens in / out | cost | duration |\n|---|---|---|---|---|---|\n");
-    md.push_str(&format!(
-        "| {} | {} | {} | {} / {} | {} | {:.1} s |\n\n",
-        r.exit_code,
-        r.num_turns,
-        r.attempts,
-        r.usage.input_tokens,
-        r.usage.output_tokens,
-        cost(r),
-        r.duration_ms as f64 / 1000.0
-    ));
-    if !r.checks.is_empty() {
-        md.push_str("| check | attempt | result | time |\n|---|---|---|---|\n");
-        for c in &r.checks {
-            let res = if c.passed {
-                "✅ passed".to_owned()
-            } else {
-                format!(
-                    "❌ failed ({})",
-                    c.exit_code
-                        .map_or("killed".to_owned(), |e| format!("exit {e}"))
-                )
-            };
-            md.push_str(&format!(
-                "| {} | {} | {res} | {:.1} s |\n",
-                c.name,
-                c.attempt,
-                c.duration_ms as f64 / 1000.0
-            ));
-        }
-        md.push('\n');
-    }
-    if let Some(d) = &r.diff {
-        md.push_str(&format!(
-            "**Changes:** {} files, +{} −{}",
-            d.files, d.insertions, d.deletions
-        ));
-        if let Some(p) = &r.patch_path {
-            md.push_str(&format!(" (`{p}`)"));
-        }
-        md.push_str("\n\n");
-    }
-    if !r.permission_denials.is_empty() {
-        md.push_str("| denied call | rule | source | reason |\n|---|---|---|---|\n");
-        for d in &r.permission_denials {
-            let args = d.arguments.to_string().replace('|', "\\|");
-            let args: String = args.chars().take(80).collect();
-            md.push_str(&format!(
-                "| {} `{args}` | `{}` | {} | {} |\n",
-                d.tool,
-                d.rule.as_deref().unwrap_or("-"),
-                d.source,
-                d.reason.replace('|', "\\|")
-            ));
-        }
-        md.push('\n');
-    }
-    if !r.result.trim().is_empty() {
-        md.push_str("<details><summary>Final answer</summary>\n\n");
-        md.push_str(r.result.trim());
-        md.push_str("\n\n</details>\n\n");
-    }
-    md
-}
-
-/// `name=value` lines for $GITHUB_OUTPUT (multi-line values use a delimiter).
-pub fn outputs(r: &RunResult) -> String {
+/// The step outputs of a run, in the order written; action.yml declares each fixed name.
+fn output_pairs(r: &RunResult) -> Vec<(String, String)> {
+    let path = |name: &str| Path::new(&r.output_dir).join(name).display().to_string();
     let mut pairs: Vec<(String, String)> = vec![
         ("status".into(), r.status.as_str().into()),
         ("exit-code".into(), r.exit_code.to_string()),
-        (
-            "result".into(),
-            Path::new(&r.output_dir)
-                .join("result.json")
-                .display()
-                .to_string(),
-        ),
+        ("result".into(), path("result.json")),
         ("events".into(), r.events_path.clone()),
         ("session".into(), r.session_path.clone().unwrap_or_default()),
         ("diff".into(), r.patch_path.clone().unwrap_or_default()),
-        (
-            "junit".into(),
-            Path::new(&r.output_dir)
-                .join("junit.xml")
-                .display()
-                .to_string(),
-        ),
+        ("junit".into(), path("junit.xml")),
         (
             "cost-usd".into(),
             r.total_cost_usd
@@ -203,9 +118,17 @@ pub fn outputs(r: &RunResult) -> String {
                 .join("\n"),
         ),
         ("final-answer".into(), r.result.clone()),
+        (
+            "structured-output".into(),
+            r.structured_output
+                .as_ref()
+                .map(Value::to_string)
+                .unwrap_or_default(),
+        ),
     ];
     if let Some(Value::Object(map)) = &r.structured_output {
-        for (k, v) in map {
+        // Only names a workflow can refer to; any field stays in `structured-output`.
+        for (k, v) in map.iter().filter(|(k, _)| is_output_name(k)) {
             let text = match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -213,10 +136,33 @@ pub fn outputs(r: &RunResult) -> String {
             pairs.push((format!("output-{k}"), text));
         }
     }
+    pairs
+}
+
+/// Letters, digits, `-` and `_`: a name that cannot break the output file's syntax.
+fn is_output_name(k: &str) -> bool {
+    !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// `name=value` lines for $GITHUB_OUTPUT. A value with a line break uses the
+/// `name<<DELIMITER` form, with a random delimiter that does not occur in the value (the
+/// agent wrote some values, and must not be able to end one early and set another).
+pub fn outputs(r: &RunResult) -> String {
     let mut out = String::new();
-    for (k, v) in pairs {
-        if v.contains('\n') {
-            let delim = format!("CN_RUN_EOF_{:08x}", fastrand::u32(..));
+    for (k, v) in output_pairs(r) {
+        if v.contains(['\n', '\r']) {
+            let delim = loop {
+                let d = format!(
+                    "CN_RUN_EOF_{:016x}{:016x}",
+                    fastrand::u64(..),
+                    fastrand::u64(..)
+                );
+                if !v.contains(&d) {
+                    break d;
+                }
+            };
             out.push_str(&format!("{k}<<{delim}\n{v}\n{delim}\n"));
         } else {
             out.push_str(&format!("{k}={v}\n"));

@@ -708,7 +708,7 @@ fn decisions_explain_themselves() {
     let decision = headless.check("Write", &json!({ "filepath": "a.txt" }), None);
     assert_eq!(decision.rule.as_deref(), Some("Write"));
     assert!(decision.reason.contains("headless"), "{}", decision.reason);
-    assert_eq!(decision.allow_hint.as_deref(), Some("Write"));
+    assert_eq!(decision.allow_hint.as_deref(), Some("Write(a.txt)"));
     let allowed = headless.check("Read", &json!({ "filepath": "a.txt" }), None);
     assert_eq!((allowed.permission, allowed.allow_hint), (Allow, None));
 

@@ -111,3 +111,72 @@ fn excluded_tools_are_not_offered() {
         "{tools:?}"
     );
 }
+
+#[test]
+fn an_edit_rule_covers_multi_edit_and_a_call_of_the_other_edit_tool_is_explained() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `gpt-4.1` gets MultiEdit (Continue's rule); the job's rule names Edit.
+    let job = "version: 1\nmodel: {provider: script, name: gpt-4.1, script: s.yaml}\nprompt: fix it\npermissions: {allow: ['Edit(a.txt)']}\n";
+    let script = "turns:
+  - tool_calls: [{name: Read, id: r1, arguments: {filepath: a.txt}}]
+  - tool_calls: [{name: Edit, id: e1, arguments: {file_path: a.txt, old_string: one, new_string: two}}]
+  - tool_calls: [{name: MultiEdit, id: m1, arguments: {file_path: a.txt, edits: [{old_string: one, new_string: two}]}}]
+  - text: done
+";
+    write_files(
+        tmp.path(),
+        &[("job.yaml", job), ("s.yaml", script), ("a.txt", "one\n")],
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg(tmp.path().join("job.yaml"));
+    let r = run(cmd, Some(&tmp.path().join("out")));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let finished = r.events_of("tool.finished");
+    let edit = finished.iter().find(|e| e["call_id"] == "e1").unwrap();
+    let text = edit["output"].as_str().unwrap();
+    assert!(
+        text.contains("Unknown tool `Edit`") && text.contains("call MultiEdit with `file_path`"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("a.txt")).unwrap(),
+        "two\n",
+        "MultiEdit ran under the rule that names Edit"
+    );
+    assert!(
+        r.result()["permission_denials"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn explain_shows_the_workspace_limits_tools_and_policy_as_the_job_file_spells_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = "version: 1\nmodel: {provider: openai, name: gpt-4.1, api_key_env: K}\nprompt: fix it\nlimits: {max_turns: 7, timeout: 2m}\npermissions: {allow: ['Edit(src/**)', 'Bash(cargo *)'], on_ask: fail}\n";
+    write_files(tmp.path(), &[("job.yaml", job)]);
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("explain").arg("job.yaml");
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let text = &r.stdout;
+    let ws = tmp.path().canonicalize().unwrap();
+    assert!(
+        text.contains(&format!("workspace: {}", ws.display())),
+        "{text}"
+    );
+    assert!(text.contains("on_ask: fail"), "{text}");
+    assert!(text.contains("model: openai gpt-4.1"), "{text}");
+    assert!(text.contains("max_turns 7, timeout 120s"), "{text}");
+    assert!(text.contains("MultiEdit, not Edit"), "{text}");
+    let policy: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("policy"))
+        .collect();
+    assert!(policy[1].contains("Bash(cargo *)") || policy[1].contains("Edit(src/**)"));
+    assert!(
+        !text.contains("(no match)"),
+        "the default table ends with a catch-all"
+    );
+}

@@ -1,0 +1,333 @@
+//! The markdown step summary of a run, written so a reviewer learns from the run's page
+//! alone what happened: the outcome and its numbers, the checks with the tail of every
+//! failed one's output, the files changed with per-file line counts, the denied calls and
+//! the final answer. The caller redacts the whole text before it is written.
+
+use std::fmt::Write as _;
+
+use super::patch_files::{self, FileChange, Kind};
+use crate::checks::CheckResult;
+use crate::exit_code::Status;
+use crate::report::RunResult;
+
+/// Changed files listed before "… and N more".
+const MAX_FILES: usize = 30;
+/// Lines of a failed check's output shown.
+const TAIL_LINES: usize = 20;
+
+/// The markdown step summary of one run (reads the run's diff.patch for per-file counts).
+pub fn summary(r: &RunResult) -> String {
+    let files = r
+        .patch_path
+        .as_deref()
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|patch| patch_files::parse(&patch));
+    render(r, files.as_deref())
+}
+
+/// The summary, given the changed files (`None` when the patch could not be read).
+pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>) -> String {
+    let icon = if r.status == Status::Success {
+        "✅"
+    } else {
+        "❌"
+    };
+    let mut md = format!("### {icon} cn-run `{}`: {}\n\n", r.job, r.status.as_str());
+    md.push_str(&format!("{}\n\n", html_text(&r.reason)));
+    md.push_str("| exit code | turns | attempts | tokens in / out | cost | duration |\n|---|---|---|---|---|---|\n");
+    let cost = r
+        .total_cost_usd
+        .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}"));
+    md.push_str(&format!(
+        "| {} | {} | {} | {} / {} | {cost} | {:.1} s |\n\n",
+        r.exit_code,
+        r.num_turns,
+        r.attempts,
+        r.usage.input_tokens,
+        r.usage.output_tokens,
+        r.duration_ms as f64 / 1000.0
+    ));
+    checks(&mut md, &r.checks);
+    changes(&mut md, r, files);
+    denials(&mut md, r);
+    if !r.result.trim().is_empty() {
+        md.push_str("<details><summary>Final answer</summary>\n\n");
+        md.push_str(r.result.trim());
+        md.push_str("\n\n</details>\n\n");
+    }
+    md
+}
+
+/// How a check ended, in words.
+fn outcome(c: &CheckResult) -> String {
+    match (c.passed, c.timed_out, c.exit_code) {
+        (true, _, _) => "passed".to_owned(),
+        (false, true, _) => "timed out".to_owned(),
+        (false, false, Some(code)) => format!("failed (exit {code})"),
+        (false, false, None) => "failed (killed)".to_owned(),
+    }
+}
+
+/// The checks table, then the output tail of each check that failed in the last attempt.
+fn checks(md: &mut String, checks: &[CheckResult]) {
+    if checks.is_empty() {
+        return;
+    }
+    md.push_str("| check | attempt | result | time |\n|---|---|---|---|\n");
+    for c in checks {
+        let icon = if c.passed { "✅" } else { "❌" };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {icon} {} | {:.1} s |",
+            table_text(&c.name),
+            c.attempt,
+            outcome(c),
+            c.duration_ms as f64 / 1000.0
+        );
+    }
+    md.push('\n');
+    let last = checks.iter().map(|c| c.attempt).max().unwrap_or(0);
+    for c in checks.iter().filter(|c| c.attempt == last && !c.passed) {
+        let text = strip_terminal_codes(&c.output_tail);
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        let shown = &lines[lines.len().saturating_sub(TAIL_LINES)..];
+        let what = if lines.len() > TAIL_LINES {
+            format!("last {TAIL_LINES} lines of output")
+        } else {
+            "output".to_owned()
+        };
+        let _ = write!(
+            md,
+            "<details><summary>❌ <code>{}</code> {}: {what}</summary>\n\n",
+            html_text(&c.name),
+            outcome(c)
+        );
+        if shown.is_empty() {
+            md.push_str("(no output)\n\n</details>\n\n");
+            continue;
+        }
+        let body = shown.join("\n");
+        let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
+        let _ = write!(md, "{fence}text\n{body}\n{fence}\n\n</details>\n\n");
+    }
+}
+
+/// The changed files with their counts, at most [`MAX_FILES`] of them.
+fn changes(md: &mut String, r: &RunResult, files: Option<&[FileChange]>) {
+    let Some(d) = &r.diff else {
+        md.push_str("**Changes:** not recorded (no git repository, or checkpoints are off).\n\n");
+        return;
+    };
+    if d.files == 0 {
+        md.push_str("**Changes:** none.\n\n");
+        return;
+    }
+    let plural = if d.files == 1 { "" } else { "s" };
+    let _ = write!(
+        md,
+        "**Changes:** {} file{plural}, +{} −{}",
+        d.files, d.insertions, d.deletions
+    );
+    if let Some(p) = &r.patch_path {
+        let _ = write!(md, " (`{p}`)");
+    }
+    md.push_str("\n\n");
+    let Some(files) = files.filter(|f| !f.is_empty()) else {
+        return;
+    };
+    md.push_str("| file | + | − |\n|---|--:|--:|\n");
+    for f in files.iter().take(MAX_FILES) {
+        let note = match (f.kind, f.binary) {
+            (Kind::Added, _) => " (new)",
+            (Kind::Deleted, _) => " (deleted)",
+            (Kind::Modified, _) => "",
+        };
+        let (ins, del) = if f.binary {
+            ("binary".to_owned(), "binary".to_owned())
+        } else {
+            (f.insertions.to_string(), f.deletions.to_string())
+        };
+        let _ = writeln!(md, "| {}{note} | {ins} | {del} |", code_span(&f.path));
+    }
+    if files.len() > MAX_FILES {
+        let _ = writeln!(
+            md,
+            "\n… and {} more (see the patch).",
+            files.len() - MAX_FILES
+        );
+    }
+    md.push('\n');
+}
+
+/// The table of calls the permission policy did not let run as asked.
+fn denials(md: &mut String, r: &RunResult) {
+    if r.permission_denials.is_empty() {
+        return;
+    }
+    md.push_str("| denied call | rule | source | reason |\n|---|---|---|---|\n");
+    for d in &r.permission_denials {
+        let args: String = d.arguments.to_string().chars().take(80).collect();
+        let _ = writeln!(
+            md,
+            "| {} {} | {} | {} | {} |",
+            d.tool,
+            code_span(&args),
+            code_span(d.rule.as_deref().unwrap_or("-")),
+            d.source,
+            table_text(&d.reason)
+        );
+    }
+    md.push('\n');
+}
+
+/// Text safe in one table cell: no line breaks, pipes and HTML escaped.
+fn table_text(s: &str) -> String {
+    html_text(s)
+        .replace('\r', "")
+        .replace('\n', " ")
+        .replace('|', "\\|")
+}
+
+/// `s` as a markdown code span inside a table cell, whatever backticks or controls it holds.
+fn code_span(s: &str) -> String {
+    let shown: String = s
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    let ticks = "`".repeat(longest_run(&shown, '`') + 1);
+    let pad = if shown.starts_with('`') || shown.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{}{pad}{ticks}", shown.replace('|', "\\|"))
+}
+
+/// Text safe inside an HTML element.
+fn html_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The longest run of `c` in `s`.
+fn longest_run(s: &str, c: char) -> usize {
+    s.split(|x| x != c).map(str::len).max().unwrap_or(0)
+}
+
+/// `s` without terminal escape sequences and control characters (tabs and newlines kept).
+pub(super) fn strip_terminal_codes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates up to a final byte in @..~.
+                Some('[') => {
+                    for n in chars.by_ref() {
+                        if ('@'..='~').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \.
+                Some(']') => {
+                    while let Some(n) = chars.next() {
+                        if n == '\u{7}' || (n == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{DiffStat, ResultBuilder};
+
+    fn changed(n: usize) -> Vec<FileChange> {
+        (0..n)
+            .map(|i| FileChange {
+                path: format!("src/f{i}.rs"),
+                kind: Kind::Modified,
+                binary: false,
+                insertions: i,
+                deletions: 1,
+            })
+            .collect()
+    }
+
+    fn result_with_diff(files: usize) -> RunResult {
+        let mut r = ResultBuilder::new("run", "out", "out/events.jsonl", ".").result;
+        r.diff = Some(DiffStat {
+            files,
+            insertions: 7,
+            deletions: files,
+        });
+        r.patch_path = Some("out/diff.patch".to_owned());
+        r
+    }
+
+    #[test]
+    fn the_changed_files_list_stops_at_thirty() {
+        let md = render(&result_with_diff(45), Some(&changed(45)));
+        assert!(
+            md.contains("**Changes:** 45 files, +7 −45 (`out/diff.patch`)"),
+            "{md}"
+        );
+        assert!(md.contains("| `src/f29.rs` | 29 | 1 |"), "{md}");
+        assert!(!md.contains("src/f30.rs"), "{md}");
+        assert!(md.contains("… and 15 more (see the patch)."), "{md}");
+    }
+
+    #[test]
+    fn odd_file_names_stay_inside_their_cell() {
+        let mut files = changed(1);
+        files[0].path = "a|b`c`\nd".to_owned();
+        files[0].binary = true;
+        files[0].kind = Kind::Added;
+        let md = render(&result_with_diff(1), Some(&files));
+        assert!(
+            md.contains("| ``a\\|b`c`\\nd`` (new) | binary | binary |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_failed_check_shows_its_whole_short_output_in_a_fence_longer_than_its_backticks() {
+        let mut r = result_with_diff(0);
+        r.checks = vec![CheckResult {
+            name: "lint <all>".to_owned(),
+            attempt: 1,
+            passed: false,
+            exit_code: None,
+            duration_ms: 10,
+            timed_out: true,
+            output_tail: "```\n\u{1b}[1mboom\u{1b}[0m\n".to_owned(),
+        }];
+        let md = render(&r, None);
+        assert!(md.contains("**Changes:** none."), "{md}");
+        assert!(
+            md.contains("| lint &lt;all&gt; | 1 | ❌ timed out |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("<summary>❌ <code>lint &lt;all&gt;</code> timed out: output</summary>\n\n````text\n```\nboom\n````\n"),
+            "{md}"
+        );
+    }
+}
