@@ -134,6 +134,7 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
     let opts = LoadOptions {
         params: args.params.clone(),
     };
+    setup::check_flag_tools(&setup::PolicyFlags::from(args))?;
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {
         if !args.jobs.is_empty() {

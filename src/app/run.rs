@@ -99,6 +99,7 @@ pub(crate) async fn run_job(
     )?);
     let (workspace_rules, mut rule_warnings) = crate::rules::workspace_rules(&repo_files);
     rule_warnings.extend(repo_note);
+    rule_warnings.extend(setup::repo_rule_warnings(&policy));
     if trust.untrusted && (args.auto || job.permissions.mode == crate::permissions::Mode::Auto) {
         rule_warnings.push("auto mode is off in untrusted mode: calls that need permission need a rule that names them".to_owned());
     }

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::job::{Job, ProviderKind};
-use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec, parse_permissions_yaml};
+use crate::permissions::{
+    Mode, Permission, Policy, PolicyInput, RuleSpec, Source, parse_permissions_yaml,
+};
 use crate::provider::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::provider::openai::{OpenAiClient, OpenAiConfig};
 use crate::provider::script::ScriptClient;
@@ -17,7 +19,7 @@ use crate::redact::Redactor;
 use crate::repo_files::RepoFiles;
 use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use crate::secret::Secret;
-use crate::tools::{self, Tool, ToolRegistry};
+use crate::tools::{self, ToolRegistry};
 
 /// The model client.
 pub(crate) struct ClientParts {
@@ -167,6 +169,37 @@ impl<'a> From<&'a RunArgs> for PolicyFlags<'a> {
     }
 }
 
+/// A `--allow`/`--ask`/`--exclude` pattern naming a tool that does not exist is a usage
+/// error: the rule would match nothing, silently.
+pub(crate) fn check_flag_tools(flags: &PolicyFlags<'_>) -> Result<(), String> {
+    let lists = [
+        ("--allow", flags.allow),
+        ("--ask", flags.ask),
+        ("--exclude", flags.exclude),
+    ];
+    for (flag, list) in lists {
+        if let Some(m) = list.iter().find_map(|p| crate::job::unknown_rule_tool(p)) {
+            return Err(format!("{flag}: {m}"));
+        }
+    }
+    Ok(())
+}
+
+/// Rules of the repository's permissions.yaml that name no existing tool. The file is read
+/// when the run starts (and may be shared with `cn`), so these warn instead of failing.
+pub(crate) fn repo_rule_warnings(policy: &Policy) -> Vec<String> {
+    policy
+        .table()
+        .into_iter()
+        .filter(|r| r.source == Source::RepoFile)
+        .filter_map(|r| {
+            let m = crate::job::unknown_rule_tool(&r.pattern)?;
+            let file = r.file.as_deref().unwrap_or("permissions.yaml");
+            Some(format!("{file}: {m} (the rule matches no call)"))
+        })
+        .collect()
+}
+
 /// The run's policy. In untrusted mode auto mode is off (headless instead): network access
 /// and everything else that needs permission must be allowed by a rule that names it.
 pub(crate) fn build_policy(
@@ -176,6 +209,7 @@ pub(crate) fn build_policy(
     repo_files: &RepoFiles,
     untrusted: bool,
 ) -> Result<Policy, String> {
+    check_flag_tools(flags)?;
     let mut mode = if flags.auto {
         Mode::Auto
     } else if flags.readonly {
@@ -287,29 +321,9 @@ pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>
     Redactor::new(values, std::env::vars(), &names)
 }
 
-/// Every built-in tool, in the order offered to the model (as `cn` orders them); the
-/// policy filters it. `model` picks MultiEdit or Edit (Continue's capability rule).
-/// AskQuestion is never offered: nobody can answer it in a headless run.
-pub(crate) fn all_tools(model: &str) -> Vec<Arc<dyn Tool>> {
-    vec![
-        Arc::new(tools::Read),
-        Arc::new(tools::Write),
-        Arc::new(tools::List),
-        Arc::new(tools::Bash),
-        Arc::new(tools::Fetch::default()),
-        Arc::new(tools::Checklist),
-        Arc::new(tools::CheckBackgroundJob),
-        Arc::new(tools::Search),
-        Arc::new(tools::ReportFailure),
-        Arc::new(tools::UploadArtifact),
-        tools::edit_tool_for(model),
-        Arc::new(tools::Exit),
-    ]
-}
-
 pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {
     let mut reg = ToolRegistry::new();
-    for tool in all_tools(model) {
+    for tool in tools::builtin_tools(model) {
         reg.register(tool);
     }
     reg.retain(|t| policy.is_offered(t.name()));

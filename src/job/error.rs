@@ -35,6 +35,12 @@ pub enum JobError {
     Usage(String),
 }
 
+/// Problems in the order a reader meets them in the file: by line, then column.
+pub(crate) fn sorted(mut problems: Vec<Problem>) -> Vec<Problem> {
+    problems.sort_by_key(|p| (p.line, p.column));
+    problems
+}
+
 fn list(problems: &[Problem]) -> String {
     problems
         .iter()

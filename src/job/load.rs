@@ -4,12 +4,12 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
-use super::error::{JobError, Problem};
+use super::error::{JobError, Problem, sorted};
 use super::file::JobFile;
 use super::locate::{Locator, Pos};
+use super::schema_msg::{Source, schema_problems};
 use super::{Job, resolve};
 
 /// Values given on the command line.
@@ -24,8 +24,10 @@ pub fn job_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(JobFile)).unwrap_or(Value::Null)
 }
 
+static SCHEMA: LazyLock<Value> = LazyLock::new(job_schema);
+
 static VALIDATOR: LazyLock<Option<jsonschema::Validator>> =
-    LazyLock::new(|| jsonschema::validator_for(&job_schema()).ok());
+    LazyLock::new(|| jsonschema::validator_for(&SCHEMA).ok());
 
 /// Read and validate a job file.
 pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Job, JobError> {
@@ -44,7 +46,7 @@ pub fn load_str(
     opts: &LoadOptions,
 ) -> Result<Job, JobError> {
     let loc = Locator::new(text);
-    let raw = parse(text, label, &loc).map_err(JobError::Invalid)?;
+    let raw = parse(text, label, &loc).map_err(|p| JobError::Invalid(sorted(p)))?;
     resolve::resolve(raw, text, label, path, &loc, opts)
 }
 
@@ -87,9 +89,15 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
         )]);
     }
     if let Some(validator) = VALIDATOR.as_ref() {
+        let src = Source {
+            label,
+            root: &value,
+            schema: &SCHEMA,
+            loc,
+        };
         let problems: Vec<Problem> = validator
             .iter_errors(&value)
-            .flat_map(|err| schema_problems(&err, &value, label, loc))
+            .flat_map(|err| schema_problems(&err, &src))
             .collect();
         if !problems.is_empty() {
             return Err(problems);
@@ -104,96 +112,5 @@ fn yaml_message(e: &serde_yaml::Error) -> String {
     match msg.find(" at line ") {
         Some(i) => msg[..i].to_owned(),
         None => msg,
-    }
-}
-
-/// A JSON pointer (`/permissions/allow/2`) as a dotted field path (`permissions.allow[2]`).
-fn dotted(pointer: &str, root: &Value) -> String {
-    let mut out = String::new();
-    let mut cur = Some(root);
-    for raw in pointer.split('/').skip(1) {
-        let seg = raw.replace("~1", "/").replace("~0", "~");
-        match cur {
-            Some(Value::Array(items)) => {
-                out.push_str(&format!("[{seg}]"));
-                cur = seg.parse::<usize>().ok().and_then(|i| items.get(i));
-            }
-            other => {
-                if !out.is_empty() {
-                    out.push('.');
-                }
-                out.push_str(&seg);
-                cur = other.and_then(|v| v.get(&seg));
-            }
-        }
-    }
-    out
-}
-
-fn join(parent: &str, name: &str) -> String {
-    if parent.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{parent}.{name}")
-    }
-}
-
-fn schema_problems(
-    err: &jsonschema::ValidationError<'_>,
-    root: &Value,
-    label: &str,
-    loc: &Locator,
-) -> Vec<Problem> {
-    let parent = dotted(err.instance_path().as_str(), root);
-    match err.kind() {
-        ValidationErrorKind::AdditionalProperties { unexpected } => unexpected
-            .iter()
-            .map(|name| {
-                let field = join(&parent, name);
-                problem(
-                    label,
-                    loc.key(&field),
-                    &field,
-                    format!("unknown field `{name}`"),
-                )
-            })
-            .collect(),
-        ValidationErrorKind::Required { property } => {
-            let name = property.as_str().unwrap_or("?");
-            let field = join(&parent, name);
-            vec![problem(
-                label,
-                loc.value(&parent),
-                &field,
-                "missing required field".to_owned(),
-            )]
-        }
-        ValidationErrorKind::Type { kind } => {
-            let expected = format!("{kind:?}").to_lowercase();
-            let expected = expected
-                .trim_start_matches("single(")
-                .trim_end_matches(')')
-                .to_owned();
-            vec![problem(
-                label,
-                loc.value(&parent),
-                &parent,
-                format!("wrong type: expected {expected}"),
-            )]
-        }
-        ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
-            vec![problem(
-                label,
-                loc.value(&parent),
-                &parent,
-                "value has none of the allowed forms".to_owned(),
-            )]
-        }
-        _ => vec![problem(
-            label,
-            loc.value(&parent),
-            &parent,
-            err.masked().to_string(),
-        )],
     }
 }

@@ -8,6 +8,10 @@ pub mod file;
 mod load;
 mod locate;
 mod resolve;
+mod resolve_net;
+mod rule_tools;
+mod schema_msg;
+mod suggest;
 pub mod template;
 
 pub use cron::{CronTab, Missed, Schedule};
@@ -16,6 +20,7 @@ pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
 pub use locate::{Locator, Pos};
 pub use resolve::parse_duration;
+pub(crate) use rule_tools::unknown_tool as unknown_rule_tool;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::error::{JobError, Problem};
+use super::error::{JobError, Problem, sorted};
 use super::file::{
     DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection,
 };
@@ -14,8 +14,7 @@ use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
 use super::template::render;
 use super::{
-    Check, GitSettings, Job, Limits, McpServerSpec, ModelSpec, PermissionSpec, Rule, ToolSettings,
-    UploadSpec, WorkspaceSpec,
+    Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec,
 };
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
@@ -33,25 +32,32 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(d.unsigned_abs())
 }
 
-struct Ctx<'a> {
+pub(super) struct Ctx<'a> {
     text: &'a str,
     label: &'a str,
-    loc: &'a Locator,
+    pub(super) loc: &'a Locator,
     base: PathBuf,
+    /// Parameters the job declares: a reference to one is never "undeclared" (one without
+    /// a value is reported once, as a required parameter).
+    declared: Vec<String>,
     problems: Vec<Problem>,
 }
 
 impl Ctx<'_> {
-    fn push(&mut self, field: &str, message: String) {
+    pub(super) fn push(&mut self, field: &str, message: String) {
         let pos = self.loc.value(field);
         self.problems.push(problem(self.label, pos, field, message));
     }
 
-    fn push_at(&mut self, pos: Option<Pos>, field: &str, message: String) {
+    pub(super) fn push_at(&mut self, pos: Option<Pos>, field: &str, message: String) {
         self.problems.push(problem(self.label, pos, field, message));
     }
 
-    fn duration(&mut self, field: &str, spec: Option<&DurationSpec>) -> Option<Duration> {
+    pub(super) fn duration(
+        &mut self,
+        field: &str,
+        spec: Option<&DurationSpec>,
+    ) -> Option<Duration> {
         match spec? {
             DurationSpec::Seconds(s) => Some(Duration::from_secs(*s)),
             DurationSpec::Text(t) => match parse_duration(t) {
@@ -70,6 +76,9 @@ impl Ctx<'_> {
             Ok(s) => s,
             Err(unknown) => {
                 for u in unknown {
+                    if self.declared.contains(&u.name) {
+                        continue;
+                    }
                     let needle = &template[u.offset..];
                     let needle = &needle[..needle.find("}}").map_or(needle.len(), |i| i + 2)];
                     let pos = self.find_in_text(field, needle);
@@ -121,6 +130,7 @@ pub(super) fn resolve(
         label,
         loc,
         base,
+        declared: raw.params.keys().cloned().collect(),
         problems: Vec::new(),
     };
     if raw.version != 1 {
@@ -151,19 +161,20 @@ pub(super) fn resolve(
         bash_writable: raw.tools.bash.writable.clone(),
     };
     let workspace = workspace(&mut cx, &raw);
-    check_patterns(&mut cx, &raw);
+    for (field, message) in super::rule_tools::problems(&raw) {
+        cx.push(&field, message);
+    }
     let checks = checks(&mut cx, &raw, &params);
     let output_schema = output_schema(&mut cx, &raw);
-    let upload = upload(&mut cx, &raw);
-    let mcp_servers = mcp_servers(&mut cx, &raw);
-    check_subagents(&mut cx, &raw);
+    let upload = super::resolve_net::upload(&mut cx, &raw);
+    let mcp_servers = super::resolve_net::mcp_servers(&mut cx, &raw);
     let skills = raw.skills.iter().map(|d| cx.base.join(d)).collect();
     let schedule = super::cron::resolve(raw.schedule.as_ref(), |f, m| cx.push(f, m));
     if raw.retry.max_attempts == Some(0) {
         cx.push("retry.max_attempts", "must be at least 1".to_owned());
     }
     if !cx.problems.is_empty() {
-        return Err(JobError::Invalid(cx.problems));
+        return Err(JobError::Invalid(sorted(cx.problems)));
     }
     let name = raw.name.clone().unwrap_or_else(|| {
         path.and_then(Path::file_stem)
@@ -206,57 +217,6 @@ pub(super) fn resolve(
         skills,
         schedule,
     })
-}
-
-fn mcp_servers(cx: &mut Ctx<'_>, raw: &JobFile) -> Vec<McpServerSpec> {
-    let mut out = Vec::new();
-    for (name, s) in &raw.mcp_servers {
-        let field = format!("mcp_servers.{name}");
-        let valid_name = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !valid_name {
-            let pos = cx.loc.key(&field);
-            cx.push_at(
-                pos,
-                &field,
-                "server names may use letters, digits, `_` and `-`".to_owned(),
-            );
-        }
-        match (&s.command, &s.url) {
-            (Some(_), Some(_)) | (None, None) => cx.push(
-                &field,
-                "give either `command` (stdio) or `url` (streamable HTTP)".to_owned(),
-            ),
-            (None, Some(u)) if !(u.starts_with("http://") || u.starts_with("https://")) => {
-                cx.push(
-                    &format!("{field}.url"),
-                    "must be an http:// or https:// URL".to_owned(),
-                );
-            }
-            _ => {}
-        }
-        out.push(McpServerSpec {
-            name: name.clone(),
-            command: s.command.clone(),
-            args: s.args.clone(),
-            env: s.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            url: s.url.clone(),
-            headers: s
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-            optional: s.optional,
-            startup_timeout: cx.duration(
-                &format!("{field}.startup_timeout"),
-                s.startup_timeout.as_ref(),
-            ),
-            call_timeout: cx.duration(&format!("{field}.call_timeout"), s.call_timeout.as_ref()),
-        });
-    }
-    out
 }
 
 fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> Vec<Check> {
@@ -314,28 +274,6 @@ fn output_schema(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<serde_json::Value> {
         return None;
     }
     Some(schema)
-}
-
-fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
-    let u = raw.upload.as_ref()?;
-    if u.url.is_none() && u.url_env.is_none() {
-        cx.push("upload", "give `url_env` (or `url`)".to_owned());
-    }
-    let interval = cx
-        .duration("upload.interval", u.interval.as_ref())
-        .unwrap_or(Duration::from_secs(30));
-    if interval < Duration::from_secs(1) {
-        cx.push("upload.interval", "must be at least 1s".to_owned());
-    }
-    Some(UploadSpec {
-        url: u.url.clone(),
-        url_env: u.url_env.clone(),
-        diff_url: u.diff_url.clone(),
-        diff_url_env: u.diff_url_env.clone(),
-        artifacts_url: u.artifacts_url.clone(),
-        artifacts_url_env: u.artifacts_url_env.clone(),
-        interval,
-    })
 }
 
 fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<String, String> {
@@ -501,49 +439,5 @@ fn workspace(cx: &mut Ctx<'_>, raw: &JobFile) -> WorkspaceSpec {
     WorkspaceSpec {
         path: Some(full),
         copy,
-    }
-}
-
-/// Every permission pattern must compile; a bad one is reported where it is written.
-fn check_patterns(cx: &mut Ctx<'_>, raw: &JobFile) {
-    use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec};
-    let p = &raw.permissions;
-    let lists = [
-        ("allow", &p.allow, Permission::Allow),
-        ("ask", &p.ask, Permission::Ask),
-        ("exclude", &p.exclude, Permission::Exclude),
-    ];
-    for (key, list, permission) in lists {
-        for (i, pattern) in list.iter().enumerate() {
-            let input = PolicyInput {
-                job: vec![RuleSpec::new(pattern.clone(), permission)],
-                ..PolicyInput::default()
-            };
-            if let Err(e) = Policy::build(input, Path::new("/")) {
-                cx.push(&format!("permissions.{key}[{i}]"), e.to_string());
-            }
-        }
-    }
-}
-
-/// Subagent names must be unique and their tool patterns valid.
-fn check_subagents(cx: &mut Ctx<'_>, raw: &JobFile) {
-    use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec};
-    for (i, s) in raw.subagents.iter().enumerate() {
-        if raw.subagents[..i].iter().any(|o| o.name == s.name) {
-            cx.push(
-                &format!("subagents[{i}].name"),
-                format!("`{}` is declared twice", s.name),
-            );
-        }
-        for (j, pattern) in s.tools.iter().flatten().enumerate() {
-            let input = PolicyInput {
-                job: vec![RuleSpec::new(pattern.clone(), Permission::Allow)],
-                ..PolicyInput::default()
-            };
-            if let Err(e) = Policy::build(input, Path::new("/")) {
-                cx.push(&format!("subagents[{i}].tools[{j}]"), e.to_string());
-            }
-        }
     }
 }

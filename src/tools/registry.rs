@@ -1,9 +1,46 @@
-//! The tools offered in a run, in the order they are offered, looked up by name.
+//! The tools offered in a run, in the order they are offered, looked up by name; and the
+//! list of built-in tools itself (also what job validation checks rule tool names against).
 
 use std::sync::Arc;
 
-use super::Tool;
+use super::{MultiEdit, Tool, subagent};
 use crate::conversation::ToolSpec;
+
+/// Every built-in tool, in the order offered to the model (as `cn` orders them); the
+/// policy filters it. `model` picks MultiEdit or Edit (Continue's capability rule).
+/// AskQuestion is never offered: nobody can answer it in a headless run.
+pub fn builtin_tools(model: &str) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(super::Read),
+        Arc::new(super::Write),
+        Arc::new(super::List),
+        Arc::new(super::Bash),
+        Arc::new(super::Fetch::default()),
+        Arc::new(super::Checklist),
+        Arc::new(super::CheckBackgroundJob),
+        Arc::new(super::Search),
+        Arc::new(super::ReportFailure),
+        Arc::new(super::UploadArtifact),
+        super::edit_tool_for(model),
+        Arc::new(super::Exit),
+    ]
+}
+
+/// The name of every tool a run can offer: the built-in ones (both Edit and MultiEdit,
+/// whichever the model gets) and the Subagent tool. (Skills and MCP tools are named by
+/// their own modules.)
+pub fn builtin_tool_names() -> Vec<String> {
+    let mut names: Vec<String> = builtin_tools("")
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    for extra in [MultiEdit.name(), super::Edit.name(), subagent::NAME] {
+        if !names.iter().any(|n| n == extra) {
+            names.push(extra.to_owned());
+        }
+    }
+    names
+}
 
 #[derive(Default, Clone)]
 pub struct ToolRegistry {

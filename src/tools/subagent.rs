@@ -12,6 +12,9 @@ use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
 use crate::conversation::{ToolSpec, Usage};
 use crate::job::Limits;
 
+/// The tool's name (rules name it: `Subagent`).
+pub(crate) const NAME: &str = "Subagent";
+
 /// What a nested agent spent.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Spent {
@@ -54,7 +57,7 @@ pub struct SubagentTool {
 #[async_trait::async_trait]
 impl Tool for SubagentTool {
     fn name(&self) -> &str {
-        "Subagent"
+        NAME
     }
 
     fn is_mutating(&self) -> bool {

@@ -49,7 +49,9 @@ fn wrong_type_is_located() {
     ));
     assert_eq!(code, 2);
     assert!(
-        err.contains("DIR/job.yaml:7:21: limits.max_turns: wrong type"),
+        err.contains(
+            "DIR/job.yaml:7:21: limits.max_turns: expected an integer, got the string \"many\""
+        ),
         "{err}"
     );
 }
@@ -88,6 +90,10 @@ fn a_required_parameter_without_value_is_an_error_and_param_sets_it() {
         err.contains("job.yaml:8:3: params.dir: required parameter has no value"),
         "{err}"
     );
+    assert!(
+        !err.contains("not a declared parameter"),
+        "a declared parameter is reported once, as missing:\n{err}"
+    );
 
     let tmp = tempfile::tempdir().unwrap();
     let job = write_job(tmp.path(), &body);
@@ -108,7 +114,7 @@ fn every_problem_is_reported_at_once() {
     for needle in [
         "model.provider",
         "extra: unknown field",
-        "prompt: wrong type",
+        "prompt: expected a string, got the integer 5",
     ] {
         assert!(err.contains(needle), "missing `{needle}` in:\n{err}");
     }
@@ -139,7 +145,10 @@ fn secret_values_are_never_echoed() {
     let body =
         format!("version: 1\n{GOOD_MODEL}  max_tokens: sk-live-SUPERSECRET123\nprompt: hi\n");
     let (_, err) = check(&body);
-    assert!(err.contains("model.max_tokens: wrong type"), "{err}");
+    assert!(
+        err.contains("model.max_tokens: expected an integer, got a string"),
+        "{err}"
+    );
     assert!(!err.contains("SUPERSECRET"), "{err}");
 }
 
@@ -184,4 +193,164 @@ fn the_example_jobs_validate() {
     }
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
+}
+
+/// `cn-run validate --json` on one job file: the problems as (line, column, field, message).
+fn validate_json(body: &str) -> Vec<(u64, u64, String, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = write_job(tmp.path(), body);
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["validate", "--json"]).arg(&job);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 2, "{r:#?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["line"].as_u64().unwrap(),
+                p["column"].as_u64().unwrap(),
+                p["field"].as_str().unwrap().to_owned(),
+                p["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn type_errors_name_the_expected_and_the_given_shape() {
+    let body = format!(
+        "version: 1\n{GOOD_MODEL}prompt: hi\nlimits:\n  max_turns: ten\nworkspace: 5\nrules: [[a]]\n"
+    );
+    let (code, err) = check(&body);
+    assert_eq!(code, 2);
+    for needle in [
+        "job.yaml:8:14: limits.max_turns: expected an integer, got the string \"ten\"",
+        "job.yaml:9:12: workspace: expected a string or a mapping, got the integer 5",
+        "job.yaml:10:9: rules[0]: expected a string or a mapping, got a list",
+    ] {
+        assert!(err.contains(needle), "missing `{needle}` in:\n{err}");
+    }
+    assert!(!err.contains("multiple("), "{err}");
+    let problems = validate_json(&body);
+    assert_eq!(
+        problems[0],
+        (
+            8,
+            14,
+            "limits.max_turns".to_owned(),
+            "expected an integer, got the string \"ten\"".to_owned()
+        )
+    );
+}
+
+#[test]
+fn a_word_outside_its_list_names_the_allowed_words() {
+    let body = format!(
+        "version: 1\n{GOOD_MODEL}  tool_call_format: xml\nprompt: hi\npermissions: {{on_ask: ask, mode: yolo}}\n"
+    );
+    let (code, err) = check(&body);
+    assert_eq!(code, 2);
+    for needle in [
+        "job.yaml:6:21: model.tool_call_format: must be one of: native, text",
+        "job.yaml:8:23: permissions.on_ask: must be one of: deny, fail, allow",
+        "job.yaml:8:34: permissions.mode: must be one of: headless, auto, plan, normal",
+    ] {
+        assert!(err.contains(needle), "missing `{needle}` in:\n{err}");
+    }
+    assert!(!err.contains("none of the allowed forms"), "{err}");
+}
+
+#[test]
+fn an_unknown_field_close_to_a_known_one_gets_a_suggestion() {
+    let (code, err) = check(&format!(
+        "version: 1\n{GOOD_MODEL}prompt: hi\npermisions:\n  allow: [Read]\ncolour: blue\n"
+    ));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "job.yaml:7:1: permisions: unknown field `permisions`; did you mean `permissions`?"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("job.yaml:9:1: colour: unknown field `colour`\n"),
+        "an unrelated name gets no suggestion:\n{err}"
+    );
+}
+
+#[test]
+fn problems_come_in_file_order() {
+    // Resolution checks limits before permissions; the report must still read top-down.
+    let body = format!(
+        "version: 1\n{GOOD_MODEL}prompt: hi\npermissions:\n  allow: ['Bash(']\nlimits: {{timeout: soon}}\n"
+    );
+    let problems = validate_json(&body);
+    let fields: Vec<&str> = problems.iter().map(|p| p.2.as_str()).collect();
+    assert_eq!(fields, ["permissions.allow[0]", "limits.timeout"]);
+    let positions: Vec<(u64, u64)> = problems.iter().map(|p| (p.0, p.1)).collect();
+    assert_eq!(positions, [(8, 11), (9, 19)]);
+}
+
+#[test]
+fn rules_naming_unknown_tools_are_errors_with_the_fix() {
+    let body = format!(
+        "version: 1\n{GOOD_MODEL}prompt: hi\npermissions:\n  allow: ['edit(mathx.py)', Read, 'mcp__gh__*', 'Ed*']\n  ask:\n    - Edti(mathx.py)\n  exclude: [Teleport]\nsubagents:\n  - {{name: a, description: d, system_prompt: s, tools: [Raed]}}\n"
+    );
+    let (code, err) = check(&body);
+    assert_eq!(code, 2);
+    for needle in [
+        "job.yaml:8:11: permissions.allow[0]: unknown tool `edit` in rule `edit(mathx.py)`; did you mean `Edit`?",
+        "job.yaml:10:7: permissions.ask[0]: unknown tool `Edti` in rule `Edti(mathx.py)`; did you mean `Edit`?",
+        "job.yaml:11:13: permissions.exclude[0]: unknown tool `Teleport` in rule `Teleport`; known tools: ",
+        "job.yaml:13:57: subagents[0].tools[0]: unknown tool `Raed` in rule `Raed`; did you mean `Read`?",
+    ] {
+        assert!(err.contains(needle), "missing `{needle}` in:\n{err}");
+    }
+    assert_eq!(err.matches("unknown tool").count(), 4, "{err}");
+}
+
+#[test]
+fn an_unknown_tool_on_the_command_line_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = write_job(tmp.path(), &format!("version: 1\n{GOOD_MODEL}prompt: hi\n"));
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg(&job)
+        .args(["--allow", "Read", "--exclude", "Wirte(x)"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(
+        r.stderr
+            .contains("--exclude: unknown tool `Wirte` in rule `Wirte(x)`; did you mean `Write`?"),
+        "{}",
+        r.stderr
+    );
+    assert!(!tmp.path().join(".cn-run").exists(), "nothing may run");
+}
+
+#[test]
+fn an_unknown_tool_in_the_repo_permissions_file_only_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        tmp.path(),
+        &[(".continue/permissions.yaml", "allow:\n  - Raed\n")],
+    );
+    let job = write_job(tmp.path(), &format!("version: 1\n{GOOD_MODEL}prompt: hi\n"));
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg(&job).args(["--format", "json"]);
+    let r = run(cmd, Some(&tmp.path().join("out")));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let warnings: Vec<String> = r
+        .events_of("warning")
+        .iter()
+        .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("unknown tool `Raed` in rule `Raed`; did you mean `Read`?")),
+        "{warnings:?}"
+    );
 }
