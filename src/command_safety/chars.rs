@@ -77,8 +77,10 @@ pub(super) fn decode_escape(rest: &[u8], out: &mut String) -> usize {
         b'U' => (16, 8, 1),
         b'0'..=b'7' => (8, 3, 0),
         b'c' if rest.len() > 1 => {
+            // Bash makes a control character of the next byte; the whole next character
+            // is consumed so the scan stays on a character boundary (`\cé` panicked).
             out.push(char::from(rest[1] & 0x1f));
-            return 2;
+            return 1 + utf8_len(rest[1]);
         }
         _ => {
             out.push('\\');

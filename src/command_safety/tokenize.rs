@@ -181,11 +181,8 @@ impl<'a> Scanner<'a> {
             self.i += len;
             self.out.toks.push(Tok::Op(op));
         }
-        if self.pending.is_empty() {
-            Ok(())
-        } else {
-            Err(&catalog::PARSE_ERROR)
-        }
+        // A here-document still open at the end: bash warns and runs the command anyway.
+        self.read_heredocs()
     }
 
     /// Reads a word; a bare number directly before `<` or `>` is a descriptor, not a word.
@@ -274,13 +271,16 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    /// After a line break: reads the bodies of the here-documents opened on that line.
+    /// After a line break: reads the bodies of the here-documents opened on that line. A body
+    /// without its delimiter line runs to the end of the text, as bash reads it (with a
+    /// warning): refusing to tokenise it instead would let `rm -rf / <<EOF` pass as a mere
+    /// parse error, which a permission rule or auto mode can allow.
     fn read_heredocs(&mut self) -> Scanned<()> {
         for doc in std::mem::take(&mut self.pending) {
             let start = self.i;
             let end = loop {
                 if self.i >= self.b.len() {
-                    return Err(&catalog::PARSE_ERROR);
+                    break self.b.len();
                 }
                 let eol = memchr(b'\n', &self.b[self.i..]).map_or(self.b.len(), |k| self.i + k);
                 let line = &self.src[self.i..eol];

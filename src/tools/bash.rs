@@ -158,6 +158,12 @@ fn format_outcome(
             None => text.push_str("[command killed by a signal]\n"),
         }
     }
+    if o.leftovers_killed {
+        text.push_str(
+            "[the command left processes running in the background; they were stopped when it \
+             ended. For a server or a long job, use run_in_background]\n",
+        );
+    }
     let cut = o.stdout_cut.lines + o.stdout_cut.chars + o.stderr_cut.lines + o.stderr_cut.chars;
     if parallel > 1 && cut > 0 {
         text.push_str(&format!(

@@ -26,6 +26,8 @@ pub struct CommandOutcome {
     pub exit_code: Option<i32>,
     pub timed_out: bool,
     pub cancelled: bool,
+    /// The shell exited but left processes running in its group; they were killed.
+    pub leftovers_killed: bool,
 }
 
 /// Bounds for one command.
@@ -61,14 +63,14 @@ pub(crate) fn shell_command(
 
 /// Kill every process in the group `pgid` (the child was spawned as its own group leader).
 /// Takes the id saved at spawn: once the leader has been waited for, `Child::id` is `None`,
-/// but the group lives on as long as anything the shell started is still in it.
-pub(crate) fn kill_group(pgid: Option<u32>) {
-    if let Some(pid) = pgid
-        .and_then(|id| i32::try_from(id).ok())
+/// but the group lives on as long as anything the shell started is still in it. Returns
+/// whether the group had a process to kill.
+pub(crate) fn kill_group(pgid: Option<u32>) -> bool {
+    pgid.and_then(|id| i32::try_from(id).ok())
         .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
+        .is_some_and(|pid| {
+            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_ok()
+        })
 }
 
 async fn read_some<R: AsyncReadExt + Unpin>(reader: &mut Option<R>, buf: &mut [u8]) -> usize {
@@ -115,7 +117,7 @@ pub async fn run_command_sandboxed(
     let (mut buf_out, mut buf_err) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
     let mut deadline = Instant::now() + limits.inactivity;
     let mut status = None;
-    let (mut timed_out, mut cancelled) = (false, false);
+    let (mut timed_out, mut cancelled, mut leftovers_killed) = (false, false, false);
     loop {
         if status.is_some() && pipes.out.is_none() && pipes.err.is_none() {
             break;
@@ -130,7 +132,7 @@ pub async fn run_command_sandboxed(
             st = child.wait(), if status.is_none() => {
                 // The shell is done: whatever it left running in its group goes too, so no
                 // orphan outlives the call and the pipes close.
-                kill_group(pgid);
+                leftovers_killed = kill_group(pgid);
                 status = Some(st?);
                 deadline = deadline.min(Instant::now() + Duration::from_secs(2));
             }
@@ -144,7 +146,7 @@ pub async fn run_command_sandboxed(
             }
         }
     }
-    kill_group(pgid);
+    let _ = kill_group(pgid);
     if status.is_none() {
         let _ = child.start_kill();
         let _ = child.wait().await;
@@ -159,6 +161,7 @@ pub async fn run_command_sandboxed(
         exit_code: status.and_then(|s| s.code()),
         timed_out,
         cancelled,
+        leftovers_killed,
     })
 }
 
@@ -190,6 +193,7 @@ mod tests {
         assert_eq!(o.stdout, "out\n");
         assert_eq!(o.stderr, "err\n");
         assert_eq!(o.exit_code, Some(3));
+        assert!(!o.leftovers_killed);
     }
 
     #[tokio::test]
@@ -230,6 +234,7 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(o.stdout, "done\n");
+        assert!(o.leftovers_killed, "the sleep was left running and killed");
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "{:?}",

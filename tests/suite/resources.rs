@@ -195,8 +195,11 @@ fn hundreds_of_leftover_processes_are_killed_when_the_command_ends() {
     assert_eq!(r.code, 0, "{r:#?}");
     let outputs = bash_outputs(&r);
     assert_eq!(outputs.len(), 2, "{outputs:?}");
-    // All 300 were running when the command printed; none survived the call.
-    assert_eq!(outputs[0].trim(), "started 300", "{outputs:?}");
+    // All 300 were running when the command printed; none survived the call, and the
+    // model is told they were stopped.
+    let first: Vec<&str> = outputs[0].lines().collect();
+    assert_eq!(first[0], "started 300", "{outputs:?}");
+    assert!(first[1].contains("they were stopped"), "{outputs:?}");
     assert_eq!(outputs[1].trim(), "left 0", "{outputs:?}");
     assert_eq!(alive(&marker), 0, "sleepers outlived the run");
     assert!(took < Duration::from_secs(60), "{took:?}");

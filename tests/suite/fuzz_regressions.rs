@@ -1,0 +1,79 @@
+//! Inputs the fuzz targets in `fuzz/` found, each kept as a test so the bug stays fixed.
+//! The test name says what broke; the input is the fuzzer's (minimised where that helped).
+
+use cn_run::command_safety::{Level, evaluate};
+
+/// `bash_evaluator`: a command ending in a here-document whose delimiter line is followed by
+/// `; rm -rf /`. The delimiter line no longer matched, so the here-document was "unterminated"
+/// and the whole command a parse error (needs permission) — less strict than the command
+/// alone (disabled). Bash does not refuse an unterminated here-document: it warns and runs
+/// the command, so an unparsable here-document let `rm -rf / <<EOF` through as a mere
+/// parse error, which auto mode or a `Bash(*)` rule allows. Fixed in
+/// `command_safety/tokenize.rs`: the body runs to the end of the text, as bash reads it.
+#[test]
+fn an_unterminated_here_document_does_not_hide_the_command() {
+    let found: &[u8] = b"<Ep\x01\0\0\0\0\0\x001y<Fdn\x1b=1n `ls.`e eevnec\x12\0\0\0\0\0\0\0eee\"bp\x01\0\0\0\0\0\0\x001y<Fdn\x1b=1n `ls.`e eevnec\x12\0\" <<EOF\nx\nEOF";
+    let command = std::str::from_utf8(found).unwrap();
+    let alone = evaluate(command);
+    let extended = evaluate(&format!("{command}; rm -rf /"));
+    assert!(
+        extended.level >= alone.level,
+        "{alone:?} became {extended:?}"
+    );
+
+    for command in [
+        "rm -rf / <<EOF",
+        "rm -rf / <<EOF\nbody without its end",
+        "cat <<A; rm -rf /",
+    ] {
+        let verdict = evaluate(command);
+        assert_eq!(verdict.level, Level::Disabled, "{command:?}: {verdict:?}");
+    }
+    // The text after an unmatched delimiter is body, not a command: bash does not run it.
+    let verdict = evaluate("cat <<EOF\nx\nEOF; rm -rf /");
+    assert_eq!(
+        verdict.level,
+        Level::AllowedWithoutPermission,
+        "{verdict:?}"
+    );
+}
+
+/// `bash_evaluator`: `echo -e …r\` needs permission (its backslash is an escape for
+/// `echo -e`), but with `; rm -rf /` appended it is safe. Not a bug: the trailing backslash
+/// escapes the `;`, so bash runs one `echo` that prints `…r; rm -rf /` — nothing else. The
+/// fuzz target now skips commands that end in an odd number of backslashes; this test keeps
+/// the evaluator reading the escape as bash does, in both directions.
+#[test]
+fn an_escaped_semicolon_is_an_argument_not_a_new_command() {
+    let found = "echo -e 007\0\0\0\0\0\0r\\";
+    assert_eq!(evaluate(found).level, Level::AllowedWithPermission);
+    let escaped = evaluate(&format!("{found}; rm -rf /"));
+    assert_ne!(escaped.level, Level::Disabled, "{escaped:?}");
+    let unescaped = evaluate(&format!("{found}\\; rm -rf /"));
+    assert_eq!(unescaped.level, Level::Disabled, "{unescaped:?}");
+}
+
+/// `bash_evaluator`: `$'\c…'` followed by a character of more than one byte panicked
+/// ("byte index is not a char boundary"): the control escape consumed one byte of it. A
+/// model's `echo $'\cé'` crashed the run (and `cn-run check-command`). Fixed in
+/// `command_safety/chars.rs`: the whole next character is consumed.
+#[test]
+fn a_control_escape_before_a_multibyte_character_does_not_panic() {
+    let found: &[u8] = b")\x1b\x00\x00\x0072$'\\x2d\\c\xd9\x8d\xdb\x97\\certutil \\0066'h";
+    let verdict = evaluate(std::str::from_utf8(found).unwrap());
+    assert_eq!(verdict.level, Level::AllowedWithPermission, "{verdict:?}");
+    // A hidden control character in `echo`'s output needs permission; piped to a shell, too.
+    for command in [
+        "echo $'\\cé'",
+        "echo $'\\c\u{1F600}x'",
+        "printf $'\\c€' | sh",
+    ] {
+        let verdict = evaluate(command);
+        assert_eq!(
+            verdict.level,
+            Level::AllowedWithPermission,
+            "{command:?}: {verdict:?}"
+        );
+    }
+    assert_eq!(evaluate("echo $'\\cé'; rm -rf /").level, Level::Disabled);
+}
