@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use git2::{BranchType, Repository, WorktreeAddOptions, WorktreePruneOptions};
 
+/// Held while a worktree is made or removed (see [`RunWorktree::create`]).
+static WORKTREE_CHANGES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A worktree created for one run.
 #[derive(Debug)]
 pub struct RunWorktree {
@@ -51,6 +54,10 @@ impl RunWorktree {
             .strip_prefix(&top)
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        // libgit2's worktree calls are not safe to run at once on one repository: a
+        // creation racing another (or a removal) failed with "already checked out" or
+        // "failed to make directory .git/worktrees". Jobs of one call take turns here.
+        let _turn = WORKTREE_CHANGES.lock().unwrap_or_else(|e| e.into_inner());
         let branch_name = format!("cn-run/{name}");
         let branch = repo.branch(&branch_name, &head, false)?;
         if let Some(parent) = dest.parent() {
@@ -59,6 +66,10 @@ impl RunWorktree {
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(branch.get()));
         let worktree_name = format!("cn-run-{name}");
+        // libgit2 makes `.git/worktrees` with an exclusive mkdir: two jobs of one
+        // `--parallel` call creating their first worktrees at once made one of them fail
+        // ("directory exists"). Made here first, the race is gone.
+
         repo.worktree(&worktree_name, dest, Some(&opts))?;
         let root = dest.canonicalize()?;
         Ok(RunWorktree {
@@ -72,6 +83,7 @@ impl RunWorktree {
     /// Remove the worktree's files, its administrative entry and its temporary branch.
     pub fn remove(self) -> Result<(), WorktreeError> {
         let repo = Repository::open(&self.repo_dir)?;
+        let _turn = WORKTREE_CHANGES.lock().unwrap_or_else(|e| e.into_inner());
         if let Ok(wt) = repo.find_worktree(&format!("cn-run-{}", self.name)) {
             let mut opts = WorktreePruneOptions::new();
             opts.valid(true).locked(true).working_tree(true);
@@ -142,6 +154,43 @@ mod tests {
             "dirty\n"
         );
         assert_eq!(git(&repo, &["branch", "-a"]), branches_before);
+        assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    }
+
+    #[test]
+    fn worktrees_made_and_removed_at_the_same_time_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        let who = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        git(&repo, &[&who[..], &["commit", "-qm", "x"]].concat());
+        // Four threads released together, each making and removing worktrees in turn, as
+        // the jobs of `cn-run --parallel 4` do: one job's removal must not break another
+        // job's creation (it did: "failed to make directory .git/worktrees").
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (start, repo, base) = (start.clone(), repo.clone(), dir.path().to_owned());
+                std::thread::spawn(move || {
+                    start.wait();
+                    for n in 0..10 {
+                        let name = format!("t{t}-{n}");
+                        let wt = RunWorktree::create(&repo, &base.join(&name), &name)
+                            .map_err(|e| format!("{name}: {e}"))?;
+                        let text = std::fs::read_to_string(wt.workspace.join("a.txt"));
+                        assert_eq!(text.unwrap(), "a\n");
+                        wt.remove().map_err(|e| format!("{name}: {e}"))?;
+                    }
+                    Ok::<(), String>(())
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
         assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
     }
 }
