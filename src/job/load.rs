@@ -103,7 +103,30 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
             return Err(problems);
         }
     }
-    serde_json::from_value(value).map_err(|e| vec![problem(label, None, "", e.to_string())])
+    // What the schema cannot say (a number too large for its field) fails here; the path
+    // serde reports puts the problem on its line.
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let field = e.path().to_string();
+        let field = if field == "." { String::new() } else { field };
+        let message = range_message(&e.inner().to_string());
+        vec![problem(label, loc.value(&field), &field, message)]
+    })
+}
+
+/// "invalid value: integer `99999999999`, expected u32" in a job author's words.
+fn range_message(serde: &str) -> String {
+    let max = [
+        ("u8", "255"),
+        ("u16", "65535"),
+        ("u32", "4294967295"),
+        ("u64", "18446744073709551615"),
+    ]
+    .into_iter()
+    .find(|(ty, _)| serde.ends_with(&format!("expected {ty}")));
+    match max {
+        Some((_, max)) => format!("must be a whole number from 0 to {max}"),
+        None => serde.to_owned(),
+    }
 }
 
 /// serde_yaml's message without its own "at line … column …" suffix (we print positions).

@@ -247,6 +247,21 @@ fn type_errors_name_the_expected_and_the_given_shape() {
 }
 
 #[test]
+fn a_number_too_large_for_its_field_is_located() {
+    let body = format!("version: 1\n{GOOD_MODEL}prompt: hi\nlimits:\n  max_turns: 99999999999\n");
+    let problems = validate_json(&body);
+    assert_eq!(
+        problems,
+        [(
+            8,
+            14,
+            "limits.max_turns".to_owned(),
+            "must be a whole number from 0 to 4294967295".to_owned()
+        )]
+    );
+}
+
+#[test]
 fn a_word_outside_its_list_names_the_allowed_words() {
     let body = format!(
         "version: 1\n{GOOD_MODEL}  tool_call_format: xml\nprompt: hi\npermissions: {{on_ask: ask, mode: yolo}}\n"
