@@ -430,7 +430,7 @@ fn a_passing_run_summary_has_no_failure_details() {
 
 /// The action's "Run the job" step, run with bash as the runner runs it, against a fake
 /// cn-run that records its argv. Returns (exit code, stdout+stderr, argv if it ran).
-fn run_action_step(dir: &Path, args: &str) -> (i32, String, Option<Vec<String>>) {
+fn run_action_step(dir: &Path, job: &str, args: &str) -> (i32, String, Option<Vec<String>>) {
     let action = action_yml();
     let step = action["runs"]["steps"]
         .as_sequence()
@@ -465,7 +465,7 @@ fn run_action_step(dir: &Path, args: &str) -> (i32, String, Option<Vec<String>>)
         .env("HOME", dir)
         .env("RUNNER_TEMP", dir)
         .env("ARGV_OUT", dir.join("argv"))
-        .env("INPUT_JOB", "jobs/a.yaml\njobs/b.yaml")
+        .env("INPUT_JOB", job)
         .env("INPUT_PARAMS", "A=1\nB=two words\n")
         .env("INPUT_MODEL", "m1")
         .env("INPUT_API_KEY", "sk-test-key-0001")
@@ -495,12 +495,52 @@ fn run_action_step(dir: &Path, args: &str) -> (i32, String, Option<Vec<String>>)
     (out.status.code().unwrap_or(-1), log, argv)
 }
 
+const JOBS: &str = "jobs/a.yaml\njobs/b.yaml";
+
+#[test]
+fn the_action_takes_job_paths_by_line_and_expands_globs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = |argv: Option<Vec<String>>| -> Vec<String> {
+        let argv = argv.expect("cn-run ran");
+        let end = argv.iter().position(|w| w == "--param").unwrap();
+        argv[2..end].to_vec()
+    };
+    write_files(
+        tmp.path(),
+        &[
+            ("jobs/b.yaml", ""),
+            ("jobs/a.yaml", ""),
+            ("my jobs/one job.yaml", ""),
+        ],
+    );
+    let (code, log, argv) = run_action_step(tmp.path(), "jobs/*.yaml", "");
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(jobs(argv), ["jobs/a.yaml", "jobs/b.yaml"]);
+    // A path with spaces: alone on its line, or the whole input.
+    let (code, log, argv) =
+        run_action_step(tmp.path(), "  my jobs/one job.yaml\njobs/b.yaml\n", "");
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(jobs(argv), ["my jobs/one job.yaml", "jobs/b.yaml"]);
+    let (_, _, argv) = run_action_step(tmp.path(), "my jobs/one job.yaml", "");
+    assert_eq!(jobs(argv), ["my jobs/one job.yaml"]);
+    let (_, _, argv) = run_action_step(tmp.path(), "jobs/b.yaml jobs/a.yaml", "");
+    assert_eq!(jobs(argv), ["jobs/b.yaml", "jobs/a.yaml"]);
+    // A glob that matches nothing stops the step before cn-run starts.
+    let (code, log, argv) = run_action_step(tmp.path(), "job/*.yml", "");
+    assert_ne!(code, 0, "{log}");
+    assert_eq!(argv, None, "{log}");
+    assert!(
+        log.contains("::error title=cn-run action::no job file matches job/*.yml"),
+        "{log}"
+    );
+}
+
 #[test]
 fn the_action_splits_args_like_shell_words_and_never_runs_them() {
     let tmp = tempfile::tempdir().unwrap();
     let args = "--allow 'Bash(python3 *)' --max-turns 20\n--note \"two  words\" it\\'s 'say \"hi\"' \
                 $(touch pwned) `touch pwned2` $HOME *";
-    let (code, log, argv) = run_action_step(tmp.path(), args);
+    let (code, log, argv) = run_action_step(tmp.path(), JOBS, args);
     assert_eq!(code, 0, "{log}");
     let argv = argv.unwrap_or_else(|| panic!("cn-run did not run:\n{log}"));
     assert_eq!(
@@ -536,12 +576,12 @@ fn the_action_splits_args_like_shell_words_and_never_runs_them() {
     assert!(log.contains("::add-mask::sk-test-key-0001"), "{log}");
 
     // Blank args add no (empty) word.
-    let (code, log, argv) = run_action_step(tmp.path(), " \n ");
+    let (code, log, argv) = run_action_step(tmp.path(), JOBS, " \n ");
     assert_eq!(code, 0, "{log}");
     assert_eq!(argv.unwrap().last().map(String::as_str), Some("m1"));
 
     // An unmatched quote stops the step before cn-run starts, and says why.
-    let (code, log, argv) = run_action_step(tmp.path(), "--allow 'Bash(python3 *)");
+    let (code, log, argv) = run_action_step(tmp.path(), JOBS, "--allow 'Bash(python3 *)");
     assert_ne!(code, 0, "{log}");
     assert_eq!(argv, None, "cn-run ran with a half-split args:\n{log}");
     assert!(
