@@ -5,6 +5,7 @@
 mod checkpoint;
 mod command_safety;
 mod edit_match;
+mod mcp_start;
 mod tokens;
 mod worktree;
 
@@ -13,13 +14,14 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 5] = [
+    let benches: [(&str, fn()); 6] = [
         // First: it measures building the tokenizer, which is a process-wide singleton.
         ("tokens", tokens::run),
         ("command_safety", command_safety::run),
         ("edit_match", edit_match::run),
         ("checkpoint", checkpoint::run),
         ("worktree", worktree::run),
+        ("mcp_start", mcp_start::run),
     ];
     for (name, run) in benches {
         if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
