@@ -25,16 +25,34 @@ struct Dirs {
     outside: PathBuf,
 }
 
+/// A temporary folder outside every folder the sandbox leaves writable (/tmp, /var/tmp,
+/// /dev/shm, $TMPDIR): in the target dir, or in $HOME when the checkout itself is under /tmp.
+fn outside_temp_dirs() -> tempfile::TempDir {
+    let writable = [
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+        std::env::temp_dir(),
+    ];
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ];
+    let base = candidates
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.canonicalize().ok())
+        .find(|p| !writable.iter().any(|w| p.starts_with(w)))
+        .expect("the sandbox tests need a folder outside /tmp: the target dir or $HOME");
+    tempfile::tempdir_in(base).unwrap()
+}
+
 fn dirs() -> Dirs {
-    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = outside_temp_dirs();
     let ws = base.path().join("ws");
     let outside = base.path().join("outside");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    assert!(
-        !ws.starts_with("/tmp"),
-        "the test needs a folder outside /tmp"
-    );
     Dirs {
         ws: ws.canonicalize().unwrap(),
         outside: outside.canonicalize().unwrap(),
@@ -342,7 +360,7 @@ fn a_job_with_a_sandbox_runs_its_commands_inside_it() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     // Not under /tmp: temp folders stay writable inside the sandbox by design.
-    let outside_root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside_root = outside_temp_dirs();
     let outside = outside_root.path().join("outside");
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
