@@ -240,3 +240,35 @@ async fn the_key_is_not_in_the_commands_environment() {
     assert!(output.contains("key=unset"), "{output}");
     assert!(output.contains("\n0"), "{output}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_system_message_carries_the_git_status_at_start() {
+    let server = MockServer::start(vec![Reply::sse(200, openai::answer("seen"))]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let j = job(tmp.path(), &server.url(), "");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "notes.txt", "job.yaml"]);
+    git(&["commit", "-qm", "start"]);
+    std::fs::write(tmp.path().join("notes.txt"), "changed\n").unwrap();
+    std::fs::write(tmp.path().join("new.txt"), "new\n").unwrap();
+    let r = run_binary(tmp.path(), &j).await;
+    assert_eq!(r.code, 0, "{r:#?}");
+    let body = server.requests()[0].json();
+    let system = body["messages"][0]["content"].as_str().unwrap().to_owned();
+    // Taken by the checkpointer before its start snapshot: the user's changes, as git
+    // shows them.
+    assert!(system.contains(" M notes.txt"), "{system}");
+    assert!(system.contains("?? new.txt"), "{system}");
+    assert!(!system.contains("Working tree clean"), "{system}");
+}
