@@ -17,6 +17,9 @@ use crate::tools::{Tool, ToolContext, ToolError};
 /// Characters of a tool's output copied into its `tool.finished` event.
 const EVENT_OUTPUT_CHARS: usize = 16_000;
 
+/// How long a running tool may take to finish by itself once the run is stopped.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The tool results of a turn and whether the run must stop.
 pub(super) struct Dispatched {
     pub messages: Vec<Message>,
@@ -195,6 +198,35 @@ impl Agent<'_> {
         }
     }
 
+    /// Runs `tool`; once the run is told to stop (timeout, signal), the tool has
+    /// [`STOP_GRACE`] to finish on its own (Bash kills its process group and reports), then it
+    /// is abandoned, so no tool — one blocked in a system call included — can hold a stopped
+    /// run.
+    async fn run_stoppable(
+        &self,
+        tool: &dyn Tool,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<crate::tools::ToolOutput, ToolError> {
+        let run = tool.run(args, ctx);
+        tokio::pin!(run);
+        tokio::select! {
+            biased;
+            result = &mut run => result,
+            () = self.shared.cancel.cancelled() => {
+                match tokio::time::timeout(STOP_GRACE, &mut run).await {
+                    Ok(result) => result,
+                    Err(_) => Err(ToolError::RespondToModel(format!(
+                        "The run was stopped while {} was still running; the call was \
+                         abandoned after {} s.",
+                        tool.name(),
+                        STOP_GRACE.as_secs()
+                    ))),
+                }
+            }
+        }
+    }
+
     /// Run one approved call (or pass a prepared result through), with its events.
     async fn execute(
         &self,
@@ -229,7 +261,7 @@ impl Agent<'_> {
             call_id: call.id.clone(),
         };
         let started = Instant::now();
-        let result = tool.run(args, &ctx).await;
+        let result = self.run_stoppable(tool, args, &ctx).await;
         let ms = started.elapsed().as_millis() as u64;
         if tool.is_mutating() {
             self.hooks.after_mutation(turn, &call.id, &call.name).await;

@@ -52,7 +52,14 @@ fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
         .enable_all()
         .build()
     {
-        Ok(rt) => rt.block_on(fut),
+        Ok(rt) => {
+            let code = rt.block_on(fut);
+            // Everything the run waits for has finished by now; a blocking task still
+            // running (a cancelled tool stuck reading a pipe or a hung file system) must
+            // not hold the exit, which dropping the runtime would.
+            rt.shutdown_background();
+            code
+        }
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
             Status::InternalError.exit_code()

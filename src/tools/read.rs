@@ -59,6 +59,13 @@ fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolO
             "{raw} is a directory; use List to see its entries"
         )));
     }
+    // A named pipe, socket or device: opening or reading it can block for ever (a pipe
+    // waits for a writer) or never end (/dev/zero).
+    if !meta.is_file() {
+        return Err(ToolError::RespondToModel(format!(
+            "{raw} is not a regular file (a pipe, socket or device); Read only reads files"
+        )));
+    }
     let max_chars = shared.limits.read_max_chars / parallel;
     let max_lines = shared.limits.read_max_lines / parallel;
     let file = std::fs::File::open(&path.real)

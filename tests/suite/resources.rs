@@ -233,3 +233,22 @@ fn a_background_job_and_its_children_are_killed_when_the_run_ends() {
     assert_eq!(outputs[1].trim(), "running 200", "{outputs:?}");
     assert_eq!(alive(&marker), 0, "background children outlived the run");
 }
+
+#[test]
+fn reading_a_named_pipe_is_refused_at_once_not_a_wait_for_ever() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let script =
+        "turns:\n  - tool_calls: [{name: Read, arguments: {filepath: pipe}}]\n  - text: done\n";
+    let j = job(tmp.path(), script);
+    // Opening a pipe waits for a writer that never comes: before the fix the run hung
+    // past its timeout and its SIGTERM.
+    let (r, _, took) = run_measured(tmp.path(), &j);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let outputs = session_tool_results(&r);
+    assert_eq!(outputs.len(), 1, "{}", r.stderr);
+    assert!(outputs[0].contains("not a regular file"), "{outputs:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
