@@ -6,7 +6,8 @@ use crate::conversation::Message;
 
 #[async_trait::async_trait]
 pub trait AgentHooks: Send + Sync {
-    /// The model's response is in the history; its tool calls have not run yet.
+    /// The model's response, with tool calls, is in the history; the calls have not run
+    /// yet. (A response without calls goes straight to [`after_turn`](Self::after_turn).)
     async fn after_response(&self, _turn: u32, _state: &RunState) {}
 
     /// Tool calls or checks are about to run: from here on the workspace may change.

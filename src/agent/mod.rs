@@ -192,7 +192,11 @@ impl Agent<'_> {
             state
                 .history
                 .push(Message::assistant(response.text, response.tool_calls));
-            self.hooks.after_response(turn, state).await;
+            // A response without tool calls ends the turn at once, and `after_turn` keeps
+            // the same state: one session write fewer per run.
+            if !calls.is_empty() {
+                self.hooks.after_response(turn, state).await;
+            }
             let nudge = self
                 .window
                 .as_mut()
