@@ -8,28 +8,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cn_run::checkpoint::{CheckpointError, Checkpointer, GitCheckpointer, list_runs, rollback};
 
-/// Runs `git` in `dir` with no user or system config, and returns stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
-        .args(["-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use crate::support::runner::git;
 
 fn write(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);

@@ -2,23 +2,8 @@
 //! that reproduces its changes, HEAD and index untouched, and `cn-run rollback` undoes it.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::runner::{cn_run, git_init, run, write_files};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::support::runner::{cn_run, git, git_init, run, write_files};
 
 const SCRIPT: &str = "turns:
   - tool_calls:

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::http::{MockServer, Reply};
-use crate::support::runner::{Run, cn_run, run, write_files};
+use crate::support::runner::{Run, cn_run, git, run, write_files};
 use crate::support::sse::openai;
 
 fn tool_reply(calls: &[(&str, &str, &[&str])]) -> Reply {
@@ -246,17 +246,7 @@ async fn the_system_message_carries_the_git_status_at_start() {
     let server = MockServer::start(vec![Reply::sse(200, openai::answer("seen"))]).await;
     let tmp = tempfile::tempdir().unwrap();
     let j = job(tmp.path(), &server.url(), "");
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    };
+    let git = |args: &[&str]| git(tmp.path(), args);
     git(&["init", "-q"]);
     git(&["add", "notes.txt", "job.yaml"]);
     git(&["commit", "-qm", "start"]);

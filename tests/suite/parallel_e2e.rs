@@ -2,9 +2,7 @@
 //! Each run sees only its own changes, the user's tree is unchanged, and the combined
 //! JUnit report has one suite per job.
 
-use std::process::Command;
-
-use crate::support::runner::{cn_run, git_init, run, write_files};
+use crate::support::runner::{cn_run, git, git_init, run, write_files};
 
 #[test]
 fn three_jobs_in_parallel_each_see_only_their_own_changes() {
@@ -57,18 +55,8 @@ fn three_jobs_in_parallel_each_see_only_their_own_changes() {
     for n in 1..=3 {
         assert!(!repo.join(format!("job{n}.txt")).exists());
     }
-    let list = Command::new("git")
-        .args(["worktree", "list"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
-    let branches = Command::new("git")
-        .args(["branch", "--list", "cn-run/*"])
-        .current_dir(&repo)
-        .output()
-        .unwrap();
-    assert!(branches.stdout.is_empty());
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&repo, &["branch", "--list", "cn-run/*"]), "");
     let report = quick_junit::Report::deserialize_from_str(
         &std::fs::read_to_string(tmp.path().join("all.xml")).unwrap(),
     )

@@ -2,12 +2,10 @@
 //! commit, not the PR; tool output is marked untrusted; network needs an explicit rule,
 //! even with --auto.
 
-use std::process::Command;
-
 use serde_json::json;
 
 use crate::support::http::{MockServer, Reply};
-use crate::support::runner::{cn_run, git_init, run, write_files};
+use crate::support::runner::{cn_run, git, git_init, run, write_files};
 use crate::support::sse::openai;
 
 fn call(id: &str, name: &str, args: serde_json::Value) -> Reply {
@@ -15,24 +13,6 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> Reply {
     chunks.extend(openai::tool_call(0, id, name, &[&args.to_string()]));
     chunks.extend([openai::finish("tool_calls"), openai::done()]);
     Reply::sse(200, chunks)
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -62,7 +42,7 @@ async fn a_pull_request_cannot_rewrite_its_own_instructions_or_policy() {
         ],
     );
     git_init(&repo);
-    let base = git(&repo, &["rev-parse", "HEAD"]);
+    let base = git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
     // The pull request rewrites the agent file and adds a permissive policy.
     write_files(
         &repo,

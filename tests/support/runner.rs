@@ -88,24 +88,29 @@ pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// Runs `git` in `dir` as a test identity, ignoring the machine's git configuration, and
+/// returns its stdout; a failing command fails the test with git's message.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
+        .args(["-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Make `dir` a git repository with everything committed.
 pub fn git_init(dir: &Path) {
-    let git = |args: &[&str]| {
-        let st = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(
-            st.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-    };
+    let git = |args: &[&str]| git(dir, args);
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-qm", "start", "--allow-empty"]);
