@@ -6,16 +6,13 @@
 //! depend on where the body was cut: the network decides that, not the server.
 #![no_main]
 
-use cn_run::provider::fuzz::decode_anthropic;
+use cn_run::provider::fuzz::{decode_anthropic, split_cuts};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&n, rest)) = data.split_first() else {
+    let Some((sizes, body)) = split_cuts(data) else {
         return;
     };
-    let n = usize::from(n % 8).min(rest.len());
-    let (sizes, body) = rest.split_at(n);
-    let sizes: Vec<usize> = sizes.iter().map(|&s| usize::from(s)).collect();
     let cut = decode_anthropic(body, &sizes).map_err(|e| e.to_string());
     let whole = decode_anthropic(body, &[]).map_err(|e| e.to_string());
     assert_eq!(cut, whole, "the answer depends on the cuts {sizes:?}");

@@ -26,6 +26,15 @@ pub fn decode_anthropic(
     decode(anthropic::fuzz_dialect(), body, chunk_sizes)
 }
 
+/// The fuzz targets' input layout: the first byte `n` (mod 8) is the number of cut sizes,
+/// the next `n` bytes are the sizes, the rest is the body. `None` for an empty input.
+pub fn split_cuts(data: &[u8]) -> Option<(Vec<usize>, &[u8])> {
+    let (&n, rest) = data.split_first()?;
+    let n = usize::from(n % 8).min(rest.len());
+    let (sizes, body) = rest.split_at(n);
+    Some((sizes.iter().map(|&s| usize::from(s)).collect(), body))
+}
+
 fn decode(
     dialect: impl Dialect,
     body: &[u8],
