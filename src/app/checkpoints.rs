@@ -23,7 +23,10 @@ type Opened = (Option<GitCheckpointer>, Option<Event>);
 /// The run's checkpointer: being opened, then open (or off, with a warning).
 pub(crate) struct Checkpoints {
     git: OnceLock<Option<GitCheckpointer>>,
-    opening: Mutex<Option<JoinHandle<Opened>>>,
+    opening: Mutex<Option<std::io::Result<JoinHandle<Opened>>>>,
+    /// Lets a new run's start snapshot go ahead once the run has started; dropped
+    /// unsent (a set-up error), the snapshot is not taken and nothing is written to git.
+    go: Mutex<Option<std::sync::mpsc::Sender<()>>>,
     emitter: Arc<Emitter>,
     /// Whether any call that may change files ran (else the diff is empty for sure).
     mutated: AtomicBool,
@@ -31,9 +34,11 @@ pub(crate) struct Checkpoints {
 
 impl Checkpoints {
     /// Start (or, for a resumed run, continue) checkpointing on another thread. Its
-    /// event is emitted when it is first waited for, which is after `run.started`.
+    /// event (or the warning that checkpoints are off) is emitted when it is first
+    /// waited for, which is after `run.started`: the emitter may have no sink yet.
     /// A new run's git status (for the system prompt) is sent to `status` on the way;
-    /// when it is not (no usable repository), the sender is dropped.
+    /// when it is not (no usable repository), the sender is dropped. The start snapshot
+    /// itself waits for [`begin`](Self::begin).
     pub(crate) fn open(
         workspace: &Path,
         run_id: &str,
@@ -47,48 +52,53 @@ impl Checkpoints {
             run_id.to_owned(),
             out_dir.to_path_buf(),
         );
+        let (go, wait) = std::sync::mpsc::channel();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".into())
-            .spawn(move || open_git(&workspace, &run_id, &out_dir, resume, status));
-        let checkpoints = Checkpoints {
+            .spawn(move || open_git(&workspace, &run_id, &out_dir, resume, status, wait));
+        Checkpoints {
             git: OnceLock::new(),
-            opening: Mutex::new(None),
+            opening: Mutex::new(Some(opening)),
+            go: Mutex::new(Some(go)),
             emitter: emitter.clone(),
             mutated: AtomicBool::new(resume),
-        };
-        match opening {
-            Ok(handle) => *checkpoints.lock_opening() = Some(handle),
-            Err(e) => {
-                let _ = checkpoints.git.set(None);
-                emitter.emit(Event::Warning {
-                    message: format!(
-                        "git checkpoints and diff are off: cannot start a thread: {e}"
-                    ),
-                });
-            }
         }
-        checkpoints
     }
 
-    fn lock_opening(&self) -> std::sync::MutexGuard<'_, Option<JoinHandle<Opened>>> {
+    fn lock_opening(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Option<std::io::Result<JoinHandle<Opened>>>> {
         self.opening.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The run has started: its start snapshot may be taken (on the checkpoint thread).
+    pub(crate) fn begin(&self) {
+        let go = self
+            .go
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(go) = go {
+            let _ = go.send(());
+        }
     }
 
     /// The checkpointer once its start snapshot is taken (waits for it), or `None` when
     /// checkpoints are off. Call before anything may change the workspace.
     pub(crate) fn ready(&self) -> Option<&GitCheckpointer> {
+        self.begin();
         self.git
             .get_or_init(|| {
-                let handle = self.lock_opening().take()?;
-                let (git, event) = handle.join().unwrap_or_else(|_| {
-                    (
-                        None,
-                        Some(Event::Warning {
-                            message: "git checkpoints and diff are off: the start snapshot failed"
-                                .to_owned(),
-                        }),
-                    )
-                });
+                let off = |why: String| {
+                    let message = format!("git checkpoints and diff are off: {why}");
+                    (None, Some(Event::Warning { message }))
+                };
+                let (git, event) = match self.lock_opening().take()? {
+                    Ok(handle) => handle
+                        .join()
+                        .unwrap_or_else(|_| off("the start snapshot failed".to_owned())),
+                    Err(e) => off(format!("cannot start a thread: {e}")),
+                };
                 if let Some(event) = event {
                     self.emitter.emit(event);
                 }
@@ -203,13 +213,29 @@ impl Checkpoints {
     }
 }
 
-/// Opens the checkpointer and takes (or, resuming, finds) the start snapshot.
+impl Drop for Checkpoints {
+    /// A run that never started: the thread takes no snapshot (`go` is dropped unsent),
+    /// and is waited for so it cannot be cut off halfway through writing to `.git`.
+    fn drop(&mut self) {
+        self.go
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(Ok(handle)) = self.lock_opening().take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Opens the checkpointer and takes (or, resuming, finds) the start snapshot; a new
+/// run's snapshot only once `go` says the run has started.
 fn open_git(
     workspace: &Path,
     run_id: &str,
     out_dir: &Path,
     resume: bool,
     status: Option<std::sync::mpsc::Sender<String>>,
+    go: std::sync::mpsc::Receiver<()>,
 ) -> Opened {
     let exclude = [out_dir.to_path_buf()];
     let opened = if resume {
@@ -222,6 +248,7 @@ fn open_git(
                 // critical path, refreshes and saves the private index anyway.
                 let _ = tx.send(crate::agent::status_text(repo, false));
             }
+            go.recv().is_ok()
         })
     };
     let warn = |message: String| Some(Event::Warning { message });

@@ -20,7 +20,11 @@ pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, String
         None => {
             let root = PathBuf::from(".cn-run");
             std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
-            let _ = std::fs::write(root.join(".gitignore"), "*\n");
+            // Written once (not on every run): it only needs to exist.
+            let ignore = root.join(".gitignore");
+            if !ignore.exists() {
+                let _ = std::fs::write(ignore, "*\n");
+            }
             root.join(run_id)
         }
     };
@@ -44,9 +48,11 @@ pub(crate) struct Sinks {
     pub result: ResultSink,
 }
 
-/// The emitter of a run with every sink attached. A resumed run appends to its events.
+/// Attaches every sink to the run's emitter (nothing is emitted before). A resumed run
+/// appends to its events.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attach(
+    emitter: Arc<Emitter>,
     run_id: &str,
     out_dir: &Path,
     workspace: &Path,
@@ -56,7 +62,6 @@ pub(crate) fn attach(
     redactor: &Redactor,
     resume: bool,
 ) -> Result<Sinks, String> {
-    let emitter = Arc::new(Emitter::new(run_id.to_owned()));
     let events_path = out_dir.join("events.jsonl");
     if resume {
         emitter.resume_at(last_seq(&events_path));

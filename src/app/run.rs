@@ -84,6 +84,24 @@ pub(crate) async fn run_job(
         move || setup::build_client(&job)
     });
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
+    // Sinks are attached below; nothing is emitted before.
+    let emitter = Arc::new(crate::events::Emitter::new(run_id.clone()));
+    // The system prompt needs the git status; a new run's checkpointer takes it on its
+    // own thread (just before the start snapshot, which then reads no file twice). It
+    // starts as soon as the workspace is known: the first request waits for it.
+    let resumed = resume.is_some();
+    let (status_tx, status_rx) = match job.git.checkpoints && !resumed {
+        true => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            (Some(tx), Some(rx))
+        }
+        false => (None, None),
+    };
+    let checkpoints = job.git.checkpoints.then(|| {
+        Arc::new(super::checkpoints::Checkpoints::open(
+            &workspace, &run_id, &out_dir, resumed, &emitter, status_tx,
+        ))
+    });
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
     let trust = crate::untrusted::Trust {
         untrusted: args.untrusted || !job.untrusted_paths.is_empty(),
@@ -105,16 +123,6 @@ pub(crate) async fn run_job(
     }
     let all_rules: Vec<crate::rules::RuleDef> =
         job.rules.iter().cloned().chain(workspace_rules).collect();
-    // The system prompt needs the git status; a new run's checkpointer takes it on its
-    // own thread (just before the start snapshot, which then reads no file twice).
-    let resumed = resume.is_some();
-    let (status_tx, status_rx) = match job.git.checkpoints && !resumed {
-        true => {
-            let (tx, rx) = std::sync::mpsc::channel();
-            (Some(tx), Some(rx))
-        }
-        false => (None, None),
-    };
     let system_task = tokio::task::spawn_blocking({
         let (job, workspace, mode, format) =
             (job.clone(), workspace.clone(), policy.mode(), args.format);
@@ -138,6 +146,7 @@ pub(crate) async fn run_job(
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
     }
     let sinks = outputs::attach(
+        emitter.clone(),
         &run_id,
         &out_dir,
         &workspace,
@@ -147,14 +156,6 @@ pub(crate) async fn run_job(
         &redactor,
         resume.is_some(),
     )?;
-    let emitter = sinks.emitter.clone();
-    // The start snapshot walks the workspace on its own thread while the client and the
-    // system prompt are built and the first request is in flight.
-    let checkpoints = job.git.checkpoints.then(|| {
-        Arc::new(super::checkpoints::Checkpoints::open(
-            &workspace, &run_id, &out_dir, resumed, &emitter, status_tx,
-        ))
-    });
     let mut registry = setup::registry(&policy, &job.model.name);
     super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
     let stop = StopSignal::new();
@@ -338,6 +339,11 @@ pub(crate) async fn run_job(
             job.model.max_tokens.map(u64::from),
         )),
     };
+    // The run has started: its start snapshot is taken while the first request is in
+    // flight (not earlier: it would compete for the cores with the system prompt).
+    if let Some(c) = &checkpoints {
+        c.begin();
+    }
     let attempts = async {
         match mcp_failure.or(sandbox_failure) {
             Some(e) => (

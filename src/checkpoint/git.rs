@@ -40,18 +40,18 @@ impl GitCheckpointer {
         run_id: &str,
         exclude: &[PathBuf],
     ) -> Result<Result<Self, String>, CheckpointError> {
-        Self::start_observed(workspace, run_id, exclude, |_| {})
+        Self::start_observed(workspace, run_id, exclude, |_| true)
     }
 
     /// As [`start`](Self::start), calling `observe` with the repository (its index a
-    /// private copy) just before the start snapshot. The run takes the system prompt's
-    /// git status there with `update_index`, so the snapshot finds fresh stat data and
-    /// does not hash every file a second time.
+    /// private copy) just before the start snapshot; the run takes the system prompt's
+    /// git status there. When `observe` returns false, no snapshot is taken
+    /// (`Ok(Err(reason))`) and nothing is written to the repository.
     pub fn start_observed(
         workspace: &Path,
         run_id: &str,
         exclude: &[PathBuf],
-        observe: impl FnOnce(&git2::Repository),
+        observe: impl FnOnce(&git2::Repository) -> bool,
     ) -> Result<Result<Self, String>, CheckpointError> {
         check_run_id(run_id)?;
         let repo = match snapshot::open_repo(workspace)? {
@@ -81,7 +81,9 @@ impl GitCheckpointer {
         let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
         let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
         let snap = Snapshotter::new(repo, Some(head_tree), exclude)?;
-        observe(snap.repo());
+        if !observe(snap.repo()) {
+            return Ok(Err("the run did not start".to_owned()));
+        }
         let tree = snap.tree()?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         let start = Checkpoint {

@@ -19,6 +19,7 @@
 mod diff;
 mod error;
 mod git;
+mod refresh;
 mod restore;
 mod rollback;
 mod snapshot;

@@ -45,6 +45,9 @@ impl Snapshotter {
             Some(index) => index,
             None => seeded_from_tree(&repo, &private, head_tree)?,
         };
+        // Stat data made fresh where no filter can apply, so neither the status taken
+        // next nor the snapshot hashes a file that did not change (see refresh.rs).
+        super::refresh::refresh(&repo, &mut index);
         repo.set_index(&mut index)
             .map_err(git("install the private index"))?;
         Ok(Self {

@@ -202,3 +202,37 @@ fn a_secret_written_into_a_file_stays_exact_in_the_diff_and_is_reported() {
     let events = std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap();
     assert!(!events.contains(secret));
 }
+
+/// A run that fails its set-up (here: a permissions file that does not exist) exits 2
+/// and writes nothing to git, although the checkpoint thread started early to take the
+/// system prompt's git status: no reference, no private index left in `.git`.
+#[test]
+fn a_run_that_cannot_start_leaves_no_checkpoint_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    setup(&ws, "");
+    let job = tmp.path().join("jobs/job.yaml");
+    let text = std::fs::read_to_string(&job).unwrap().replace(
+        "permissions: {allow:",
+        "permissions: {file: no-such-permissions.yaml, allow:",
+    );
+    std::fs::write(&job, text).unwrap();
+    let mut cmd = cn_run(&ws);
+    cmd.arg(&job);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(r.stderr.contains("no-such-permissions.yaml"), "{r:#?}");
+    let refs = git(
+        &ws,
+        &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
+    );
+    assert_eq!(refs.trim(), "", "a run that did not start made checkpoints");
+    let leftovers: Vec<_> = std::fs::read_dir(ws.join(".git"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cn-run-index-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -1,0 +1,297 @@
+//! `git update-index --refresh` for the private index, where no filter can apply.
+//!
+//! In a fresh clone or copy every file's stat data differs from the index, so libgit2 must
+//! hash every file to tell whether it changed — for the system prompt's git status and
+//! again for the start snapshot. Before hashing a file it resolves the `text`/`eol`/`crlf`
+//! and `ident` attributes anew, walking every `.gitattributes` up the path without a
+//! cache: measured, ~85% of the cost of hashing a small file. When the repository has no
+//! attribute source at all and `core.autocrlf` is off, no filter can change a file on its
+//! way into git, so its blob id is the plain hash of its bytes. Here those ids are checked
+//! directly; an unchanged file gets its fresh stat data, the index is saved (moving its
+//! timestamp past the files', so none is "racily clean"), and status and snapshot then
+//! read no file that did not change. Anything else (a changed file, a new mode, a symlink,
+//! a conflict, an intent-to-add entry) is left for libgit2 to judge as before.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+
+/// Refreshes the stat data of the unchanged files in `index` (the repository's private
+/// copy) and saves it. Returns how many entries were refreshed; 0 (nothing written) when
+/// a filter could apply or nothing was stale.
+pub(crate) fn refresh(repo: &Repository, index: &mut Index) -> usize {
+    let Some(root) = repo.workdir() else {
+        return 0;
+    };
+    if filters_may_apply(repo, index, root) {
+        return 0;
+    }
+    let mut fresh = Vec::new();
+    for entry in index.iter() {
+        if let Some(updated) = refreshed(root, entry) {
+            fresh.push(updated);
+        }
+    }
+    if fresh.is_empty() {
+        return 0;
+    }
+    for entry in &fresh {
+        if index.add(entry).is_err() {
+            return 0;
+        }
+    }
+    match index.write() {
+        Ok(()) => fresh.len(),
+        Err(_) => 0,
+    }
+}
+
+/// `entry` with the stat data of its file, when the file is a regular file of the same
+/// mode and size whose bytes hash to the entry's id; `None` when libgit2 should decide.
+fn refreshed(root: &Path, entry: IndexEntry) -> Option<IndexEntry> {
+    // A conflict stage or assume-valid; intent-to-add or skip-worktree.
+    const STAGE_OR_VALID: u16 = 0x3000 | 0x8000;
+    const EXTENDED: u16 = (1 << 13) | (1 << 14);
+    let regular = entry.mode == 0o100644 || entry.mode == 0o100755;
+    if !regular || entry.flags & STAGE_OR_VALID != 0 || entry.flags_extended & EXTENDED != 0 {
+        return None;
+    }
+    let path = root.join(std::str::from_utf8(&entry.path).ok()?);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    if !meta.file_type().is_file() || u64::from(entry.file_size) != meta.len() {
+        return None;
+    }
+    let executable = meta.mode() & 0o111 != 0;
+    if executable != (entry.mode == 0o100755) {
+        return None;
+    }
+    let same_stat = entry.mtime == time(meta.mtime(), meta.mtime_nsec())
+        && entry.ctime == time(meta.ctime(), meta.ctime_nsec())
+        && entry.ino == meta.ino() as u32
+        && entry.dev == meta.dev() as u32;
+    if same_stat {
+        return None;
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    if bytes.len() as u64 != meta.len()
+        || Oid::hash_object(ObjectType::Blob, &bytes).ok()? != entry.id
+    {
+        return None;
+    }
+    Some(IndexEntry {
+        ctime: time(meta.ctime(), meta.ctime_nsec()),
+        mtime: time(meta.mtime(), meta.mtime_nsec()),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        ..entry
+    })
+}
+
+/// The index's 32-bit time fields (git truncates the same way).
+fn time(seconds: i64, nanoseconds: i64) -> IndexTime {
+    IndexTime::new(seconds as i32, nanoseconds as u32)
+}
+
+/// Whether any attribute file exists that libgit2 would read, or `core.autocrlf` asks
+/// for conversion: then a file's blob id may differ from the hash of its bytes.
+fn filters_may_apply(repo: &Repository, index: &Index, root: &Path) -> bool {
+    let autocrlf = repo
+        .config()
+        .ok()
+        .and_then(|c| c.get_string("core.autocrlf").ok())
+        .is_some_and(|v| {
+            !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "0"
+            )
+        });
+    if autocrlf {
+        return true;
+    }
+    let mut dirs = BTreeSet::new();
+    dirs.insert(Vec::new());
+    for entry in index.iter() {
+        let path = &entry.path;
+        if path == b".gitattributes" || path.ends_with(b"/.gitattributes") {
+            return true;
+        }
+        let mut end = path.len();
+        while let Some(slash) = path[..end].iter().rposition(|&b| b == b'/') {
+            if !dirs.insert(path[..slash].to_vec()) {
+                break;
+            }
+            end = slash;
+        }
+    }
+    let untracked_attributes = dirs.iter().any(|dir| {
+        let dir = String::from_utf8_lossy(dir);
+        root.join(&*dir).join(".gitattributes").exists()
+    });
+    untracked_attributes || other_attribute_files(repo).iter().any(|f| f.exists())
+}
+
+/// The attribute files outside the working tree: `$GIT_DIR/info/attributes`,
+/// `core.attributesFile` (default `$XDG_CONFIG_HOME/git/attributes` or
+/// `~/.config/git/attributes`) and the system's `/etc/gitattributes`.
+fn other_attribute_files(repo: &Repository) -> Vec<std::path::PathBuf> {
+    let mut files = vec![
+        repo.path().join("info").join("attributes"),
+        std::path::PathBuf::from("/etc/gitattributes"),
+    ];
+    match repo
+        .config()
+        .ok()
+        .and_then(|c| c.get_path("core.attributesFile").ok())
+    {
+        Some(configured) => files.push(configured),
+        None => {
+            if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+                files.push(Path::new(&xdg).join("git").join("attributes"));
+            }
+            if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+                files.push(
+                    Path::new(&home)
+                        .join(".config")
+                        .join("git")
+                        .join("attributes"),
+                );
+            }
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "core.autocrlf=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A committed repository, then a copy of it (fresh stat data everywhere, as in a new
+    /// clone or CI checkout).
+    fn copied_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src");
+        for (path, text) in files {
+            let p = src.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        git(&src, &["init", "-q"]);
+        git(&src, &["add", "-A"]);
+        git(&src, &["commit", "-qm", "start"]);
+        let copy = tmp.path().join("copy");
+        let status = Command::new("cp")
+            .args(["-r", src.to_str().unwrap(), copy.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        (tmp, copy)
+    }
+
+    /// Attribute files of this machine (outside the repository) turn refreshing off;
+    /// the tests that expect refreshing then have nothing to check.
+    fn machine_has_attribute_files(dir: &Path) -> bool {
+        let repo = Repository::open(dir).unwrap();
+        let outside = other_attribute_files(&repo);
+        outside[1..].iter().any(|f| f.exists())
+    }
+
+    fn refreshed_count(dir: &Path) -> usize {
+        let repo = Repository::open(dir).unwrap();
+        let mut index = repo.index().unwrap();
+        refresh(&repo, &mut index)
+    }
+
+    fn libgit2_status(dir: &Path) -> Vec<(String, git2::Status)> {
+        let repo = Repository::open(dir).unwrap();
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true);
+        let statuses = repo.statuses(Some(&mut opts)).unwrap();
+        statuses
+            .iter()
+            .map(|e| (e.path().unwrap().to_owned(), e.status()))
+            .collect()
+    }
+
+    #[test]
+    fn a_copied_tree_gets_fresh_stat_data_and_changed_files_still_show() {
+        let (_tmp, dir) = copied_repo(&[
+            ("a.txt", "alpha\n"),
+            ("same-size.txt", "one\n"),
+            ("run.sh", "echo hi\n"),
+            ("deep/er/b.txt", "beta\n"),
+        ]);
+        // Changes refresh must not hide: same size, other bytes; a new mode; untracked.
+        std::fs::write(dir.join("same-size.txt"), "two\n").unwrap();
+        let run = dir.join("run.sh");
+        let mut perm = std::fs::metadata(&run).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(&run, perm).unwrap();
+        std::fs::write(dir.join("new.txt"), "new\n").unwrap();
+        if machine_has_attribute_files(&dir) {
+            return;
+        }
+        let before = libgit2_status(&dir);
+        assert_eq!(refreshed_count(&dir), 2, "a.txt and deep/er/b.txt");
+        assert_eq!(libgit2_status(&dir), before);
+        let porcelain = git(&dir, &["status", "--porcelain"]);
+        assert_eq!(porcelain, " M run.sh\n M same-size.txt\n?? new.txt\n");
+        // Nothing is stale any more: a second refresh has nothing to do.
+        assert_eq!(refreshed_count(&dir), 0);
+    }
+
+    #[test]
+    fn nothing_is_refreshed_when_an_attribute_file_could_filter() {
+        let (_tmp, dir) = copied_repo(&[("a.txt", "alpha\n"), ("sub/b.txt", "beta\n")]);
+        if machine_has_attribute_files(&dir) {
+            return;
+        }
+        // An untracked .gitattributes in a folder of tracked files.
+        std::fs::write(dir.join("sub/.gitattributes"), "* text=auto\n").unwrap();
+        assert_eq!(refreshed_count(&dir), 0);
+        std::fs::remove_file(dir.join("sub/.gitattributes")).unwrap();
+        // $GIT_DIR/info/attributes.
+        std::fs::create_dir_all(dir.join(".git/info")).unwrap();
+        std::fs::write(dir.join(".git/info/attributes"), "* ident\n").unwrap();
+        assert_eq!(refreshed_count(&dir), 0);
+        std::fs::remove_file(dir.join(".git/info/attributes")).unwrap();
+        // core.autocrlf converts line ends on the way in.
+        git(&dir, &["config", "core.autocrlf", "input"]);
+        assert_eq!(refreshed_count(&dir), 0);
+        git(&dir, &["config", "core.autocrlf", "false"]);
+        assert_eq!(refreshed_count(&dir), 2);
+    }
+
+    #[test]
+    fn a_tracked_attribute_file_turns_it_off() {
+        let (_tmp, dir) = copied_repo(&[
+            ("a.txt", "alpha\r\n"),
+            (".gitattributes", "*.txt text eol=lf\n"),
+        ]);
+        assert_eq!(refreshed_count(&dir), 0);
+    }
+}
