@@ -153,13 +153,23 @@ pub fn status_text(repo: &git2::Repository, refresh: bool) -> String {
     if statuses.is_empty() {
         return "Working tree clean".to_owned();
     }
-    let mut lines: Vec<String> = statuses
+    // The default output folder (`.cn-run/`, which ignores itself) may show as untracked
+    // while it is being created; it is the runner's, not a change in the workspace.
+    let ours = |path: &str| path == ".cn-run/" || path.ends_with("/.cn-run/");
+    let entries: Vec<git2::StatusEntry<'_>> = statuses
+        .iter()
+        .filter(|e| !e.path().is_ok_and(ours))
+        .collect();
+    if entries.is_empty() {
+        return "Working tree clean".to_owned();
+    }
+    let mut lines: Vec<String> = entries
         .iter()
         .take(MAX_STATUS_LINES)
         .map(|e| format!("{} {}", short_code(e.status()), e.path().unwrap_or("?")))
         .collect();
-    if statuses.len() > MAX_STATUS_LINES {
-        lines.push(format!("… and {} more", statuses.len() - MAX_STATUS_LINES));
+    if entries.len() > MAX_STATUS_LINES {
+        lines.push(format!("… and {} more", entries.len() - MAX_STATUS_LINES));
     }
     lines.join("\n")
 }
@@ -176,5 +186,31 @@ fn short_code(s: git2::Status) -> &'static str {
         " R"
     } else {
         " M"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_status_shows_changes_but_not_the_runners_own_output_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(tmp.path()).unwrap();
+        std::fs::write(tmp.path().join("kept.txt"), "a\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("kept.txt")).unwrap();
+        index.write().unwrap();
+        assert_eq!(status_text(&repo, false), "A  kept.txt");
+        // The output folder while it is being made: no `.gitignore` in it yet.
+        std::fs::create_dir_all(tmp.path().join(".cn-run/run-1")).unwrap();
+        std::fs::write(tmp.path().join(".cn-run/run-1/events.jsonl"), "{}\n").unwrap();
+        std::fs::write(tmp.path().join("new.txt"), "b\n").unwrap();
+        assert_eq!(status_text(&repo, false), "A  kept.txt\n?? new.txt");
+        std::fs::remove_file(tmp.path().join("new.txt")).unwrap();
+        index.remove_path(Path::new("kept.txt")).unwrap();
+        index.write().unwrap();
+        std::fs::remove_file(tmp.path().join("kept.txt")).unwrap();
+        assert_eq!(status_text(&repo, false), "Working tree clean");
     }
 }

@@ -20,48 +20,126 @@ use crate::report::DiffStat;
 /// and the event to report (the start snapshot, or a warning).
 type Opened = (Option<GitCheckpointer>, Option<Event>);
 
+/// What a new run's start snapshot waits for: the run has started, with this id, and
+/// writes its outputs here (never snapshotted).
+struct Go {
+    run_id: String,
+    out_dir: PathBuf,
+}
+
+/// A new run's checkpointer, opened before the run exists: it opens the repository and
+/// takes the git status the system prompt needs on its own thread, from the moment the
+/// workspace is known, then waits to be [bound](Early::bind) to a run. Dropped unbound
+/// (the run did not start), it writes nothing.
+pub(crate) struct Early {
+    workspace: PathBuf,
+    status: Option<tokio::sync::oneshot::Receiver<String>>,
+    go: Option<std::sync::mpsc::Sender<Go>>,
+    opening: Option<std::io::Result<JoinHandle<Opened>>>,
+}
+
+impl Early {
+    /// Starts on `workspace` (a canonical path).
+    pub(crate) fn open(workspace: &Path) -> Early {
+        let (status_tx, status) = tokio::sync::oneshot::channel();
+        let (go, wait) = std::sync::mpsc::channel();
+        let ws = workspace.to_path_buf();
+        let opening = std::thread::Builder::new()
+            .name("cn-run-checkpoint".into())
+            .spawn(move || open_new(&ws, status_tx, wait));
+        Early {
+            workspace: workspace.to_path_buf(),
+            status: Some(status),
+            go: Some(go),
+            opening: Some(opening),
+        }
+    }
+
+    /// The workspace it was opened on.
+    pub(crate) fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The checkpointer of run `run_id` (its snapshot taken after [`Checkpoints::begin`]),
+    /// and the git status when it comes (closed unsent when there is no usable repository).
+    pub(crate) fn bind(
+        mut self,
+        run_id: &str,
+        out_dir: &Path,
+        emitter: &Arc<Emitter>,
+    ) -> (Checkpoints, tokio::sync::oneshot::Receiver<String>) {
+        let go = self.go.take().map(|tx| {
+            let go = Go {
+                run_id: run_id.to_owned(),
+                out_dir: out_dir.to_path_buf(),
+            };
+            (tx, go)
+        });
+        let checkpoints = Checkpoints {
+            git: OnceLock::new(),
+            opening: Mutex::new(self.opening.take()),
+            go: Mutex::new(go),
+            emitter: emitter.clone(),
+            mutated: AtomicBool::new(false),
+        };
+        let status = match self.status.take() {
+            Some(status) => status,
+            None => tokio::sync::oneshot::channel().1,
+        };
+        (checkpoints, status)
+    }
+}
+
+impl Drop for Early {
+    /// Never bound: the thread stops before writing anything; it is waited for so it
+    /// cannot be cut off halfway through removing its private index.
+    fn drop(&mut self) {
+        self.go.take();
+        if let Some(Ok(handle)) = self.opening.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
 /// The run's checkpointer: being opened, then open (or off, with a warning).
 pub(crate) struct Checkpoints {
     git: OnceLock<Option<GitCheckpointer>>,
     opening: Mutex<Option<std::io::Result<JoinHandle<Opened>>>>,
     /// Lets a new run's start snapshot go ahead once the run has started; dropped
     /// unsent (a set-up error), the snapshot is not taken and nothing is written to git.
-    go: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    go: Mutex<Option<(std::sync::mpsc::Sender<Go>, Go)>>,
     emitter: Arc<Emitter>,
     /// Whether any call that may change files ran (else the diff is empty for sure).
     mutated: AtomicBool,
 }
 
 impl Checkpoints {
-    /// Start (or, for a resumed run, continue) checkpointing on another thread. Its
-    /// event (or the warning that checkpoints are off) is emitted when it is first
-    /// waited for, which is after `run.started`: the emitter may have no sink yet.
-    /// A new run's git status (for the system prompt) is sent to `status` on the way;
-    /// when it is not (no usable repository), the sender is dropped. The start snapshot
-    /// itself waits for [`begin`](Self::begin).
-    pub(crate) fn open(
+    /// Continue a resumed run's snapshot chain, on another thread. Its event (or the
+    /// warning that checkpoints are off) is emitted when it is first waited for, which
+    /// is after `run.started`: the emitter may have no sink yet.
+    pub(crate) fn resume(
         workspace: &Path,
         run_id: &str,
         out_dir: &Path,
-        resume: bool,
         emitter: &Arc<Emitter>,
-        status: Option<std::sync::mpsc::Sender<String>>,
     ) -> Checkpoints {
         let (workspace, run_id, out_dir) = (
             workspace.to_path_buf(),
             run_id.to_owned(),
             out_dir.to_path_buf(),
         );
-        let (go, wait) = std::sync::mpsc::channel();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".into())
-            .spawn(move || open_git(&workspace, &run_id, &out_dir, resume, status, wait));
+            .spawn(move || {
+                let opened = GitCheckpointer::resume(&workspace, &run_id, &[out_dir]);
+                outcome(opened, false)
+            });
         Checkpoints {
             git: OnceLock::new(),
             opening: Mutex::new(Some(opening)),
-            go: Mutex::new(Some(go)),
+            go: Mutex::new(None),
             emitter: emitter.clone(),
-            mutated: AtomicBool::new(resume),
+            mutated: AtomicBool::new(true),
         }
     }
 
@@ -78,8 +156,8 @@ impl Checkpoints {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        if let Some(go) = go {
-            let _ = go.send(());
+        if let Some((tx, go)) = go {
+            let _ = tx.send(go);
         }
     }
 
@@ -227,35 +305,33 @@ impl Drop for Checkpoints {
     }
 }
 
-/// Opens the checkpointer and takes (or, resuming, finds) the start snapshot; a new
-/// run's snapshot only once `go` says the run has started.
-fn open_git(
+/// A new run's checkpointer: the status for the system prompt, then (once the run has
+/// started) the start snapshot.
+fn open_new(
     workspace: &Path,
-    run_id: &str,
-    out_dir: &Path,
-    resume: bool,
-    status: Option<std::sync::mpsc::Sender<String>>,
-    go: std::sync::mpsc::Receiver<()>,
+    status: tokio::sync::oneshot::Sender<String>,
+    go: std::sync::mpsc::Receiver<Go>,
 ) -> Opened {
-    let exclude = [out_dir.to_path_buf()];
-    let opened = if resume {
-        GitCheckpointer::resume(workspace, run_id, &exclude)
-    } else {
-        GitCheckpointer::start_observed(workspace, run_id, &exclude, |repo| {
-            if let Some(tx) = status {
-                // Not written back (`false`): the first request waits for this status, and
-                // saving the index here cost it ~0.3 ms; the snapshot that follows, off the
-                // critical path, refreshes and saves the private index anyway.
-                let _ = tx.send(crate::agent::status_text(repo, false));
-            }
-            go.recv().is_ok()
-        })
-    };
+    let opened = GitCheckpointer::start_observed(workspace, |repo| {
+        // Not written back (`false`): the private index already has fresh stat data
+        // (refresh.rs), and the snapshot saves it anyway.
+        let _ = status.send(crate::agent::status_text(repo, false));
+        go.recv().ok().map(|g| (g.run_id, vec![g.out_dir]))
+    });
+    outcome(opened, true)
+}
+
+/// The checkpointer and the event to report: the new run's start snapshot, or why
+/// checkpoints are off.
+fn outcome(
+    opened: Result<Result<GitCheckpointer, String>, crate::checkpoint::CheckpointError>,
+    new_run: bool,
+) -> Opened {
     let warn = |message: String| Some(Event::Warning { message });
     match opened {
         Ok(Ok(git)) => {
             let start = git.start_snapshot();
-            let event = (!resume).then_some(Event::CheckpointCreated {
+            let event = new_run.then_some(Event::CheckpointCreated {
                 turn: 0,
                 index: start.index,
                 reference: start.reference,

@@ -42,8 +42,8 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Export(a)) => export_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
-        Some(Command::Run(args)) => block_on(run_jobs(*args, &log)),
-        None => block_on(run_jobs(cli.run, &log)),
+        Some(Command::Run(args)) => run_command(*args, &log),
+        None => run_command(cli.run, &log),
     }
 }
 
@@ -171,17 +171,44 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
     Ok(jobs)
 }
 
-async fn run_jobs(args: RunArgs, log: &LogHandle) -> i32 {
+/// `cn-run [run] ...`: load the jobs (a bad one runs nothing), open a lone job's
+/// checkpointer at once, then run them in the async runtime.
+fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
     if let Some(id) = args.resume.clone() {
-        return resume::resume(&id, &args, log).await;
+        return block_on(async { resume::resume(&id, &args, log).await });
     }
     let jobs = match load_jobs(&args) {
         Ok(j) => j,
         Err(e) => return usage_error(&e),
     };
+    let early = early_checkpoints(&jobs, &args);
+    block_on(run_jobs(jobs, args, log, early))
+}
+
+/// A lone job's checkpointer, opened before the runtime is built: the git status it
+/// takes (which the first request waits for) then overlaps with the rest of the set-up.
+/// None for several jobs (each gets a worktree), a copied workspace, or no checkpoints.
+fn early_checkpoints(jobs: &[Job], args: &RunArgs) -> Option<checkpoints::Early> {
+    let [job] = jobs else {
+        return None;
+    };
+    let isolated = args.isolate == Some(crate::cli::Isolate::Worktree);
+    if !job.git.checkpoints || job.workspace.copy || isolated {
+        return None;
+    }
+    let workspace = setup::workspace_dir(job, args).ok()?;
+    Some(checkpoints::Early::open(&workspace))
+}
+
+async fn run_jobs(
+    jobs: Vec<Job>,
+    args: RunArgs,
+    log: &LogHandle,
+    early: Option<checkpoints::Early>,
+) -> i32 {
     let mut results: Vec<RunResult> = Vec::new();
     let mut worst = Status::Success;
-    for outcome in parallel::run_all(jobs, &args, log).await {
+    for outcome in parallel::run_all(jobs, &args, log, early).await {
         match outcome {
             Ok(result) => {
                 if result.status.severity() > worst.severity() {

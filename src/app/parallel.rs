@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
+use super::checkpoints::Early;
 use super::run::{self, RunOptions};
 use crate::cli::{Isolate, RunArgs};
 use crate::job::Job;
@@ -15,11 +16,13 @@ use crate::observability::LogHandle;
 use crate::report::RunResult;
 use crate::worktree::RunWorktree;
 
-/// Run `jobs`; `Err(message)` for a job that could not start (printed, exit 2).
+/// Run `jobs`; `Err(message)` for a job that could not start (printed, exit 2). `early`
+/// is a lone job's checkpointer, opened before the runtime.
 pub(crate) async fn run_all(
     jobs: Vec<Job>,
     args: &RunArgs,
     log: &LogHandle,
+    mut early: Option<Early>,
 ) -> Vec<Result<RunResult, String>> {
     let isolate = args.isolate.unwrap_or(if jobs.len() > 1 {
         Isolate::Worktree
@@ -30,9 +33,10 @@ pub(crate) async fn run_all(
     let mut tasks = Vec::with_capacity(jobs.len());
     for job in jobs {
         let (args, log, permits) = (args.clone(), log.clone(), permits.clone());
+        let early = early.take();
         tasks.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;
-            run_one(job, args, log, isolate).await
+            run_one(job, args, log, isolate, early).await
         }));
     }
     let mut results = Vec::with_capacity(tasks.len());
@@ -50,6 +54,7 @@ async fn run_one(
     mut args: RunArgs,
     log: LogHandle,
     isolate: Isolate,
+    early: Option<Early>,
 ) -> Result<RunResult, String> {
     let name = job.name.clone();
     let worktree = if isolate == Isolate::Worktree && !job.workspace.copy {
@@ -73,6 +78,7 @@ async fn run_one(
     };
     let opts = RunOptions {
         args: &args,
+        early: std::sync::Mutex::new(early),
         log: &log,
         isolation: worktree.as_ref().map(|_| "worktree"),
     };

@@ -110,6 +110,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     }
     let opts = RunOptions {
         args: &args,
+        early: Default::default(),
         log,
         isolation: None,
     };

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use tokio::sync::Mutex;
 
+use super::checkpoints::{Checkpoints, Early};
 use super::finish::{Finished, finish};
 use super::outputs;
 use super::run_parts::{
@@ -28,6 +29,9 @@ use crate::tools::ToolShared;
 
 pub(crate) struct RunOptions<'a> {
     pub args: &'a RunArgs,
+    /// A new run's checkpointer opened before the runtime (see `app::early_checkpoints`),
+    /// used when the run's workspace is the one it was opened on.
+    pub early: std::sync::Mutex<Option<Early>>,
     pub log: &'a LogHandle,
     /// `worktree` when the run works in a throwaway worktree (reported in result.json).
     pub isolation: Option<&'a str>,
@@ -87,21 +91,29 @@ pub(crate) async fn run_job(
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(crate::events::Emitter::new(run_id.clone()));
     // The system prompt needs the git status; a new run's checkpointer takes it on its
-    // own thread (just before the start snapshot, which then reads no file twice). It
-    // starts as soon as the workspace is known: the first request waits for it.
+    // own thread, started before the runtime when the command line allowed (`early`),
+    // else now: the first request waits for it.
     let resumed = resume.is_some();
-    let (status_tx, status_rx) = match job.git.checkpoints && !resumed {
-        true => {
-            let (tx, rx) = std::sync::mpsc::channel();
-            (Some(tx), Some(rx))
+    let early = opts
+        .early
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        .filter(|e| !resumed && e.workspace() == workspace);
+    let (checkpoints, status_rx) = match (job.git.checkpoints, resumed) {
+        (false, _) => (None, None),
+        (true, true) => (
+            Some(Arc::new(Checkpoints::resume(
+                &workspace, &run_id, &out_dir, &emitter,
+            ))),
+            None,
+        ),
+        (true, false) => {
+            let early = early.unwrap_or_else(|| Early::open(&workspace));
+            let (checkpoints, status) = early.bind(&run_id, &out_dir, &emitter);
+            (Some(Arc::new(checkpoints)), Some(status))
         }
-        false => (None, None),
     };
-    let checkpoints = job.git.checkpoints.then(|| {
-        Arc::new(super::checkpoints::Checkpoints::open(
-            &workspace, &run_id, &out_dir, resumed, &emitter, status_tx,
-        ))
-    });
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
     let trust = crate::untrusted::Trust {
         untrusted: args.untrusted || !job.untrusted_paths.is_empty(),
@@ -123,17 +135,6 @@ pub(crate) async fn run_job(
     }
     let all_rules: Vec<crate::rules::RuleDef> =
         job.rules.iter().cloned().chain(workspace_rules).collect();
-    let system_task = tokio::task::spawn_blocking({
-        let (job, workspace, mode, format) =
-            (job.clone(), workspace.clone(), policy.mode(), args.format);
-        let (rules, repo, trust) = (all_rules.clone(), repo_files.clone(), trust.clone());
-        move || {
-            let status = status_rx;
-            system_prompt(
-                &job, &rules, &workspace, mode, format, &repo, &trust, status,
-            )
-        }
-    });
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
@@ -283,8 +284,9 @@ pub(crate) async fn run_job(
         });
     }
     let conditional_rules: Vec<crate::rules::RuleDef> = all_rules
-        .into_iter()
+        .iter()
         .filter(|r| matches!(r.applies, crate::rules::Applies::OnTouch { .. }))
+        .cloned()
         .collect();
     let sandbox_failure = match sandbox_verdict {
         Ok(Some(warning)) => {
@@ -316,6 +318,29 @@ pub(crate) async fn run_job(
         emitter: emitter.clone(),
         checkpoints: checkpoints.clone(),
     };
+    let status = match status_rx {
+        Some(rx) => rx.await.ok().map(|text| (true, text)),
+        None => None,
+    };
+    let status = match status {
+        Some(status) => status,
+        None => {
+            let ws = workspace.clone();
+            tokio::task::spawn_blocking(move || crate::agent::git_status(&ws))
+                .await
+                .map_err(|e| format!("git status failed: {e}"))?
+        }
+    };
+    let system = system_prompt(
+        &job,
+        &all_rules,
+        &workspace,
+        policy.mode(),
+        args.format,
+        &repo_files,
+        &trust,
+        status,
+    );
     let mut agent = Agent {
         client: parts.client.as_ref(),
         tools: &registry,
@@ -325,9 +350,7 @@ pub(crate) async fn run_job(
         redactor: &redactor,
         stop: stop.clone(),
         config: config.clone(),
-        system: system_task
-            .await
-            .map_err(|e| format!("system prompt failed: {e}"))?,
+        system,
         hooks: &hooks,
         rules: conditional_rules,
         narrow: None,

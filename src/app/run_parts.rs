@@ -158,8 +158,8 @@ pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
 
 /// The system message with the rules that always apply; `rules` are the job's and the
 /// workspace's (conditional ones join later, when the run touches a matching file).
-/// The git status comes from `status` when the checkpointer sends it (it reads the tree
-/// anyway), else it is taken here.
+/// `status` is the git status (whether the workspace is a repository, and the text):
+/// the checkpointer's, which reads the tree anyway, or taken for this call.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn system_prompt(
     job: &Job,
@@ -169,12 +169,8 @@ pub(crate) fn system_prompt(
     format: Format,
     repo: &crate::repo_files::RepoFiles,
     trust: &crate::untrusted::Trust,
-    status: Option<std::sync::mpsc::Receiver<String>>,
+    status: (bool, String),
 ) -> SystemPrompt {
-    let status = match status.map(|rx| rx.recv()) {
-        Some(Ok(text)) => (true, text),
-        _ => crate::agent::git_status(workspace),
-    };
     let always: Vec<crate::rules::RuleDef> = rules
         .iter()
         .filter(|r| matches!(r.applies, crate::rules::Applies::Always))

@@ -40,20 +40,19 @@ impl GitCheckpointer {
         run_id: &str,
         exclude: &[PathBuf],
     ) -> Result<Result<Self, String>, CheckpointError> {
-        Self::start_observed(workspace, run_id, exclude, |_| true)
+        check_run_id(run_id)?;
+        Self::start_observed(workspace, |_| Some((run_id.to_owned(), exclude.to_vec())))
     }
 
-    /// As [`start`](Self::start), calling `observe` with the repository (its index a
-    /// private copy) just before the start snapshot; the run takes the system prompt's
-    /// git status there. When `observe` returns false, no snapshot is taken
-    /// (`Ok(Err(reason))`) and nothing is written to the repository.
+    /// As [`start`](Self::start) for a run that has no id yet: `observe` is called with
+    /// the repository (its index a private copy, with fresh stat data) before anything
+    /// is written — the run takes the system prompt's git status there — and returns
+    /// the run id and the paths to exclude once the run has started. When it returns
+    /// `None`, no snapshot is taken (`Ok(Err(reason))`) and nothing is left in the repository.
     pub fn start_observed(
         workspace: &Path,
-        run_id: &str,
-        exclude: &[PathBuf],
-        observe: impl FnOnce(&git2::Repository) -> bool,
+        observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>)>,
     ) -> Result<Result<Self, String>, CheckpointError> {
-        check_run_id(run_id)?;
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
             Err(reason) => return Ok(Err(reason)),
@@ -73,17 +72,23 @@ impl GitCheckpointer {
                 });
             }
         };
-        if repo.find_reference(&reference_name(run_id, 0)).is_ok() {
+        let root = snapshot::workdir(&repo)?;
+        let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
+        let mut snap = Snapshotter::new(repo, Some(head_tree), Vec::new())?;
+        let Some((run_id, exclude)) = observe(snap.repo()) else {
+            return Ok(Err("the run did not start".to_owned()));
+        };
+        let run_id = run_id.as_str();
+        check_run_id(run_id)?;
+        if snap
+            .repo()
+            .find_reference(&reference_name(run_id, 0))
+            .is_ok()
+        {
             return Err(CheckpointError::RunExists(run_id.to_string()));
         }
-        let root = snapshot::workdir(&repo)?;
         let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
-        let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
-        let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
-        let snap = Snapshotter::new(repo, Some(head_tree), exclude)?;
-        if !observe(snap.repo()) {
-            return Ok(Err("the run did not start".to_owned()));
-        }
+        snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
         let tree = snap.tree()?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         let start = Checkpoint {

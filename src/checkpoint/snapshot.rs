@@ -65,6 +65,11 @@ impl Snapshotter {
         &self.exclude
     }
 
+    /// Sets the paths never snapshotted (repo-relative prefixes), before the first tree.
+    pub(crate) fn set_exclude(&mut self, exclude: Vec<String>) {
+        self.exclude = exclude;
+    }
+
     /// Brings the private index up to date with the working tree (tracked and untracked
     /// files, ignored ones left out unless already tracked) and writes it as a tree.
     pub(crate) fn tree(&self) -> Result<Oid, CheckpointError> {
