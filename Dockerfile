@@ -8,7 +8,7 @@ COPY src ./src
 COPY benches ./benches
 COPY tests ./tests
 COPY examples ./examples
-RUN cargo build --release --locked --bin cn-run
+RUN cargo build --profile dist --locked --bin cn-run
 
 FROM debian:bookworm-slim
 RUN apt-get update \
@@ -18,7 +18,7 @@ RUN apt-get update \
     && mkdir -p /workspace \
     && chown cnrun:cnrun /workspace \
     && git config --system --add safe.directory /workspace
-COPY --from=build /src/target/release/cn-run /usr/local/bin/cn-run
+COPY --from=build /src/target/dist/cn-run /usr/local/bin/cn-run
 USER 10001:10001
 WORKDIR /workspace
 ENTRYPOINT ["cn-run"]
