@@ -10,6 +10,10 @@ pub trait AgentHooks: Send + Sync {
     /// yet. (A response without calls goes straight to [`after_turn`](Self::after_turn).)
     async fn after_response(&self, _turn: u32, _state: &RunState) {}
 
+    /// A tool call is streaming in (not run yet): changes may come soon. Called from
+    /// the stream, so it must not block.
+    fn changes_coming(&self) {}
+
     /// Tool calls or checks are about to run: from here on the workspace may change.
     async fn before_changes(&self) {}
 

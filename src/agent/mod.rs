@@ -294,7 +294,11 @@ impl Agent<'_> {
         }
         let emitter = self.emitter;
         let redactor = self.redactor;
+        let hooks = self.hooks;
         let mut on_notice = |notice: Notice<'_>| {
+            if matches!(notice, Notice::ToolCallStarted) {
+                hooks.changes_coming();
+            }
             if let Notice::Retry {
                 attempt,
                 delay,

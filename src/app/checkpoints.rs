@@ -1,10 +1,14 @@
-//! Git checkpoints wired into a run: snapshot 0 when it starts (or the chain continued
-//! when it resumes), one after every mutating tool call that changed the tree, the
-//! run's diff.patch and diffstat at the end, and rollback when the job asks for it.
+//! Git checkpoints wired into a run: snapshot 0 before the run first changes anything
+//! (or the chain continued when it resumes), one after every mutating tool call that
+//! changed the tree, the run's diff.patch and diffstat at the end, and rollback when the
+//! job asks for it.
 //!
-//! The start snapshot walks (and, in a fresh copy, hashes) the whole workspace. It runs
-//! on its own thread while the first model request is in flight, and is waited for only
-//! when something may change the tree (tool calls or checks about to run) or at the end.
+//! The checkpoint thread opens the repository and takes the git status the system prompt
+//! needs as soon as the workspace is known. The start snapshot, which walks (and, in a
+//! fresh copy, hashes) the whole workspace, waits until the first tool call streams in
+//! (or tools or checks are about to run), and is waited for only before something may
+//! change the tree or at the end. A run that only answers takes no snapshot: it changed
+//! nothing, and its diff is empty.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,9 +20,24 @@ use crate::events::{Emitter, Event};
 use crate::redact::Redactor;
 use crate::report::DiffStat;
 
-/// What opening the checkpointer gave: the checkpointer (none when git cannot be used)
-/// and the event to report (the start snapshot, or a warning).
-type Opened = (Option<GitCheckpointer>, Option<Event>);
+/// What opening the checkpointer gave: the checkpointer (none when git cannot be used, or
+/// the run never needed its start snapshot) and the event to report (the start
+/// snapshot, or why checkpoints are off).
+struct Opened {
+    git: Option<GitCheckpointer>,
+    event: Option<Event>,
+    /// The repository was usable, but the run ran no tool and no check: nothing changed,
+    /// so no snapshot was taken.
+    unchanged: bool,
+}
+
+/// The checkpointer as the run ends.
+enum AtEnd<'a> {
+    Open(&'a GitCheckpointer),
+    /// Nothing ran that could change the workspace: no snapshot, an empty diff.
+    Unchanged,
+    Off,
+}
 
 /// What a new run's start snapshot waits for: the run has started, with this id, and
 /// writes its outputs here (never snapshotted).
@@ -81,6 +100,7 @@ impl Early {
             go: Mutex::new(go),
             emitter: emitter.clone(),
             mutated: AtomicBool::new(false),
+            unchanged: AtomicBool::new(false),
         };
         let status = match self.status.take() {
             Some(status) => status,
@@ -111,6 +131,8 @@ pub(crate) struct Checkpoints {
     emitter: Arc<Emitter>,
     /// Whether any call that may change files ran (else the diff is empty for sure).
     mutated: AtomicBool,
+    /// Set when the run ended without needing its start snapshot (see [`Opened`]).
+    unchanged: AtomicBool,
 }
 
 impl Checkpoints {
@@ -140,6 +162,7 @@ impl Checkpoints {
             go: Mutex::new(None),
             emitter: emitter.clone(),
             mutated: AtomicBool::new(true),
+            unchanged: AtomicBool::new(false),
         }
     }
 
@@ -149,7 +172,9 @@ impl Checkpoints {
         self.opening.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The run has started: its start snapshot may be taken (on the checkpoint thread).
+    /// The run is about to change the workspace (a tool call is streaming in, or tools
+    /// or checks are about to run): its start snapshot is taken now, on the checkpoint
+    /// thread. A run that never gets here (an answer without tool calls) takes none.
     pub(crate) fn begin(&self) {
         let go = self
             .go
@@ -165,24 +190,47 @@ impl Checkpoints {
     /// checkpoints are off. Call before anything may change the workspace.
     pub(crate) fn ready(&self) -> Option<&GitCheckpointer> {
         self.begin();
+        self.opened()
+    }
+
+    /// The checkpoint thread's outcome (waits for it); its event is emitted once.
+    fn opened(&self) -> Option<&GitCheckpointer> {
         self.git
             .get_or_init(|| {
-                let off = |why: String| {
-                    let message = format!("git checkpoints and diff are off: {why}");
-                    (None, Some(Event::Warning { message }))
+                let off = |why: String| Opened {
+                    git: None,
+                    event: Some(Event::Warning {
+                        message: format!("git checkpoints and diff are off: {why}"),
+                    }),
+                    unchanged: false,
                 };
-                let (git, event) = match self.lock_opening().take()? {
+                let opened = match self.lock_opening().take()? {
                     Ok(handle) => handle
                         .join()
                         .unwrap_or_else(|_| off("the start snapshot failed".to_owned())),
                     Err(e) => off(format!("cannot start a thread: {e}")),
                 };
-                if let Some(event) = event {
+                if let Some(event) = opened.event {
                     self.emitter.emit(event);
                 }
-                git
+                self.unchanged.store(opened.unchanged, Ordering::SeqCst);
+                opened.git
             })
             .as_ref()
+    }
+
+    /// As the run ends: the checkpointer if the run took its start snapshot; a run that
+    /// never began changing things takes none now (the thread is told to stop).
+    fn at_end(&self) -> AtEnd<'_> {
+        self.go
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match self.opened() {
+            Some(git) => AtEnd::Open(git),
+            None if self.unchanged.load(Ordering::SeqCst) => AtEnd::Unchanged,
+            None => AtEnd::Off,
+        }
     }
 
     /// Something outside the tools (a check command) may have changed the workspace.
@@ -211,9 +259,10 @@ impl Checkpoints {
         }
     }
 
-    /// Every snapshot so far (start first), for result.json and the session.
+    /// Every snapshot so far (start first), for result.json and the session: after a
+    /// change, or at the end (none when the run changed nothing).
     pub(crate) fn list(&self) -> Vec<serde_json::Value> {
-        let Some(git) = self.ready() else {
+        let AtEnd::Open(git) = self.at_end() else {
             return Vec::new();
         };
         std::iter::once(git.start_snapshot())
@@ -228,12 +277,13 @@ impl Checkpoints {
         out_dir: &Path,
         redactor: &Redactor,
     ) -> Option<(PathBuf, DiffStat, bool)> {
-        let git = self.ready()?;
         // Nothing ran that could change a file: the diff is empty without a tree walk.
-        let diff = if self.mutated.load(Ordering::SeqCst) {
-            git.diff_since_start()
-        } else {
-            Ok((Vec::new(), crate::checkpoint::DiffStat::default()))
+        let diff = match self.at_end() {
+            AtEnd::Off => return None,
+            AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => git.diff_since_start(),
+            AtEnd::Open(_) | AtEnd::Unchanged => {
+                Ok((Vec::new(), crate::checkpoint::DiffStat::default()))
+            }
         };
         match diff {
             Ok((patch, stat)) => {
@@ -276,7 +326,7 @@ impl Checkpoints {
 
     /// Put the workspace back to the start (git.rollback_on_failure).
     pub(crate) fn rollback_to_start(&self, workspace: &Path) {
-        let Some(git) = self.ready() else {
+        let AtEnd::Open(git) = self.at_end() else {
             return;
         };
         let message = match crate::checkpoint::rollback(workspace, git.run_id(), None) {
@@ -312,12 +362,22 @@ fn open_new(
     status: tokio::sync::oneshot::Sender<String>,
     go: std::sync::mpsc::Receiver<Go>,
 ) -> Opened {
+    let mut unchanged = false;
     let opened = GitCheckpointer::start_observed(workspace, |repo| {
         // Not written back (`false`): the private index already has fresh stat data
         // (refresh.rs), and the snapshot saves it anyway.
         let _ = status.send(crate::agent::status_text(repo, false));
-        go.recv().ok().map(|g| (g.run_id, vec![g.out_dir]))
+        let go = go.recv().ok();
+        unchanged = go.is_none();
+        go.map(|g| (g.run_id, vec![g.out_dir]))
     });
+    if unchanged {
+        return Opened {
+            git: None,
+            event: None,
+            unchanged: true,
+        };
+    }
     outcome(opened, true)
 }
 
@@ -327,7 +387,13 @@ fn outcome(
     opened: Result<Result<GitCheckpointer, String>, crate::checkpoint::CheckpointError>,
     new_run: bool,
 ) -> Opened {
-    let warn = |message: String| Some(Event::Warning { message });
+    let off = |why: String| Opened {
+        git: None,
+        event: Some(Event::Warning {
+            message: format!("git checkpoints and diff are off: {why}"),
+        }),
+        unchanged: false,
+    };
     match opened {
         Ok(Ok(git)) => {
             let start = git.start_snapshot();
@@ -338,12 +404,13 @@ fn outcome(
                 commit: start.commit,
                 call_id: None,
             });
-            (Some(git), event)
+            Opened {
+                git: Some(git),
+                event,
+                unchanged: false,
+            }
         }
-        Ok(Err(reason)) => (
-            None,
-            warn(format!("git checkpoints and diff are off: {reason}")),
-        ),
-        Err(e) => (None, warn(format!("git checkpoints and diff are off: {e}"))),
+        Ok(Err(reason)) => off(reason),
+        Err(e) => off(e.to_string()),
     }
 }

@@ -362,11 +362,6 @@ pub(crate) async fn run_job(
             job.model.max_tokens.map(u64::from),
         )),
     };
-    // The run has started: its start snapshot is taken while the first request is in
-    // flight (not earlier: it would compete for the cores with the system prompt).
-    if let Some(c) = &checkpoints {
-        c.begin();
-    }
     let attempts = async {
         match mcp_failure.or(sandbox_failure) {
             Some(e) => (

@@ -62,6 +62,12 @@ impl AgentHooks for SessionHooks {
         .await;
     }
 
+    fn changes_coming(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.begin();
+        }
+    }
+
     async fn before_changes(&self) {
         if let Some(c) = &self.checkpoints {
             c.ready();

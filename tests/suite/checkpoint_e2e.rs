@@ -236,3 +236,50 @@ fn a_run_that_cannot_start_leaves_no_checkpoint_behind() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A run that only answers changes nothing: no snapshot is taken (no reference), its
+/// result lists no checkpoint and an empty diff. The same job with one Read call takes
+/// the start snapshot.
+#[test]
+fn a_run_that_only_answers_takes_no_snapshot() {
+    for (script, snapshots) in [
+        ("turns:\n  - text: just an answer\n", 0),
+        (
+            "turns:\n  - tool_calls:\n      - {name: Read, arguments: {filepath: a.txt}}\n  - text: read it\n",
+            1,
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        setup(&ws, "");
+        std::fs::write(tmp.path().join("jobs/s.yaml"), script).unwrap();
+        let mut cmd = cn_run(&ws);
+        cmd.arg(tmp.path().join("jobs/job.yaml"));
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{r:#?}");
+        let refs = git(
+            &ws,
+            &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
+        );
+        assert_eq!(refs.lines().count(), snapshots, "{script}: {refs}");
+        let run_dir = std::fs::read_dir(ws.join(".cn-run"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.is_dir())
+            .unwrap();
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(result["checkpoints"].as_array().unwrap().len(), snapshots);
+        assert_eq!(result["diff"]["files"], 0, "{result}");
+        assert_eq!(std::fs::read(run_dir.join("diff.patch")).unwrap(), b"");
+        let leftovers = std::fs::read_dir(ws.join(".git"))
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("cn-run-index-"))
+            .count();
+        assert_eq!(leftovers, 0);
+    }
+}

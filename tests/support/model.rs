@@ -109,6 +109,7 @@ pub async fn run_cancellable(
         cancel,
         &mut |notice| match notice {
             Notice::TextDelta(text) => streamed.push_str(text),
+            Notice::ToolCallStarted => {}
             Notice::Retry {
                 attempt,
                 delay,

@@ -90,6 +90,7 @@ async fn run(
     let result = complete(fake, &request(), policy, idle, cancel, &mut |n| {
         notices.push(match n {
             Notice::TextDelta(t) => format!("text {t}"),
+            Notice::ToolCallStarted => "tool call".to_owned(),
             Notice::Retry { attempt, error, .. } => format!("retry {attempt} {}", error.kind()),
         })
     })
@@ -241,4 +242,57 @@ async fn cancellation_interrupts_the_backoff_sleep() {
     assert_eq!(result.unwrap_err().kind(), "cancelled");
     assert_eq!(notices, ["retry 1 server"]);
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The first piece of a tool call is announced once per attempt (the run starts its
+/// checkpoint then, while the rest of the call streams in); text alone announces nothing.
+#[tokio::test]
+async fn the_first_tool_call_piece_is_announced_once_per_attempt() {
+    let delta = |index: usize, args: &str| {
+        Ok(StreamEvent::ToolCallDelta {
+            index,
+            id: Some(format!("c{index}")),
+            name: Some("Read".into()),
+            arguments: args.into(),
+        })
+    };
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Items(
+            vec![
+                Ok(StreamEvent::TextDelta("looking".into())),
+                delta(0, "{\"filepath\":"),
+                Err(ProviderError::Network("reset".into())),
+            ],
+            false,
+        ),
+        Attempt::Items(
+            vec![
+                delta(0, "{\"filepath\":"),
+                delta(0, "\"a\"}"),
+                delta(1, "{}"),
+                Ok(StreamEvent::Finish(FinishReason::ToolCalls)),
+            ],
+            false,
+        ),
+    ]));
+    let (result, notices) = run(
+        &fake,
+        &quick(2),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(
+        notices,
+        ["text looking", "tool call", "retry 1 network", "tool call"]
+    );
+    let (_, notices) = run(
+        &Fake(Mutex::new(vec![answer("just text")])),
+        &quick(0),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(notices, ["text just text"]);
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{AssistantTurn, ChatRequest, ModelClient, ProviderError};
+use super::{AssistantTurn, ChatRequest, ModelClient, ProviderError, StreamEvent};
 use assemble::Assembler;
 
 /// The longest wait a server's `Retry-After` can impose.
@@ -66,6 +66,9 @@ pub enum Notice<'a> {
     /// A piece of the answer's text as it streams in. After a `Retry`, the text streamed so
     /// far is discarded: the answer starts again.
     TextDelta(&'a str),
+    /// The first piece of a tool call arrived (once per attempt): the model is about to
+    /// ask for something to run.
+    ToolCallStarted,
     /// The request failed with a retryable error; it is sent again after `delay`.
     Retry {
         attempt: u32,
@@ -127,8 +130,14 @@ async fn attempt(
 ) -> Result<AssistantTurn, ProviderError> {
     let mut stream = guarded(cancel, idle_timeout, client.stream(request)).await??;
     let mut assembler = Assembler::default();
+    let mut tool_call_seen = false;
     while let Some(item) = guarded(cancel, idle_timeout, stream.next()).await? {
-        if let Some(text) = assembler.push(item?)? {
+        let item = item?;
+        if !tool_call_seen && matches!(item, StreamEvent::ToolCallDelta { .. }) {
+            tool_call_seen = true;
+            on_notice(Notice::ToolCallStarted);
+        }
+        if let Some(text) = assembler.push(item)? {
             on_notice(Notice::TextDelta(&text));
         }
     }
