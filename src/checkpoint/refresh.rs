@@ -81,11 +81,16 @@ fn stat_differs(root: &Path, entry: &IndexEntry) -> Option<bool> {
     meta.file_type().is_file().then(|| !same_stat(entry, &meta))
 }
 
+/// The fields libgit2 compares to trust an entry without reading its file. Not `dev`:
+/// libgit2 neither compares it nor stores the device there (it writes `st_rdev`, 0 for a
+/// file), so comparing it would find every index libgit2 wrote stale.
 fn same_stat(entry: &IndexEntry, meta: &std::fs::Metadata) -> bool {
     entry.mtime == time(meta.mtime(), meta.mtime_nsec())
         && entry.ctime == time(meta.ctime(), meta.ctime_nsec())
         && entry.ino == meta.ino() as u32
-        && entry.dev == meta.dev() as u32
+        && entry.uid == meta.uid()
+        && entry.gid == meta.gid()
+        && u64::from(entry.file_size) == meta.len()
 }
 
 /// `entry` with the stat data of its file, when the file is a regular file of the same
@@ -119,7 +124,6 @@ fn refreshed(root: &Path, entry: IndexEntry) -> Option<IndexEntry> {
     Some(IndexEntry {
         ctime: time(meta.ctime(), meta.ctime_nsec()),
         mtime: time(meta.mtime(), meta.mtime_nsec()),
-        dev: meta.dev() as u32,
         ino: meta.ino() as u32,
         uid: meta.uid(),
         gid: meta.gid(),
@@ -319,6 +323,28 @@ mod tests {
         assert_eq!(refreshed_count(dir), 0);
         let porcelain = git(dir, &["status", "--porcelain"]);
         assert_eq!(porcelain, " M f3.txt\n");
+    }
+
+    /// An index libgit2 wrote (no device number in it) with a few edits since is fresh.
+    #[test]
+    fn an_index_written_by_libgit2_is_not_taken_for_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let repo = Repository::init(dir).unwrap();
+        for i in 0..20 {
+            std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut index = repo.index().unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
+        index.write().unwrap();
+        std::fs::write(dir.join("f7.txt"), "7\n").unwrap();
+        if machine_has_attribute_files(dir) {
+            return;
+        }
+        assert_eq!(refreshed_count(dir), 0);
     }
 
     #[test]
