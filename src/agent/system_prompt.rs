@@ -135,24 +135,18 @@ impl SystemPrompt {
 /// Whether `dir` is in a git repository, and its status in short form.
 pub fn git_status(dir: &Path) -> (bool, String) {
     match git2::Repository::discover(dir) {
-        Ok(repo) => (true, status_text(&repo, false)),
+        Ok(repo) => (true, status_text(&repo)),
         Err(_) => (false, "Not a git repository".to_owned()),
     }
 }
 
-/// The status of `repo` in short form. With `refresh`, the stat data of the files it had
-/// to read is saved in the repository's index — pass it only for a private index.
-pub fn status_text(repo: &git2::Repository, refresh: bool) -> String {
+/// The status of `repo` in short form. Nothing is written to its index.
+pub fn status_text(repo: &git2::Repository) -> String {
     let mut opts = git2::StatusOptions::new();
-    opts.include_untracked(true)
-        .recurse_untracked_dirs(false)
-        .update_index(refresh);
+    opts.include_untracked(true).recurse_untracked_dirs(false);
     let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
         return "(git status unavailable)".to_owned();
     };
-    if statuses.is_empty() {
-        return "Working tree clean".to_owned();
-    }
     // The default output folder (`.cn-run/`, which ignores itself) may show as untracked
     // while it is being created; it is the runner's, not a change in the workspace.
     let ours = |path: &str| path == ".cn-run/" || path.ends_with("/.cn-run/");
@@ -201,16 +195,16 @@ mod tests {
         let mut index = repo.index().unwrap();
         index.add_path(Path::new("kept.txt")).unwrap();
         index.write().unwrap();
-        assert_eq!(status_text(&repo, false), "A  kept.txt");
+        assert_eq!(status_text(&repo), "A  kept.txt");
         // The output folder while it is being made: no `.gitignore` in it yet.
         std::fs::create_dir_all(tmp.path().join(".cn-run/run-1")).unwrap();
         std::fs::write(tmp.path().join(".cn-run/run-1/events.jsonl"), "{}\n").unwrap();
         std::fs::write(tmp.path().join("new.txt"), "b\n").unwrap();
-        assert_eq!(status_text(&repo, false), "A  kept.txt\n?? new.txt");
+        assert_eq!(status_text(&repo), "A  kept.txt\n?? new.txt");
         std::fs::remove_file(tmp.path().join("new.txt")).unwrap();
         index.remove_path(Path::new("kept.txt")).unwrap();
         index.write().unwrap();
         std::fs::remove_file(tmp.path().join("kept.txt")).unwrap();
-        assert_eq!(status_text(&repo, false), "Working tree clean");
+        assert_eq!(status_text(&repo), "Working tree clean");
     }
 }

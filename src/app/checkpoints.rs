@@ -31,6 +31,19 @@ struct Opened {
     unchanged: bool,
 }
 
+impl Opened {
+    /// Checkpoints are off, and why (reported once as a warning).
+    fn off(why: impl std::fmt::Display) -> Opened {
+        Opened {
+            git: None,
+            event: Some(Event::Warning {
+                message: format!("git checkpoints and diff are off: {why}"),
+            }),
+            unchanged: false,
+        }
+    }
+}
+
 /// The checkpointer as the run ends.
 enum AtEnd<'a> {
     Open(&'a GitCheckpointer),
@@ -176,14 +189,17 @@ impl Checkpoints {
     /// or checks are about to run): its start snapshot is taken now, on the checkpoint
     /// thread. A run that never gets here (an answer without tool calls) takes none.
     pub(crate) fn begin(&self) {
-        let go = self
-            .go
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some((tx, go)) = go {
+        if let Some((tx, go)) = self.take_go() {
             let _ = tx.send(go);
         }
+    }
+
+    /// The start signal, if not sent yet; dropping it unsent tells the thread to stop.
+    fn take_go(&self) -> Option<(std::sync::mpsc::Sender<Go>, Go)> {
+        self.go
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
     }
 
     /// The checkpointer once its start snapshot is taken (waits for it), or `None` when
@@ -197,18 +213,11 @@ impl Checkpoints {
     fn opened(&self) -> Option<&GitCheckpointer> {
         self.git
             .get_or_init(|| {
-                let off = |why: String| Opened {
-                    git: None,
-                    event: Some(Event::Warning {
-                        message: format!("git checkpoints and diff are off: {why}"),
-                    }),
-                    unchanged: false,
-                };
                 let opened = match self.lock_opening().take()? {
                     Ok(handle) => handle
                         .join()
-                        .unwrap_or_else(|_| off("the start snapshot failed".to_owned())),
-                    Err(e) => off(format!("cannot start a thread: {e}")),
+                        .unwrap_or_else(|_| Opened::off("the start snapshot failed")),
+                    Err(e) => Opened::off(format!("cannot start a thread: {e}")),
                 };
                 if let Some(event) = opened.event {
                     self.emitter.emit(event);
@@ -222,10 +231,7 @@ impl Checkpoints {
     /// As the run ends: the checkpointer if the run took its start snapshot; a run that
     /// never began changing things takes none now (the thread is told to stop).
     fn at_end(&self) -> AtEnd<'_> {
-        self.go
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        drop(self.take_go());
         match self.opened() {
             Some(git) => AtEnd::Open(git),
             None if self.unchanged.load(Ordering::SeqCst) => AtEnd::Unchanged,
@@ -345,10 +351,7 @@ impl Drop for Checkpoints {
     /// A run that never started: the thread takes no snapshot (`go` is dropped unsent),
     /// and is waited for so it cannot be cut off halfway through writing to `.git`.
     fn drop(&mut self) {
-        self.go
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        drop(self.take_go());
         if let Some(Ok(handle)) = self.lock_opening().take() {
             let _ = handle.join();
         }
@@ -364,9 +367,8 @@ fn open_new(
 ) -> Opened {
     let mut unchanged = false;
     let opened = GitCheckpointer::start_observed(workspace, |repo| {
-        // Not written back (`false`): the private index already has fresh stat data
-        // (refresh.rs), and the snapshot saves it anyway.
-        let _ = status.send(crate::agent::status_text(repo, false));
+        // The private index already has fresh stat data (refresh.rs).
+        let _ = status.send(crate::agent::status_text(repo));
         let go = go.recv().ok();
         unchanged = go.is_none();
         go.map(|g| (g.run_id, vec![g.out_dir]))
@@ -387,13 +389,6 @@ fn outcome(
     opened: Result<Result<GitCheckpointer, String>, crate::checkpoint::CheckpointError>,
     new_run: bool,
 ) -> Opened {
-    let off = |why: String| Opened {
-        git: None,
-        event: Some(Event::Warning {
-            message: format!("git checkpoints and diff are off: {why}"),
-        }),
-        unchanged: false,
-    };
     match opened {
         Ok(Ok(git)) => {
             let start = git.start_snapshot();
@@ -410,7 +405,7 @@ fn outcome(
                 unchanged: false,
             }
         }
-        Ok(Err(reason)) => off(reason),
-        Err(e) => off(e.to_string()),
+        Ok(Err(reason)) => Opened::off(reason),
+        Err(e) => Opened::off(e),
     }
 }

@@ -319,11 +319,11 @@ pub(crate) async fn run_job(
         checkpoints: checkpoints.clone(),
     };
     let status = match status_rx {
-        Some(rx) => rx.await.ok().map(|text| (true, text)),
+        Some(rx) => rx.await.ok(),
         None => None,
     };
     let status = match status {
-        Some(status) => status,
+        Some(text) => (true, text),
         None => {
             let ws = workspace.clone();
             tokio::task::spawn_blocking(move || crate::agent::git_status(&ws))

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
 
@@ -74,11 +74,16 @@ fn mostly_stale(root: &Path, index: &Index) -> bool {
 }
 
 /// Whether a regular file's stat data differs from its entry's; `None` for what is not
-/// a regular file on both sides.
+/// a regular file in the working tree.
 fn stat_differs(root: &Path, entry: &IndexEntry) -> Option<bool> {
+    file_of(root, entry).map(|(_, meta)| !same_stat(entry, &meta))
+}
+
+/// The path and metadata of `entry`'s file, when it is a regular file.
+fn file_of(root: &Path, entry: &IndexEntry) -> Option<(PathBuf, std::fs::Metadata)> {
     let path = root.join(std::str::from_utf8(&entry.path).ok()?);
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    meta.file_type().is_file().then(|| !same_stat(entry, &meta))
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    meta.file_type().is_file().then_some((path, meta))
 }
 
 /// The fields libgit2 compares to trust an entry without reading its file. Not `dev`:
@@ -103,22 +108,15 @@ fn refreshed(root: &Path, entry: IndexEntry) -> Option<IndexEntry> {
     if !regular || entry.flags & STAGE_OR_VALID != 0 || entry.flags_extended & EXTENDED != 0 {
         return None;
     }
-    let path = root.join(std::str::from_utf8(&entry.path).ok()?);
-    let meta = std::fs::symlink_metadata(&path).ok()?;
-    if !meta.file_type().is_file() || u64::from(entry.file_size) != meta.len() {
-        return None;
-    }
+    let (path, meta) = file_of(root, &entry)?;
     let executable = meta.mode() & 0o111 != 0;
-    if executable != (entry.mode == 0o100755) {
-        return None;
-    }
-    if same_stat(&entry, &meta) {
+    let same_kind =
+        u64::from(entry.file_size) == meta.len() && executable == (entry.mode == 0o100755);
+    if !same_kind || same_stat(&entry, &meta) {
         return None;
     }
     let bytes = std::fs::read(&path).ok()?;
-    if bytes.len() as u64 != meta.len()
-        || Oid::hash_object(ObjectType::Blob, &bytes).ok()? != entry.id
-    {
+    if Oid::hash_object(ObjectType::Blob, &bytes).ok()? != entry.id {
         return None;
     }
     Some(IndexEntry {
@@ -177,10 +175,10 @@ fn filters_may_apply(repo: &Repository, index: &Index, root: &Path) -> bool {
 /// The attribute files outside the working tree: `$GIT_DIR/info/attributes`,
 /// `core.attributesFile` (default `$XDG_CONFIG_HOME/git/attributes` or
 /// `~/.config/git/attributes`) and the system's `/etc/gitattributes`.
-fn other_attribute_files(repo: &Repository) -> Vec<std::path::PathBuf> {
+fn other_attribute_files(repo: &Repository) -> Vec<PathBuf> {
     let mut files = vec![
         repo.path().join("info").join("attributes"),
-        std::path::PathBuf::from("/etc/gitattributes"),
+        PathBuf::from("/etc/gitattributes"),
     ];
     match repo
         .config()
@@ -232,7 +230,7 @@ mod tests {
 
     /// A committed repository, then a copy of it (fresh stat data everywhere, as in a new
     /// clone or CI checkout).
-    fn copied_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    fn copied_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("src");
         for (path, text) in files {

@@ -1,9 +1,9 @@
 //! Checkpoints through the binary: a run in a git repo leaves hidden refs, a diff.patch
 //! that reproduces its changes, HEAD and index untouched, and `cn-run rollback` undoes it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::support::runner::{cn_run, git, git_init, run, write_files};
+use crate::support::runner::{cn_run, git, git_init, run, run_folder, write_files};
 
 const SCRIPT: &str = "turns:
   - tool_calls:
@@ -15,6 +15,31 @@ const SCRIPT: &str = "turns:
       - {name: Bash, arguments: {command: 'rm gone.txt'}}
   - text: done
 ";
+
+/// The run's checkpoint references in `ws`.
+fn checkpoint_refs(ws: &Path) -> Vec<String> {
+    git(ws, &["for-each-ref", "--format=%(refname)", "refs/cn-run/"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The run's folder and its result.json (a run made without `--out`).
+fn run_result(ws: &Path) -> (PathBuf, serde_json::Value) {
+    let dir = run_folder(ws);
+    let text = std::fs::read_to_string(dir.join("result.json")).unwrap();
+    (dir, serde_json::from_str(&text).unwrap())
+}
+
+/// Private index folders the checkpointer left in `.git` (it must leave none).
+fn private_index_leftovers(ws: &Path) -> Vec<String> {
+    std::fs::read_dir(ws.join(".git"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cn-run-index-"))
+        .collect()
+}
 
 fn setup(dir: &Path, extra: &str) {
     write_files(
@@ -55,21 +80,10 @@ fn checkpoints_diff_and_rollback() {
     // HEAD and the index are untouched; the run's snapshots are hidden refs.
     assert_eq!(git(&ws, &["rev-parse", "HEAD"]), head);
     assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before);
-    let refs = git(
-        &ws,
-        &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
-    );
-    assert!(refs.lines().count() >= 3, "{refs}");
+    let refs = checkpoint_refs(&ws);
+    assert!(refs.len() >= 3, "{refs:?}");
     // result.json reports the diff and the checkpoints.
-    let run_dir = std::fs::read_dir(ws.join(".cn-run"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .unwrap();
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
-            .unwrap();
+    let (run_dir, result) = run_result(&ws);
     assert_eq!(result["diff"]["files"], 3, "{result}");
     assert!(result["checkpoints"].as_array().unwrap().len() >= 3);
     // diff.patch applied to a fresh copy of the start gives the final tree.
@@ -223,17 +237,12 @@ fn a_run_that_cannot_start_leaves_no_checkpoint_behind() {
     let r = run(cmd, None);
     assert_eq!(r.code, 2, "{r:#?}");
     assert!(r.stderr.contains("no-such-permissions.yaml"), "{r:#?}");
-    let refs = git(
-        &ws,
-        &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
+    let refs = checkpoint_refs(&ws);
+    assert!(
+        refs.is_empty(),
+        "a run that did not start made checkpoints: {refs:?}"
     );
-    assert_eq!(refs.trim(), "", "a run that did not start made checkpoints");
-    let leftovers: Vec<_> = std::fs::read_dir(ws.join(".git"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("cn-run-index-"))
-        .collect();
+    let leftovers = private_index_leftovers(&ws);
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
@@ -258,28 +267,13 @@ fn a_run_that_only_answers_takes_no_snapshot() {
         cmd.arg(tmp.path().join("jobs/job.yaml"));
         let r = run(cmd, None);
         assert_eq!(r.code, 0, "{r:#?}");
-        let refs = git(
-            &ws,
-            &["for-each-ref", "--format=%(refname)", "refs/cn-run/"],
-        );
-        assert_eq!(refs.lines().count(), snapshots, "{script}: {refs}");
-        let run_dir = std::fs::read_dir(ws.join(".cn-run"))
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| p.is_dir())
-            .unwrap();
-        let result: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
-                .unwrap();
+        let refs = checkpoint_refs(&ws);
+        assert_eq!(refs.len(), snapshots, "{script}: {refs:?}");
+        let (run_dir, result) = run_result(&ws);
         assert_eq!(result["checkpoints"].as_array().unwrap().len(), snapshots);
         assert_eq!(result["diff"]["files"], 0, "{result}");
         assert_eq!(std::fs::read(run_dir.join("diff.patch")).unwrap(), b"");
-        let leftovers = std::fs::read_dir(ws.join(".git"))
-            .unwrap()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("cn-run-index-"))
-            .count();
-        assert_eq!(leftovers, 0);
+        let leftovers = private_index_leftovers(&ws);
+        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }

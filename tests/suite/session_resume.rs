@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::runner::{cn_run, run, write_files};
+use crate::support::runner::{cn_run, run, run_folder, write_files};
 
 const JOB: &str = "version: 1\nname: resumable\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: count\npermissions: {allow: ['Bash(echo *)']}\n";
 const SCRIPT: &str = "turns:
@@ -18,13 +18,7 @@ const SCRIPT: &str = "turns:
 ";
 
 fn session(dir: &Path) -> (std::path::PathBuf, Value) {
-    let root = dir.join(".cn-run");
-    let run_dir = std::fs::read_dir(&root)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.is_dir())
-        .expect("a run folder");
+    let run_dir = run_folder(dir);
     let text = std::fs::read_to_string(run_dir.join("session.json")).unwrap();
     (run_dir, serde_json::from_str(&text).unwrap())
 }

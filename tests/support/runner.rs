@@ -79,6 +79,17 @@ pub fn run(mut cmd: Command, out: Option<&Path>) -> Run {
     }
 }
 
+/// The folder of the run made in `workspace` without `--out` (`.cn-run/<run-id>`; the
+/// first one found when there are several).
+pub fn run_folder(workspace: &Path) -> PathBuf {
+    std::fs::read_dir(workspace.join(".cn-run"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("a run folder")
+}
+
 /// Write `files` (path, content) under `dir`.
 pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
     for (path, content) in files {

@@ -98,6 +98,17 @@ async fn run(
     (result.map(|turn| turn.text), notices)
 }
 
+/// `run` with `max_retries` quick retries, a 5 s idle timeout and no cancellation.
+async fn run_quick(fake: &Fake, max_retries: u32) -> (Result<String, ProviderError>, Vec<String>) {
+    run(
+        fake,
+        &quick(max_retries),
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await
+}
+
 #[test]
 fn backoff_grows_by_the_factor_and_is_capped() {
     let policy = RetryPolicy::default();
@@ -135,13 +146,7 @@ async fn transient_failures_before_and_during_the_stream_are_retried() {
         ),
         answer("whole"),
     ]));
-    let (result, notices) = run(
-        &fake,
-        &quick(5),
-        Duration::from_secs(5),
-        &CancellationToken::new(),
-    )
-    .await;
+    let (result, notices) = run_quick(&fake, 5).await;
     assert_eq!(result.unwrap(), "whole");
     assert_eq!(
         notices,
@@ -161,26 +166,14 @@ async fn permanent_failures_are_not_retried_and_retries_run_out() {
         message: "bad key".into(),
     };
     let fake = Fake(Mutex::new(vec![Attempt::Fail(auth), answer("never")]));
-    let (result, notices) = run(
-        &fake,
-        &quick(5),
-        Duration::from_secs(5),
-        &CancellationToken::new(),
-    )
-    .await;
+    let (result, notices) = run_quick(&fake, 5).await;
     assert_eq!(result.unwrap_err().kind(), "auth");
     assert!(notices.is_empty());
 
     let fake = Fake(Mutex::new(
         (0..3).map(|_| Attempt::Fail(server_error())).collect(),
     ));
-    let (result, notices) = run(
-        &fake,
-        &quick(2),
-        Duration::from_secs(5),
-        &CancellationToken::new(),
-    )
-    .await;
+    let (result, notices) = run_quick(&fake, 2).await;
     assert_eq!(result.unwrap_err().kind(), "server");
     assert_eq!(notices, ["retry 1 server", "retry 2 server"]);
 }
@@ -275,24 +268,12 @@ async fn the_first_tool_call_piece_is_announced_once_per_attempt() {
             false,
         ),
     ]));
-    let (result, notices) = run(
-        &fake,
-        &quick(2),
-        Duration::from_secs(5),
-        &CancellationToken::new(),
-    )
-    .await;
+    let (result, notices) = run_quick(&fake, 2).await;
     assert!(result.is_ok(), "{result:?}");
     assert_eq!(
         notices,
         ["text looking", "tool call", "retry 1 network", "tool call"]
     );
-    let (_, notices) = run(
-        &Fake(Mutex::new(vec![answer("just text")])),
-        &quick(0),
-        Duration::from_secs(5),
-        &CancellationToken::new(),
-    )
-    .await;
+    let (_, notices) = run_quick(&Fake(Mutex::new(vec![answer("just text")])), 0).await;
     assert_eq!(notices, ["text just text"]);
 }
