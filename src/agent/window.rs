@@ -56,7 +56,7 @@ impl Agent<'_> {
         let Some(w) = self.window.as_mut() else {
             return 0;
         };
-        tokio::task::block_in_place(|| w.counter.count_request(&system, &state.history, &tools))
+        blocking(|| w.counter.count_request(&system, &state.history, &tools))
     }
 
     pub(super) fn need(&mut self, state: &RunState) -> Need {
@@ -94,7 +94,7 @@ impl Agent<'_> {
         if let Some(w) = self.window.as_mut() {
             let (max, ctx) = (w.max_tokens, w.context_length);
             let counter = &mut w.counter;
-            tokio::task::block_in_place(|| {
+            blocking(|| {
                 compaction::prune_to_fit(&mut state.history, |h| {
                     compaction::fits(counter.count_request(&system, h, &tools), max, ctx)
                 });
@@ -116,7 +116,7 @@ impl Agent<'_> {
         let Some(w) = self.window.as_mut() else {
             return Ok(());
         };
-        let (before, messages) = tokio::task::block_in_place(|| {
+        let (before, messages) = blocking(|| {
             let before = w.counter.count_request(&system, &state.history, &tools);
             let fixed = w.counter.count_request(&system, &[], &tools);
             let budget = compaction::summary_budget(w.context_length, w.max_tokens, fixed);
@@ -187,5 +187,15 @@ impl Agent<'_> {
         });
         self.hooks.after_turn(turn, state).await;
         Ok(())
+    }
+}
+
+/// Runs CPU-bound counting without stalling other tasks: on a multi-threaded runtime the
+/// worker hands its other tasks over first; a single-threaded runtime (a lone run) has
+/// nothing to hand over to, so the work runs in place.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }

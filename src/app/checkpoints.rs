@@ -65,6 +65,7 @@ struct Go {
 /// (the run did not start), it writes nothing.
 pub(crate) struct Early {
     workspace: PathBuf,
+    waiting: Arc<AtomicBool>,
     status: Option<tokio::sync::oneshot::Receiver<String>>,
     go: Option<std::sync::mpsc::Sender<Go>>,
     opening: Option<std::io::Result<JoinHandle<Opened>>>,
@@ -76,11 +77,14 @@ impl Early {
         let (status_tx, status) = tokio::sync::oneshot::channel();
         let (go, wait) = std::sync::mpsc::channel();
         let ws = workspace.to_path_buf();
+        let waiting = Arc::new(AtomicBool::new(false));
+        let flag = waiting.clone();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".into())
-            .spawn(move || open_new(&ws, status_tx, wait));
+            .spawn(move || open_new(&ws, status_tx, wait, &flag));
         Early {
             workspace: workspace.to_path_buf(),
+            waiting,
             status: Some(status),
             go: Some(go),
             opening: Some(opening),
@@ -114,6 +118,7 @@ impl Early {
             emitter: emitter.clone(),
             mutated: AtomicBool::new(false),
             unchanged: AtomicBool::new(false),
+            waiting: self.waiting.clone(),
         };
         let status = match self.status.take() {
             Some(status) => status,
@@ -146,6 +151,9 @@ pub(crate) struct Checkpoints {
     mutated: AtomicBool,
     /// Set when the run ended without needing its start snapshot (see [`Opened`]).
     unchanged: AtomicBool,
+    /// Set by a new run's thread once it has the repository open and the status sent,
+    /// and only waits for the start signal.
+    waiting: Arc<AtomicBool>,
 }
 
 impl Checkpoints {
@@ -176,6 +184,7 @@ impl Checkpoints {
             emitter: emitter.clone(),
             mutated: AtomicBool::new(true),
             unchanged: AtomicBool::new(false),
+            waiting: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -229,9 +238,16 @@ impl Checkpoints {
     }
 
     /// As the run ends: the checkpointer if the run took its start snapshot; a run that
-    /// never began changing things takes none now (the thread is told to stop).
+    /// never began changing things takes none now (the thread is told to stop). When the
+    /// thread was only waiting for the signal, the run does not wait for it to wind down
+    /// (it writes nothing to git; it is joined when the checkpointer is dropped).
     fn at_end(&self) -> AtEnd<'_> {
-        drop(self.take_go());
+        if self.take_go().is_some() && self.waiting.load(Ordering::SeqCst) {
+            self.unchanged.store(true, Ordering::SeqCst);
+        }
+        if self.unchanged.load(Ordering::SeqCst) && self.git.get().is_none() {
+            return AtEnd::Unchanged;
+        }
         match self.opened() {
             Some(git) => AtEnd::Open(git),
             None if self.unchanged.load(Ordering::SeqCst) => AtEnd::Unchanged,
@@ -364,11 +380,14 @@ fn open_new(
     workspace: &Path,
     status: tokio::sync::oneshot::Sender<String>,
     go: std::sync::mpsc::Receiver<Go>,
+    waiting: &AtomicBool,
 ) -> Opened {
     let mut unchanged = false;
     let opened = GitCheckpointer::start_observed(workspace, |repo| {
         // The private index already has fresh stat data (refresh.rs).
-        let _ = status.send(crate::agent::status_text(repo));
+        let text = crate::agent::status_text(repo);
+        waiting.store(true, Ordering::SeqCst);
+        let _ = status.send(text);
         let go = go.recv().ok();
         unchanged = go.is_none();
         go.map(|g| (g.run_id, vec![g.out_dir]))

@@ -47,11 +47,27 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
     }
 }
 
-fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
-    match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+/// Which runtime a command gets.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runtime {
+    /// One run: every task on this thread. The run mostly waits on the model, tools and
+    /// files (heavy work goes to blocking threads), and a reply handed between threads
+    /// costs a wake-up on another core each time.
+    Lone,
+    /// Several runs at once, or the scheduler: worker threads on every core.
+    Shared,
+}
+
+pub(crate) fn block_on(runtime: Runtime, fut: impl std::future::Future<Output = i32>) -> i32 {
+    let built = match runtime {
+        Runtime::Lone => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Runtime::Shared => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    };
+    match built {
         Ok(rt) => {
             let code = rt.block_on(fut);
             // Everything the run waits for has finished by now; a blocking task still
@@ -175,14 +191,20 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
 /// checkpointer at once, then run them in the async runtime.
 fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
     if let Some(id) = args.resume.clone() {
-        return block_on(async { resume::resume(&id, &args, log).await });
+        return block_on(Runtime::Lone, async {
+            resume::resume(&id, &args, log).await
+        });
     }
     let jobs = match load_jobs(&args) {
         Ok(j) => j,
         Err(e) => return usage_error(&e),
     };
     let early = early_checkpoints(&jobs, &args);
-    block_on(run_jobs(jobs, args, log, early))
+    let runtime = match jobs.len() {
+        1 => Runtime::Lone,
+        _ => Runtime::Shared,
+    };
+    block_on(runtime, run_jobs(jobs, args, log, early))
 }
 
 /// A lone job's checkpointer, opened before the runtime is built: the git status it

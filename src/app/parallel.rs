@@ -6,10 +6,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use tokio::sync::Semaphore;
 
 use super::checkpoints::Early;
-use super::run::{self, RunOptions};
+use super::run::{self, RunOptions, panic_message};
 use crate::cli::{Isolate, RunArgs};
 use crate::job::Job;
 use crate::observability::LogHandle;
@@ -19,7 +20,7 @@ use crate::worktree::RunWorktree;
 /// Run `jobs`; `Err(message)` for a job that could not start (printed, exit 2). `early`
 /// is a lone job's checkpointer, opened before the runtime.
 pub(crate) async fn run_all(
-    jobs: Vec<Job>,
+    mut jobs: Vec<Job>,
     args: &RunArgs,
     log: &LogHandle,
     mut early: Option<Early>,
@@ -29,6 +30,18 @@ pub(crate) async fn run_all(
     } else {
         Isolate::None
     });
+    if jobs.len() == 1
+        && let Some(job) = jobs.pop()
+    {
+        // A lone job runs on the thread that drives the runtime: handing it to a worker
+        // thread costs a wake-up on another core before anything starts.
+        let run = run_one(job, args.clone(), log.clone(), isolate, early);
+        let result = std::panic::AssertUnwindSafe(run)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| Err(format!("the run crashed: {}", panic_message(&*panic))));
+        return vec![result];
+    }
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
     let mut tasks = Vec::with_capacity(jobs.len());
     for job in jobs {

@@ -79,14 +79,11 @@ pub(crate) async fn run_job(
     resume: Option<Resume>,
 ) -> Result<RunResult, String> {
     let args = opts.args;
-    // Key and headers are checked now (a usage error runs nothing); building the HTTP
-    // client (TLS roots: tens of milliseconds) overlaps with the rest of the set-up.
+    // Key and headers are checked now (a usage error runs nothing); building an HTTPS
+    // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
     let (key, key_env) = setup::api_key(&job)?;
     setup::headers(&job)?;
-    let client_task = tokio::task::spawn_blocking({
-        let job = job.clone();
-        move || setup::build_client(&job)
-    });
+    let client_task = setup::ClientTask::start(&job);
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(crate::events::Emitter::new(run_id.clone()));
@@ -188,9 +185,7 @@ pub(crate) async fn run_job(
         Ok((hub, statuses)) => (hub, statuses, None),
         Err(e) => (None, Vec::new(), Some(e)),
     };
-    let parts = client_task
-        .await
-        .map_err(|e| format!("client set-up failed: {e}"))??;
+    let parts = client_task.wait().await?;
     let info = parts.client.info();
     let config = AgentConfig {
         model: job.model.name.clone(),
@@ -375,13 +370,11 @@ pub(crate) async fn run_job(
         .catch_unwind()
         .await
         .unwrap_or_else(|panic| {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "unknown panic".to_owned());
             (
-                Outcome::Internal(format!("panic in the agent loop: {msg}")),
+                Outcome::Internal(format!(
+                    "panic in the agent loop: {}",
+                    panic_message(&*panic)
+                )),
                 super::attempts::AttemptsReport::default(),
             )
         });
@@ -418,4 +411,13 @@ pub(crate) async fn run_job(
     .await;
     stop.token().cancel();
     Ok(result)
+}
+
+/// The message a panic was raised with.
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "unknown panic".to_owned())
 }

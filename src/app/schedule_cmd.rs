@@ -18,7 +18,7 @@ use crate::schedule::{
     SystemClock, discover, driver,
 };
 
-use super::{block_on, stdout, usage_error};
+use super::{Runtime, block_on, stdout, usage_error};
 
 pub(crate) fn run(args: &ScheduleArgs) -> i32 {
     let found = match discover(&args.paths) {
@@ -57,7 +57,7 @@ pub(crate) fn run(args: &ScheduleArgs) -> i32 {
         stop_timeout,
         ..driver::Options::default()
     };
-    block_on(serve(found, store, cfg, opts))
+    block_on(Runtime::Shared, serve(found, store, cfg, opts))
 }
 
 fn state_dir(args: &ScheduleArgs) -> PathBuf {

@@ -73,7 +73,42 @@ pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-pub(crate) fn build_client(job: &Job) -> Result<ClientParts, String> {
+/// The model client, being built: at once when that is cheap (the script provider, a
+/// plain-`http` endpoint), else on a blocking thread, since loading the system's TLS
+/// roots takes milliseconds that overlap with the rest of the set-up.
+pub(crate) enum ClientTask {
+    Ready(Result<ClientParts, String>),
+    Building(tokio::task::JoinHandle<Result<ClientParts, String>>),
+}
+
+impl ClientTask {
+    pub(crate) fn start(job: &Job) -> ClientTask {
+        let needs_tls = match job.model.provider {
+            ProviderKind::Script => false,
+            ProviderKind::Openai | ProviderKind::Anthropic => !job
+                .model
+                .api_base
+                .as_deref()
+                .is_some_and(|b| b.trim_start().starts_with("http://")),
+        };
+        if !needs_tls {
+            return ClientTask::Ready(build_client(job));
+        }
+        let job = job.clone();
+        ClientTask::Building(tokio::task::spawn_blocking(move || build_client(&job)))
+    }
+
+    pub(crate) async fn wait(self) -> Result<ClientParts, String> {
+        match self {
+            ClientTask::Ready(parts) => parts,
+            ClientTask::Building(task) => task
+                .await
+                .map_err(|e| format!("client set-up failed: {e}"))?,
+        }
+    }
+}
+
+fn build_client(job: &Job) -> Result<ClientParts, String> {
     let (key, _) = api_key(job)?;
     let headers = headers(job)?;
     let m = &job.model;
