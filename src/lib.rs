@@ -24,6 +24,7 @@ pub mod export;
 pub mod job;
 pub mod mcp;
 pub mod observability;
+mod out_file;
 pub mod permissions;
 pub mod provider;
 pub mod redact;

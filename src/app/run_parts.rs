@@ -43,12 +43,7 @@ pub(crate) fn write_json(
 ) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     let text = redactor.redact(&text);
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-    std::io::Write::write_all(&mut tmp, b"\n")?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::out_file::write_whole(path, &[text.as_bytes(), b"\n"])
 }
 
 /// Status, reason and limit of an outcome.

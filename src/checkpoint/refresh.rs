@@ -47,6 +47,12 @@ pub(crate) fn refresh(repo: &Repository, index: &mut Index) -> usize {
             return 0;
         }
     }
+    // The file is removed first so the write creates it rather than renaming over it:
+    // on ext4 a rename over an existing file starts writing the new one out at once
+    // (see out_file.rs), and this is on the way to the first request.
+    if let Some(path) = index.path() {
+        let _ = std::fs::remove_file(path);
+    }
     match index.write() {
         Ok(()) => fresh.len(),
         Err(_) => 0,

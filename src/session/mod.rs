@@ -74,14 +74,10 @@ impl Session {
     pub fn save(&self, path: &Path, redactor: &Redactor) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         let text = redactor.redact(&text);
-        let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        std::io::Write::write_all(&mut tmp, text.as_bytes())?;
-        // No fsync: the rename makes the file whole for any reader, and a killed process
-        // loses nothing the kernel has; syncing after every tool call would cost more than
-        // the agent's own work per turn. (A power cut may lose the last few writes.)
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        // No fsync: a killed process loses nothing the kernel has, and syncing after
+        // every tool call would cost more than the agent's own work per turn. (A power
+        // cut may lose the last few writes.)
+        crate::out_file::write_whole(path, &[text.as_bytes()])
     }
 
     pub fn load(path: &Path) -> Result<Session, String> {
