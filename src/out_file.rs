@@ -6,8 +6,8 @@
 //! start writing the new file's data at once (`auto_da_alloc`), measured at 99 µs per
 //! rename against 8 µs for remove-then-rename, and session.json is rewritten after every
 //! tool call. For those few microseconds a reader may find no file (the interval upload
-//! then skips a tick); it never finds a partial one. Neither way syncs to disk: a power
-//! cut may lose the last writes, as the README says.
+//! then skips a tick); it never finds a partial one. Neither way syncs to disk: a killed
+//! process loses nothing, a power cut may lose the last writes.
 
 use std::io::{self, Write};
 use std::path::Path;
