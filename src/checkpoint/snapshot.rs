@@ -35,10 +35,8 @@ impl Snapshotter {
         head_tree: Option<Oid>,
         exclude: Vec<String>,
     ) -> Result<Self, CheckpointError> {
-        let dir = tempfile::Builder::new()
-            .prefix("cn-run-index-")
-            .tempdir_in(repo.path())
-            .or_else(|_| tempfile::Builder::new().prefix("cn-run-index-").tempdir())
+        let index_len = fs::metadata(repo.path().join("index")).map_or(0, |m| m.len());
+        let dir = private_dir(repo.path(), index_len)
             .map_err(io("create a private index directory in", repo.path()))?;
         let private = dir.path().join("index");
         let mut index = match copy_index(&repo.path().join("index"), &private) {
@@ -93,6 +91,34 @@ impl Snapshotter {
         index.write().map_err(git("save the private index"))?;
         Ok(tree)
     }
+}
+
+/// A new directory for a private index: in memory when there is a place for that
+/// (`$XDG_RUNTIME_DIR`, else `/dev/shm`) and the index is small, else in the
+/// repository's git directory, else in the temp dir. The index is written at every
+/// snapshot, and on a busy disk each create, rename and remove of it waits for the file
+/// system's journal (0.2-0.3 ms each, measured with other jobs writing). A large index
+/// (a huge monorepo) stays on disk: a container's `/dev/shm` is 64 MB by default and a
+/// write holds the index twice. The index's own modification time is what git's
+/// racily-clean check compares, and every file system here stamps from the same clock.
+fn private_dir(git_dir: &Path, index_len: u64) -> std::io::Result<tempfile::TempDir> {
+    const IN_MEMORY_UP_TO: u64 = 8 << 20;
+    let in_memory = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([PathBuf::from("/dev/shm")])
+        .filter(|d| index_len <= IN_MEMORY_UP_TO && d.is_absolute() && d.is_dir());
+    let builder = || {
+        let mut b = tempfile::Builder::new();
+        b.prefix("cn-run-index-");
+        b
+    };
+    for dir in in_memory.chain([git_dir.to_path_buf()]) {
+        if let Ok(made) = builder().tempdir_in(&dir) {
+            return Ok(made);
+        }
+    }
+    builder().tempdir()
 }
 
 /// Copies `.git/index` to `to`, keeping its mtime, and opens the copy. `None` when the

@@ -31,10 +31,26 @@ fn run_result(ws: &Path) -> (PathBuf, serde_json::Value) {
     (dir, serde_json::from_str(&text).unwrap())
 }
 
-/// Private index folders the checkpointer left in `.git` (it must leave none).
+/// The folder given to a run as `$XDG_RUNTIME_DIR`: where its private index goes.
+fn runtime_dir(ws: &Path) -> PathBuf {
+    let dir = ws.parent().unwrap().join("runtime");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The binary in `ws`, its private index in the test's own runtime folder.
+fn cn_run_in(ws: &Path) -> std::process::Command {
+    let mut cmd = cn_run(ws);
+    cmd.env("XDG_RUNTIME_DIR", runtime_dir(ws));
+    cmd
+}
+
+/// Private index folders the checkpointer left in the runtime folder or in `.git` (it
+/// must leave none).
 fn private_index_leftovers(ws: &Path) -> Vec<String> {
-    std::fs::read_dir(ws.join(".git"))
-        .unwrap()
+    [runtime_dir(ws), ws.join(".git")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("cn-run-index-"))
@@ -232,7 +248,7 @@ fn a_run_that_cannot_start_leaves_no_checkpoint_behind() {
         "permissions: {file: no-such-permissions.yaml, allow:",
     );
     std::fs::write(&job, text).unwrap();
-    let mut cmd = cn_run(&ws);
+    let mut cmd = cn_run_in(&ws);
     cmd.arg(&job);
     let r = run(cmd, None);
     assert_eq!(r.code, 2, "{r:#?}");
@@ -263,7 +279,7 @@ fn a_run_that_only_answers_takes_no_snapshot() {
         std::fs::create_dir(&ws).unwrap();
         setup(&ws, "");
         std::fs::write(tmp.path().join("jobs/s.yaml"), script).unwrap();
-        let mut cmd = cn_run(&ws);
+        let mut cmd = cn_run_in(&ws);
         cmd.arg(tmp.path().join("jobs/job.yaml"));
         let r = run(cmd, None);
         assert_eq!(r.code, 0, "{r:#?}");
@@ -276,4 +292,39 @@ fn a_run_that_only_answers_takes_no_snapshot() {
         let leftovers = private_index_leftovers(&ws);
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
+}
+
+/// The private index lives in memory-backed `$XDG_RUNTIME_DIR` while the run goes (a
+/// tool call lists that folder) and is gone afterwards; the user's index is untouched.
+#[test]
+fn the_private_index_lives_in_the_runtime_folder_and_goes_with_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    setup(&ws, "");
+    let runtime = runtime_dir(&ws);
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{name: Bash, arguments: {{command: 'ls {}'}}}}\n  - text: listed\n",
+        runtime.display()
+    );
+    std::fs::write(tmp.path().join("jobs/s.yaml"), script).unwrap();
+    let job = tmp.path().join("jobs/job.yaml");
+    let text = std::fs::read_to_string(&job)
+        .unwrap()
+        .replace("'Bash(rm *)'", "'Bash(ls *)'");
+    std::fs::write(&job, text).unwrap();
+    let index_before = std::fs::read(ws.join(".git/index")).unwrap();
+    let mut cmd = cn_run_in(&ws);
+    cmd.arg(&job);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let (run_dir, _) = run_result(&ws);
+    let session = std::fs::read_to_string(run_dir.join("session.json")).unwrap();
+    assert!(
+        session.contains("cn-run-index-"),
+        "the listing shows the private index folder: {session}"
+    );
+    let leftovers = private_index_leftovers(&ws);
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before);
 }
