@@ -28,6 +28,12 @@ pub trait AgentHooks: Send + Sync {
 
     /// After each turn, once its tool results are in the history.
     async fn after_turn(&self, _turn: u32, _state: &RunState) {}
+
+    /// The model answered without tool calls: the loop ends here. By default the same
+    /// as [`after_turn`](Self::after_turn).
+    async fn answered(&self, turn: u32, state: &RunState) {
+        self.after_turn(turn, state).await;
+    }
 }
 
 /// Hooks that do nothing.

@@ -209,7 +209,7 @@ impl Agent<'_> {
                     self.emitter.emit(Event::TurnCompleted { turn });
                     continue;
                 }
-                self.hooks.after_turn(turn, state).await;
+                self.hooks.answered(turn, state).await;
                 self.emitter.emit(Event::TurnCompleted { turn });
                 return Outcome::Completed;
             }

@@ -312,6 +312,7 @@ pub(crate) async fn run_job(
         session: Mutex::new(session),
         emitter: emitter.clone(),
         checkpoints: checkpoints.clone(),
+        more_after_answer: !job.checks.is_empty() || job.output_schema.is_some(),
     };
     let status = match status_rx {
         Some(rx) => rx.await.ok(),

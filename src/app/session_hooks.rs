@@ -19,6 +19,9 @@ pub(crate) struct SessionHooks {
     pub emitter: Arc<Emitter>,
     /// Snapshots after each mutating tool call.
     pub checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
+    /// Whether anything that takes time (checks, a repair of the structured output) can
+    /// come between the model's last answer and the final write.
+    pub more_after_answer: bool,
 }
 
 impl SessionHooks {
@@ -94,6 +97,15 @@ impl AgentHooks for SessionHooks {
             c.after_call(turn, call_id, tool);
             let list = c.list();
             self.save_with(|s| s.checkpoints = list).await;
+        }
+    }
+
+    /// The last answer is saved at once only when checks or a repair turn may follow;
+    /// otherwise the final write comes right after and saves it (one create and rename
+    /// fewer per run, each of which waits for the journal on a busy disk).
+    async fn answered(&self, turn: u32, state: &RunState) {
+        if self.more_after_answer {
+            self.after_turn(turn, state).await;
         }
     }
 
