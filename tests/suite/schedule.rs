@@ -483,6 +483,14 @@ fn a_run_left_by_a_stopped_scheduler_is_watched_not_started_again() {
         .unwrap()
         .pid
         .unwrap();
+    // The run is under way before its scheduler goes: a process still inside exec shows
+    // an empty command line for a moment (seen with tests running in parallel).
+    let started = std::time::Instant::now();
+    while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
+        && started.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     drop(first); // the scheduler is gone; its run goes on
 
     // A pid that is not a run of this job (here: the test itself) is not adopted.
