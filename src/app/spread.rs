@@ -1,9 +1,9 @@
 //! Starting a helper thread so that it runs beside this one at once.
 //!
 //! A thread spawned on a machine with an idle core is often queued behind its parent on
-//! the parent's core and starts only when the parent blocks: the idle core (a halted
-//! virtual CPU, on CI runners) is not asked to take it until a balancing tick, which can
-//! be milliseconds away. Measured on a 2-vCPU runner, the checkpoint thread started on
+//! the parent's core and starts only when the parent blocks: the idle core (often a
+//! halted virtual CPU) is not asked to take it until a balancing tick, which can be
+//! milliseconds away. Measured on a 2-vCPU virtual machine, the checkpoint thread started on
 //! its parent's core in 7 of 8 runs, and the git status it takes (1.1 ms) ran only after
 //! the parent's own set-up (0.5 ms) instead of alongside it.
 //!
