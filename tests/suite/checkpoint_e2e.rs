@@ -76,12 +76,26 @@ fn setup(dir: &Path, extra: &str) {
     std::fs::write(jobs.join("job.yaml"), job.replace("/SCRIPT", "s.yaml")).unwrap();
 }
 
-#[test]
-fn checkpoints_diff_and_rollback() {
+/// A temp folder holding the workspace `ws` (set up as by [`setup`]) and `jobs/`.
+fn workspace(extra: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().join("ws");
     std::fs::create_dir(&ws).unwrap();
-    setup(&ws, "");
+    setup(&ws, extra);
+    (tmp, ws)
+}
+
+/// `jobs/job.yaml` under `tmp` with `from` replaced by `to`; its path.
+fn edit_job(tmp: &Path, from: &str, to: &str) -> PathBuf {
+    let job = tmp.join("jobs/job.yaml");
+    let text = std::fs::read_to_string(&job).unwrap().replace(from, to);
+    std::fs::write(&job, text).unwrap();
+    job
+}
+
+#[test]
+fn checkpoints_diff_and_rollback() {
+    let (tmp, ws) = workspace("");
     let head = git(&ws, &["rev-parse", "HEAD"]);
     let index_before = std::fs::read(ws.join(".git/index")).unwrap();
     let mut cmd = cn_run(&ws);
@@ -139,13 +153,8 @@ fn checkpoints_diff_and_rollback() {
 
 #[test]
 fn rollback_on_failure_restores_the_start() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    setup(
-        &ws,
-        "git: {rollback_on_failure: true}\nchecks: [{name: never, run: 'false'}]\n",
-    );
+    let (tmp, ws) =
+        workspace("git: {rollback_on_failure: true}\nchecks: [{name: never, run: 'false'}]\n");
     let mut cmd = cn_run(&ws);
     cmd.arg(tmp.path().join("jobs/job.yaml"));
     let r = run(cmd, None);
@@ -238,16 +247,12 @@ fn a_secret_written_into_a_file_stays_exact_in_the_diff_and_is_reported() {
 /// system prompt's git status: no reference, no private index left in `.git`.
 #[test]
 fn a_run_that_cannot_start_leaves_no_checkpoint_behind() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    setup(&ws, "");
-    let job = tmp.path().join("jobs/job.yaml");
-    let text = std::fs::read_to_string(&job).unwrap().replace(
+    let (tmp, ws) = workspace("");
+    let job = edit_job(
+        tmp.path(),
         "permissions: {allow:",
         "permissions: {file: no-such-permissions.yaml, allow:",
     );
-    std::fs::write(&job, text).unwrap();
     let mut cmd = cn_run_in(&ws);
     cmd.arg(&job);
     let r = run(cmd, None);
@@ -274,10 +279,7 @@ fn a_run_that_only_answers_takes_no_snapshot() {
             1,
         ),
     ] {
-        let tmp = tempfile::tempdir().unwrap();
-        let ws = tmp.path().join("ws");
-        std::fs::create_dir(&ws).unwrap();
-        setup(&ws, "");
+        let (tmp, ws) = workspace("");
         std::fs::write(tmp.path().join("jobs/s.yaml"), script).unwrap();
         let mut cmd = cn_run_in(&ws);
         cmd.arg(tmp.path().join("jobs/job.yaml"));
@@ -298,21 +300,14 @@ fn a_run_that_only_answers_takes_no_snapshot() {
 /// tool call lists that folder) and is gone afterwards; the user's index is untouched.
 #[test]
 fn the_private_index_lives_in_the_runtime_folder_and_goes_with_the_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    setup(&ws, "");
+    let (tmp, ws) = workspace("");
     let runtime = runtime_dir(&ws);
     let script = format!(
         "turns:\n  - tool_calls:\n      - {{name: Bash, arguments: {{command: 'ls {}'}}}}\n  - text: listed\n",
         runtime.display()
     );
     std::fs::write(tmp.path().join("jobs/s.yaml"), script).unwrap();
-    let job = tmp.path().join("jobs/job.yaml");
-    let text = std::fs::read_to_string(&job)
-        .unwrap()
-        .replace("'Bash(rm *)'", "'Bash(ls *)'");
-    std::fs::write(&job, text).unwrap();
+    let job = edit_job(tmp.path(), "'Bash(rm *)'", "'Bash(ls *)'");
     let index_before = std::fs::read(ws.join(".git/index")).unwrap();
     let mut cmd = cn_run_in(&ws);
     cmd.arg(&job);
