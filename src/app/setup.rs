@@ -89,7 +89,7 @@ impl ClientTask {
                 .model
                 .api_base
                 .as_deref()
-                .is_some_and(|b| b.trim_start().starts_with("http://")),
+                .is_some_and(crate::provider::plain_http),
         };
         if !needs_tls {
             return ClientTask::Ready(build_client(job));

@@ -16,6 +16,7 @@ mod sse;
 
 pub use collect::{Notice, RetryPolicy, complete};
 pub use error::ProviderError;
+pub(crate) use sse::http::plain_http;
 
 use std::pin::Pin;
 

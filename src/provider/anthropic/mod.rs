@@ -84,7 +84,7 @@ impl AnthropicClient {
             http: http::build_client(
                 config.connect_timeout,
                 config.request_timeout,
-                config.api_base.trim_start().starts_with("http://"),
+                &config.api_base,
             )?,
             url,
             headers,

@@ -76,7 +76,7 @@ impl OpenAiClient {
             http: http::build_client(
                 config.connect_timeout,
                 config.request_timeout,
-                config.api_base.trim_start().starts_with("http://"),
+                &config.api_base,
             )?,
             url,
             headers,

@@ -39,18 +39,24 @@ pub(crate) trait Dialect: Send + 'static {
     fn may_end(&self) -> bool;
 }
 
-/// A reqwest client with the configured timeouts and our user agent. For a plain-`http`
-/// endpoint (a local model server) no TLS roots are loaded: reading the system's
+/// Whether `api_base` is a plain-`http` endpoint (a local model server): its client needs
+/// no TLS roots.
+pub(crate) fn plain_http(api_base: &str) -> bool {
+    api_base.trim_start().starts_with("http://")
+}
+
+/// A reqwest client for `api_base` with the configured timeouts and our user agent. For a
+/// [plain-`http`](plain_http) endpoint no TLS roots are loaded: reading the system's
 /// certificates costs milliseconds at every start and such a client never needs them.
 pub(crate) fn build_client(
     connect_timeout: Duration,
     request_timeout: Option<Duration>,
-    plain_http: bool,
+    api_base: &str,
 ) -> Result<reqwest::Client, ProviderError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
         .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")));
-    if plain_http {
+    if plain_http(api_base) {
         builder = builder.tls_certs_only(Vec::new());
     }
     if let Some(timeout) = request_timeout {
