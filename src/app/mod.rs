@@ -10,6 +10,7 @@ mod finish;
 mod inspect;
 mod outputs;
 mod parallel;
+mod parallel_report;
 mod resume;
 mod run;
 mod run_parts;
@@ -229,25 +230,23 @@ async fn run_jobs(
     log: &LogHandle,
     early: Option<checkpoints::Early>,
 ) -> i32 {
+    let several = jobs.len() > 1;
     let mut results: Vec<RunResult> = Vec::new();
-    let mut worst = Status::Success;
+    let mut start_errors: Vec<String> = Vec::new();
     for outcome in parallel::run_all(jobs, &args, log, early).await {
         match outcome {
-            Ok(result) => {
-                if result.status.severity() > worst.severity() {
-                    worst = result.status;
-                }
-                results.push(result);
-            }
+            Ok(result) => results.push(result),
             Err(e) => {
                 let _ = usage_error(&e);
-                if Status::Invalid.severity() > worst.severity() {
-                    worst = Status::Invalid;
-                }
+                start_errors.push(e);
             }
         }
     }
-    print_results(&args, &results);
+    let worst = parallel_report::worst(&results, &start_errors);
+    print_results(&args, &results, &start_errors);
+    if several {
+        parallel_report::write_top(args.out.as_deref(), &results, &start_errors);
+    }
     if let Some(path) = &args.junit {
         let suites = results
             .iter()
@@ -260,7 +259,7 @@ async fn run_jobs(
     worst.exit_code()
 }
 
-pub(crate) fn print_results(args: &RunArgs, results: &[RunResult]) {
+pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[String]) {
     match args.format {
         Format::Text => {
             for r in results {
@@ -269,19 +268,8 @@ pub(crate) fn print_results(args: &RunArgs, results: &[RunResult]) {
                 }
             }
         }
-        Format::Json if results.len() > 1 => {
-            let worst = results
-                .iter()
-                .map(|r| r.status)
-                .max_by_key(|s| s.severity())
-                .unwrap_or(Status::Success);
-            let summary = serde_json::json!({
-                "type": "summary",
-                "status": worst,
-                "exit_code": worst.exit_code(),
-                "jobs": results.len(),
-                "results": results,
-            });
+        Format::Json if results.len() + start_errors.len() > 1 => {
+            let summary = parallel_report::summary(results, start_errors);
             stdout(&format!(
                 "{}\n",
                 serde_json::to_string_pretty(&summary).unwrap_or_default()

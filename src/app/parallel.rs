@@ -1,7 +1,8 @@
 //! Several jobs in one call: up to `--parallel N` at a time, each in its own git worktree
 //! (`--isolate worktree`, the default with more than one job) so concurrent runs never
 //! share a dirty tree. The user's tree stays untouched; each run's changes are its
-//! diff.patch and checkpoint refs. The exit code is the worst of the jobs'.
+//! diff.patch and checkpoint refs. With `--out DIR` each job writes to `DIR/<job>`. The
+//! exit code is the worst of the jobs'.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,8 +45,11 @@ pub(crate) async fn run_all(
     }
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
     let mut tasks = Vec::with_capacity(jobs.len());
-    for job in jobs {
-        let (args, log, permits) = (args.clone(), log.clone(), permits.clone());
+    let outs = super::parallel_report::job_out_dirs(&jobs, args.out.as_deref());
+    for (job, out) in jobs.into_iter().zip(outs) {
+        let (mut args, log, permits) = (args.clone(), log.clone(), permits.clone());
+        // Each job its own folder: shared files would overwrite and interleave.
+        args.out = out;
         let early = early.take();
         tasks.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;

@@ -116,7 +116,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     match run::run_job(job, &opts, Some(Resume { path, session })).await {
         Ok(result) => {
-            print_results(&args, std::slice::from_ref(&result));
+            print_results(&args, std::slice::from_ref(&result), &[]);
             result.status.exit_code()
         }
         Err(e) => usage_error(&e),

@@ -4,17 +4,26 @@
 
 use std::path::Path;
 
-/// Copy `src` to `dest` (respecting `.gitignore`, skipping `.git` and `.cn-run`), then
-/// `git init` it and commit everything.
+/// Copy `src` to `dest` (respecting `.gitignore`, skipping `.git`, `.cn-run` and the run's
+/// output folder holding `dest`, which `--out` may put inside `src`), then `git init` it
+/// and commit everything.
 pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
+    let src = src
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", src.display()))?;
+    let dest = dest
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dest.display()))?;
+    let out_dir = dest.parent().unwrap_or(&dest).to_path_buf();
+    let (src, dest) = (src.as_path(), dest.as_path());
     let walker = ignore::WalkBuilder::new(src)
         .hidden(false)
         .git_ignore(true)
         .require_git(false)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             let name = e.file_name().to_string_lossy();
-            name != ".git" && name != ".cn-run"
+            name != ".git" && name != ".cn-run" && e.path() != out_dir
         })
         .build();
     for entry in walker {

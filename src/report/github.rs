@@ -56,7 +56,7 @@ pub fn annotations(r: &RunResult) -> String {
     }
     let last = r.checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in r.checks.iter().filter(|c| c.attempt == last && !c.passed) {
-        let text = summary::strip_terminal_codes(&c.output_tail);
+        let text = super::clean::clean(&c.output_tail);
         let tail: String = text
             .lines()
             .rev()

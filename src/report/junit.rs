@@ -1,18 +1,25 @@
 //! junit.xml: one testsuite per job; a testcase for the agent run and one per check (per
-//! attempt when retries happened), with times and properties (run id, model, cost,
-//! tokens). Written with quick-junit, which strips ANSI and control characters, so agent
-//! output full of colour codes still makes well-formed XML.
+//! attempt when retries happened), with times and suite properties (run id, model, cost,
+//! tokens). Every text goes through [`clean`] first (escape sequences end at their line,
+//! characters XML 1.0 forbids dropped), and the shape keeps to Jenkins' junit-10.xsd: no
+//! `<properties>` in a testcase, no `skipped` on `<testsuites>`.
 
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use super::RunResult;
+use super::clean::clean;
 use crate::exit_code::Status;
 use crate::redact::Redactor;
 
 fn property(name: &str, value: impl ToString) -> Property {
-    Property::new(name, value.to_string())
+    Property::new(name, clean(&value.to_string()))
+}
+
+/// Text a run or a check produced, secrets masked and cleaned for XML.
+fn text(redactor: &Redactor, s: &str) -> String {
+    clean(&redactor.redact(s))
 }
 
 fn agent_case(r: &RunResult, redactor: &Redactor) -> TestCase {
@@ -20,15 +27,14 @@ fn agent_case(r: &RunResult, redactor: &Redactor) -> TestCase {
         TestCaseStatus::success()
     } else {
         let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-        s.set_message(redactor.redact(&r.reason).into_owned());
+        s.set_message(text(redactor, &r.reason));
         s.set_type(r.subtype.clone());
         s
     };
     let mut case = TestCase::new("agent run", status);
-    case.set_classname(r.job.clone());
+    case.set_classname(clean(&r.job));
     case.set_time(Duration::from_millis(r.duration_ms));
-    case.set_system_out(redactor.redact(&r.result).into_owned());
-    case.add_property(property("turns", r.num_turns));
+    case.set_system_out(text(redactor, &r.result));
     case
 }
 
@@ -39,9 +45,9 @@ fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
         .iter()
         .map(|c| {
             let name = if retried {
-                format!("check: {} (attempt {})", c.name, c.attempt)
+                format!("check: {} (attempt {})", clean(&c.name), c.attempt)
             } else {
-                format!("check: {}", c.name)
+                format!("check: {}", clean(&c.name))
             };
             let status = if c.passed {
                 TestCaseStatus::success()
@@ -52,15 +58,15 @@ fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
                     (false, Some(code)) => format!("exit code {code}"),
                     (false, None) => "killed".to_owned(),
                 };
-                s.set_message(format!("{} failed: {how}", c.name));
+                s.set_message(format!("{} failed: {how}", clean(&c.name)));
                 s.set_type("check_failed");
-                s.set_description(redactor.redact(&c.output_tail).into_owned());
+                s.set_description(text(redactor, &c.output_tail));
                 s
             };
             let mut case = TestCase::new(name, status);
-            case.set_classname(r.job.clone());
+            case.set_classname(clean(&r.job));
             case.set_time(Duration::from_millis(c.duration_ms));
-            case.set_system_out(redactor.redact(&c.output_tail).into_owned());
+            case.set_system_out(text(redactor, &c.output_tail));
             case
         })
         .collect();
@@ -69,8 +75,8 @@ fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
         if !r.checks.iter().any(|c| &c.name == name) {
             let mut s = TestCaseStatus::skipped();
             s.set_message("not run: the agent did not finish");
-            let mut case = TestCase::new(format!("check: {name}"), s);
-            case.set_classname(r.job.clone());
+            let mut case = TestCase::new(format!("check: {}", clean(name)), s);
+            case.set_classname(clean(&r.job));
             cases.push(case);
         }
     }
@@ -79,7 +85,7 @@ fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
 
 /// The testsuite of one run; declared checks that never ran are reported as skipped.
 pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
-    let mut suite = TestSuite::new(r.job.clone());
+    let mut suite = TestSuite::new(clean(&r.job));
     suite.set_time(Duration::from_millis(r.duration_ms));
     suite.add_properties([
         property("run_id", &r.run_id),
@@ -100,7 +106,7 @@ pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
     suite.add_test_case(agent_case(r, redactor));
     suite.add_test_cases(check_cases(r, redactor));
     if r.status == Status::Success {
-        suite.set_system_out(redactor.redact(&r.result).into_owned());
+        suite.set_system_out(text(redactor, &r.result));
     }
     suite
 }
@@ -109,5 +115,20 @@ pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
 pub fn render(suites: Vec<TestSuite>) -> String {
     let mut report = Report::new("cn-run");
     report.add_test_suites(suites);
-    report.to_string().unwrap_or_default()
+    without_root_skipped(&report.to_string().unwrap_or_default())
+}
+
+/// The XML without the `skipped` attribute quick-junit always puts on `<testsuites>`:
+/// Jenkins' junit-10.xsd does not allow it (the count stays on each `<testsuite>`).
+fn without_root_skipped(xml: &str) -> String {
+    let Some(start) = xml.find("<testsuites ") else {
+        return xml.to_owned();
+    };
+    let end = xml[start..].find('>').map_or(xml.len(), |e| start + e);
+    let tag = &xml[start..end];
+    let Some(at) = tag.find(" skipped=\"") else {
+        return xml.to_owned();
+    };
+    let close = tag[at + 10..].find('"').map_or(tag.len(), |q| at + 11 + q);
+    format!("{}{}{}", &xml[..start + at], &tag[close..], &xml[end..])
 }

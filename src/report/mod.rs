@@ -1,6 +1,7 @@
 //! Outputs of a run, each a translator fed by events: result.json, events.jsonl, and the
 //! stdout formats (`text`, `json`, `stream-json`).
 
+pub mod clean;
 pub mod github;
 pub mod jsonl;
 pub mod junit;

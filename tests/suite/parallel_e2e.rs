@@ -63,3 +63,126 @@ fn three_jobs_in_parallel_each_see_only_their_own_changes() {
     .unwrap();
     assert_eq!(report.test_suites.len(), 3);
 }
+
+fn simple_job(dir: &std::path::Path, file: &str, name: &str, rest: &str, answer: &str) {
+    let script = format!("turns:\n  - text: {answer}\n");
+    let job = format!(
+        "version: 1\nname: {name}\nmodel: {{provider: script, name: m, script: {file}.s.yaml}}\nprompt: work\n{rest}"
+    );
+    write_files(
+        dir,
+        &[
+            (&format!("{file}.yaml"), &job),
+            (&format!("{file}.s.yaml"), &script),
+        ],
+    );
+}
+
+/// `--parallel N --out DIR`: a folder per job (same names made unique), each with its own
+/// result, events, session and junit; the combined junit.xml and summary.json at the top.
+#[test]
+fn parallel_jobs_with_out_each_get_a_folder_and_a_combined_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    simple_job(ws, "a", "same", "", "a done");
+    simple_job(ws, "b", "same", "", "b done");
+    simple_job(
+        ws,
+        "c",
+        "bad check",
+        "checks: [{name: c, run: 'exit 1'}]\n",
+        "c done",
+    );
+    let out = ws.join("out");
+    let mut cmd = cn_run(ws);
+    cmd.args(["--parallel", "2", "--isolate", "none", "--format", "json"])
+        .args(["a.yaml", "b.yaml", "c.yaml", "--out"])
+        .arg(&out);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 1, "{r:#?}");
+    for (folder, job, answer) in [
+        ("same", "same", "a done"),
+        ("same-2", "same", "b done"),
+        ("bad_check", "bad check", "c done"),
+    ] {
+        let dir = out.join(folder);
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(result["job"], job);
+        assert_eq!(result["result"], answer, "{folder}");
+        assert_eq!(
+            result["output_dir"],
+            dir.canonicalize().unwrap().to_str().unwrap()
+        );
+        let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+        assert!(!events.contains('\0'), "{folder}: NUL in events");
+        let seqs: Vec<u64> = events
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["seq"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{folder}: {seqs:?}");
+        assert_eq!(events.matches("\"run.completed\"").count(), 1, "{folder}");
+        assert!(dir.join("session.json").is_file() && dir.join("junit.xml").is_file());
+    }
+    let top = super::junit_shape::assert_junit_10(
+        &std::fs::read_to_string(out.join("junit.xml")).unwrap(),
+    );
+    for answer in ["a done", "b done", "c done"] {
+        assert!(top.contains(answer), "{top}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "failed");
+    assert_eq!(summary["exit_code"], r.code);
+    assert_eq!(summary["jobs"], 3);
+    let printed: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(printed["exit_code"], r.code);
+}
+
+/// A job that cannot start (its worktree needs a git repository) makes the call exit 2,
+/// and the summary says so too, while the other job's result stays.
+#[test]
+fn a_job_that_cannot_start_sets_the_summary_status_and_exit_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    simple_job(
+        ws,
+        "a",
+        "copied",
+        "workspace: {path: ., copy: true}\n",
+        "fine",
+    );
+    simple_job(ws, "b", "needs-git", "", "never");
+    let out = ws.join("out");
+    let mut cmd = cn_run(ws);
+    cmd.args([
+        "--parallel",
+        "2",
+        "--format",
+        "json",
+        "a.yaml",
+        "b.yaml",
+        "--out",
+    ])
+    .arg(&out);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 2, "{r:#?}");
+    let printed: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for summary in [printed, written] {
+        assert_eq!(summary["status"], "invalid", "{summary}");
+        assert_eq!(summary["exit_code"], 2);
+        assert_eq!(summary["jobs"], 2);
+        assert_eq!(summary["results"][0]["result"], "fine");
+        assert!(
+            summary["errors"][0].as_str().unwrap().contains("needs-git"),
+            "{summary}"
+        );
+    }
+}

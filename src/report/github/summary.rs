@@ -88,7 +88,7 @@ fn checks(md: &mut String, checks: &[CheckResult]) {
     md.push('\n');
     let last = checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in checks.iter().filter(|c| c.attempt == last && !c.passed) {
-        let text = strip_terminal_codes(&c.output_tail);
+        let text = crate::report::clean::clean(&c.output_tail);
         let lines: Vec<&str> = text.trim_end().lines().collect();
         let shown = &lines[lines.len().saturating_sub(TAIL_LINES)..];
         let what = if lines.len() > TAIL_LINES {
@@ -219,39 +219,6 @@ fn html_text(s: &str) -> String {
 /// The longest run of `c` in `s`.
 fn longest_run(s: &str, c: char) -> usize {
     s.split(|x| x != c).map(str::len).max().unwrap_or(0)
-}
-
-/// `s` without terminal escape sequences and control characters (tabs and newlines kept).
-pub(super) fn strip_terminal_codes(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @..~.
-                Some('[') => {
-                    for n in chars.by_ref() {
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(n) = chars.next() {
-                        if n == '\u{7}' || (n == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
