@@ -22,6 +22,7 @@ pub mod events;
 pub mod exit_code;
 pub mod export;
 pub mod job;
+pub mod json_schema;
 pub mod mcp;
 pub mod observability;
 mod out_file;

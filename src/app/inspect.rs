@@ -12,8 +12,7 @@ use super::{stdout, usage_error};
 pub(super) fn schema(which: SchemaKind) -> i32 {
     let value = match which {
         SchemaKind::Job => job::job_schema(),
-        SchemaKind::Result => serde_json::to_value(schemars::schema_for!(crate::report::RunResult))
-            .unwrap_or_default(),
+        SchemaKind::Result => crate::json_schema::schema_for::<crate::report::RunResult>(),
         SchemaKind::Event => crate::events::event_schema(),
     };
     stdout(&format!(

@@ -210,5 +210,5 @@ pub struct Envelope {
 
 /// The JSON schema of one line of events.jsonl.
 pub fn event_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(Envelope)).unwrap_or_default()
+    crate::json_schema::schema_for::<Envelope>()
 }

@@ -21,7 +21,7 @@ pub struct LoadOptions {
 
 /// The JSON schema of job files, generated from the raw types.
 pub fn job_schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(JobFile)).unwrap_or(Value::Null)
+    crate::json_schema::schema_for::<JobFile>()
 }
 
 static SCHEMA: LazyLock<Value> = LazyLock::new(job_schema);

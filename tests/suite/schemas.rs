@@ -57,3 +57,55 @@ fn the_example_jobs_match_the_job_schema() {
         }
     }
 }
+
+/// Every `format` in a schema, with the path to it.
+fn formats(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, child) in map {
+                if k == "format"
+                    && let Some(f) = child.as_str()
+                {
+                    out.push((path.to_owned(), f.to_owned()));
+                }
+                formats(child, &format!("{path}/{k}"), out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                formats(child, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The checked-in schemas compile with format assertions on and unknown formats refused,
+/// and use only JSON Schema's own formats (ajv strict, check-jsonschema and
+/// yaml-language-server refuse `uint32`, `double`…; `.ci/consumers` runs ajv itself).
+#[test]
+fn the_schemas_use_standard_formats_only_and_compile_strictly() {
+    for which in ["job", "result", "event"] {
+        let path = repo_root().join(format!("schemas/{which}.schema.json"));
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut found = Vec::new();
+        formats(&schema, "#", &mut found);
+        let odd: Vec<_> = found
+            .iter()
+            .filter(|(_, f)| !cn_run::json_schema::STANDARD_FORMATS.contains(&f.as_str()))
+            .collect();
+        assert!(odd.is_empty(), "{which}: non-standard formats {odd:?}");
+        jsonschema::options()
+            .should_validate_formats(true)
+            .should_ignore_unknown_formats(false)
+            .build(&schema)
+            .unwrap_or_else(|e| panic!("{which}: {e}"));
+    }
+    // The ranges the formats stood for are kept as bounds.
+    let text = std::fs::read_to_string(repo_root().join("schemas/result.schema.json")).unwrap();
+    let result: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let version = &result["properties"]["schema_version"];
+    assert_eq!(version["minimum"], 0, "{version}");
+    assert_eq!(version["maximum"], u32::MAX, "{version}");
+}
