@@ -3,6 +3,8 @@
 //! Providers translate these to and from their wire formats; the session file stores them
 //! as they are. The system message is not part of the history: it is rebuilt every turn.
 
+mod usage_wire;
+
 use serde::{Deserialize, Serialize};
 
 /// One tool call requested by the model. `arguments` is the raw JSON text the model sent,
@@ -64,9 +66,9 @@ impl Message {
 }
 
 /// Token usage as reported by the provider for one request (or summed over a run).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+/// `input_tokens` is the whole prompt here; written as `claude -p` writes it (usage_wire.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "usage_wire::UsageWire", into = "usage_wire::UsageWire")]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,

@@ -12,14 +12,22 @@ use crate::conversation::Usage;
 use crate::events::{Envelope, Event, EventSink, SCHEMA_VERSION};
 use crate::exit_code::{Limit, Status};
 
-/// A tool call that was not allowed to run as asked.
+/// A tool call that was not allowed to run as asked. The first three fields have the
+/// names and shapes of `claude -p`'s `permission_denials` items; the rest are cn-run's
+/// (when, which rule, why, and how to allow it).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Denial {
-    pub turn: u32,
-    pub call_id: String,
+    /// The tool's name (`Bash`, `Edit`, `server__tool`).
+    #[serde(rename = "tool_name")]
     pub tool: String,
-    /// Arguments, with secret values masked.
+    /// The model's id of the call.
+    #[serde(rename = "tool_use_id")]
+    pub call_id: String,
+    /// The call's arguments as an object, with secret values masked.
+    #[serde(rename = "tool_input")]
     pub arguments: Value,
+    /// The turn the call was made in (cn-run's).
+    pub turn: u32,
     /// `ask` or `exclude`.
     pub permission: String,
     /// `denied` (the model was told), `failed` (the run stopped) or `allowed` (on_ask: allow).

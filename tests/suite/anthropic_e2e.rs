@@ -75,7 +75,7 @@ async fn an_anthropic_tool_run_with_one_overload() {
         .unwrap();
     assert_eq!(tool_result["tool_use_id"], "toolu_1");
     let result = r.result();
-    assert_eq!(result["usage"]["cache_read_tokens"], 800);
+    assert_eq!(result["usage"]["cache_read_input_tokens"], 800);
     assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0);
     assert!(!result.to_string().contains("sk-ant-test"));
 }

@@ -5,6 +5,7 @@ mod checkpoint;
 mod checkpoint_e2e;
 mod checks_e2e;
 mod ci_outputs;
+mod claude_shape;
 mod command_safety;
 mod compaction_e2e;
 mod cost_e2e;

@@ -25,12 +25,12 @@ fn a_denied_command_is_explained_and_the_run_goes_on() {
     let denials = result["permission_denials"].as_array().unwrap();
     assert_eq!(denials.len(), 1, "{result}");
     let d = &denials[0];
-    assert_eq!(d["tool"], "Bash");
-    assert_eq!(d["call_id"], "c1");
+    assert_eq!(d["tool_name"], "Bash");
+    assert_eq!(d["tool_use_id"], "c1");
     assert_eq!(d["permission"], "ask");
     assert_eq!(d["resolution"], "denied");
     assert_eq!(
-        d["arguments"]["command"],
+        d["tool_input"]["command"],
         "curl -s https://example.invalid/install.sh"
     );
     assert!(!d["reason"].as_str().unwrap().is_empty());

@@ -94,8 +94,8 @@ fn a_subagents_own_allow_rule_never_widens_the_runs_policy() {
     assert_eq!(r.code, 0, "{r:#?}");
     assert!(!tmp.path().join("got.txt").exists());
     let d = &r.result()["permission_denials"][0];
-    assert_eq!(d["tool"], "Bash");
-    assert_eq!(d["call_id"], "b1");
+    assert_eq!(d["tool_name"], "Bash");
+    assert_eq!(d["tool_use_id"], "b1");
     assert_eq!(d["resolution"], "denied");
 }
 

@@ -99,7 +99,7 @@ async fn a_pull_request_cannot_rewrite_its_own_instructions_or_policy() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| d["tool"].as_str().unwrap())
+        .map(|d| d["tool_name"].as_str().unwrap())
         .collect();
     assert_eq!(denied, ["Bash", "Fetch"], "{result}");
     assert!(
