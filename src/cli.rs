@@ -191,6 +191,10 @@ pub struct RunArgs {
     /// (overrides the job's `upload.url`; `{run_id}` is replaced).
     #[arg(long, value_name = "URL")]
     pub upload_url: Option<String>,
+    /// How many jobs this call runs (set by the runner, not a flag): the GitHub step
+    /// summary is shared between them, and step outputs are written once for all.
+    #[arg(skip)]
+    pub jobs_in_call: usize,
 }
 
 impl RunArgs {

@@ -21,6 +21,8 @@ pub(crate) struct Finished<'a> {
     pub reason: String,
     pub limit: Option<Limit>,
     pub report: &'a super::attempts::AttemptsReport,
+    /// Jobs run by this call (they share one step summary and one set of step outputs).
+    pub jobs_in_call: usize,
 }
 
 /// Everything after the agent stops: artifacts, the final events, result.json,
@@ -130,11 +132,18 @@ pub(crate) async fn finish(
             &mut err,
             redactor.redact(&github::annotations(&result)).as_bytes(),
         );
+        let budget = github::STEP_SUMMARY_LIMIT / f.jobs_in_call;
         github::append_to_env_file(
             "GITHUB_STEP_SUMMARY",
-            &redactor.redact(&github::summary(&result)),
+            &redactor.redact(&github::summary(&result, budget)),
         );
-        github::append_to_env_file("GITHUB_OUTPUT", &redactor.redact(&github::outputs(&result)));
+        // Several jobs: the call writes the outputs once, for all (app::run_jobs).
+        if f.jobs_in_call == 1 {
+            github::append_to_env_file(
+                "GITHUB_OUTPUT",
+                &redactor.redact(&github::outputs(&result)),
+            );
+        }
     }
     result
 }

@@ -46,10 +46,12 @@ pub(crate) async fn run_all(
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
     let mut tasks = Vec::with_capacity(jobs.len());
     let outs = super::parallel_report::job_out_dirs(&jobs, args.out.as_deref());
+    let jobs_in_call = jobs.len();
     for (job, out) in jobs.into_iter().zip(outs) {
         let (mut args, log, permits) = (args.clone(), log.clone(), permits.clone());
         // Each job its own folder: shared files would overwrite and interleave.
         args.out = out;
+        args.jobs_in_call = jobs_in_call;
         let early = early.take();
         tasks.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;

@@ -87,9 +87,10 @@ fn top_dir(out: Option<&Path>) -> PathBuf {
 }
 
 /// Writes junit.xml (one suite per job) and summary.json at the top of a multi-job call,
-/// and names the folder on stderr.
+/// names the folder on stderr, and in GitHub Actions writes the step outputs of the call.
 pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors: &[String]) {
     let dir = top_dir(out);
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
     let suites = results
         .iter()
         .filter_map(|r| r.junit_suite.clone())
@@ -107,6 +108,13 @@ pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors:
             dir.display()
         ),
         Err(e) => tracing::error!("cannot write the combined report in {}: {e}", dir.display()),
+    }
+    if crate::report::github::is_actions() {
+        let worst = worst(results, start_errors);
+        crate::report::github::append_to_env_file(
+            "GITHUB_OUTPUT",
+            &crate::report::github::call_outputs(results, worst, &dir),
+        );
     }
 }
 

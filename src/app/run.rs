@@ -395,6 +395,7 @@ pub(crate) async fn run_job(
         reason,
         limit,
         report: &report,
+        jobs_in_call: opts.args.jobs_in_call.max(1),
     };
     let result = finish(
         &job,

@@ -14,7 +14,7 @@ use crate::exit_code::Status;
 mod patch_files;
 mod summary;
 
-pub use summary::summary;
+pub use summary::{STEP_SUMMARY_LIMIT, summary};
 
 /// Whether we run inside GitHub Actions.
 pub fn is_actions() -> bool {
@@ -126,6 +126,10 @@ fn output_pairs(r: &RunResult) -> Vec<(String, String)> {
                 .unwrap_or_default(),
         ),
     ];
+    pairs.push((
+        "results".into(),
+        Value::Array(vec![result_item(r)]).to_string(),
+    ));
     if let Some(Value::Object(map)) = &r.structured_output {
         // Only names a workflow can refer to; any field stays in `structured-output`.
         for (k, v) in map.iter().filter(|(k, _)| is_output_name(k)) {
@@ -146,12 +150,54 @@ fn is_output_name(k: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// One run in the `results` output: how it ended and where its files are.
+fn result_item(r: &RunResult) -> Value {
+    let path = |name: &str| Path::new(&r.output_dir).join(name).display().to_string();
+    serde_json::json!({
+        "job": r.job,
+        "status": r.status,
+        "exit_code": r.exit_code,
+        "result": path("result.json"),
+        "junit": path("junit.xml"),
+        "events": r.events_path,
+        "session": r.session_path,
+        "diff": r.patch_path,
+        "cost_usd": r.total_cost_usd,
+    })
+}
+
+/// The step outputs of a call that ran several jobs, written once: the worst `status`,
+/// the process's `exit-code`, `results` (one item per job), and the combined `junit` and
+/// `result` (summary.json) in `top`. The per-run outputs stay empty: one value cannot
+/// stand for several runs.
+pub fn call_outputs(results: &[RunResult], worst: Status, top: &Path) -> String {
+    let items: Vec<Value> = results.iter().map(result_item).collect();
+    let pairs = vec![
+        ("status".to_owned(), worst.as_str().to_owned()),
+        ("exit-code".to_owned(), worst.exit_code().to_string()),
+        ("results".to_owned(), Value::Array(items).to_string()),
+        (
+            "junit".to_owned(),
+            top.join("junit.xml").display().to_string(),
+        ),
+        (
+            "result".to_owned(),
+            top.join("summary.json").display().to_string(),
+        ),
+    ];
+    format_outputs(pairs)
+}
+
 /// `name=value` lines for $GITHUB_OUTPUT. A value with a line break uses the
 /// `name<<DELIMITER` form, with a random delimiter that does not occur in the value (the
 /// agent wrote some values, and must not be able to end one early and set another).
 pub fn outputs(r: &RunResult) -> String {
+    format_outputs(output_pairs(r))
+}
+
+fn format_outputs(pairs: Vec<(String, String)>) -> String {
     let mut out = String::new();
-    for (k, v) in output_pairs(r) {
+    for (k, v) in pairs {
         if v.contains(['\n', '\r']) {
             let delim = loop {
                 let d = format!(

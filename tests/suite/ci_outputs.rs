@@ -259,7 +259,7 @@ fn progress_is_plain_lines_without_a_terminal_a_live_line_with_one_and_nothing_w
 
 /// $GITHUB_OUTPUT read the way the Actions runner reads it: `name=value`, or
 /// `name<<DELIMITER` then lines up to the delimiter. Panics on a line the runner rejects.
-fn parse_github_output(text: &str) -> Vec<(String, String)> {
+pub(super) fn parse_github_output(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut lines = text.split('\n');
     while let Some(line) = lines.next() {
@@ -292,7 +292,7 @@ fn parse_github_output(text: &str) -> Vec<(String, String)> {
     out
 }
 
-fn action_yml() -> serde_yaml::Value {
+pub(super) fn action_yml() -> serde_yaml::Value {
     let text = std::fs::read_to_string(repo_root().join("action.yml")).unwrap();
     serde_yaml::from_str(&text).unwrap()
 }

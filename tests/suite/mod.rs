@@ -1,5 +1,6 @@
 //! The integration suites, one file per area.
 
+mod action_step;
 mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;

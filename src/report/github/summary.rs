@@ -9,30 +9,62 @@ use super::patch_files::{self, FileChange, Kind};
 use crate::checks::CheckResult;
 use crate::exit_code::Status;
 use crate::report::RunResult;
+use crate::report::clean::clean;
 
 /// Changed files listed before "… and N more".
 const MAX_FILES: usize = 30;
 /// Lines of a failed check's output shown.
 const TAIL_LINES: usize = 20;
 
-/// The markdown step summary of one run (reads the run's diff.patch for per-file counts).
-pub fn summary(r: &RunResult) -> String {
+/// GitHub drops a step summary over 1 MiB whole; all the jobs of a step share this much.
+pub const STEP_SUMMARY_LIMIT: usize = 1000 * 1000;
+/// Longest line of a failed check's output shown.
+const MAX_LINE: usize = 500;
+
+/// The markdown step summary of one run in at most `budget` bytes (reads the run's
+/// diff.patch for per-file counts).
+pub fn summary(r: &RunResult, budget: usize) -> String {
     let files = r
         .patch_path
         .as_deref()
         .and_then(|p| std::fs::read(p).ok())
         .map(|patch| patch_files::parse(&patch));
-    render(r, files.as_deref())
+    render(r, files.as_deref(), budget)
 }
 
-/// The summary, given the changed files (`None` when the patch could not be read).
-pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>) -> String {
+/// The summary, given the changed files (`None` when the patch could not be read). The
+/// outcome and the checks table always stay; what does not fit in `budget` goes, in this
+/// order: the final answer (cut first), the changed files, the denials, the check outputs.
+pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>, budget: usize) -> String {
+    let mut md = outcome_and_checks(r);
+    let mut tails = String::new();
+    failed_outputs(&mut tails, &r.checks);
+    let mut changed = String::new();
+    changes(&mut changed, r, files);
+    let mut denied = String::new();
+    denials(&mut denied, r);
+    for part in [tails, changed, denied] {
+        if md.len() + part.len() <= budget {
+            md.push_str(&part);
+        }
+    }
+    let room = budget.saturating_sub(md.len());
+    md.push_str(&answer(r.result.trim(), room));
+    md
+}
+
+/// The heading, the reason, the numbers and the checks table.
+fn outcome_and_checks(r: &RunResult) -> String {
     let icon = if r.status == Status::Success {
         "✅"
     } else {
         "❌"
     };
-    let mut md = format!("### {icon} cn-run `{}`: {}\n\n", r.job, r.status.as_str());
+    let mut md = format!(
+        "### {icon} cn-run `{}`: {}\n\n",
+        r.job.replace('`', "'"),
+        r.status.as_str()
+    );
     md.push_str(&format!("{}\n\n", html_text(&r.reason)));
     md.push_str("| exit code | turns | attempts | tokens in / out | cost | duration |\n|---|---|---|---|---|---|\n");
     let cost = r
@@ -47,15 +79,40 @@ pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>) -> String {
         r.usage.output_tokens,
         r.duration_ms as f64 / 1000.0
     ));
-    checks(&mut md, &r.checks);
-    changes(&mut md, r, files);
-    denials(&mut md, r);
-    if !r.result.trim().is_empty() {
-        md.push_str("<details><summary>Final answer</summary>\n\n");
-        md.push_str(r.result.trim());
-        md.push_str("\n\n</details>\n\n");
-    }
+    checks_table(&mut md, &r.checks);
     md
+}
+
+/// The final answer in a code fence longer than any backtick run in it (so no text of the
+/// model's can end the fence or the `<details>`), cut to fit `room` bytes.
+fn answer(text: &str, room: usize) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let text = clean(text);
+    let fence = "`".repeat(longest_run(&text, '`').max(2) + 1);
+    let frame = |body: &str, note: &str| {
+        format!(
+            "<details><summary>Final answer{note}</summary>\n\n{fence}text\n{body}\n{fence}\n\n</details>\n\n"
+        )
+    };
+    let whole = frame(&text, "");
+    if whole.len() <= room {
+        return whole;
+    }
+    let note = format!(
+        " (cut: the first part of {} bytes; the whole answer is in result.json)",
+        text.len()
+    );
+    let keep = room.saturating_sub(frame("", &note).len() + 8);
+    if keep == 0 {
+        return String::new();
+    }
+    let mut end = keep.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    frame(&format!("{}\n…", &text[..end]), &note)
 }
 
 /// How a check ended, in words.
@@ -68,8 +125,8 @@ fn outcome(c: &CheckResult) -> String {
     }
 }
 
-/// The checks table, then the output tail of each check that failed in the last attempt.
-fn checks(md: &mut String, checks: &[CheckResult]) {
+/// The checks table: one row per check and attempt.
+fn checks_table(md: &mut String, checks: &[CheckResult]) {
     if checks.is_empty() {
         return;
     }
@@ -86,9 +143,13 @@ fn checks(md: &mut String, checks: &[CheckResult]) {
         );
     }
     md.push('\n');
+}
+
+/// The output tail of each check that failed in the last attempt.
+fn failed_outputs(md: &mut String, checks: &[CheckResult]) {
     let last = checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in checks.iter().filter(|c| c.attempt == last && !c.passed) {
-        let text = crate::report::clean::clean(&c.output_tail);
+        let text = clean(&c.output_tail);
         let lines: Vec<&str> = text.trim_end().lines().collect();
         let shown = &lines[lines.len().saturating_sub(TAIL_LINES)..];
         let what = if lines.len() > TAIL_LINES {
@@ -106,10 +167,26 @@ fn checks(md: &mut String, checks: &[CheckResult]) {
             md.push_str("(no output)\n\n</details>\n\n");
             continue;
         }
-        let body = shown.join("\n");
+        let body = shown
+            .iter()
+            .map(|l| cut_line(l))
+            .collect::<Vec<_>>()
+            .join("\n");
         let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
         let _ = write!(md, "{fence}text\n{body}\n{fence}\n\n</details>\n\n");
     }
+}
+
+/// A line of at most [`MAX_LINE`] bytes.
+fn cut_line(line: &str) -> String {
+    if line.len() <= MAX_LINE {
+        return line.to_owned();
+    }
+    let mut end = MAX_LINE;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &line[..end])
 }
 
 /// The changed files with their counts, at most [`MAX_FILES`] of them.
@@ -251,7 +328,11 @@ mod tests {
 
     #[test]
     fn the_changed_files_list_stops_at_thirty() {
-        let md = render(&result_with_diff(45), Some(&changed(45)));
+        let md = render(
+            &result_with_diff(45),
+            Some(&changed(45)),
+            STEP_SUMMARY_LIMIT,
+        );
         assert!(
             md.contains("**Changes:** 45 files, +7 −45 (`out/diff.patch`)"),
             "{md}"
@@ -267,7 +348,7 @@ mod tests {
         files[0].path = "a|b`c`\nd".to_owned();
         files[0].binary = true;
         files[0].kind = Kind::Added;
-        let md = render(&result_with_diff(1), Some(&files));
+        let md = render(&result_with_diff(1), Some(&files), STEP_SUMMARY_LIMIT);
         assert!(
             md.contains("| ``a\\|b`c`\\nd`` (new) | binary | binary |"),
             "{md}"
@@ -286,7 +367,7 @@ mod tests {
             timed_out: true,
             output_tail: "```\n\u{1b}[1mboom\u{1b}[0m\n".to_owned(),
         }];
-        let md = render(&r, None);
+        let md = render(&r, None, STEP_SUMMARY_LIMIT);
         assert!(md.contains("**Changes:** none."), "{md}");
         assert!(
             md.contains("| lint &lt;all&gt; | 1 | ❌ timed out |"),
