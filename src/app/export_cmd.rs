@@ -1,6 +1,8 @@
 //! `cn-run export github-workflow|k8s-cronjob JOB…`: load the jobs, build the file, write it
-//! to stdout or `-o FILE`. Any problem (a job without a schedule, a time zone GitHub cannot
-//! express, unsupported cron syntax) is a usage error: exit 2, nothing written.
+//! to stdout or `-o FILE`. A job without a `schedule:` is skipped with a note (so
+//! `export … jobs/*.yaml` works on a folder of mixed jobs); any other problem (a time zone
+//! GitHub cannot express, unsupported cron syntax, no scheduled job at all) is a usage
+//! error: exit 2, nothing written.
 
 use crate::cli::{ExportArgs, ExportCommon, ExportTarget};
 use crate::export::{self, ExportJob, GithubOptions, K8sOptions};
@@ -74,9 +76,26 @@ fn load(common: &ExportCommon) -> Result<Vec<ExportJob>, String> {
             Err(e) => problems.push(e.to_string()),
         }
     }
-    if problems.is_empty() {
-        Ok(jobs)
+    if !problems.is_empty() {
+        return Err(problems.join("\n"));
+    }
+    let given = jobs.len();
+    jobs.retain(|j| {
+        let scheduled = j.job.schedule.is_some();
+        if !scheduled {
+            tracing::warn!(
+                "note: {}: job `{}` has no `schedule:`; skipped (add one to export it)",
+                j.path,
+                j.job.name
+            );
+        }
+        scheduled
+    });
+    if jobs.is_empty() {
+        Err(format!(
+            "none of the {given} job(s) has a `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")"
+        ))
     } else {
-        Err(problems.join("\n"))
+        Ok(jobs)
     }
 }

@@ -300,3 +300,46 @@ fn export_writes_the_output_file() {
     let docs = yaml_docs(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(docs[1]["kind"], "CronJob");
 }
+
+/// `export … jobs/*.yaml` over a folder where some jobs have no schedule: those are
+/// skipped with a note naming them, the rest exported (both targets).
+#[test]
+fn jobs_without_a_schedule_are_skipped_with_a_note() {
+    let model = "version: 1\nmodel: {provider: script, name: s, script: s.yaml}\nprompt: x\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let timed =
+        format!("{model}name: timed\nschedule: {{cron: \"0 3 * * *\", timezone: Asia/Tokyo}}\n");
+    let manual = format!("{model}name: manual\n");
+    write_files(
+        tmp.path(),
+        &[
+            ("a-manual.yaml", &manual),
+            ("b-timed.yaml", &timed),
+            ("s.yaml", "turns:\n  - text: ok\n"),
+        ],
+    );
+    for target in ["github-workflow", "k8s-cronjob"] {
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["export", target, "a-manual.yaml", "b-timed.yaml"]);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{target}: {r:#?}");
+        assert!(
+            r.stderr
+                .contains("a-manual.yaml: job `manual` has no `schedule:`; skipped"),
+            "{target}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stdout.contains("timed") && !r.stdout.contains("manual"),
+            "{}",
+            r.stdout
+        );
+        if target == "github-workflow" {
+            assert!(
+                r.stdout.contains("needs actionlint 1.7.12 or later"),
+                "{}",
+                r.stdout
+            );
+        }
+    }
+}
