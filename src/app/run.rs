@@ -107,7 +107,7 @@ pub(crate) async fn run_job(
         ),
         (true, false) => {
             let early = early.unwrap_or_else(|| Early::open(&workspace));
-            let (checkpoints, status) = early.bind(&run_id, &out_dir, &emitter);
+            let (checkpoints, status) = early.bind(&run_id, &out_dir, &job.git, &emitter);
             (Some(Arc::new(checkpoints)), Some(status))
         }
     };
