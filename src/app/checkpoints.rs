@@ -119,6 +119,7 @@ impl Early {
         });
         let checkpoints = Checkpoints {
             workspace: self.workspace.clone(),
+            settings: settings.clone(),
             git: OnceLock::new(),
             opening: Mutex::new(self.opening.take()),
             go: Mutex::new(go),
@@ -150,6 +151,8 @@ impl Drop for Early {
 pub(crate) struct Checkpoints {
     /// Where the tools' relative paths start.
     workspace: PathBuf,
+    /// The job's `git:` settings (binary content in the patch, runs to keep).
+    settings: crate::job::GitSettings,
     /// Once open: the worker that takes checkpoints off the tools' path.
     git: OnceLock<Option<Queue<Tag>>>,
     opening: Mutex<Option<std::io::Result<JoinHandle<Opened>>>>,
@@ -174,6 +177,7 @@ impl Checkpoints {
         workspace: &Path,
         run_id: &str,
         out_dir: &Path,
+        settings: &crate::job::GitSettings,
         emitter: &Arc<Emitter>,
     ) -> Checkpoints {
         let workspace_path = workspace.to_path_buf();
@@ -190,6 +194,7 @@ impl Checkpoints {
             });
         Checkpoints {
             workspace: std::fs::canonicalize(&workspace_path).unwrap_or(workspace_path),
+            settings: settings.clone(),
             git: OnceLock::new(),
             opening: Mutex::new(Some(opening)),
             go: Mutex::new(None),
@@ -360,7 +365,9 @@ impl Checkpoints {
         // Nothing ran that could change a file: the diff is empty without a tree walk.
         let diff = match self.at_end() {
             AtEnd::Off => return None,
-            AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => git.diff_since_start(),
+            AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => {
+                git.patch_since_start(self.settings.binary_patch)
+            }
             AtEnd::Open(_) | AtEnd::Unchanged => {
                 Ok((Vec::new(), crate::checkpoint::DiffStat::default()))
             }
@@ -396,6 +403,39 @@ impl Checkpoints {
         }
     }
 
+    /// What the snapshots left out for its size, and the bytes the run's checkpoints
+    /// added to `.git`; `None` when the run took no snapshot.
+    pub(crate) fn storage(&self) -> Option<(Vec<crate::checkpoint::Skipped>, u64)> {
+        let AtEnd::Open(git) = self.at_end() else {
+            return None;
+        };
+        let added = crate::checkpoint::added_bytes(git.root(), git.run_id()).ok()?;
+        Some((git.skipped(), added))
+    }
+
+    /// `git.keep: N`: removes the checkpoints of all runs but the N newest (this one
+    /// included), with the objects only they held.
+    pub(crate) fn keep_runs(&self) {
+        let Some(keep) = self.settings.keep else {
+            return;
+        };
+        let AtEnd::Open(git) = self.at_end() else {
+            return;
+        };
+        match crate::checkpoint::keep_newest(git.root(), keep as usize) {
+            Ok(r) if r.runs.is_empty() => {}
+            Ok(r) => tracing::info!(
+                "git.keep: removed the checkpoints of {} runs ({} objects, {} bytes)",
+                r.runs.len(),
+                r.objects_removed,
+                r.bytes_freed
+            ),
+            Err(e) => self.emitter.emit(Event::Warning {
+                message: format!("git.keep: cannot remove older checkpoints: {e}"),
+            }),
+        }
+    }
+
     /// The patch of the run so far (for interval uploads), without writing it.
     pub(crate) fn current_diff(&self) -> Option<Vec<u8>> {
         if !self.mutated.load(Ordering::SeqCst) {
@@ -403,7 +443,8 @@ impl Checkpoints {
         }
         self.ready();
         let queue = self.opened()?;
-        queue.git().diff_since_start().ok().map(|(p, _)| p)
+        let binary = self.settings.binary_patch;
+        queue.git().patch_since_start(binary).ok().map(|(p, _)| p)
     }
 
     /// Put the workspace back to the start (git.rollback_on_failure).

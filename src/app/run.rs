@@ -101,7 +101,7 @@ pub(crate) async fn run_job(
         (false, _) => (None, None),
         (true, true) => (
             Some(Arc::new(Checkpoints::resume(
-                &workspace, &run_id, &out_dir, &emitter,
+                &workspace, &run_id, &out_dir, &job.git, &emitter,
             ))),
             None,
         ),

@@ -241,9 +241,17 @@ impl GitCheckpointer {
     /// binary files and mode changes included), in the format `git apply` reads, and its
     /// size. Takes a fresh snapshot tree but commits nothing.
     pub fn diff_since_start(&self) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        self.patch_since_start(true)
+    }
+
+    /// As [`diff_since_start`](Self::diff_since_start), with binary files' content only
+    /// when `binary` (else they are named as changed); what was left out for its size is
+    /// named at the top of the patch.
+    pub fn patch_since_start(&self, binary: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
         let mut state = self.lock();
         let now = state.snap.tree()?;
-        super::diff::patch(state.snap.repo(), state.start_tree, now)
+        let skipped = state.snap.skipped();
+        super::diff::patch(state.snap.repo(), state.start_tree, now, binary, &skipped)
     }
 
     /// What is left out of the snapshots for its size, as of the last snapshot.

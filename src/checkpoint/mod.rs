@@ -25,12 +25,14 @@ mod restore;
 mod rollback;
 mod scan;
 mod snapshot;
+mod storage;
 mod touch;
 
 pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
+pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.
 pub trait Checkpointer: Send + Sync {

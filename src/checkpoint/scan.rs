@@ -88,6 +88,11 @@ impl Scan {
         self.skipped_dirs.values().cloned()
     }
 
+    /// Whether the next scan reads every folder.
+    pub(crate) fn reads_everything_next(&self) -> bool {
+        self.full
+    }
+
     /// Makes the next scan read every folder.
     pub(crate) fn read_everything_next(&mut self) {
         self.full = true;

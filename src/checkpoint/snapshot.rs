@@ -127,7 +127,18 @@ impl Snapshotter {
             };
             self.scan.run(&cx, &self.skipped_files)
         };
-        self.apply(index, &found.paths, Checked::Ignored)
+        let tree = self.apply(index, &found.paths, Checked::Ignored)?;
+        self.rescan_if_rules_changed(tree)
+    }
+
+    /// A `.gitignore` changed in this snapshot: what it ignores or un-ignores is taken
+    /// into the same snapshot, by a scan that reads every folder (as `git add -A` would).
+    fn rescan_if_rules_changed(&mut self, tree: Oid) -> Result<Oid, CheckpointError> {
+        if self.scan.reads_everything_next() {
+            self.tree()
+        } else {
+            Ok(tree)
+        }
     }
 
     /// As [`tree`](Self::tree), but only `paths` (repo-relative) are looked at: the
@@ -142,7 +153,8 @@ impl Snapshotter {
             .filter(|p| !is_excluded(Path::new(p), &self.exclude))
             .cloned()
             .collect();
-        self.apply(index, &paths, Checked::Nothing)
+        let tree = self.apply(index, &paths, Checked::Nothing)?;
+        self.rescan_if_rules_changed(tree)
     }
 
     pub(super) fn root(&self) -> Result<&Path, CheckpointError> {

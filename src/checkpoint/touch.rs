@@ -33,9 +33,11 @@ impl Snapshotter {
     ) -> Result<Oid, CheckpointError> {
         let mut changes = Vec::with_capacity(paths.len());
         for rel in paths {
-            if let Some(change) = self.update(&mut index, rel, checked)? {
-                changes.push(change);
-            }
+            let Some(change) = self.update(&mut index, rel, checked)? else {
+                continue;
+            };
+            changes.push(change);
+            // Ignore rules moved: what they cover now is for a scan of every folder.
             if rel == ".gitignore" || rel.ends_with("/.gitignore") {
                 self.scan.read_everything_next();
             }

@@ -3,6 +3,7 @@
 mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
+mod checkpoint_scan;
 mod checks_e2e;
 mod ci_outputs;
 mod command_safety;
