@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 mod checkpoint;
+mod checkpoint_scale;
 mod command_safety;
 mod edit_match;
 mod mcp_start;
@@ -14,17 +15,21 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 6] = [
+    let benches: [(&str, fn()); 7] = [
         // First: it measures building the tokenizer, which is a process-wide singleton.
         ("tokens", tokens::run),
         ("command_safety", command_safety::run),
         ("edit_match", edit_match::run),
         ("checkpoint", checkpoint::run),
         ("worktree", worktree::run),
+        // Last, and only when asked by name: it builds a 100,000-file repository.
+        ("checkpoint_scale", checkpoint_scale::run),
         ("mcp_start", mcp_start::run),
     ];
     for (name, run) in benches {
-        if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+        let asked = filter.iter().any(|f| name.contains(f.as_str()));
+        let by_default = name != "checkpoint_scale";
+        if (filter.is_empty() && by_default) || asked {
             println!("== {name}");
             run();
         }

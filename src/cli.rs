@@ -80,6 +80,18 @@ pub enum SessionsAction {
         #[arg(long)]
         json: bool,
     },
+    /// Remove runs' git checkpoints (hidden refs) and the objects only they held; prints
+    /// what was removed as JSON. Without RUN or --keep, every run's.
+    Prune {
+        /// Run ids whose checkpoints to remove.
+        runs: Vec<String>,
+        /// Keep the checkpoints of the N newest runs, remove the rest.
+        #[arg(long, value_name = "N", conflicts_with = "runs")]
+        keep: Option<usize>,
+        /// A folder inside the repository (default: the current one).
+        #[arg(short = 'C', long, value_name = "DIR")]
+        workspace: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -261,10 +261,14 @@ impl Agent<'_> {
             call_id: call.id.clone(),
         };
         let started = Instant::now();
+        // A mutating call's arguments name what it changed (for its checkpoint).
+        let kept_args = tool.is_mutating().then(|| args.clone());
         let result = self.run_stoppable(tool, args, &ctx).await;
         let ms = started.elapsed().as_millis() as u64;
-        if tool.is_mutating() {
-            self.hooks.after_mutation(turn, &call.id, &call.name).await;
+        if let Some(args) = &kept_args {
+            self.hooks
+                .after_mutation(turn, &call.id, &call.name, args)
+                .await;
         }
         let (content, is_error, control) = match result {
             Ok(out) => (

@@ -23,8 +23,16 @@ pub trait AgentHooks: Send + Sync {
     /// A tool call has its result (run, denied or failed).
     async fn tool_finished(&self, _turn: u32, _result: &Message) {}
 
-    /// After a tool call that may have changed the workspace.
-    async fn after_mutation(&self, _turn: u32, _call_id: &str, _tool: &str) {}
+    /// After a tool call that may have changed the workspace; `args` are the call's
+    /// arguments (the files a Write or Edit names).
+    async fn after_mutation(
+        &self,
+        _turn: u32,
+        _call_id: &str,
+        _tool: &str,
+        _args: &serde_json::Value,
+    ) {
+    }
 
     /// After each turn, once its tool results are in the history.
     async fn after_turn(&self, _turn: u32, _state: &RunState) {}

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 
-use crate::checkpoint::{Checkpointer, GitCheckpointer};
+use crate::checkpoint::{GitCheckpointer, Queue};
 use crate::events::{Emitter, Event};
 use crate::redact::Redactor;
 use crate::report::DiffStat;
@@ -44,6 +44,9 @@ impl Opened {
     }
 }
 
+/// What a queued checkpoint is tagged with: the turn and the call it follows.
+type Tag = (u32, String);
+
 /// The checkpointer as the run ends.
 enum AtEnd<'a> {
     Open(&'a GitCheckpointer),
@@ -57,6 +60,7 @@ enum AtEnd<'a> {
 struct Go {
     run_id: String,
     out_dir: PathBuf,
+    limits: crate::checkpoint::Limits,
 }
 
 /// A new run's checkpointer, opened before the run exists: it opens the repository and
@@ -102,16 +106,20 @@ impl Early {
         mut self,
         run_id: &str,
         out_dir: &Path,
+        settings: &crate::job::GitSettings,
         emitter: &Arc<Emitter>,
     ) -> (Checkpoints, tokio::sync::oneshot::Receiver<String>) {
         let go = self.go.take().map(|tx| {
             let go = Go {
                 run_id: run_id.to_owned(),
                 out_dir: out_dir.to_path_buf(),
+                limits: limits_of(settings),
             };
             (tx, go)
         });
         let checkpoints = Checkpoints {
+            workspace: self.workspace.clone(),
+            settings: settings.clone(),
             git: OnceLock::new(),
             opening: Mutex::new(self.opening.take()),
             go: Mutex::new(go),
@@ -141,7 +149,12 @@ impl Drop for Early {
 
 /// The run's checkpointer: being opened, then open (or off, with a warning).
 pub(crate) struct Checkpoints {
-    git: OnceLock<Option<GitCheckpointer>>,
+    /// Where the tools' relative paths start.
+    workspace: PathBuf,
+    /// The job's `git:` settings (binary content in the patch, runs to keep).
+    settings: crate::job::GitSettings,
+    /// Once open: the worker that takes checkpoints off the tools' path.
+    git: OnceLock<Option<Queue<Tag>>>,
     opening: Mutex<Option<std::io::Result<JoinHandle<Opened>>>>,
     /// Lets a new run's start snapshot go ahead once the run has started; dropped
     /// unsent (a set-up error), the snapshot is not taken and nothing is written to git.
@@ -164,8 +177,10 @@ impl Checkpoints {
         workspace: &Path,
         run_id: &str,
         out_dir: &Path,
+        settings: &crate::job::GitSettings,
         emitter: &Arc<Emitter>,
     ) -> Checkpoints {
+        let workspace_path = workspace.to_path_buf();
         let (workspace, run_id, out_dir) = (
             workspace.to_path_buf(),
             run_id.to_owned(),
@@ -178,6 +193,8 @@ impl Checkpoints {
                 outcome(opened, false)
             });
         Checkpoints {
+            workspace: std::fs::canonicalize(&workspace_path).unwrap_or(workspace_path),
+            settings: settings.clone(),
             git: OnceLock::new(),
             opening: Mutex::new(Some(opening)),
             go: Mutex::new(None),
@@ -211,15 +228,57 @@ impl Checkpoints {
             .take()
     }
 
-    /// The checkpointer once its start snapshot is taken (waits for it), or `None` when
-    /// checkpoints are off. Call before anything may change the workspace.
-    pub(crate) fn ready(&self) -> Option<&GitCheckpointer> {
+    /// The readiness gate: waits for the start snapshot and every checkpoint handed in
+    /// so far, and reports them in order. Call before anything may change the workspace.
+    /// True when a checkpoint was reported (the session's list changed).
+    pub(crate) fn ready(&self) -> bool {
         self.begin();
-        self.opened()
+        self.settle()
+    }
+
+    /// Waits for the checkpoints handed in so far and emits their events, oldest first.
+    fn settle(&self) -> bool {
+        let Some(queue) = self.opened() else {
+            return false;
+        };
+        let mut reported = false;
+        for ((turn, call_id), result) in queue.settle() {
+            reported |= self.report(turn, &call_id, result);
+        }
+        reported
+    }
+
+    /// Emits one checkpoint's event (or a warning); true when there was a checkpoint.
+    fn report(
+        &self,
+        turn: u32,
+        call_id: &str,
+        result: Result<Option<crate::checkpoint::Checkpoint>, crate::checkpoint::CheckpointError>,
+    ) -> bool {
+        match result {
+            Ok(Some(c)) => {
+                self.emitter.emit(Event::CheckpointCreated {
+                    turn,
+                    index: c.index,
+                    reference: c.reference,
+                    commit: c.commit,
+                    call_id: Some(call_id.to_owned()),
+                    skipped: c.skipped,
+                });
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                self.emitter.emit(Event::Warning {
+                    message: format!("checkpoint failed: {e}"),
+                });
+                false
+            }
+        }
     }
 
     /// The checkpoint thread's outcome (waits for it); its event is emitted once.
-    fn opened(&self) -> Option<&GitCheckpointer> {
+    fn opened(&self) -> Option<&Queue<Tag>> {
         self.git
             .get_or_init(|| {
                 let opened = match self.lock_opening().take()? {
@@ -232,7 +291,7 @@ impl Checkpoints {
                     self.emitter.emit(event);
                 }
                 self.unchanged.store(opened.unchanged, Ordering::SeqCst);
-                opened.git
+                opened.git.map(|git| Queue::new(Arc::new(git)))
             })
             .as_ref()
     }
@@ -248,8 +307,9 @@ impl Checkpoints {
         if self.unchanged.load(Ordering::SeqCst) && self.git.get().is_none() {
             return AtEnd::Unchanged;
         }
+        self.settle();
         match self.opened() {
-            Some(git) => AtEnd::Open(git),
+            Some(queue) => AtEnd::Open(queue.git()),
             None if self.unchanged.load(Ordering::SeqCst) => AtEnd::Unchanged,
             None => AtEnd::Off,
         }
@@ -260,25 +320,28 @@ impl Checkpoints {
         self.mutated.store(true, Ordering::SeqCst);
     }
 
-    /// Snapshot after a mutating call, if the tree changed.
-    pub(crate) fn after_call(&self, turn: u32, call_id: &str, tool: &str) {
+    /// Hands the checkpoint after a mutating call to the worker and returns at once: the
+    /// next request does not wait for it, the next change does ([`ready`](Self::ready)).
+    /// A Write, Edit or MultiEdit names the one file it changed, and only that file is
+    /// read; any other tool's checkpoint scans for what changed.
+    pub(crate) fn after_call(
+        &self,
+        turn: u32,
+        call_id: &str,
+        tool: &str,
+        args: &serde_json::Value,
+    ) {
         self.mutated.store(true, Ordering::SeqCst);
-        let Some(git) = self.ready() else {
+        self.begin();
+        let Some(queue) = self.opened() else {
             return;
         };
-        match git.checkpoint(&format!("{tool} {call_id}")) {
-            Ok(Some(c)) => self.emitter.emit(Event::CheckpointCreated {
-                turn,
-                index: c.index,
-                reference: c.reference,
-                commit: c.commit,
-                call_id: Some(call_id.to_owned()),
-            }),
-            Ok(None) => {}
-            Err(e) => self.emitter.emit(Event::Warning {
-                message: format!("checkpoint failed: {e}"),
-            }),
-        }
+        let touched = touched_file(&self.workspace, tool, args).map(|p| vec![p]);
+        queue.submit(
+            (turn, call_id.to_owned()),
+            format!("{tool} {call_id}"),
+            touched,
+        );
     }
 
     /// Every snapshot so far (start first), for result.json and the session: after a
@@ -302,7 +365,9 @@ impl Checkpoints {
         // Nothing ran that could change a file: the diff is empty without a tree walk.
         let diff = match self.at_end() {
             AtEnd::Off => return None,
-            AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => git.diff_since_start(),
+            AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => {
+                git.patch_since_start(self.settings.binary_patch)
+            }
             AtEnd::Open(_) | AtEnd::Unchanged => {
                 Ok((Vec::new(), crate::checkpoint::DiffStat::default()))
             }
@@ -338,12 +403,48 @@ impl Checkpoints {
         }
     }
 
+    /// What the snapshots left out for its size, and the bytes the run's checkpoints
+    /// added to `.git`; `None` when the run took no snapshot.
+    pub(crate) fn storage(&self) -> Option<(Vec<crate::checkpoint::Skipped>, u64)> {
+        let AtEnd::Open(git) = self.at_end() else {
+            return None;
+        };
+        let added = crate::checkpoint::added_bytes(git.root(), git.run_id()).ok()?;
+        Some((git.skipped(), added))
+    }
+
+    /// `git.keep: N`: removes the checkpoints of all runs but the N newest (this one
+    /// included), with the objects only they held.
+    pub(crate) fn keep_runs(&self) {
+        let Some(keep) = self.settings.keep else {
+            return;
+        };
+        let AtEnd::Open(git) = self.at_end() else {
+            return;
+        };
+        match crate::checkpoint::keep_newest(git.root(), keep as usize) {
+            Ok(r) if r.runs.is_empty() => {}
+            Ok(r) => tracing::info!(
+                "git.keep: removed the checkpoints of {} runs ({} objects, {} bytes)",
+                r.runs.len(),
+                r.objects_removed,
+                r.bytes_freed
+            ),
+            Err(e) => self.emitter.emit(Event::Warning {
+                message: format!("git.keep: cannot remove older checkpoints: {e}"),
+            }),
+        }
+    }
+
     /// The patch of the run so far (for interval uploads), without writing it.
     pub(crate) fn current_diff(&self) -> Option<Vec<u8>> {
         if !self.mutated.load(Ordering::SeqCst) {
             return Some(Vec::new());
         }
-        self.ready()?.diff_since_start().ok().map(|(p, _)| p)
+        self.ready();
+        let queue = self.opened()?;
+        let binary = self.settings.binary_patch;
+        queue.git().patch_since_start(binary).ok().map(|(p, _)| p)
     }
 
     /// Put the workspace back to the start (git.rollback_on_failure).
@@ -374,6 +475,26 @@ impl Drop for Checkpoints {
     }
 }
 
+/// The one file a Write, Edit or MultiEdit call changed (as the tool resolves it,
+/// symlinks followed); `None` for any other tool, or arguments without a path.
+fn touched_file(workspace: &Path, tool: &str, args: &serde_json::Value) -> Option<PathBuf> {
+    let key = match tool {
+        "Write" => "filepath",
+        "Edit" | "MultiEdit" => "file_path",
+        _ => return None,
+    };
+    let raw = args.get(key)?.as_str()?;
+    Some(crate::tools::resolve_in_workspace(workspace, raw).real)
+}
+
+/// The snapshot size limits a job asks for.
+fn limits_of(settings: &crate::job::GitSettings) -> crate::checkpoint::Limits {
+    crate::checkpoint::Limits {
+        max_file_bytes: settings.max_file_bytes,
+        max_dir_files: settings.max_dir_files,
+    }
+}
+
 /// A new run's checkpointer: the status for the system prompt, then (once the run has
 /// started) the start snapshot.
 fn open_new(
@@ -390,7 +511,7 @@ fn open_new(
         let _ = status.send(text);
         let go = go.recv().ok();
         unchanged = go.is_none();
-        go.map(|g| (g.run_id, vec![g.out_dir]))
+        go.map(|g| (g.run_id, vec![g.out_dir], g.limits))
     });
     if unchanged {
         return Opened {
@@ -417,6 +538,7 @@ fn outcome(
                 reference: start.reference,
                 commit: start.commit,
                 call_id: None,
+                skipped: start.skipped,
             });
             Opened {
                 git: Some(git),

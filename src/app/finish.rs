@@ -61,6 +61,11 @@ pub(crate) async fn finish(
     ) {
         c.rollback_to_start(&shared.workspace);
     }
+    // What the run added to .git is measured before older runs (or this one) go.
+    let storage = checkpoints.and_then(|c| c.storage());
+    if let Some(c) = checkpoints {
+        c.keep_runs();
+    }
     for a in &artifacts {
         emitter.emit(Event::ArtifactCollected {
             path: a.path.clone(),
@@ -112,6 +117,10 @@ pub(crate) async fn finish(
             r.secret_in_diff = *secret;
         }
         r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
+        if let Some((skipped, added)) = storage {
+            r.skipped = skipped;
+            r.git_added_bytes = Some(added);
+        }
         r.upload = upload;
         r.artifacts_upload = artifacts_upload;
         r.isolation = isolation.map(str::to_owned);

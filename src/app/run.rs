@@ -101,13 +101,13 @@ pub(crate) async fn run_job(
         (false, _) => (None, None),
         (true, true) => (
             Some(Arc::new(Checkpoints::resume(
-                &workspace, &run_id, &out_dir, &emitter,
+                &workspace, &run_id, &out_dir, &job.git, &emitter,
             ))),
             None,
         ),
         (true, false) => {
             let early = early.unwrap_or_else(|| Early::open(&workspace));
-            let (checkpoints, status) = early.bind(&run_id, &out_dir, &emitter);
+            let (checkpoints, status) = early.bind(&run_id, &out_dir, &job.git, &emitter);
             (Some(Arc::new(checkpoints)), Some(status))
         }
     };

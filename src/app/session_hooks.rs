@@ -72,8 +72,11 @@ impl AgentHooks for SessionHooks {
     }
 
     async fn before_changes(&self) {
-        if let Some(c) = &self.checkpoints {
-            c.ready();
+        if let Some(c) = &self.checkpoints
+            && c.ready()
+        {
+            let list = c.list();
+            self.save_with(|s| s.checkpoints = list).await;
         }
     }
 
@@ -92,11 +95,9 @@ impl AgentHooks for SessionHooks {
         .await;
     }
 
-    async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str) {
+    async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str, args: &serde_json::Value) {
         if let Some(c) = &self.checkpoints {
-            c.after_call(turn, call_id, tool);
-            let list = c.list();
-            self.save_with(|s| s.checkpoints = list).await;
+            c.after_call(turn, call_id, tool, args);
         }
     }
 

@@ -1,4 +1,5 @@
-//! `cn-run sessions list|show`: the sessions of earlier runs in `.cn-run/`.
+//! `cn-run sessions list|show|prune`: the sessions of earlier runs in `.cn-run/`, and
+//! removing their git checkpoints.
 
 use std::path::Path;
 
@@ -34,6 +35,11 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
             }
             0
         }
+        SessionsAction::Prune {
+            runs,
+            keep,
+            workspace,
+        } => prune(runs, *keep, workspace.as_deref()),
         SessionsAction::Show { id, json } => {
             let session =
                 match find_session(root, id).and_then(|p| Session::load(&p).map(|s| (p, s))) {
@@ -81,6 +87,29 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
             }
             stdout(&text);
             0
+        }
+    }
+}
+
+/// `cn-run sessions prune [RUN…] [--keep N] [-C DIR]`.
+fn prune(runs: &[String], keep: Option<usize>, workspace: Option<&Path>) -> i32 {
+    let ws = workspace.unwrap_or(Path::new("."));
+    let report = match (keep, runs.is_empty()) {
+        (Some(n), _) => crate::checkpoint::keep_newest(ws, n),
+        (None, true) => crate::checkpoint::keep_newest(ws, 0),
+        (None, false) => crate::checkpoint::prune(ws, runs),
+    };
+    match report {
+        Ok(report) => {
+            stdout(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            ));
+            0
+        }
+        Err(e) => {
+            let _ = usage_error(&format!("prune failed: {e}"));
+            crate::exit_code::Status::InternalError.exit_code()
         }
     }
 }

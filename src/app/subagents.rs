@@ -69,9 +69,15 @@ struct NestedHooks(Option<Arc<Checkpoints>>);
 
 #[async_trait::async_trait]
 impl AgentHooks for NestedHooks {
-    async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str) {
+    async fn before_changes(&self) {
         if let Some(c) = &self.0 {
-            c.after_call(turn, call_id, tool);
+            c.ready();
+        }
+    }
+
+    async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str, args: &serde_json::Value) {
+        if let Some(c) = &self.0 {
+            c.after_call(turn, call_id, tool, args);
         }
     }
 }

@@ -2,23 +2,29 @@
 //!
 //! The patch is libgit2's rendering of a tree-to-tree diff in git's own format. Type
 //! changes (a file becoming a symlink) are left as a deletion plus an addition, which is
-//! how `git diff` writes them and what `git apply` expects; binary files come out as
-//! `GIT binary patch` sections with full object ids, which `git apply` requires. The
+//! how `git diff` writes them and what `git apply` expects. Binary files are named as
+//! changed (`Binary files a/x and b/x differ`) unless the job asks for their content,
+//! then they come out as `GIT binary patch` sections with full object ids, which `git
+//! apply` requires. Files left out of the snapshots for their size are named in a note
+//! before the first file (where `git apply` reads no patch), never with content. The
 //! patch is bytes, not a string: files in other encodings must survive unchanged.
 
 use git2::{Diff, DiffOptions, Oid, Repository};
 
-use super::DiffStat;
 use super::error::{CheckpointError, git};
+use super::{DiffStat, Skipped};
 
-/// The patch from tree `from` to tree `to`, and its size.
+/// The patch from tree `from` to tree `to` (binary content only when `binary`), and
+/// its size; `skipped` is named at the top.
 pub(crate) fn patch(
     repo: &Repository,
     from: Oid,
     to: Oid,
+    binary: bool,
+    skipped: &[Skipped],
 ) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
     let mut opts = DiffOptions::new();
-    opts.show_binary(true).ignore_submodules(false);
+    opts.show_binary(binary).ignore_submodules(false);
     let diff = tree_diff(repo, from, to, &mut opts)?;
     let stats = diff.stats().map_err(git("count the diff"))?;
     let stat = DiffStat {
@@ -26,7 +32,7 @@ pub(crate) fn patch(
         insertions: stats.insertions(),
         deletions: stats.deletions(),
     };
-    let mut text = Vec::new();
+    let mut text = skipped_note(skipped);
     for i in 0..diff.deltas().len() {
         if let Some(mut one) = git2::Patch::from_diff(&diff, i).map_err(git("render the diff"))? {
             let buf = one.to_buf().map_err(git("render the diff"))?;
@@ -34,6 +40,25 @@ pub(crate) fn patch(
         }
     }
     Ok((text, stat))
+}
+
+/// The lines naming what the snapshots left out, or nothing.
+fn skipped_note(skipped: &[Skipped]) -> Vec<u8> {
+    if skipped.is_empty() {
+        return Vec::new();
+    }
+    let mut note = String::from(
+        "cn-run: left out of the checkpoints and of this patch (untracked, over the size limits):\n",
+    );
+    for s in skipped {
+        let what = match s.files {
+            Some(n) => format!("folder, more than {n} files, {} bytes counted", s.bytes),
+            None => format!("{} bytes", s.bytes),
+        };
+        note.push_str(&format!("  {} ({what})\n", s.path.escape_debug()));
+    }
+    note.push('\n');
+    note.into_bytes()
 }
 
 /// How many paths differ between two trees (no content is read).

@@ -44,6 +44,9 @@ pub enum CheckpointError {
     /// (a non-empty directory, or a symlinked parent directory).
     #[error("cannot restore {path}: {reason}")]
     Blocked { path: String, reason: String },
+    /// The checkpoint worker failed unexpectedly (a bug); the run goes on without it.
+    #[error("the checkpoint failed: {0}")]
+    Failed(String),
 }
 
 /// Shorthand for wrapping a libgit2 error with the action that failed.

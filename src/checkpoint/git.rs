@@ -11,7 +11,10 @@ use git2::{ErrorCode, Oid, Repository, Signature};
 
 use super::error::{CheckpointError, git};
 use super::snapshot::{self, Snapshotter};
-use super::{Checkpoint, Checkpointer, DiffStat, check_run_id, commit_message, reference_name};
+use super::{
+    Checkpoint, Checkpointer, DiffStat, Limits, Skipped, check_run_id, commit_message,
+    recorded_limits, reference_name,
+};
 
 /// Snapshots one run's working tree into hidden git references.
 pub struct GitCheckpointer {
@@ -40,18 +43,30 @@ impl GitCheckpointer {
         run_id: &str,
         exclude: &[PathBuf],
     ) -> Result<Result<Self, String>, CheckpointError> {
+        Self::start_with(workspace, run_id, exclude, Limits::default())
+    }
+
+    /// As [`start`](Self::start), with size limits other than the defaults.
+    pub fn start_with(
+        workspace: &Path,
+        run_id: &str,
+        exclude: &[PathBuf],
+        limits: Limits,
+    ) -> Result<Result<Self, String>, CheckpointError> {
         check_run_id(run_id)?;
-        Self::start_observed(workspace, |_| Some((run_id.to_owned(), exclude.to_vec())))
+        Self::start_observed(workspace, |_| {
+            Some((run_id.to_owned(), exclude.to_vec(), limits))
+        })
     }
 
     /// As [`start`](Self::start) for a run that has no id yet: `observe` is called with
     /// the repository (its index a private copy, with fresh stat data) before anything
     /// is written — the run takes the system prompt's git status there — and returns
-    /// the run id and the paths to exclude once the run has started. When it returns
+    /// the run id, the paths to exclude and the size limits once the run has started. When it returns
     /// `None`, no snapshot is taken (`Ok(Err(reason))`) and nothing is left in the repository.
     pub fn start_observed(
         workspace: &Path,
-        observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>)>,
+        observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>, Limits)>,
     ) -> Result<Result<Self, String>, CheckpointError> {
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
@@ -75,7 +90,7 @@ impl GitCheckpointer {
         let root = snapshot::workdir(&repo)?;
         let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
         let mut snap = Snapshotter::new(repo, Some(head_tree), Vec::new())?;
-        let Some((run_id, exclude)) = observe(snap.repo()) else {
+        let Some((run_id, exclude, limits)) = observe(snap.repo()) else {
             return Ok(Err("the run did not start".to_owned()));
         };
         let run_id = run_id.as_str();
@@ -89,6 +104,7 @@ impl GitCheckpointer {
         }
         let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
         snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
+        snap.set_limits(limits);
         let tree = snap.tree()?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         let start = Checkpoint {
@@ -97,6 +113,7 @@ impl GitCheckpointer {
             commit: commit.to_string(),
             label: "start".into(),
             files_changed: 0,
+            skipped: snap.skipped(),
         };
         let state = State {
             snap,
@@ -152,6 +169,7 @@ impl GitCheckpointer {
                             commit: c.id().to_string(),
                             label,
                             files_changed: 0,
+                            skipped: Vec::new(),
                         });
                         last = (c.id(), c.tree_id());
                         index += 1;
@@ -173,13 +191,16 @@ impl GitCheckpointer {
         let root = snapshot::workdir(&repo)?;
         let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
         let exclude = snapshot::relative_prefixes(&root, &workspace, exclude);
-        let snap = Snapshotter::new(repo, head_tree, exclude)?;
+        let limits = recorded_limits(&repo, start_commit);
+        let mut snap = Snapshotter::new(repo, head_tree, exclude)?;
+        snap.set_limits(limits);
         let start = Checkpoint {
             index: 0,
             reference: reference_name(run_id, 0),
             commit: start_commit.to_string(),
             label: "start".into(),
             files_changed: 0,
+            skipped: Vec::new(),
         };
         let state = State {
             snap,
@@ -220,9 +241,45 @@ impl GitCheckpointer {
     /// binary files and mode changes included), in the format `git apply` reads, and its
     /// size. Takes a fresh snapshot tree but commits nothing.
     pub fn diff_since_start(&self) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
-        let state = self.lock();
+        self.patch_since_start(true)
+    }
+
+    /// As [`diff_since_start`](Self::diff_since_start), with binary files' content only
+    /// when `binary` (else they are named as changed); what was left out for its size is
+    /// named at the top of the patch.
+    pub fn patch_since_start(&self, binary: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        let mut state = self.lock();
         let now = state.snap.tree()?;
-        super::diff::patch(state.snap.repo(), state.start_tree, now)
+        let skipped = state.snap.skipped();
+        super::diff::patch(state.snap.repo(), state.start_tree, now, binary, &skipped)
+    }
+
+    /// What is left out of the snapshots for its size, as of the last snapshot.
+    pub fn skipped(&self) -> Vec<Skipped> {
+        self.lock().snap.skipped()
+    }
+
+    /// Snapshot after a tool that changed only `paths` (absolute, or relative to the
+    /// working tree root): only they are read, and no other path is looked at. `None`
+    /// when the tree did not change.
+    pub fn checkpoint_paths(
+        &self,
+        label: &str,
+        paths: &[PathBuf],
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let rel: Vec<String> = paths
+            .iter()
+            .filter_map(|p| {
+                let full = self.root.join(p);
+                let rel = full.strip_prefix(&self.root).ok()?;
+                let rel = rel.to_str()?;
+                (!rel.is_empty() && !rel.split('/').any(|c| c == ".." || c == "." || c == ".git"))
+                    .then(|| rel.to_owned())
+            })
+            .collect();
+        let mut state = self.lock();
+        let tree = state.snap.tree_of(&rel)?;
+        self.commit_if_changed(&mut state, label, tree)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -234,6 +291,17 @@ impl Checkpointer for GitCheckpointer {
     fn checkpoint(&self, label: &str) -> Result<Option<Checkpoint>, CheckpointError> {
         let mut state = self.lock();
         let tree = state.snap.tree()?;
+        self.commit_if_changed(&mut state, label, tree)
+    }
+}
+
+impl GitCheckpointer {
+    fn commit_if_changed(
+        &self,
+        state: &mut State,
+        label: &str,
+        tree: Oid,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
         if tree == state.last_tree {
             return Ok(None);
         }
@@ -253,6 +321,7 @@ impl Checkpointer for GitCheckpointer {
             commit: commit.to_string(),
             label: label.to_string(),
             files_changed,
+            skipped: state.snap.skipped(),
         };
         state.last_commit = commit;
         state.last_tree = tree;
@@ -279,8 +348,11 @@ fn commit_snapshot(
         .find_commit(parent)
         .map_err(git("read the parent commit"))?;
     let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
-    let exclude = if index == 0 { snap.exclude() } else { &[] };
-    let message = commit_message(run_id, index, label, exclude);
+    let message = if index == 0 {
+        commit_message(run_id, index, label, snap.exclude(), Some(snap.limits()))
+    } else {
+        commit_message(run_id, index, label, &[], None)
+    };
     let commit = repo
         .commit(None, &who, &who, &message, &tree, &[&parent])
         .map_err(git("write the snapshot commit"))?;

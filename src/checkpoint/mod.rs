@@ -19,14 +19,20 @@
 mod diff;
 mod error;
 mod git;
+mod queue;
 mod refresh;
 mod restore;
 mod rollback;
+mod scan;
 mod snapshot;
+mod storage;
+mod touch;
 
 pub use error::CheckpointError;
 pub use git::GitCheckpointer;
+pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
+pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.
 pub trait Checkpointer: Send + Sync {
@@ -48,6 +54,42 @@ pub struct Checkpoint {
     pub label: String,
     /// Files added, modified or deleted since the previous snapshot.
     pub files_changed: usize,
+    /// Untracked files and folders left out of this snapshot for their size (see
+    /// [`Limits`]); rollback leaves them alone and the diff names them without content.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An untracked file or folder left out of the snapshots for its size.
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Skipped {
+    /// Repo-relative path.
+    pub path: String,
+    /// Its size in bytes (for a folder, of the files counted before the walk stopped).
+    pub bytes: u64,
+    /// For a folder: how many files were counted before the walk stopped (more than the
+    /// limit). Absent for a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+}
+
+/// What is too big to snapshot: an untracked file over `max_file_bytes`, an untracked
+/// folder with more than `max_dir_files` files (job settings `git.max_file_size` and
+/// `git.max_dir_files`). Files tracked by git at the start are always snapshotted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_file_bytes: u64,
+    pub max_dir_files: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_file_bytes: 10 << 20,
+            max_dir_files: 10_000,
+        }
+    }
 }
 
 /// Size of the run's diff, for result.json.
@@ -83,16 +125,57 @@ fn check_run_id(run_id: &str) -> Result<(), CheckpointError> {
     }
 }
 
+/// Commit-message trailers giving the size limits the run snapshotted with.
+const MAX_FILE_TRAILER: &str = "cn-run-max-file-size: ";
+const MAX_DIR_TRAILER: &str = "cn-run-max-dir-files: ";
+
 /// The snapshot commit's message: a one-line summary, then trailers that `rollback`
-/// reads back (which paths were excluded).
-fn commit_message(run_id: &str, index: u32, label: &str, exclude: &[String]) -> String {
+/// and `resume` read back (which paths were excluded, the size limits).
+fn commit_message(
+    run_id: &str,
+    index: u32,
+    label: &str,
+    exclude: &[String],
+    limits: Option<Limits>,
+) -> String {
     let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut message =
         format!("cn-run {run_id} checkpoint {index}: {label}\n\ncn-run-run: {run_id}\n");
     for path in exclude {
         message.push_str(&format!("{EXCLUDE_TRAILER}{path}\n"));
     }
+    if let Some(l) = limits {
+        message.push_str(&format!("{MAX_FILE_TRAILER}{}\n", l.max_file_bytes));
+        message.push_str(&format!("{MAX_DIR_TRAILER}{}\n", l.max_dir_files));
+    }
     message
+}
+
+/// The size limits recorded in a snapshot commit's message (the defaults where absent).
+fn limits_in(message: &str) -> Limits {
+    let mut limits = Limits::default();
+    for line in message.lines() {
+        if let Some(n) = line
+            .strip_prefix(MAX_FILE_TRAILER)
+            .and_then(|v| v.parse().ok())
+        {
+            limits.max_file_bytes = n;
+        }
+        if let Some(n) = line
+            .strip_prefix(MAX_DIR_TRAILER)
+            .and_then(|v| v.parse().ok())
+        {
+            limits.max_dir_files = n;
+        }
+    }
+    limits
+}
+
+/// The size limits snapshot `commit` (a run's snapshot 0) was taken with.
+fn recorded_limits(repo: &git2::Repository, commit: git2::Oid) -> Limits {
+    repo.find_commit(commit)
+        .map(|c| limits_in(&String::from_utf8_lossy(c.message_bytes())))
+        .unwrap_or_default()
 }
 
 /// The excluded paths recorded in a snapshot commit's message.
@@ -121,9 +204,22 @@ mod tests {
     #[test]
     fn excluded_paths_survive_the_commit_message() {
         let exclude = vec![".cn-run/out".to_string(), "build/report dir".to_string()];
-        let message = commit_message("r1", 0, "Edit a.rs\nwith a second line", &exclude);
+        let limits = Limits {
+            max_file_bytes: 123,
+            max_dir_files: 7,
+        };
+        let message = commit_message(
+            "r1",
+            0,
+            "Edit a.rs\nwith a second line",
+            &exclude,
+            Some(limits),
+        );
         assert!(message.starts_with("cn-run r1 checkpoint 0: Edit a.rs with a second line\n"));
         assert_eq!(excluded_paths(&message), exclude);
-        assert!(excluded_paths(&commit_message("r1", 3, "Bash", &[])).is_empty());
+        assert_eq!(limits_in(&message), limits);
+        let later = commit_message("r1", 3, "Bash", &[], None);
+        assert!(excluded_paths(&later).is_empty());
+        assert_eq!(limits_in(&later), Limits::default());
     }
 }

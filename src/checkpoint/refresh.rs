@@ -95,7 +95,7 @@ fn file_of(root: &Path, entry: &IndexEntry) -> Option<(PathBuf, std::fs::Metadat
 /// The fields libgit2 compares to trust an entry without reading its file. Not `dev`:
 /// libgit2 neither compares it nor stores the device there (it writes `st_rdev`, 0 for a
 /// file), so comparing it would find every index libgit2 wrote stale.
-fn same_stat(entry: &IndexEntry, meta: &std::fs::Metadata) -> bool {
+pub(crate) fn same_stat(entry: &IndexEntry, meta: &std::fs::Metadata) -> bool {
     entry.mtime == time(meta.mtime(), meta.mtime_nsec())
         && entry.ctime == time(meta.ctime(), meta.ctime_nsec())
         && entry.ino == meta.ino() as u32

@@ -69,7 +69,13 @@ pub fn rollback(
         .ok()
         .map(|t| t.id());
     let root = snapshot::workdir(&repo)?;
-    let snap = Snapshotter::new(repo, head_tree, exclude)?;
+    let limits = snapshots
+        .get(&0)
+        .map(|start| super::recorded_limits(&repo, *start))
+        .unwrap_or_default();
+    let mut snap = Snapshotter::new(repo, head_tree, exclude)?;
+    // The same limits as the run's: what the run left out for its size is left alone.
+    snap.set_limits(limits);
     let current = snap.tree()?;
     let mut report = RollbackReport {
         run_id: run_id.to_string(),

@@ -10,18 +10,30 @@
 //! The copy keeps the original's modification time, so git's "racily clean" check (a
 //! file changed within the same clock tick as the index was written) still applies.
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use git2::{ErrorCode, Index, IndexAddOption, Oid, Repository};
+use git2::{ErrorCode, Index, Oid, Repository};
 
 use super::error::{CheckpointError, git, io};
+use super::scan::{Context, Scan};
+use super::{Limits, Skipped};
 
-/// A repository handle whose index is a private copy, plus the paths never to snapshot.
+/// A repository handle whose index is a private copy, plus the paths never to snapshot,
+/// the size limits, and what the scan keeps between snapshots.
 pub(crate) struct Snapshotter {
-    repo: Repository,
+    pub(super) repo: Repository,
     /// Repo-relative, `/`-separated prefixes that are skipped (the run's own outputs).
-    exclude: Vec<String>,
+    pub(super) exclude: Vec<String>,
+    pub(super) limits: Limits,
+    pub(super) scan: Scan,
+    /// Paths in the index when the snapshotter was made: tracked, never left out for size.
+    pub(super) tracked: HashSet<Vec<u8>>,
+    /// Untracked files left out for their size → their size.
+    pub(super) skipped_files: BTreeMap<String, u64>,
+    /// The tree the private index holds now; `None` before the first snapshot.
+    pub(super) current: Option<Oid>,
     /// Holds the private index file; removed when the snapshotter is dropped.
     _dir: tempfile::TempDir,
 }
@@ -48,9 +60,19 @@ impl Snapshotter {
         super::refresh::refresh(&repo, &mut index);
         repo.set_index(&mut index)
             .map_err(git("install the private index"))?;
+        // Stat data written before the index file was is trusted (git's racy rule).
+        let since = fs::metadata(&private)
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let tracked = index.iter().map(|e| e.path).collect();
         Ok(Self {
             repo,
             exclude,
+            limits: Limits::default(),
+            scan: Scan::new(since),
+            tracked,
+            skipped_files: BTreeMap::new(),
+            current: None,
             _dir: dir,
         })
     }
@@ -63,34 +85,92 @@ impl Snapshotter {
         &self.exclude
     }
 
+    pub(crate) fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// Sets the paths never snapshotted (repo-relative prefixes), before the first tree.
     pub(crate) fn set_exclude(&mut self, exclude: Vec<String>) {
         self.exclude = exclude;
     }
 
-    /// Brings the private index up to date with the working tree (tracked and untracked
-    /// files, ignored ones left out unless already tracked) and writes it as a tree.
-    pub(crate) fn tree(&self) -> Result<Oid, CheckpointError> {
-        let mut index = self.repo.index().map_err(git("open the private index"))?;
-        let exclude = &self.exclude;
-        // A path ending in `/` is a git repository nested in the tree (say, a clone the
-        // agent made): libgit2 cannot add it, and git itself would only record a link.
-        let mut skip = |path: &Path, _spec: &[u8]| -> i32 {
-            let nested_repo = path.as_os_str().as_encoded_bytes().ends_with(b"/");
-            i32::from(nested_repo || is_excluded(path, exclude))
-        };
-        // The pathspec must not be empty: git2 then hands the callback a null pointer.
-        index
-            .add_all(["*"], IndexAddOption::DEFAULT, Some(&mut skip))
-            .map_err(git("add the working tree to the private index"))?;
-        let tree = index
-            .write_tree()
-            .map_err(git("write a tree from the private index"))?;
-        // Persisting the private index stores fresh stat data and moves its timestamp on,
-        // so the next snapshot only reads files whose metadata changed.
-        index.write().map_err(git("save the private index"))?;
-        Ok(tree)
+    /// Sets the size limits, before the first tree.
+    pub(crate) fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
     }
+
+    /// What is left out of the snapshots for its size, files and folders, by path.
+    pub(crate) fn skipped(&self) -> Vec<Skipped> {
+        let files = self.skipped_files.iter().map(|(path, bytes)| Skipped {
+            path: path.clone(),
+            bytes: *bytes,
+            files: None,
+        });
+        let mut all: Vec<Skipped> = files.chain(self.scan.skipped_dirs()).collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        all
+    }
+
+    /// Brings the private index up to date with the working tree (tracked and untracked
+    /// files, ignored ones left out unless already tracked, too-big untracked ones left
+    /// out) and gives its tree. Only what the scan finds may have changed is read.
+    pub(crate) fn tree(&mut self) -> Result<Oid, CheckpointError> {
+        let index = self.repo.index().map_err(git("open the private index"))?;
+        let root = self.root()?.to_path_buf();
+        let found = {
+            let cx = Context {
+                repo: &self.repo,
+                index: &index,
+                root: &root,
+                exclude: &self.exclude,
+                max_dir_files: self.limits.max_dir_files,
+            };
+            self.scan.run(&cx, &self.skipped_files)
+        };
+        let tree = self.apply(index, &found.paths, Checked::Ignored)?;
+        self.rescan_if_rules_changed(tree)
+    }
+
+    /// A `.gitignore` changed in this snapshot: what it ignores or un-ignores is taken
+    /// into the same snapshot, by a scan that reads every folder (as `git add -A` would).
+    fn rescan_if_rules_changed(&mut self, tree: Oid) -> Result<Oid, CheckpointError> {
+        if self.scan.reads_everything_next() {
+            self.tree()
+        } else {
+            Ok(tree)
+        }
+    }
+
+    /// As [`tree`](Self::tree), but only `paths` (repo-relative) are looked at: the
+    /// files a tool named. The first snapshot always scans.
+    pub(crate) fn tree_of(&mut self, paths: &[String]) -> Result<Oid, CheckpointError> {
+        if self.current.is_none() {
+            return self.tree();
+        }
+        let index = self.repo.index().map_err(git("open the private index"))?;
+        let paths: BTreeSet<String> = paths
+            .iter()
+            .filter(|p| !is_excluded(Path::new(p), &self.exclude))
+            .cloned()
+            .collect();
+        let tree = self.apply(index, &paths, Checked::Nothing)?;
+        self.rescan_if_rules_changed(tree)
+    }
+
+    pub(super) fn root(&self) -> Result<&Path, CheckpointError> {
+        self.repo.workdir().ok_or_else(|| {
+            CheckpointError::NoRepository("the repository has no working tree".into())
+        })
+    }
+}
+
+/// What the caller of [`Snapshotter::apply`] has checked about its paths already.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checked {
+    /// Nothing: a path the index does not hold may be ignored.
+    Nothing,
+    /// New paths are known not to be ignored (the scan asked).
+    Ignored,
 }
 
 /// A new directory for a private index: in memory when there is a place for that

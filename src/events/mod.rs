@@ -117,6 +117,9 @@ pub enum Event {
         reference: String,
         commit: String,
         call_id: Option<String>,
+        /// Untracked files and folders left out of the snapshot for their size.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skipped: Vec<crate::checkpoint::Skipped>,
     },
     #[serde(rename = "check.finished")]
     CheckFinished(crate::checks::CheckResult),

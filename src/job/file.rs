@@ -200,6 +200,28 @@ pub struct GitSection {
     /// Restore the workspace to its start when the run fails.
     #[serde(default)]
     pub rollback_on_failure: bool,
+    /// Untracked files larger than this are left out of the checkpoints and named (not
+    /// shown) in diff.patch: bytes, or a size such as `10MB`/`512KiB` (units are powers of
+    /// 1024). Default 10MB.
+    pub max_file_size: Option<SizeValue>,
+    /// Untracked folders with more files than this are left out whole. Default 10000.
+    pub max_dir_files: Option<u64>,
+    /// Put binary files' content into diff.patch as git binary patches (default false:
+    /// a binary change is named without its content).
+    #[serde(default)]
+    pub binary_patch: bool,
+    /// Keep the checkpoints of this many runs (this one included) in the repository;
+    /// older runs' hidden refs, and the objects only they held, are removed when the run
+    /// ends. Default: keep every run (`cn-run sessions prune` removes them).
+    pub keep: Option<u32>,
+}
+
+/// A size: a number of bytes, or text with a unit (`10MB`, `512 KiB`, `1G`).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SizeValue {
+    Bytes(u64),
+    Text(String),
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

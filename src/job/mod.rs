@@ -90,6 +90,14 @@ pub struct Check {
 pub struct GitSettings {
     pub checkpoints: bool,
     pub rollback_on_failure: bool,
+    /// Untracked files over this many bytes are not snapshotted.
+    pub max_file_bytes: u64,
+    /// Untracked folders with more files than this are not snapshotted.
+    pub max_dir_files: usize,
+    /// Binary content in diff.patch.
+    pub binary_patch: bool,
+    /// How many runs' checkpoints to keep; `None`: all.
+    pub keep: Option<u32>,
 }
 
 impl Default for GitSettings {
@@ -97,6 +105,10 @@ impl Default for GitSettings {
         GitSettings {
             checkpoints: true,
             rollback_on_failure: false,
+            max_file_bytes: 10 << 20,
+            max_dir_files: 10_000,
+            binary_patch: false,
+            keep: None,
         }
     }
 }

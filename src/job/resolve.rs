@@ -18,6 +18,53 @@ use super::{
 };
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
+/// The git section with its defaults; a size that does not parse is a located problem.
+fn git_settings(cx: &mut Ctx<'_>, raw: &super::file::GitSection) -> GitSettings {
+    let defaults = GitSettings::default();
+    let max_file_bytes = match &raw.max_file_size {
+        None => defaults.max_file_bytes,
+        Some(super::file::SizeValue::Bytes(n)) => *n,
+        Some(super::file::SizeValue::Text(t)) => parse_size(t).unwrap_or_else(|message| {
+            cx.push("git.max_file_size", message);
+            defaults.max_file_bytes
+        }),
+    };
+    GitSettings {
+        checkpoints: raw.checkpoints.unwrap_or(true),
+        rollback_on_failure: raw.rollback_on_failure,
+        max_file_bytes,
+        max_dir_files: raw.max_dir_files.map_or(defaults.max_dir_files, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        binary_patch: raw.binary_patch,
+        keep: raw.keep,
+    }
+}
+
+/// `10MB`, `512 KiB`, `1G`, `2048` → bytes (units are powers of 1024).
+pub(super) fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (say 10MB, 512KiB or a number of bytes)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown size unit {other:?} (use KB, MB or GB)"
+            ));
+        }
+    };
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let t = text.trim();
     if let Ok(secs) = t.parse::<u64>() {
@@ -204,10 +251,7 @@ pub(super) fn resolve(
         max_attempts: raw.retry.max_attempts.unwrap_or(1).max(1),
         output_schema,
         artifacts: raw.artifacts,
-        git: GitSettings {
-            checkpoints: raw.git.checkpoints.unwrap_or(true),
-            rollback_on_failure: raw.git.rollback_on_failure,
-        },
+        git: git_settings(&mut cx, &raw.git),
         redact: raw.redact,
         upload,
         mcp_servers,

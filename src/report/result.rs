@@ -96,6 +96,12 @@ pub struct RunResult {
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
     pub checkpoints: Vec<Value>,
+    /// Untracked files and folders left out of the checkpoints and diff.patch for their
+    /// size (`git.max_file_size`, `git.max_dir_files`); rollback leaves them alone.
+    pub skipped: Vec<crate::checkpoint::Skipped>,
+    /// Bytes of git objects the run's checkpoints added to the repository (null without
+    /// checkpoints); removed with the run's refs (`cn-run sessions prune`, `git.keep`).
+    pub git_added_bytes: Option<u64>,
     /// Rules that joined the system message, when and why.
     pub rules_applied: Vec<Value>,
     /// The last upload of the session (null when the run has no upload URL).
@@ -179,6 +185,8 @@ impl ResultBuilder {
                 patch_path: None,
                 secret_in_diff: false,
                 checkpoints: Vec::new(),
+                skipped: Vec::new(),
+                git_added_bytes: None,
                 rules_applied: Vec::new(),
                 upload: None,
                 artifacts_upload: None,

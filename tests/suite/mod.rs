@@ -4,6 +4,7 @@ mod action_step;
 mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
+mod checkpoint_scan;
 mod checks_e2e;
 mod ci_outputs;
 mod claude_shape;

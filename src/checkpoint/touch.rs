@@ -1,0 +1,147 @@
+//! Bringing named paths up to date in the private index and the snapshot tree.
+//!
+//! Each path is looked at once: gone (or now a folder) → removed; an untracked file over
+//! the size limit → left out and listed; otherwise re-added (libgit2 hashes it, with the
+//! repository's filters). The new tree is the previous one with just those paths
+//! replaced (`git_tree_create_updated`): it writes the folders on the way to each path
+//! and reads nothing else, where `git_index_write_tree` would read back the whole tree
+//! to rebuild its cache. The first tree of a snapshotter, and any update libgit2 refuses,
+//! is written from the whole index instead.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use git2::build::TreeUpdateBuilder;
+use git2::{FileMode, Index, Oid};
+
+use super::error::{CheckpointError, git};
+use super::snapshot::{Checked, Snapshotter};
+
+/// One path's outcome in the tree.
+enum Change {
+    Upsert(String, Oid, FileMode),
+    Remove(String),
+}
+
+impl Snapshotter {
+    /// Updates the index for `paths` and returns the tree it now holds.
+    pub(super) fn apply(
+        &mut self,
+        mut index: Index,
+        paths: &BTreeSet<String>,
+        checked: Checked,
+    ) -> Result<Oid, CheckpointError> {
+        let mut changes = Vec::with_capacity(paths.len());
+        for rel in paths {
+            let Some(change) = self.update(&mut index, rel, checked)? else {
+                continue;
+            };
+            changes.push(change);
+            // Ignore rules moved: what they cover now is for a scan of every folder.
+            if rel == ".gitignore" || rel.ends_with("/.gitignore") {
+                self.scan.read_everything_next();
+            }
+        }
+        let tree = match self.current {
+            Some(base) if changes.is_empty() => base,
+            Some(base) => match self.updated_tree(base, &changes) {
+                Ok(tree) => tree,
+                Err(_) => index.write_tree().map_err(git("write a snapshot tree"))?,
+            },
+            None => index.write_tree().map_err(git("write a snapshot tree"))?,
+        };
+        self.current = Some(tree);
+        Ok(tree)
+    }
+
+    /// Brings one path up to date in the index; what changed in the tree, if anything.
+    fn update(
+        &mut self,
+        index: &mut Index,
+        rel: &str,
+        checked: Checked,
+    ) -> Result<Option<Change>, CheckpointError> {
+        let path = Path::new(rel);
+        let indexed = index.get_path(path, 0);
+        let meta = self.root()?.join(rel).symlink_metadata().ok();
+        let kept = meta.filter(|m| m.is_file() || m.file_type().is_symlink());
+        let Some(meta) = kept else {
+            self.skipped_files.remove(rel);
+            return remove(index, rel, indexed.is_some());
+        };
+        if indexed.is_none()
+            && checked == Checked::Nothing
+            && self.repo.is_path_ignored(path).unwrap_or(false)
+        {
+            return Ok(None);
+        }
+        let untracked = !self.tracked.contains(rel.as_bytes());
+        if meta.is_file() && untracked && meta.len() > self.limits.max_file_bytes {
+            self.skipped_files.insert(rel.to_owned(), meta.len());
+            return remove(index, rel, indexed.is_some());
+        }
+        self.skipped_files.remove(rel);
+        if index.add_path(path).is_err() {
+            // Unreadable, or vanished since: it is left as the index had it.
+            return Ok(None);
+        }
+        let Some(now) = index.get_path(path, 0) else {
+            return Ok(None);
+        };
+        let same = indexed.is_some_and(|e| e.id == now.id && e.mode == now.mode);
+        Ok((!same).then(|| Change::Upsert(rel.to_owned(), now.id, mode(now.mode))))
+    }
+
+    /// `base` with `changes` applied: removals first, so a file that became a folder
+    /// (or the reverse) never meets its old self.
+    fn updated_tree(&self, base: Oid, changes: &[Change]) -> Result<Oid, git2::Error> {
+        let mut removals = TreeUpdateBuilder::new();
+        let mut any_removal = false;
+        let base_tree = self.repo.find_tree(base)?;
+        for change in changes {
+            if let Change::Remove(rel) = change
+                && base_tree.get_path(Path::new(rel)).is_ok()
+            {
+                removals.remove(rel.as_str());
+                any_removal = true;
+            }
+        }
+        let pruned = if any_removal {
+            removals.create_updated(&self.repo, &base_tree)?
+        } else {
+            base
+        };
+        let mut upserts = TreeUpdateBuilder::new();
+        let mut any_upsert = false;
+        for change in changes {
+            if let Change::Upsert(rel, id, mode) = change {
+                upserts.upsert(rel.as_str(), *id, *mode);
+                any_upsert = true;
+            }
+        }
+        if !any_upsert {
+            return Ok(pruned);
+        }
+        let pruned_tree = self.repo.find_tree(pruned)?;
+        upserts.create_updated(&self.repo, &pruned_tree)
+    }
+}
+
+fn remove(index: &mut Index, rel: &str, indexed: bool) -> Result<Option<Change>, CheckpointError> {
+    if !indexed {
+        return Ok(None);
+    }
+    index
+        .remove_path(Path::new(rel))
+        .map_err(git("remove a path from the private index"))?;
+    Ok(Some(Change::Remove(rel.to_owned())))
+}
+
+fn mode(raw: u32) -> FileMode {
+    match raw {
+        0o100755 => FileMode::BlobExecutable,
+        0o120000 => FileMode::Link,
+        0o160000 => FileMode::Commit,
+        _ => FileMode::Blob,
+    }
+}
