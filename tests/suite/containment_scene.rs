@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::support::runner::{Run, cn_run, run};
 
 /// Credentials planted in the fake `$HOME`: (path under it, the secret inside).
-pub const CREDENTIALS: &[(&str, &str)] = &[
+pub(crate) const CREDENTIALS: &[(&str, &str)] = &[
     (".ssh/id_ed25519", "SECRET-ssh-key-7f3a"),
     (".aws/credentials", "SECRET-aws-9b1c"),
     (".netrc", "SECRET-netrc-2d4e"),
@@ -21,25 +21,25 @@ pub const CREDENTIALS: &[(&str, &str)] = &[
 
 /// A value planted in cn-run's own environment under a name no redaction rule knows, so
 /// only containment can keep it out of the outputs.
-pub const PLANTED: &str = "planted-env-value-4c17e9";
+pub(crate) const PLANTED: &str = "planted-env-value-4c17e9";
 /// A provider-key-like variable planted too.
-pub const PLANTED_KEY: &str = "sk-planted-key-0a9b8c7d";
+pub(crate) const PLANTED_KEY: &str = "sk-planted-key-0a9b8c7d";
 
-pub struct Scene {
+pub(crate) struct Scene {
     _base: tempfile::TempDir,
     _host_tmp: tempfile::TempDir,
-    pub ws: PathBuf,
-    pub home: PathBuf,
+    pub(crate) ws: PathBuf,
+    pub(crate) home: PathBuf,
     /// Outside the workspace, not under any temporary folder.
-    pub outside: PathBuf,
+    pub(crate) outside: PathBuf,
     /// Outside the workspace, under the host's /tmp.
-    pub host_tmp: PathBuf,
-    pub out: PathBuf,
+    pub(crate) host_tmp: PathBuf,
+    pub(crate) out: PathBuf,
     base: PathBuf,
 }
 
 /// Whether bubblewrap can make the namespaces the profile needs here; prints why not.
-pub fn namespaces_available() -> bool {
+pub(crate) fn namespaces_available() -> bool {
     let ok = Command::new("bwrap")
         .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"])
         .args(["--proc", "/proc", "--dev", "/dev", "true"])
@@ -54,7 +54,7 @@ pub fn namespaces_available() -> bool {
 }
 
 impl Scene {
-    pub fn new() -> Scene {
+    pub(crate) fn new() -> Scene {
         let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let host_tmp = tempfile::Builder::new()
             .prefix("cn-run-escape-")
@@ -85,7 +85,7 @@ impl Scene {
 
     /// A shell command that proves it ran (`ran-TAG` in the workspace) and tries to write
     /// `TAG` in both outside places.
-    pub fn payload(&self, tag: &str) -> String {
+    pub(crate) fn payload(&self, tag: &str) -> String {
         format!(
             "touch '{ws}/ran-{tag}'; echo {tag} > '{o}/{tag}'; echo {tag} > '{t}/{tag}'",
             ws = self.ws.display(),
@@ -97,7 +97,7 @@ impl Scene {
     /// Run cn-run with the job `extra` (YAML lines after the basics) and a script of one
     /// tool call per turn, then a final answer. The default policy, plus `mode: auto` so
     /// the commands really run and only containment stands in their way.
-    pub fn run(&self, calls: &[Value], extra: &str) -> Run {
+    pub(crate) fn run(&self, calls: &[Value], extra: &str) -> Run {
         let mut turns: Vec<Value> = calls.iter().map(|c| json!({"tool_calls": [c]})).collect();
         turns.push(json!({"text": "done"}));
         let script = self.base.join("script.yaml");
@@ -125,14 +125,14 @@ impl Scene {
     }
 
     /// Assert the run contained its commands with the whole profile.
-    pub fn assert_contained(&self, r: &Run) {
+    pub(crate) fn assert_contained(&self, r: &Run) {
         let sandbox = &r.result()["sandbox"];
         assert_eq!(sandbox["mechanism"], "bubblewrap", "{sandbox}\n{r:#?}");
         assert_eq!(sandbox["missing"], json!([]), "{sandbox}");
     }
 
     /// Assert every payload `tags` ran (inside) and none wrote outside.
-    pub fn assert_ran_but_wrote_nothing_outside(&self, tags: &[&str], r: &Run) {
+    pub(crate) fn assert_ran_but_wrote_nothing_outside(&self, tags: &[&str], r: &Run) {
         for tag in tags {
             assert!(
                 self.ws.join(format!("ran-{tag}")).exists(),
@@ -144,7 +144,7 @@ impl Scene {
     }
 
     /// Assert nothing was written in either outside place.
-    pub fn assert_nothing_outside(&self, r: &Run) {
+    pub(crate) fn assert_nothing_outside(&self, r: &Run) {
         for dir in [&self.outside, &self.host_tmp] {
             let found: Vec<_> = std::fs::read_dir(dir)
                 .unwrap()
@@ -160,7 +160,7 @@ impl Scene {
     }
 
     /// Every byte the run left: stdout, stderr, the output folder and the workspace.
-    pub fn all_output(&self, r: &Run) -> String {
+    pub(crate) fn all_output(&self, r: &Run) -> String {
         let mut text = format!("{}\n{}\n", r.stdout, r.stderr);
         for dir in [&self.out, &self.ws] {
             for entry in walk(dir) {
@@ -173,7 +173,7 @@ impl Scene {
     }
 
     /// Assert none of `secrets` appears in any output.
-    pub fn assert_in_no_output(&self, secrets: &[&str], r: &Run) {
+    pub(crate) fn assert_in_no_output(&self, secrets: &[&str], r: &Run) {
         let all = self.all_output(r);
         for s in secrets {
             assert!(!all.contains(s), "{s} leaked\n{}", self.transcript(r));
@@ -181,24 +181,24 @@ impl Scene {
     }
 
     /// The tool results of the run, for failure messages.
-    pub fn transcript(&self, r: &Run) -> String {
+    pub(crate) fn transcript(&self, r: &Run) -> String {
         let session = std::fs::read_to_string(self.out.join("session.json")).unwrap_or_default();
         format!("stderr:\n{}\nsession:\n{session}", r.stderr)
     }
 
     /// The workspace path as a string.
-    pub fn ws(&self) -> String {
+    pub(crate) fn ws(&self) -> String {
         self.ws.display().to_string()
     }
 }
 
 /// A Bash tool call.
-pub fn bash(command: &str) -> Value {
+pub(crate) fn bash(command: &str) -> Value {
     json!({"name": "Bash", "arguments": {"command": command}})
 }
 
 /// A Write tool call (a file the model writes, relative to the workspace).
-pub fn write(path: &str, content: &str) -> Value {
+pub(crate) fn write(path: &str, content: &str) -> Value {
     json!({"name": "Write", "arguments": {"filepath": path, "content": content}})
 }
 
