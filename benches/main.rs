@@ -6,6 +6,7 @@ mod checkpoint;
 mod command_safety;
 mod edit_match;
 mod mcp_start;
+mod sandbox;
 mod tokens;
 mod worktree;
 
@@ -14,7 +15,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 6] = [
+    let benches: [(&str, fn()); 7] = [
         // First: it measures building the tokenizer, which is a process-wide singleton.
         ("tokens", tokens::run),
         ("command_safety", command_safety::run),
@@ -22,6 +23,7 @@ fn main() {
         ("checkpoint", checkpoint::run),
         ("worktree", worktree::run),
         ("mcp_start", mcp_start::run),
+        ("sandbox", sandbox::run),
     ];
     for (name, run) in benches {
         if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {

@@ -86,6 +86,8 @@ pub struct SandboxPolicy {
     /// Refuse to run a command when the kernel cannot enforce the whole profile.
     pub require: bool,
     pub mechanism: Mechanism,
+    /// Whether [`establish`] found the whole profile enforced (see [`Self::fully_enforced`]).
+    pub established_fully: bool,
     /// The cn-run binary that acts as the fallback launcher. Default `/proc/self/exe` (the
     /// running cn-run, even if its file was replaced meanwhile); tests point it at the build.
     pub launcher: PathBuf,
@@ -114,6 +116,7 @@ impl SandboxPolicy {
             private_tmp: None,
             require: false,
             mechanism: Mechanism::Landlock,
+            established_fully: false,
             launcher: PathBuf::from("/proc/self/exe"),
         }
     }
@@ -168,6 +171,12 @@ impl SandboxPolicy {
     pub fn with_launcher(mut self, launcher: impl Into<PathBuf>) -> Self {
         self.launcher = launcher.into();
         self
+    }
+
+    /// Whether commands run with the whole profile, as [`establish`] found (false before it
+    /// ran, and under `off`): the query for "is running repository code contained?".
+    pub fn fully_enforced(&self) -> bool {
+        self.established_fully
     }
 
     /// Whether commands are contained at all.

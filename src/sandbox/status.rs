@@ -168,6 +168,7 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
                     let mut p = Probe::off();
                     p.mechanism = "bubblewrap".to_owned();
                     p.enforced = profile(&policy);
+                    policy.established_fully = true;
                     return (policy, p);
                 }
                 Err(why) => {
@@ -183,6 +184,7 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     let mut p = probe(&policy);
     notes.append(&mut p.notes);
     p.notes = notes;
+    policy.established_fully = p.fully_enforced();
     (policy, p)
 }
 

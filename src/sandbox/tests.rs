@@ -212,6 +212,7 @@ fn a_failing_bubblewrap_falls_back_and_says_why() {
         .with_launcher("/nonexistent/cn-run");
     policy.mechanism = Mechanism::Bubblewrap(PathBuf::from("/bin/false"));
     let (policy, probe) = establish(policy);
+    assert!(!policy.fully_enforced());
     assert_eq!(policy.mechanism, Mechanism::Landlock);
     assert_eq!(probe.mechanism, "landlock");
     assert!(

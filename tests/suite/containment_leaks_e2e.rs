@@ -95,13 +95,15 @@ fn nothing_a_command_starts_outlives_the_call_or_the_run() {
 }
 
 #[test]
-fn control_without_containment_a_setsid_process_outlives_the_run() {
+fn control_without_containment_leftover_processes_outlive_the_run() {
     let s = Scene::new();
     let r = s.run(&leftover_calls(&s), "tools: {bash: {sandbox: off}}\n");
     assert_eq!(r.code, 0, "{r:#?}");
     let late = late_files(&s);
+    // Which ones escape the process-group kill depends on timing (setsid -f races it);
+    // some always do.
     assert!(
-        late.contains(&"late-setsid".to_owned()),
+        !late.is_empty(),
         "{late:?}\n{}",
         s.transcript(&r)
     );
