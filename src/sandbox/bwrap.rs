@@ -62,17 +62,18 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<O
             a.pair("--bind", &host, Path::new(inside));
         }
     }
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for dir in policy.writable.iter().filter(|d| d.exists()) {
+            a.pair("--bind", dir, dir);
+        }
+    }
+    // After the writable binds, so an extra writable folder (`~/.config`) cannot show them.
     for hidden in &policy.hidden {
         if hidden.is_dir() {
             a.one("--tmpfs", hidden);
             a.one("--remount-ro", hidden);
         } else {
             a.pair("--ro-bind", Path::new("/dev/null"), hidden);
-        }
-    }
-    if policy.mode == SandboxMode::WorkspaceWrite {
-        for dir in policy.writable.iter().filter(|d| d.exists()) {
-            a.pair("--bind", dir, dir);
         }
     }
     a.one("--chdir", cwd);

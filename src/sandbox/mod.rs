@@ -140,8 +140,11 @@ impl SandboxPolicy {
             mode,
             network,
             writable: vec![workspace.to_path_buf()],
+            // Not inside the workspace: that is the model's to read and write anyway.
             hidden: if active {
-                hidden::existing(home.as_deref(), &[])
+                let mut h = hidden::existing(home.as_deref(), &[]);
+                h.retain(|p| !p.starts_with(workspace));
+                h
             } else {
                 Vec::new()
             },

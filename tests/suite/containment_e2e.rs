@@ -261,3 +261,61 @@ fn checks_run_what_the_model_planted_inside_the_sandbox() {
     let tags: Vec<&str> = check_cases().iter().map(|(t, _, _)| *t).collect();
     s.assert_ran_but_wrote_nothing_outside(&tags, &r);
 }
+
+#[test]
+fn require_sandbox_refuses_to_run_without_the_whole_profile() {
+    let s = Scene::new();
+    let calls = [bash(&s.payload("refused"))];
+    let r = s.run_with(
+        &calls,
+        "tools: {bash: {sandbox: off}}\n",
+        &["--require-sandbox"],
+    );
+    assert_ne!(r.code, 0, "{r:#?}");
+    assert!(
+        !s.ws.join("ran-refused").exists(),
+        "the command ran: {}",
+        s.transcript(&r)
+    );
+    s.assert_nothing_outside(&r);
+    let result = r.result();
+    assert!(
+        result["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("require_sandbox"),
+        "{result}"
+    );
+    let missing = result["sandbox"]["missing"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(missing.iter().any(|m| m == "pid-namespace"), "{result}");
+}
+
+#[test]
+fn sandbox_off_is_spelled_out_by_explain() {
+    let s = Scene::new();
+    let _ = s.run(&[], "tools: {bash: {sandbox: off}}\n");
+    let out = crate::support::runner::cn_run(&s.ws)
+        .arg("explain")
+        .arg(s.job_path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sandbox: OFF") && text.contains("uncontained"),
+        "{text}"
+    );
+    let _ = s.run(&[], "");
+    let out = crate::support::runner::cn_run(&s.ws)
+        .arg("explain")
+        .arg(s.job_path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("sandbox: workspace-write (network: none)"),
+        "{text}"
+    );
+}

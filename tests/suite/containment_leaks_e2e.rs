@@ -102,11 +102,7 @@ fn control_without_containment_leftover_processes_outlive_the_run() {
     let late = late_files(&s);
     // Which ones escape the process-group kill depends on timing (setsid -f races it);
     // some always do.
-    assert!(
-        !late.is_empty(),
-        "{late:?}\n{}",
-        s.transcript(&r)
-    );
+    assert!(!late.is_empty(), "{late:?}\n{}", s.transcript(&r));
 }
 
 /// Ways to reach the host's loopback: (tag, command), with the TCP port and the UDP port.

@@ -98,6 +98,11 @@ impl Scene {
     /// tool call per turn, then a final answer. The default policy, plus `mode: auto` so
     /// the commands really run and only containment stands in their way.
     pub(crate) fn run(&self, calls: &[Value], extra: &str) -> Run {
+        self.run_with(calls, extra, &[])
+    }
+
+    /// [`Scene::run`] with more command-line arguments.
+    pub(crate) fn run_with(&self, calls: &[Value], extra: &str, args: &[&str]) -> Run {
         let mut turns: Vec<Value> = calls.iter().map(|c| json!({"tool_calls": [c]})).collect();
         turns.push(json!({"text": "done"}));
         let script = self.base.join("script.yaml");
@@ -111,6 +116,7 @@ impl Scene {
         std::fs::write(&job_path, job).unwrap();
         let mut cmd = cn_run(&self.ws);
         cmd.arg(&job_path)
+            .args(args)
             .arg("-C")
             .arg(&self.ws)
             .env("HOME", &self.home)
@@ -184,6 +190,11 @@ impl Scene {
     pub(crate) fn transcript(&self, r: &Run) -> String {
         let session = std::fs::read_to_string(self.out.join("session.json")).unwrap_or_default();
         format!("stderr:\n{}\nsession:\n{session}", r.stderr)
+    }
+
+    /// The job file of the last run.
+    pub(crate) fn job_path(&self) -> PathBuf {
+        self.base.join("job.yaml")
     }
 
     /// The workspace path as a string.
