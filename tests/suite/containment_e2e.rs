@@ -319,3 +319,21 @@ fn sandbox_off_is_spelled_out_by_explain() {
         "{text}"
     );
 }
+
+#[test]
+fn a_folder_the_job_names_is_writable_and_only_that_one() {
+    if !namespaces_available() {
+        return;
+    }
+    let s = Scene::new();
+    let cache = s.home.join(".cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let calls = [bash(&format!(
+        "echo c > ~/.cache/built; touch ran-cache; {}",
+        s.payload("other")
+    ))];
+    let r = s.run(&calls, "tools: {bash: {writable: ['~/.cache']}}\n");
+    s.assert_contained(&r);
+    assert!(cache.join("built").exists(), "{}", s.transcript(&r));
+    s.assert_ran_but_wrote_nothing_outside(&["other"], &r);
+}
