@@ -12,7 +12,7 @@ RUN cargo build --profile dist --locked --bin cn-run
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends bash ca-certificates git tzdata \
+    && apt-get install -y --no-install-recommends bash bubblewrap ca-certificates git tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 10001 --shell /bin/bash cnrun \
     && mkdir -p /workspace \

@@ -7,6 +7,7 @@ mod checkpoint_scale;
 mod command_safety;
 mod edit_match;
 mod mcp_start;
+mod sandbox;
 mod tokens;
 mod worktree;
 
@@ -25,6 +26,7 @@ fn main() {
         // Last, and only when asked by name: it builds a 100,000-file repository.
         ("checkpoint_scale", checkpoint_scale::run),
         ("mcp_start", mcp_start::run),
+        ("sandbox", sandbox::run),
     ];
     for (name, run) in benches {
         let asked = filter.iter().any(|f| name.contains(f.as_str()));

@@ -1,6 +1,8 @@
 //! Post-run checks: the job author's commands (lint, tests) run after the agent stops, in
-//! the workspace, with the same scrubbed environment as Bash but outside the agent's
-//! permission policy — the job author wrote them, the model did not.
+//! the workspace, outside the agent's permission policy — the job author wrote them, the
+//! model did not. They run contained like Bash (same sandbox, same environment): the tree
+//! they run over is the model's, and a `git status` there runs what the model planted
+//! (`core.fsmonitor`, hooks).
 
 use std::path::Path;
 use std::time::Instant;
@@ -8,7 +10,8 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::job::Check;
-use crate::tools::{CommandLimits, run_command};
+use crate::sandbox::SandboxPolicy;
+use crate::tools::{CommandLimits, run_command_sandboxed};
 
 /// Characters of a check's output kept (the tail) for the agent, JUnit and result.json.
 const TAIL_CHARS: usize = 8_000;
@@ -34,6 +37,7 @@ pub async fn run_checks(
     workspace: &Path,
     env: &[(String, String)],
     cancel: &CancellationToken,
+    sandbox: &SandboxPolicy,
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(checks.len());
     for check in checks {
@@ -44,7 +48,7 @@ pub async fn run_checks(
             max_lines: TAIL_LINES,
         };
         let deadline = tokio::time::sleep(check.timeout);
-        let run = run_command(&check.run, workspace, env, limits, cancel);
+        let run = run_command_sandboxed(&check.run, workspace, env, limits, cancel, sandbox);
         let outcome = tokio::select! {
             o = run => o.map_err(|e| format!("could not start: {e}")),
             _ = deadline => Err(format!("timed out after {} s", check.timeout.as_secs())),

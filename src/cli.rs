@@ -192,6 +192,9 @@ pub struct RunArgs {
     /// Run up to N jobs at the same time.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub parallel: usize,
+    /// Refuse to run unless commands are fully contained (as `tools.bash.require_sandbox`).
+    #[arg(long)]
+    pub require_sandbox: bool,
     /// Give each run its own git worktree (`worktree`, the default with more than one job)
     /// or run in the workspace itself (`none`).
     #[arg(long, value_enum)]
@@ -252,6 +255,9 @@ impl RunArgs {
         }
         if self.readonly {
             out.push("--readonly".to_owned());
+        }
+        if self.require_sandbox {
+            out.push("--require-sandbox".to_owned());
         }
         out
     }

@@ -3,6 +3,10 @@
 //! (`cn-run/<run-id>`), removed with the worktree when the run ends. The user's working
 //! tree, index, HEAD and branches are never touched; the run's changes survive as its
 //! diff.patch and its checkpoint refs (which live in the shared repository).
+//!
+//! Everything here goes through libgit2, which runs no program a repository names (no
+//! hooks, no `core.fsmonitor`, no filter or diff drivers), so a tree the model wrote cannot
+//! make cn-run itself run its code (test: `no_program_the_repository_names_runs`).
 
 use std::path::{Path, PathBuf};
 
@@ -155,6 +159,52 @@ mod tests {
         );
         assert_eq!(git(&repo, &["branch", "-a"]), branches_before);
         assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    }
+
+    #[test]
+    fn no_program_the_repository_names_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let marker = dir.path().join("ran");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        std::fs::write(repo.join(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        let who = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        git(&repo, &[&who[..], &["commit", "-qm", "x"]].concat());
+        let payload = format!("sh -c 'touch {}'", marker.display());
+        for key in [
+            "core.fsmonitor",
+            "filter.evil.smudge",
+            "filter.evil.clean",
+            "diff.evil.textconv",
+        ] {
+            git(&repo, &["config", key, &payload]);
+        }
+        for hook in [
+            "post-checkout",
+            "pre-commit",
+            "reference-transaction",
+            "post-index-change",
+        ] {
+            let path = repo.join(".git/hooks").join(hook);
+            std::fs::write(&path, format!("#!/bin/sh\n{payload}\n")).unwrap();
+            let mut perms = std::fs::metadata(&path).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+            std::fs::set_permissions(&path, perms).unwrap();
+        }
+        let wt = RunWorktree::create(&repo, &dir.path().join("wt"), "run1").unwrap();
+        std::fs::write(wt.workspace.join("a.txt"), "changed\n").unwrap();
+        let _ = crate::agent::git_status(&wt.workspace);
+        wt.remove().unwrap();
+        assert!(!marker.exists(), "a program the repository names ran");
+        // The payload itself works: git (the program) runs it.
+        git(&repo, &["status"]);
+        assert!(
+            marker.exists(),
+            "the planted fsmonitor is a working payload"
+        );
     }
 
     #[test]

@@ -73,6 +73,7 @@ pub(crate) async fn run_attempts(
             &shared.workspace,
             &shared.env,
             &shared.cancel,
+            shared.sandbox(),
         )
         .await;
         for r in &results {

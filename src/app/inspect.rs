@@ -122,6 +122,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
             "max_tokens": job.limits.max_tokens,
         },
         "tools_offered": tools,
+        "sandbox": sandbox_summary(&job),
         "rules": rule_rows(&job, &workspace),
         "policy": policy.table(),
     });
@@ -146,6 +147,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     ));
     text.push_str(&format!("limits: {}\n", limits_text(&job.limits)));
     text.push_str(&format!("tools offered: {}\n", tools.join(", ")));
+    text.push_str(&format!("sandbox: {}\n", sandbox_summary(&job)));
     if let Some(note) = edit_tool_note(&tools) {
         text.push_str(&format!("  ({note})\n"));
     }
@@ -177,6 +179,24 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     }
     stdout(&text);
     0
+}
+
+/// How the job's commands are contained, in one line (`off` is spelled out).
+fn sandbox_summary(job: &crate::job::Job) -> String {
+    let t = &job.tools;
+    let off = t.bash_sandbox == crate::sandbox::SandboxMode::Off;
+    let network = if t.bash_network.unwrap_or(off) {
+        "allowed"
+    } else {
+        "none"
+    };
+    match t.bash_sandbox {
+        crate::sandbox::SandboxMode::Off => format!(
+            "OFF (tools.bash.sandbox: off): commands run uncontained, with the whole \
+             filesystem and environment; network {network}"
+        ),
+        mode => format!("{} (network: {network})", mode.as_str()),
+    }
 }
 
 /// An enum as the job file spells it (`deny`, `openai`).

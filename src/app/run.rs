@@ -162,7 +162,8 @@ pub(crate) async fn run_job(
     }
     let signals = listen_for_signals(stop.clone());
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
-    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(&job, &workspace, &env);
+    let (sandbox, sandbox_status, sandbox_verdict) =
+        setup::sandbox(&job, &workspace, &env, args.require_sandbox);
     let shared = Arc::new(
         ToolShared::new(
             workspace.clone(),

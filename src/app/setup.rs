@@ -376,44 +376,51 @@ pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String
         .map_err(|e| format!("workspace {}: {e}", dir.display()))
 }
 
-/// The Bash sandbox of the job, probed once: the policy, its status for result.json, and
-/// either a warning (`Ok`) or the reason to fail the run (`Err`) when the kernel falls short.
+/// The containment of the job's commands, established once: the policy, its status for
+/// result.json, and either a warning (`Ok`) or the reason to fail the run (`Err`) when the
+/// whole profile cannot be enforced.
 pub(crate) fn sandbox(
     job: &Job,
     workspace: &Path,
     env: &[(String, String)],
+    require: bool,
 ) -> (
     SandboxPolicy,
     Option<SandboxStatus>,
     Result<Option<String>, String>,
 ) {
     let t = &job.tools;
-    let mut policy = SandboxPolicy::new(
-        t.bash_sandbox,
-        t.bash_network.unwrap_or(true),
-        workspace,
-        env,
-    )
-    .required(t.bash_require_sandbox);
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")
         .map(|(_, v)| PathBuf::from(v));
-    for w in &t.bash_writable {
-        let path = match (w.strip_prefix("~/"), &home) {
-            (Some(rest), Some(h)) => h.join(rest),
-            _ => workspace.join(w),
-        };
-        policy.writable.push(path);
-    }
-    if policy.mode == SandboxMode::Off && policy.network {
-        return (policy, None, Ok(None));
-    }
-    let probe = crate::sandbox::probe(&policy);
+    let place = |w: &String| match (w.strip_prefix("~/"), &home) {
+        (Some(rest), Some(h)) => h.join(rest),
+        _ => workspace.join(w),
+    };
+    let readable: Vec<PathBuf> = t.bash_readable.iter().map(place).collect();
+    let mut policy = SandboxPolicy::new(
+        t.bash_sandbox,
+        // `off` means no containment at all, the network included, unless the job says so.
+        t.bash_network.unwrap_or(t.bash_sandbox == SandboxMode::Off),
+        workspace,
+        env,
+    )
+    .with_readable(&readable)
+    .required(t.bash_require_sandbox || require);
+    policy.writable.extend(t.bash_writable.iter().map(place));
+    policy.env_names = t.bash_env.clone();
+    let (policy, probe) = crate::sandbox::establish(policy);
     let status = crate::sandbox::describe(&probe, &policy);
-    // Ok(warning) when it may run as it is; Err(reason) when the job requires more.
+    let off = (policy.mode == SandboxMode::Off).then(|| {
+        "tools.bash.sandbox: off — commands (Bash, background jobs, checks) run uncontained, \
+         with cn-run's whole environment, the whole filesystem and the network"
+            .to_owned()
+    });
+    // Ok(warning) when it may run as it is; Err(reason) when the run requires more.
     let verdict = match probe.shortfall() {
-        Some(why) if policy.require => Err(format!("tools.bash.require_sandbox is set, but {why}")),
+        Some(why) if policy.require => Err(format!("require_sandbox is set, but {why}")),
+        Some(_) if off.is_some() => Ok(off),
         other => Ok(other),
     };
     (policy, Some(status), verdict)

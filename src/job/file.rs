@@ -422,19 +422,36 @@ pub struct BashSection {
     pub max_output_chars: Option<usize>,
     /// Lines of output kept (the tail; default 1000).
     pub max_output_lines: Option<usize>,
-    /// Linux sandbox for commands: `off` (default), `workspace-write` (writes only in the
-    /// workspace and temporary folders) or `read-only` (no writes). Uses Landlock.
+    /// Containment of commands (Bash, background jobs, checks) on Linux:
+    /// `workspace-write` (default: the workspace writable, the rest read-only, private /tmp,
+    /// credentials hidden, own PID namespace), `read-only` (the workspace read-only too) or
+    /// `off` (no containment; warned about).
     pub sandbox: Option<crate::sandbox::SandboxMode>,
-    /// Whether commands may use the network (default true; false: a new, empty network
-    /// namespace).
-    pub network: Option<bool>,
-    /// Fail the run when the kernel cannot enforce `sandbox` and `network` (default false:
-    /// warn and run with what it can enforce).
+    /// Whether commands may use the network (default false: a new, empty network
+    /// namespace). A list of hosts is not supported yet and is refused.
+    pub network: Option<BashNetwork>,
+    /// Fail the run when the whole containment profile cannot be enforced (default false:
+    /// warn and run with what can be enforced).
     pub require_sandbox: Option<bool>,
     /// More folders commands may write under `sandbox: workspace-write` (absolute, `~/…`, or
     /// relative to the workspace), e.g. `~/.cargo` or `~/.cache` for builds.
     #[serde(default)]
     pub writable: Vec<String>,
+    /// Credential locations commands may read after all (`~/.npmrc`, `~/.docker`, …).
+    #[serde(default)]
+    pub readable: Vec<String>,
+    /// Environment variables passed to commands besides the allow-list (`NAME` or
+    /// `PREFIX*`), read from cn-run's environment.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// `tools.bash.network`: `true`/`false`, or (refused for now) a list of hosts.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum BashNetwork {
+    Allowed(bool),
+    Hosts(Vec<String>),
 }
 
 /// Where the agent works.

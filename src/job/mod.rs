@@ -177,14 +177,18 @@ pub struct ToolSettings {
     pub bash_timeout: Option<Duration>,
     pub bash_max_chars: Option<usize>,
     pub bash_max_lines: Option<usize>,
-    /// The Linux sandbox for Bash commands (default off).
+    /// The containment of commands (default `workspace-write`).
     pub bash_sandbox: crate::sandbox::SandboxMode,
-    /// Whether Bash commands may use the network; `None`: yes.
+    /// Whether commands may use the network; `None`: no.
     pub bash_network: Option<bool>,
     /// Fail the run when the kernel cannot enforce the sandbox (else warn).
     pub bash_require_sandbox: bool,
     /// Extra writable folders under the sandbox, as written (resolved against the workspace).
     pub bash_writable: Vec<String>,
+    /// Credential locations given back to commands, as written.
+    pub bash_readable: Vec<String>,
+    /// Variable names (or `PREFIX*`) passed to commands besides the allow-list.
+    pub bash_env: Vec<String>,
 }
 
 /// Where the run works.

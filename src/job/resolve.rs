@@ -203,9 +203,11 @@ pub(super) fn resolve(
         bash_max_chars: raw.tools.bash.max_output_chars,
         bash_max_lines: raw.tools.bash.max_output_lines,
         bash_sandbox: raw.tools.bash.sandbox.unwrap_or_default(),
-        bash_network: raw.tools.bash.network,
+        bash_network: bash_network(&mut cx, raw.tools.bash.network.as_ref()),
         bash_require_sandbox: raw.tools.bash.require_sandbox.unwrap_or(false),
         bash_writable: raw.tools.bash.writable.clone(),
+        bash_readable: raw.tools.bash.readable.clone(),
+        bash_env: raw.tools.bash.env.clone(),
     };
     let workspace = workspace(&mut cx, &raw);
     for (field, message) in super::rule_tools::problems(&raw) {
@@ -483,5 +485,24 @@ fn workspace(cx: &mut Ctx<'_>, raw: &JobFile) -> WorkspaceSpec {
     WorkspaceSpec {
         path: Some(full),
         copy,
+    }
+}
+
+/// `tools.bash.network`: a host list would need an egress proxy, which cn-run does not run
+/// yet, so it is refused rather than quietly widened to every host or cut to none.
+fn bash_network(cx: &mut Ctx<'_>, raw: Option<&super::file::BashNetwork>) -> Option<bool> {
+    match raw? {
+        super::file::BashNetwork::Allowed(allowed) => Some(*allowed),
+        super::file::BashNetwork::Hosts(hosts) => {
+            cx.push(
+                "tools.bash.network",
+                format!(
+                    "a list of hosts ({}) is not supported yet: cn-run has no egress proxy to \
+                     enforce it; write `network: true` (every host) or `network: false` (none)",
+                    hosts.join(", ")
+                ),
+            );
+            None
+        }
     }
 }

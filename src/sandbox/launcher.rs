@@ -52,10 +52,11 @@ pub fn launcher_main(args: &SandboxArgs) -> i32 {
         let _ = out.flush();
         return 0;
     }
-    if args.require
-        && let Some(why) = probe.shortfall()
-    {
-        say(&format!("refusing to run the command: {why}"));
+    if args.require && !probe.launcher_complete() {
+        let why = probe.notes.join("; ");
+        say(&format!(
+            "refusing to run the command: the sandbox is not fully enforced: {why}"
+        ));
         return REFUSED_EXIT;
     }
     let Some((program, rest)) = args.command.split_first() else {

@@ -1,28 +1,31 @@
-//! The sandbox for shell commands the agent runs (Bash, background jobs), on Linux.
+//! Containment for every command a run starts on the model's behalf (Bash calls, background
+//! jobs, the job's checks), on Linux. Default on: `tools.bash.sandbox: workspace-write`.
 //!
-//! The crate forbids `unsafe`, so nothing is set up between `fork` and `exec` in cn-run
-//! itself. Instead a sandboxed command is started through cn-run again, as a small launcher
-//! (the hidden `__sandbox` subcommand): it restricts *itself* — a new network namespace for
-//! `network: false`, a Landlock ruleset that allows writes only under the writable folders —
-//! and then `exec`s `bash -c COMMAND`. Landlock domains and namespaces are inherited, so
-//! every process the command starts is held to the same rules, and the pid stays the same
-//! (process groups and kills work as without a sandbox).
+//! The mechanism is bubblewrap ([`bwrap`]): the workspace writable, everything else
+//! read-only, private temporary folders per run, credential locations hidden ([`hidden`]),
+//! an own PID namespace with a fresh `/proc` (nothing outlives the call), no network unless
+//! the job allows it, and an environment from an allow-list ([`env`]).
 //!
-//! Whether the kernel really enforces a policy is found out once per run with [`probe`]: it
-//! runs the launcher in its `--probe` mode, which performs the same set-up and reports what
-//! took effect instead of running a command. With `require`, the launcher also refuses to run
-//! a command when the kernel cannot fully enforce the policy.
+//! Where bubblewrap is missing or the kernel refuses it, the older self-exec launcher (the
+//! hidden `__sandbox` subcommand: Landlock for writes, a network namespace) enforces what it
+//! can, and the run says which protections are in force and which are missing ([`status`]);
+//! `require_sandbox` refuses to run then.
 
+mod bwrap;
+pub mod env;
+pub mod hidden;
 mod landlock;
 mod launcher;
 mod netns;
 mod status;
 
+pub use bwrap::find as find_bwrap;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
-pub use status::{Enforcement, Probe, SandboxStatus, describe, probe};
+pub use status::{Enforcement, Probe, Protection, SandboxStatus, describe, establish, probe};
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,12 +39,13 @@ pub const LAUNCHER_SUBCOMMAND: &str = "__sandbox";
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
-    /// No filesystem sandbox.
-    #[default]
+    /// No containment: commands run as cn-run does, with its whole environment.
     Off,
-    /// Writes only in the workspace and the temporary folders (`/tmp`, `$TMPDIR`, …).
+    /// The default profile: writes only in the workspace (and the run's private temporary
+    /// folders).
+    #[default]
     WorkspaceWrite,
-    /// No writes at all (except to `/dev/null` and the like).
+    /// As `workspace-write`, but the workspace is read-only too.
     ReadOnly,
 }
 
@@ -55,27 +59,44 @@ impl SandboxMode {
     }
 }
 
-/// How the sandbox for shell commands is set up for one run.
+/// Which mechanism contains the commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mechanism {
+    /// bubblewrap, at this path: the full profile.
+    Bubblewrap(PathBuf),
+    /// The self-exec launcher (Landlock + a network namespace): a part of the profile.
+    Landlock,
+}
+
+/// How the commands of one run are contained.
+#[derive(Debug, Clone)]
 pub struct SandboxPolicy {
     pub mode: SandboxMode,
     /// Whether commands may use the network (`false`: a new, empty network namespace).
     pub network: bool,
-    /// Folders (and device files) writable under the filesystem sandbox.
+    /// Folders writable under `workspace-write`: the workspace and the job's extra ones.
     pub writable: Vec<PathBuf>,
-    /// Refuse to run a command when the kernel cannot fully enforce the policy.
+    /// Credential locations covered (see [`hidden`]).
+    pub hidden: Vec<PathBuf>,
+    /// Variable names the job passes to commands besides the allow-list (`tools.bash.env`).
+    pub env_names: Vec<String>,
+    /// The run's private temporary space (over `/tmp`, `/var/tmp`, `/dev/shm`), removed
+    /// when the last copy of the policy is dropped.
+    pub private_tmp: Option<Arc<tempfile::TempDir>>,
+    /// Refuse to run a command when the kernel cannot enforce the whole profile.
     pub require: bool,
-    /// The cn-run binary that acts as the launcher. Default `/proc/self/exe` (the running
-    /// cn-run, even if its file was replaced meanwhile); tests point it at the built binary.
+    pub mechanism: Mechanism,
+    /// Whether [`establish`] found the whole profile enforced (see [`Self::fully_enforced`]).
+    pub established_fully: bool,
+    /// The cn-run binary that acts as the fallback launcher. Default `/proc/self/exe` (the
+    /// running cn-run, even if its file was replaced meanwhile); tests point it at the build.
     pub launcher: PathBuf,
 }
 
-/// Device files every sandboxed command may write, whatever the mode.
+/// Device files every command under the fallback launcher may write, whatever the mode.
 const ALWAYS_WRITABLE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
-/// Temporary folders writable under `workspace-write` (besides `$TMPDIR`).
-const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm"];
-/// Terminal devices writable under `workspace-write`.
-const TERMINAL: &[&str] = &["/dev/pts", "/dev/ptmx"];
+/// Temporary folders the fallback launcher leaves writable (it cannot make private ones).
+const TEMP_DIRS: &[&str] = &["/tmp", "/var/tmp", "/dev/shm", "/dev/pts", "/dev/ptmx"];
 
 impl Default for SandboxPolicy {
     fn default() -> Self {
@@ -84,68 +105,111 @@ impl Default for SandboxPolicy {
 }
 
 impl SandboxPolicy {
-    /// No sandbox: commands run as they always did.
+    /// No containment: commands run as they always did.
     pub fn off() -> Self {
         SandboxPolicy {
             mode: SandboxMode::Off,
             network: true,
             writable: Vec::new(),
+            hidden: Vec::new(),
+            env_names: Vec::new(),
+            private_tmp: None,
             require: false,
+            mechanism: Mechanism::Landlock,
+            established_fully: false,
             launcher: PathBuf::from("/proc/self/exe"),
         }
     }
 
     /// The policy for `mode` and `network` in `workspace`. `env` is the commands'
-    /// environment (its `TMPDIR` is writable under `workspace-write`).
+    /// environment (its `PATH` finds bubblewrap, its `HOME` the credential locations).
     pub fn new(
         mode: SandboxMode,
         network: bool,
         workspace: &Path,
         env: &[(String, String)],
     ) -> Self {
-        let mut writable: Vec<PathBuf> = ALWAYS_WRITABLE.iter().map(PathBuf::from).collect();
-        if mode == SandboxMode::WorkspaceWrite {
-            writable.push(workspace.to_path_buf());
-            writable.extend(TEMP_DIRS.iter().chain(TERMINAL).map(PathBuf::from));
-            let tmpdir = env.iter().find(|(k, _)| k == "TMPDIR").map(|(_, v)| v);
-            let tmpdir = tmpdir.map(PathBuf::from).filter(|d| d.is_absolute());
-            if let Some(dir) = tmpdir.filter(|d| !writable.contains(d)) {
-                writable.push(dir);
-            }
-        }
+        let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str());
+        let home = var("HOME").map(PathBuf::from);
+        let mechanism = match bwrap::find(var("PATH").map(OsStr::new)) {
+            Some(path) => Mechanism::Bubblewrap(path),
+            None => Mechanism::Landlock,
+        };
+        let active = mode != SandboxMode::Off;
         SandboxPolicy {
             mode,
             network,
-            writable,
+            writable: vec![workspace.to_path_buf()],
+            // Not inside the workspace: that is the model's to read and write anyway.
+            hidden: if active {
+                let mut h = hidden::existing(home.as_deref(), &[]);
+                h.retain(|p| !p.starts_with(workspace));
+                h
+            } else {
+                Vec::new()
+            },
+            private_tmp: if active { private_tmp() } else { None },
+            mechanism,
             ..SandboxPolicy::off()
         }
     }
 
-    /// Fail instead of running unsandboxed when the kernel cannot enforce the policy.
+    /// Give back credential locations the job needs (`tools.bash.readable`).
+    pub fn with_readable(mut self, readable: &[PathBuf]) -> Self {
+        self.hidden.retain(|h| {
+            !readable
+                .iter()
+                .any(|r| h.starts_with(r) || r.starts_with(h))
+        });
+        self
+    }
+
+    /// Fail instead of running with less than the whole profile.
     pub fn required(mut self, require: bool) -> Self {
         self.require = require;
         self
     }
 
-    /// Use this binary as the launcher (tests: `env!("CARGO_BIN_EXE_cn-run")`).
+    /// Use this binary as the fallback launcher (tests: `env!("CARGO_BIN_EXE_cn-run")`).
     pub fn with_launcher(mut self, launcher: impl Into<PathBuf>) -> Self {
         self.launcher = launcher.into();
         self
     }
 
-    /// Whether commands go through the launcher at all.
+    /// Whether commands run with the whole profile, as [`establish`] found (false before it
+    /// ran, and under `off`): the query for "is running repository code contained?".
+    pub fn fully_enforced(&self) -> bool {
+        self.established_fully
+    }
+
+    /// Whether commands are contained at all.
     pub fn is_active(&self) -> bool {
         self.mode != SandboxMode::Off || !self.network
     }
 
-    /// The launcher's arguments (after the program) for running `argv` under this policy.
+    /// The environment a command gets: `env` itself when off; else the allow-list, the
+    /// job's names, and `TMPDIR=/tmp` (the private one) under bubblewrap.
+    pub fn command_env(&self, env: &[(String, String)]) -> Vec<(String, String)> {
+        if self.mode == SandboxMode::Off {
+            return env.to_vec();
+        }
+        let mut kept = env::filter(env, &self.env_names);
+        if matches!(self.mechanism, Mechanism::Bubblewrap(_)) {
+            kept.push(("TMPDIR".to_owned(), "/tmp".to_owned()));
+        } else {
+            kept.extend(env.iter().filter(|(k, _)| k == "TMPDIR").cloned());
+        }
+        kept
+    }
+
+    /// The fallback launcher's arguments (after the program) for running `argv`.
     pub(crate) fn launcher_args(&self, argv: &[&OsStr]) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![LAUNCHER_SUBCOMMAND.into()];
         args.extend(["--mode".into(), self.mode.as_str().into()]);
         if self.mode != SandboxMode::Off {
-            for dir in &self.writable {
+            for dir in self.launcher_writable() {
                 args.push("--write".into());
-                args.push(dir.clone().into_os_string());
+                args.push(dir.into_os_string());
             }
         }
         if !self.network {
@@ -159,20 +223,48 @@ impl SandboxPolicy {
         args
     }
 
-    /// The program and arguments that run `argv` under this policy: `argv` itself when the
-    /// policy is off, else the launcher wrapped around it.
-    pub fn command_line(&self, argv: &[&OsStr]) -> (OsString, Vec<OsString>) {
-        match argv.split_first() {
-            Some((program, rest)) if !self.is_active() => (
+    /// What the fallback launcher leaves writable: device sinks, and under
+    /// `workspace-write` the writable folders and the (shared) temporary folders.
+    fn launcher_writable(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = ALWAYS_WRITABLE.iter().map(PathBuf::from).collect();
+        if self.mode == SandboxMode::WorkspaceWrite {
+            dirs.extend(self.writable.iter().cloned());
+            dirs.extend(TEMP_DIRS.iter().map(PathBuf::from));
+            dirs.push(std::env::temp_dir());
+        }
+        dirs
+    }
+
+    /// The program and arguments that run `argv` in `cwd` under this policy: `argv` itself
+    /// when off, else bubblewrap or the launcher wrapped around it.
+    pub fn command_line(&self, argv: &[&OsStr], cwd: &Path) -> (OsString, Vec<OsString>) {
+        match (argv.split_first(), &self.mechanism) {
+            (Some((program, rest)), _) if !self.is_active() => (
                 program.to_os_string(),
                 rest.iter().map(|a| a.to_os_string()).collect(),
             ),
+            (_, Mechanism::Bubblewrap(path)) if self.mode != SandboxMode::Off => {
+                (path.clone().into_os_string(), bwrap::args(self, cwd, argv))
+            }
             _ => (
                 self.launcher.clone().into_os_string(),
                 self.launcher_args(argv),
             ),
         }
     }
+}
+
+/// The run's private temporary space: three empty folders in a fresh directory of the
+/// host's temporary folder, bound over `/tmp`, `/var/tmp` and `/dev/shm`.
+fn private_tmp() -> Option<Arc<tempfile::TempDir>> {
+    let root = tempfile::Builder::new()
+        .prefix("cn-run-sandbox-")
+        .tempdir()
+        .ok()?;
+    for (_, host) in bwrap::temp_binds(root.path()) {
+        std::fs::create_dir(&host).ok()?;
+    }
+    Some(Arc::new(root))
 }
 
 #[cfg(test)]

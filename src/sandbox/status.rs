@@ -1,13 +1,14 @@
-//! What the kernel really enforces of a sandbox policy ([`probe`], found out by running
-//! the launcher in its probe mode) and the record of it that goes into result.json
-//! ([`describe`]).
+//! What is really enforced of a run's containment, found out once when the run starts
+//! ([`establish`]: bubblewrap is tried with the run's profile; if it cannot run, the fallback
+//! launcher reports what it set up), and the record of it for stderr and result.json
+//! ([`describe`]): `mechanism`, `enforced: […]`, `missing: […]`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{SandboxMode, SandboxPolicy};
+use super::{Mechanism, SandboxMode, SandboxPolicy};
 
-/// How far one part of the sandbox is enforced.
+/// How far one part of the fallback launcher's set-up is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Enforcement {
@@ -21,51 +22,6 @@ pub enum Enforcement {
     None,
 }
 
-/// What the kernel enforces of a policy, as the launcher found when it set it up.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Probe {
-    pub filesystem: Enforcement,
-    pub network: Enforcement,
-    /// The Landlock ABI version in use; `None` when Landlock is unavailable or unused.
-    pub landlock_abi: Option<u8>,
-    /// How the network is cut off: `netns`, `user+netns` or `landlock-tcp`.
-    pub network_method: Option<String>,
-    /// Why something is not fully enforced.
-    pub notes: Vec<String>,
-}
-
-impl Probe {
-    /// Nothing asked, nothing enforced.
-    pub fn off() -> Self {
-        Probe {
-            filesystem: Enforcement::Off,
-            network: Enforcement::Off,
-            landlock_abi: None,
-            network_method: None,
-            notes: Vec::new(),
-        }
-    }
-
-    /// Whether everything asked for is enforced.
-    pub fn fully_enforced(&self) -> bool {
-        [self.filesystem, self.network]
-            .iter()
-            .all(|e| matches!(e, Enforcement::Off | Enforcement::Full))
-    }
-
-    /// One sentence for a warning or an error when not everything is enforced.
-    pub fn shortfall(&self) -> Option<String> {
-        (!self.fully_enforced()).then(|| {
-            format!(
-                "the Bash sandbox is not fully enforced (filesystem: {}, network: {}): {}",
-                self.filesystem.as_str(),
-                self.network.as_str(),
-                self.notes.join("; ")
-            )
-        })
-    }
-}
-
 impl Enforcement {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -77,12 +33,219 @@ impl Enforcement {
     }
 }
 
-/// Find out what the kernel enforces of `policy`, by running the launcher in probe mode
-/// (the same set-up, then a report instead of a command). Blocking; takes a few ms.
+/// One protection of the default profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protection {
+    /// Everything outside the workspace (and the job's extra folders) is read-only.
+    ReadOnlyOutsideWorkspace,
+    /// `/tmp`, `/var/tmp` and `/dev/shm` are the run's own, not the host's.
+    PrivateTmp,
+    /// The credential locations of the one list are not readable.
+    HiddenCredentials,
+    /// An own PID namespace with a fresh `/proc`: nothing outlives the call.
+    PidNamespace,
+    /// No network (asked for unless the job allows it).
+    NoNetwork,
+    /// The environment comes from an allow-list.
+    EnvAllowList,
+}
+
+/// What the kernel enforces of a policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The fallback launcher's filesystem part.
+    pub filesystem: Enforcement,
+    /// The fallback launcher's network part.
+    pub network: Enforcement,
+    /// The Landlock ABI version in use; `None` when Landlock is unavailable or unused.
+    pub landlock_abi: Option<u8>,
+    /// How the fallback launcher cut the network off: `netns`, `user+netns`, `landlock-tcp`.
+    pub network_method: Option<String>,
+    /// Why something is not fully enforced.
+    pub notes: Vec<String>,
+    /// `bubblewrap`, `landlock` or `none`.
+    #[serde(default)]
+    pub mechanism: String,
+    #[serde(default)]
+    pub enforced: Vec<Protection>,
+    #[serde(default)]
+    pub missing: Vec<Protection>,
+}
+
+impl Probe {
+    /// Nothing asked, nothing enforced.
+    pub fn off() -> Self {
+        Probe {
+            filesystem: Enforcement::Off,
+            network: Enforcement::Off,
+            landlock_abi: None,
+            network_method: None,
+            notes: Vec::new(),
+            mechanism: "none".to_owned(),
+            enforced: Vec::new(),
+            missing: Vec::new(),
+        }
+    }
+
+    /// Whether every protection of the default profile the job did not give up is in force
+    /// (false under `sandbox: off`).
+    pub fn fully_enforced(&self) -> bool {
+        self.missing.is_empty() && !self.enforced.is_empty()
+    }
+
+    /// Whether the fallback launcher set up all it was asked (its filesystem and network
+    /// parts; it never provides the whole profile).
+    pub fn launcher_complete(&self) -> bool {
+        [self.filesystem, self.network]
+            .iter()
+            .all(|e| matches!(e, Enforcement::Off | Enforcement::Full))
+    }
+
+    /// One sentence for a warning or an error when not everything is enforced.
+    pub fn shortfall(&self) -> Option<String> {
+        (!self.fully_enforced()).then(|| {
+            let names = |list: &[Protection]| {
+                let v: Vec<&str> = list.iter().map(|p| p.as_str()).collect();
+                if v.is_empty() {
+                    "none".to_owned()
+                } else {
+                    v.join(", ")
+                }
+            };
+            let mut s = format!(
+                "commands are not fully contained (mechanism: {}; enforced: {}; missing: {})",
+                self.mechanism,
+                names(&self.enforced),
+                names(&self.missing)
+            );
+            if !self.notes.is_empty() {
+                s.push_str(": ");
+                s.push_str(&self.notes.join("; "));
+            }
+            s
+        })
+    }
+}
+
+impl Protection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protection::ReadOnlyOutsideWorkspace => "read-only-outside-workspace",
+            Protection::PrivateTmp => "private-tmp",
+            Protection::HiddenCredentials => "hidden-credentials",
+            Protection::PidNamespace => "pid-namespace",
+            Protection::NoNetwork => "no-network",
+            Protection::EnvAllowList => "env-allow-list",
+        }
+    }
+}
+
+/// The protections the default profile has, minus the network when the job allows it.
+fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
+    use Protection::*;
+    let mut all = vec![
+        ReadOnlyOutsideWorkspace,
+        PrivateTmp,
+        HiddenCredentials,
+        PidNamespace,
+        EnvAllowList,
+    ];
+    if !policy.network {
+        all.push(NoNetwork);
+    }
+    all
+}
+
+/// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
+/// runs the profile here, else the fallback launcher. Blocking; takes a few ms.
+pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
+    let mut notes = Vec::new();
+    if policy.mode != SandboxMode::Off {
+        match &policy.mechanism {
+            Mechanism::Bubblewrap(path) => match try_bwrap(&policy) {
+                Ok(()) => {
+                    let mut p = Probe::off();
+                    p.mechanism = "bubblewrap".to_owned();
+                    p.enforced = profile(&policy);
+                    policy.established_fully = true;
+                    return (policy, p);
+                }
+                Err(why) => {
+                    notes.push(format!("bubblewrap ({}) cannot run: {why}", path.display()))
+                }
+            },
+            Mechanism::Landlock => notes.push(
+                "bubblewrap (`bwrap`, Debian package `bubblewrap`) is not installed".to_owned(),
+            ),
+        }
+        policy.mechanism = Mechanism::Landlock;
+    }
+    let mut p = probe(&policy);
+    notes.append(&mut p.notes);
+    p.notes = notes;
+    policy.established_fully = p.fully_enforced();
+    (policy, p)
+}
+
+/// Run `true` under the bubblewrap profile of `policy`.
+fn try_bwrap(policy: &SandboxPolicy) -> Result<(), String> {
+    let cwd = policy
+        .writable
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "/".into());
+    let (program, args) = policy.command_line(&[std::ffi::OsStr::new("true")], &cwd);
+    let out = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} ({})",
+            String::from_utf8_lossy(&out.stderr).trim(),
+            out.status
+        ))
+    }
+}
+
+/// What the current mechanism enforces of `policy`; for the fallback launcher, found by
+/// running it in probe mode (the same set-up, then a report instead of a command).
 pub fn probe(policy: &SandboxPolicy) -> Probe {
     if !policy.is_active() {
-        return Probe::off();
+        let mut p = Probe::off();
+        p.missing = profile(policy);
+        return p;
     }
+    if policy.mode != SandboxMode::Off && matches!(policy.mechanism, Mechanism::Bubblewrap(_)) {
+        return establish(policy.clone()).1;
+    }
+    let mut p = launcher_probe(policy);
+    p.mechanism = "landlock".to_owned();
+    let fs_ok = p.filesystem == Enforcement::Full;
+    let net_ok = p.network == Enforcement::Full;
+    for protection in profile(policy) {
+        let ok = match protection {
+            Protection::ReadOnlyOutsideWorkspace => fs_ok,
+            Protection::NoNetwork => net_ok,
+            Protection::EnvAllowList => policy.mode != SandboxMode::Off,
+            _ => false,
+        };
+        if ok {
+            p.enforced.push(protection)
+        } else {
+            p.missing.push(protection)
+        }
+    }
+    p
+}
+
+/// Run the launcher in probe mode and read its report.
+fn launcher_probe(policy: &SandboxPolicy) -> Probe {
     let mut args = policy.launcher_args(&[]);
     args.insert(1, "--probe".into());
     let out = std::process::Command::new(&policy.launcher)
@@ -117,49 +280,51 @@ fn requested(asked: bool, value: Enforcement) -> Enforcement {
     if asked { value } else { Enforcement::Off }
 }
 
-/// The sandbox of a run, for result.json.
+/// The containment of a run, for result.json.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SandboxStatus {
     /// `off`, `workspace-write` or `read-only`, as the job asked.
     pub mode: SandboxMode,
     /// Whether commands could use the network, as the job asked.
     pub network: bool,
-    /// Whether the job required the sandbox (`tools.bash.require_sandbox`).
+    /// Whether the run required the whole profile (`require_sandbox`).
     pub required: bool,
-    /// What the kernel enforced of the filesystem part.
-    pub filesystem_enforcement: Enforcement,
-    /// What the kernel enforced of the network part.
-    pub network_enforcement: Enforcement,
-    /// The Landlock ABI version in use (`null`: Landlock unavailable or unused).
-    pub landlock_abi: Option<u8>,
-    /// How the network was cut off: `netns`, `user+netns` or `landlock-tcp`.
-    pub network_method: Option<String>,
-    /// Where commands could write (under a filesystem sandbox).
+    /// `bubblewrap`, `landlock` (the fallback launcher) or `none`.
+    pub mechanism: String,
+    /// The protections in force.
+    pub enforced: Vec<Protection>,
+    /// The protections of the default profile not in force.
+    pub missing: Vec<Protection>,
+    /// Where commands could write (besides the private temporary folders).
     pub writable: Vec<String>,
+    /// The credential locations hidden from commands.
+    pub hidden: Vec<String>,
     /// Why something was not fully enforced.
     pub notes: Vec<String>,
 }
 
-/// The result.json record of a run's sandbox.
+/// The result.json record of a run's containment.
 pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
-    let writable = if policy.mode == SandboxMode::Off {
-        Vec::new()
-    } else {
-        policy
-            .writable
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect()
-    };
+    let shown = |v: &[std::path::PathBuf]| v.iter().map(|p| p.display().to_string()).collect();
+    let fs = policy.mode == SandboxMode::WorkspaceWrite;
+    let hides = probe.enforced.contains(&Protection::HiddenCredentials);
     SandboxStatus {
         mode: policy.mode,
         network: policy.network,
         required: policy.require,
-        filesystem_enforcement: probe.filesystem,
-        network_enforcement: probe.network,
-        landlock_abi: probe.landlock_abi,
-        network_method: probe.network_method.clone(),
-        writable,
+        mechanism: probe.mechanism.clone(),
+        enforced: probe.enforced.clone(),
+        missing: probe.missing.clone(),
+        writable: if fs {
+            shown(&policy.writable)
+        } else {
+            Vec::new()
+        },
+        hidden: if hides {
+            shown(&policy.hidden)
+        } else {
+            Vec::new()
+        },
         notes: probe.notes.clone(),
     }
 }

@@ -39,7 +39,8 @@ pub struct CommandLimits {
 }
 
 /// The `bash -c` command cn-run runs, configured but not spawned; under an active
-/// `sandbox` it is started through the sandbox launcher, which `exec`s bash.
+/// `sandbox` it is started through bubblewrap (or the fallback launcher), with the
+/// sandbox's environment (see [`SandboxPolicy::command_env`]).
 pub(crate) fn shell_command(
     command: &str,
     cwd: &Path,
@@ -47,7 +48,8 @@ pub(crate) fn shell_command(
     sandbox: &SandboxPolicy,
 ) -> Command {
     let argv = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(command)];
-    let (program, args) = sandbox.command_line(&argv);
+    let (program, args) = sandbox.command_line(&argv, cwd);
+    let env = sandbox.command_env(env);
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(cwd)

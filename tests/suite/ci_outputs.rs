@@ -126,7 +126,7 @@ fn an_agent_that_hits_a_limit_fails_its_testcase_and_skips_checks() {
 fn github_run(dir: &Path, secret: &str) -> Run {
     let j = job(
         dir,
-        "permissions: {allow: ['Bash(echo *)']}\nchecks: [{name: unit tests, run: 'echo ok'}]\noutput_schema: {type: object, properties: {summary: {type: string}, fixed: {type: integer}}}\n",
+        "permissions: {allow: ['Bash(echo *)']}\ntools: {bash: {env: [DEPLOY_TOKEN]}}\nchecks: [{name: unit tests, run: 'echo ok'}]\noutput_schema: {type: object, properties: {summary: {type: string}, fixed: {type: integer}}}\n",
         "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'echo token=$DEPLOY_TOKEN'}}]\n  - tool_calls: [{name: Bash, arguments: {command: 'curl https://example.invalid'}}]\n  - text: '{\"summary\": \"fixed it\", \"fixed\": 3}'\n",
     );
     let mut cmd = cn_run(dir);
@@ -375,7 +375,7 @@ fn the_step_summary_lists_changed_files_and_the_tail_of_a_failed_check() {
     let secret = "ghp_plantedSecretValue789";
     let check = "for i in $(seq 1 30); do printf '\\\\033[31mline %s\\\\033[0m\\\\n' $i; done; echo token=$DEPLOY_TOKEN; exit 3";
     let rest = format!(
-        "permissions: {{allow: ['Edit(*)', 'Write(**)', 'Bash(rm *)']}}\nchecks: [{{name: 'unit `tests`', run: \"{check}\"}}]\n"
+        "permissions: {{allow: ['Edit(*)', 'Write(**)', 'Bash(rm *)']}}\ntools: {{bash: {{env: [DEPLOY_TOKEN]}}}}\nchecks: [{{name: 'unit `tests`', run: \"{check}\"}}]\n"
     );
     let j = job(
         tmp.path(),

@@ -16,6 +16,16 @@ use crate::support::runner::{Run, cn_run, write_files};
 /// Peak resident memory allowed to cn-run while a command prints a gigabyte.
 const MAX_RSS_KB: u64 = 200 * 1024;
 
+/// As [`job`], without containment: for tests that watch the process-group kill from the
+/// host across calls (contained, each call has its own PID namespace; see
+/// `containment_leaks_e2e::nothing_a_command_starts_outlives_the_call_or_the_run`).
+fn job_uncontained(dir: &Path, script: &str) -> PathBuf {
+    let path = job(dir, script);
+    let text = std::fs::read_to_string(&path).unwrap() + "tools: {bash: {sandbox: off}}\n";
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn job(dir: &Path, script: &str) -> PathBuf {
     let job = "version: 1\nname: resources\nmodel:\n  provider: script\n  name: s\n  script: script.yaml\nprompt: go\npermissions: {mode: auto}\nlimits: {max_turns: 6, timeout: 5m}\n";
     write_files(dir, &[("job.yaml", job), ("script.yaml", script)]);
@@ -190,7 +200,7 @@ fn hundreds_of_leftover_processes_are_killed_when_the_command_ends() {
   - text: done
 "#
     );
-    let j = job(tmp.path(), &script);
+    let j = job_uncontained(tmp.path(), &script);
     let (r, _, took) = run_measured(tmp.path(), &j);
     assert_eq!(r.code, 0, "{r:#?}");
     let outputs = bash_outputs(&r);
@@ -223,7 +233,7 @@ fn a_background_job_and_its_children_are_killed_when_the_run_ends() {
   - text: done
 "#
     );
-    let j = job(tmp.path(), &script);
+    let j = job_uncontained(tmp.path(), &script);
     let (r, _, _) = run_measured(tmp.path(), &j);
     assert_eq!(r.code, 0, "{r:#?}");
     let outputs = bash_outputs(&r);

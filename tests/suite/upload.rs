@@ -435,7 +435,7 @@ async fn artifacts_are_uploaded_with_the_session() {
     let server = MockServer::start_with(|_| Reply::json(200, serde_json::json!({}))).await;
     let tmp = tempfile::tempdir().unwrap();
     let job = format!(
-        "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: go\nartifacts: [\"reports/*.txt\"]\nupload: {{url: \"{0}/b/{{run_id}}/session.json\", artifacts_url: \"{0}/b/{{run_id}}/artifacts/{{path}}\"}}\npermissions: {{mode: auto}}\n",
+        "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: go\nartifacts: [\"reports/*.txt\"]\nupload: {{url: \"{0}/b/{{run_id}}/session.json\", artifacts_url: \"{0}/b/{{run_id}}/artifacts/{{path}}\"}}\npermissions: {{mode: auto}}\ntools: {{bash: {{env: [DEPLOY_TOKEN]}}}}\n",
         server.url()
     );
     let script = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'mkdir -p reports && echo \"token $DEPLOY_TOKEN\" > \"reports/run log.txt\"'}}]\n  - text: done\n";

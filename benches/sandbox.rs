@@ -1,0 +1,70 @@
+//! Cost of containment per command (issue 16 target: at most 5 ms over bare, median of
+//! 100 `true` calls): the Bash tool's own path (`run_command_sandboxed`, i.e. `bash -c
+//! true` with pipes and a process group) bare, under the default profile (bubblewrap, no
+//! network) and with the network allowed. Calls are interleaved so load hits all alike.
+
+use std::time::{Duration, Instant};
+
+use cn_run::sandbox::{SandboxMode, SandboxPolicy, establish};
+use cn_run::tools::{CommandLimits, run_command_sandboxed};
+use tokio_util::sync::CancellationToken;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+pub(crate) fn run() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().canonicalize().unwrap();
+    let env: Vec<(String, String)> = ["PATH", "HOME"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+        .collect();
+    let make = |mode, network| {
+        let (policy, probe) = establish(SandboxPolicy::new(mode, network, &ws, &env));
+        println!(
+            "  {} network={network}: mechanism {}, missing {:?}",
+            mode.as_str(),
+            probe.mechanism,
+            probe.missing
+        );
+        policy
+    };
+    let policies = [
+        ("bare", SandboxPolicy::off()),
+        ("contained", make(SandboxMode::WorkspaceWrite, false)),
+        ("contained+network", make(SandboxMode::WorkspaceWrite, true)),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let limits = CommandLimits {
+        inactivity: Duration::from_secs(30),
+        max_chars: 10_000,
+        max_lines: 100,
+    };
+    let cancel = CancellationToken::new();
+    let mut times = vec![Vec::new(); policies.len()];
+    for _ in 0..100 {
+        for (i, (_, policy)) in policies.iter().enumerate() {
+            let t = Instant::now();
+            let o = rt
+                .block_on(run_command_sandboxed(
+                    "true", &ws, &env, limits, &cancel, policy,
+                ))
+                .unwrap();
+            times[i].push(t.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(o.exit_code, Some(0), "{o:?}");
+        }
+    }
+    let bare = median(times[0].clone());
+    for ((name, _), t) in policies.iter().zip(times) {
+        let m = median(t);
+        println!(
+            "  {name:<18} median {m:6.2} ms  (+{:.2} ms over bare)",
+            m - bare
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! The default mechanism: bubblewrap (`bwrap`, Debian package `bubblewrap`), the tool codex
+//! and Claude Code use on Linux. Each command runs as
+//! `bwrap <profile> -- bash -c COMMAND`: a read-only view of `/` with the workspace (and the
+//! job's extra folders) bound writable, the run's private temporary folders over `/tmp`,
+//! `/var/tmp` and `/dev/shm`, the credential locations covered, a fresh `/dev`, its own PID
+//! namespace with a fresh `/proc` (`--die-with-parent`: when the command's shell ends,
+//! bubblewrap's init is killed and every process left in the namespace with it), a new
+//! network namespace unless the job allows the network, and a new IPC namespace.
+//!
+//! Why bubblewrap rather than namespaces done in cn-run: the crate forbids `unsafe`, so it
+//! cannot run code between `fork` and `exec`; a self-exec launcher costs a start of cn-run
+//! (a large binary) per command, twice for a PID namespace with a fresh `/proc` (its init
+//! must mount it). bubblewrap is small C, does the mount set-up in one process, works as
+//! root and, where unprivileged user namespaces are allowed, as an ordinary user (on Ubuntu
+//! 24.04 its AppArmor profile is what allows them). Measured on this machine (kernel 6.18):
+//! see `benches/sandbox.rs`.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use super::{SandboxMode, SandboxPolicy};
+
+/// Where `bwrap` is: the first executable `bwrap` on `PATH`, else `/usr/bin/bwrap`.
+pub fn find(path_var: Option<&OsStr>) -> Option<PathBuf> {
+    let on_path = path_var
+        .map(|p| std::env::split_paths(p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+}
+
+/// The folders of the run's private temporary space: (inside the sandbox, on the host).
+pub(crate) fn temp_binds(root: &Path) -> [(&'static str, PathBuf); 3] {
+    [
+        ("/tmp", root.join("tmp")),
+        ("/var/tmp", root.join("var-tmp")),
+        ("/dev/shm", root.join("shm")),
+    ]
+}
+
+/// bubblewrap's arguments (after the program) that run `argv` in `cwd` under `policy`.
+pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<OsString> {
+    let mut a = Args(Vec::new());
+    a.flags(&["--die-with-parent", "--new-session", "--unshare-pid"]);
+    a.flags(&[
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--hostname",
+        "cn-run-sandbox",
+    ]);
+    if !policy.network {
+        a.flags(&["--unshare-net"]);
+    }
+    a.pair("--ro-bind", Path::new("/"), Path::new("/"));
+    a.one("--dev", Path::new("/dev"));
+    a.one("--proc", Path::new("/proc"));
+    if let Some(root) = &policy.private_tmp {
+        for (inside, host) in temp_binds(root.path()) {
+            a.pair("--bind", &host, Path::new(inside));
+        }
+    }
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for dir in policy.writable.iter().filter(|d| d.exists()) {
+            a.pair("--bind", dir, dir);
+        }
+    }
+    // After the writable binds, so an extra writable folder (`~/.config`) cannot show them.
+    for hidden in &policy.hidden {
+        if hidden.is_dir() {
+            a.one("--tmpfs", hidden);
+            a.one("--remount-ro", hidden);
+        } else {
+            a.pair("--ro-bind", Path::new("/dev/null"), hidden);
+        }
+    }
+    a.one("--chdir", cwd);
+    a.flags(&["--"]);
+    a.0.extend(argv.iter().map(|s| s.to_os_string()));
+    a.0
+}
+
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flags(&mut self, flags: &[&str]) {
+        self.0.extend(flags.iter().map(OsString::from));
+    }
+    fn one(&mut self, flag: &str, path: &Path) {
+        self.0.push(flag.into());
+        self.0.push(path.into());
+    }
+    fn pair(&mut self, flag: &str, from: &Path, to: &Path) {
+        self.one(flag, from);
+        self.0.push(to.into());
+    }
+}

@@ -1,0 +1,84 @@
+//! The one list of credential locations a contained command must not read: the user's keys,
+//! tokens and logins that live outside the workspace. Under bubblewrap each one that exists
+//! is covered (an empty folder over a folder, `/dev/null` over a file); a job can give back
+//! one it needs with `tools.bash.readable`.
+
+use std::path::{Path, PathBuf};
+
+/// Credential locations, relative to `$HOME`.
+pub const CREDENTIALS_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".config/git/credentials",
+    ".config/containers/auth.json",
+    ".config/op",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    ".password-store",
+    ".local/share/keyrings",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+];
+
+/// Credential locations outside any home folder.
+pub const CREDENTIALS_ELSEWHERE: &[&str] = &["/run/secrets", "/var/run/secrets"];
+
+/// The credential locations that exist for `home` (and `/root`, when cn-run runs as root
+/// with another `$HOME`), minus the ones the job gives back in `readable`.
+pub fn existing(home: Option<&Path>, readable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
+    if rustix::process::geteuid().is_root() && !homes.iter().any(|h| h == Path::new("/root")) {
+        homes.push(PathBuf::from("/root"));
+    }
+    let in_homes = homes
+        .iter()
+        .flat_map(|h| CREDENTIALS_IN_HOME.iter().map(move |c| h.join(c)));
+    let elsewhere = CREDENTIALS_ELSEWHERE.iter().map(PathBuf::from);
+    let mut found: Vec<PathBuf> = in_homes
+        .chain(elsewhere)
+        .filter(|p| p.symlink_metadata().is_ok())
+        .filter(|p| {
+            !readable
+                .iter()
+                .any(|r| p.starts_with(r) || r.starts_with(p))
+        })
+        .collect();
+    found.dedup();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_existing_locations_not_given_back_are_listed() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.path().join(".aws")).unwrap();
+        std::fs::write(home.path().join(".netrc"), "machine x").unwrap();
+        let back = [home.path().join(".aws")];
+        let found = existing(Some(home.path()), &back);
+        assert!(found.contains(&home.path().join(".ssh")), "{found:?}");
+        assert!(found.contains(&home.path().join(".netrc")), "{found:?}");
+        assert!(!found.contains(&home.path().join(".aws")), "{found:?}");
+        assert!(!found.contains(&home.path().join(".docker")), "{found:?}");
+    }
+}
