@@ -11,7 +11,7 @@ mod connect;
 mod names;
 mod tool;
 
-pub use tool::McpTool;
+pub use tool::{McpTool, ToolHints};
 
 use std::collections::HashSet;
 use std::path::PathBuf;
