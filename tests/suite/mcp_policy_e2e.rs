@@ -266,3 +266,98 @@ fn untrusted_mode_allows_only_closed_world_read_only_tools_by_default() {
     let result = r.result();
     assert_eq!(denial(&result, "open")["allow_hint"], "mcp__fx__echo");
 }
+
+/// `cn-run explain --json` for the fixture job, with `flags`.
+fn explain(dir: &Path, permissions: &str, flags: &[&str]) -> Value {
+    let j = job(dir, permissions, &[]);
+    let mut cmd = cn_run(dir);
+    cmd.arg("explain").arg("--json").arg(&j).args(flags);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:#?}"))
+}
+
+fn explained_tool<'a>(value: &'a Value, name: &str) -> &'a Value {
+    value["mcp_servers"][0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not explained: {value:#}"))
+}
+
+#[test]
+fn explain_lists_each_server_its_tools_annotations_and_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let value = explain(tmp.path(), "", &[]);
+    let server = &value["mcp_servers"][0];
+    assert_eq!(server["name"], "fx");
+    assert_eq!(server["transport"], "stdio");
+    assert_eq!(server["status"], "ready");
+    let echo = explained_tool(&value, "mcp__fx__echo");
+    assert_eq!(echo["annotations"]["readOnlyHint"], true);
+    assert_eq!(echo["verdict"], "allow");
+    let write = explained_tool(&value, "mcp__fx__write_file");
+    assert_eq!(write["annotations"]["destructiveHint"], true);
+    assert_eq!(write["verdict"], "ask");
+    assert_eq!(write["allow_hint"], "mcp__fx__write_file");
+    assert_eq!(write["remote_name"], "write_file");
+    assert_eq!(explained_tool(&value, "mcp__fx__add")["verdict"], "ask");
+    assert_eq!(
+        explained_tool(&value, "mcp__fx__dotted_name")["remote_name"],
+        "dotted.name"
+    );
+    let offered = value["tools_offered"].to_string();
+    assert!(offered.contains("mcp__fx__write_file"), "{offered}");
+}
+
+#[test]
+fn explain_shows_what_readonly_exclude_and_allow_rules_do_to_mcp_tools() {
+    let cases: [(&str, &[&str], &str, &str); 5] = [
+        ("", &["--readonly"], "exclude", "allow"),
+        (
+            "permissions: {allow: [mcp__fx__write_file]}",
+            &[],
+            "allow",
+            "allow",
+        ),
+        (
+            "permissions: {exclude: ['mcp__fx__*']}",
+            &[],
+            "exclude",
+            "exclude",
+        ),
+        (
+            "permissions: {mode: plan, allow: ['*']}",
+            &[],
+            "exclude",
+            "allow",
+        ),
+        ("", &["--auto"], "allow", "allow"),
+    ];
+    for (permissions, flags, write, echo) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let value = explain(tmp.path(), permissions, flags);
+        let w = explained_tool(&value, "mcp__fx__write_file");
+        assert_eq!(w["verdict"], write, "{permissions} {flags:?}: {w:#}");
+        assert_eq!(w["offered"], write != "exclude", "{permissions} {flags:?}");
+        let e = explained_tool(&value, "mcp__fx__echo");
+        assert_eq!(e["verdict"], echo, "{permissions} {flags:?}: {e:#}");
+    }
+}
+
+#[test]
+fn explain_lists_a_server_that_fails_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = "  gone:\n    command: /nonexistent/mcp-server\n";
+    let job = format!(
+        "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: p\nmcp_servers:\n{servers}"
+    );
+    write_files(tmp.path(), &[("job.yaml", &job), ("s.yaml", "- text: x\n")]);
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("explain").arg("job.yaml");
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(r.stdout.contains("gone (stdio, failed)"), "{}", r.stdout);
+    assert!(r.stdout.contains("/nonexistent/mcp-server"), "{}", r.stdout);
+}
