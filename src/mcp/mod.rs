@@ -46,8 +46,8 @@ pub struct ServerConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
-    /// A child process speaking MCP on stdin/stdout. It gets the run's scrubbed environment
-    /// plus `env`, nothing else.
+    /// A child process speaking MCP on stdin/stdout. It gets PATH, HOME and the locale
+    /// variables of the run's environment plus `env`, nothing else.
     Stdio {
         command: String,
         args: Vec<String>,
