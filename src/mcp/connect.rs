@@ -13,6 +13,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ServiceExt, transport::TokioChildProcess};
 
 use super::child::{self, GroupGuard, StderrTail};
+use super::words::error_words;
 use super::{ServerConfig, Transport};
 
 /// The client side of one live connection.
@@ -55,13 +56,23 @@ pub(crate) async fn open(
         }
         Transport::Http { url, headers } => {
             let headers = header_map(headers).map_err(|reason| Failed { reason })?;
+            let fail = |reason: String| Failed {
+                reason: format!("streamable HTTP at {url}: {reason}"),
+            };
+            let deadline = Instant::now() + config.startup_timeout;
+            super::retry::wait_for_listener(url, deadline)
+                .await
+                .map_err(fail)?;
             let transport = StreamableHttpClientTransport::from_config(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
-            let (client, tools, server_version) = handshake(transport, config.startup_timeout)
-                .await
-                .map_err(|reason| Failed {
-                    reason: format!("{url}: {reason}"),
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (client, tools, server_version) =
+                handshake(transport, left).await.map_err(|reason| {
+                    match super::words::legacy_sse_hint(url, &reason) {
+                        Some(hint) => fail(format!("{reason}; {hint}")),
+                        None => fail(reason),
+                    }
                 })?;
             Ok(Opened {
                 client,
@@ -108,7 +119,7 @@ async fn open_stdio(
                 child::drain(reader).await;
             }
             Err(Failed {
-                reason: format!("`{command}`: {reason}{}", tail.note(5)),
+                reason: format!("stdio command `{command}`: {reason}{}", tail.note(5)),
             })
         }
     }
@@ -127,11 +138,11 @@ where
         let client = client_info()
             .serve(transport)
             .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            .map_err(|e| format!("the MCP handshake failed: {}", error_words(&e)))?;
         let tools = client
             .list_all_tools()
             .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+            .map_err(|e| format!("listing its tools failed: {}", error_words(&e)))?;
         let version = client
             .peer_info()
             .and_then(|info| info.server_info.clone())

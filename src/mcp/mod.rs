@@ -9,7 +9,9 @@
 mod child;
 mod connect;
 mod names;
+mod retry;
 mod tool;
+mod words;
 
 pub use tool::{McpTool, ToolHints};
 

@@ -18,6 +18,7 @@ mod mcp;
 mod mcp_e2e;
 mod mcp_env_e2e;
 mod mcp_policy_e2e;
+mod mcp_reference;
 mod openai_e2e;
 mod parallel_e2e;
 mod permissions;
