@@ -2,17 +2,17 @@
 //! handshake and list its tools, all within the server's startup timeout.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ServiceExt, transport::TokioChildProcess};
 
 use super::child::{self, GroupGuard, StderrTail};
+use super::line_guard;
 use super::words::error_words;
 use super::{ServerConfig, Transport};
 
@@ -24,6 +24,8 @@ pub(crate) struct Opened {
     pub(crate) client: Client,
     pub(crate) tools: Vec<rmcp::model::Tool>,
     pub(crate) guard: Option<GroupGuard>,
+    /// The stdio server's process (killed and reaped when dropped).
+    pub(crate) process: Option<tokio::process::Child>,
     pub(crate) stderr: StderrTail,
     pub(crate) server_version: Option<String>,
 }
@@ -78,6 +80,7 @@ pub(crate) async fn open(
                 client,
                 tools,
                 guard: None,
+                process: None,
                 stderr: StderrTail::default(),
                 server_version,
             })
@@ -85,31 +88,36 @@ pub(crate) async fn open(
     }
 }
 
-/// Spawn a stdio server and shake hands; on failure kill it and quote its stderr.
+/// Spawn a stdio server and shake hands; on failure kill it and quote its stderr. Its stdout
+/// goes through the line guard (an over-long answer ends its call at once).
 async fn open_stdio(
     config: &ServerConfig,
     command: &str,
-    cmd: tokio::process::Command,
+    mut cmd: tokio::process::Command,
 ) -> Result<Opened, Failed> {
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Failed {
-            reason: format!("could not start `{command}`: {e}"),
-        })?;
-    let guard = GroupGuard::new(transport.id());
-    let (tail, reader) = match stderr {
+    let mut process = cmd.spawn().map_err(|e| Failed {
+        reason: format!("could not start the stdio command `{command}`: {e}"),
+    })?;
+    let guard = GroupGuard::new(process.id());
+    let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
+        return Err(Failed {
+            reason: format!("the stdio command `{command}` has no stdin or stdout"),
+        });
+    };
+    let (tail, reader) = match process.stderr.take() {
         Some(stderr) => {
             let (tail, handle) = child::capture_stderr(&config.name, stderr);
             (tail, Some(handle))
         }
         None => (StderrTail::default(), None),
     };
+    let transport = (line_guard::guard(stdout, &config.name), stdin);
     match handshake(transport, config.startup_timeout).await {
         Ok((client, tools, server_version)) => Ok(Opened {
             client,
             tools,
             guard: Some(guard),
+            process: Some(process),
             stderr: tail,
             server_version,
         }),

@@ -8,6 +8,7 @@
 
 mod child;
 mod connect;
+mod line_guard;
 mod names;
 mod retry;
 mod tool;
@@ -135,6 +136,7 @@ pub enum McpError {
 struct Live {
     client: connect::Client,
     guard: Option<child::GroupGuard>,
+    process: Option<tokio::process::Child>,
 }
 
 /// The running servers of one run and the tools they offer.
@@ -229,6 +231,7 @@ async fn close_all(servers: Vec<Live>) {
     let closing = servers.into_iter().map(|mut live| async move {
         let _ = live.client.close_with_timeout(SHUTDOWN_GRACE).await;
         drop(live.guard);
+        drop(live.process);
     });
     futures_util::future::join_all(closing).await;
 }
@@ -279,6 +282,7 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
     let live = Live {
         client: opened.client,
         guard: opened.guard,
+        process: opened.process,
     };
     (status, Some((live, tools)))
 }

@@ -148,6 +148,12 @@ impl McpTool {
     fn service_error(&self, e: &ServiceError) -> String {
         let (server, tool) = (&self.server, &self.remote_name);
         match e {
+            ServiceError::McpError(data) if data.code.0 == super::line_guard::TOO_LARGE_CODE => {
+                format!(
+                    "The answer of the MCP server \"{server}\" to `{tool}` was too large: {}",
+                    data.message
+                )
+            }
             ServiceError::McpError(data) => {
                 format!(
                     "The MCP server \"{server}\" rejected the call to `{tool}`: {}",

@@ -689,3 +689,38 @@ fn starting_is_a_send_future() {
     assert_send_sync::<McpHub>();
     assert_send_sync::<cn_run::mcp::McpTool>();
 }
+
+#[tokio::test]
+async fn an_answer_over_the_stdio_line_limit_ends_its_call_at_once_and_the_server_goes_on() {
+    let mut config = stdio("fx", &[]);
+    config.call_timeout = Duration::from_secs(120);
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    const MIB: u64 = 1024 * 1024;
+    for (bytes, fits) in [
+        (15 * MIB, true),
+        (16 * MIB - 4096, true),
+        (16 * MIB + 10, false),
+        (20 * MIB, false),
+        (40 * MIB, false),
+    ] {
+        let result = call(&hub, "mcp__fx__big", json!({ "bytes": bytes })).await;
+        match (fits, result) {
+            (true, Ok(text)) => assert!(text.starts_with("xxxx"), "{bytes}"),
+            (false, Err(ToolError::RespondToModel(m))) => {
+                assert!(
+                    m.contains("too large") && m.contains("16 MiB"),
+                    "{bytes}: {m}"
+                );
+                assert!(m.contains("\"fx\"") && m.contains("`big`"), "{m}");
+            }
+            (_, other) => panic!("{bytes} bytes: {other:?}"),
+        }
+        assert_eq!(
+            call(&hub, "mcp__fx__echo", json!({"text": "still here"}))
+                .await
+                .unwrap(),
+            "still here"
+        );
+    }
+    hub.shutdown().await;
+}
