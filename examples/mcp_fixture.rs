@@ -7,7 +7,9 @@
 //! Tools: `echo {text}`, `add {a, b}`, `fail {}` (an error result), `slow {ms}`,
 //! `env {name}` (a variable of the server's environment), `header {name}` (a header of the
 //! HTTP request that carried the call), `pid {}` and `dotted.name {}` (a name that must be
-//! sanitised).
+//! sanitised), `write_file {path, text}` (writes a file: not read-only), `lookup {name}`
+//! (read-only, closed world) and `big {bytes}` (a result of that size). `echo`, `pid`,
+//! `lookup` and `big` are annotated read-only.
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
 //! 127.0.0.1:PORT (any path); `--hang` reads stdin and never answers; `--crash` writes to
@@ -49,6 +51,17 @@ struct SlowArgs {
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct EnvArgs {
     name: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct WriteArgs {
+    path: String,
+    text: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct BigArgs {
+    bytes: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -110,7 +123,39 @@ impl Fixture {
             )
     }
 
-    #[tool(description = "The server's process id.")]
+    #[tool(
+        description = "Write `text` to the file `path` (relative to the server's directory).",
+        annotations(destructive_hint = true, open_world_hint = false)
+    )]
+    fn write_file(
+        &self,
+        Parameters(WriteArgs { path, text }): Parameters<WriteArgs>,
+    ) -> Result<String, ErrorData> {
+        std::fs::write(&path, text)
+            .map(|()| format!("wrote {path}"))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    #[tool(
+        description = "Look a word up in a fixed table (read-only, closed world).",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    fn lookup(&self, Parameters(EnvArgs { name }): Parameters<EnvArgs>) -> String {
+        format!("{name}: found")
+    }
+
+    #[tool(
+        description = "Return `bytes` bytes of text in one result.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    fn big(&self, Parameters(BigArgs { bytes }): Parameters<BigArgs>) -> String {
+        "x".repeat(bytes)
+    }
+
+    #[tool(
+        description = "The server's process id.",
+        annotations(read_only_hint = true)
+    )]
     fn pid(&self) -> String {
         std::process::id().to_string()
     }

@@ -76,26 +76,35 @@ fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, String> {
     })
 }
 
-/// Start the servers and register their tools (those the policy offers). `Err` names the
-/// server that failed; the run then ends with exit 6.
+/// Start the servers, add the rules their tools' annotations call for to the policy (see
+/// `permissions::mcp`), and register the tools that policy offers. Returns that policy. `Err`
+/// names the server that failed; the run then ends with exit 6.
 pub(crate) async fn start_mcp(
     configs: Vec<ServerConfig>,
     base_env: &[(String, String)],
     registry: &mut ToolRegistry,
     policy: &Policy,
-) -> Result<(Option<McpHub>, Vec<ServerStatus>), String> {
+    untrusted: bool,
+) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), String> {
     if configs.is_empty() {
-        return Ok((None, Vec::new()));
+        return Ok((None, Vec::new(), policy.clone()));
     }
     let (hub, statuses) = McpHub::start(configs, base_env)
         .await
         .map_err(|e| e.to_string())?;
+    let policy = mcp_policy(&hub, policy, untrusted);
     for tool in hub.tools() {
         if policy.is_offered(tool.name()) {
             registry.register(tool);
         }
     }
-    Ok((Some(hub), statuses))
+    Ok((Some(hub), statuses, policy))
+}
+
+/// `policy` with the rules for the hub's tools.
+pub(crate) fn mcp_policy(hub: &McpHub, policy: &Policy, untrusted: bool) -> Policy {
+    let hints: Vec<_> = hub.mcp_tools().iter().map(|t| t.policy_hints()).collect();
+    policy.with_mcp_tools(&hints, untrusted)
 }
 
 /// Events for the servers' start (after `run.started`, which lists their tools).

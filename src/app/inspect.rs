@@ -105,10 +105,21 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         Ok(p) => p,
         Err(e) => return usage_error(&e),
     };
+    let (policy, mcp_servers) = match super::explain_mcp::explain_servers(&job, &workspace, policy)
+    {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e),
+    };
+    let mcp_tools = mcp_servers
+        .iter()
+        .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
+        .filter(|t| t["offered"] == true)
+        .filter_map(|t| t["name"].as_str().map(str::to_owned));
     let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()
         .map(|t| t.name().to_owned())
         .filter(|n| policy.is_offered(n))
+        .chain(mcp_tools)
         .collect();
     let value = serde_json::json!({
         "job": job.name,
@@ -123,6 +134,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         },
         "tools_offered": tools,
         "sandbox": sandbox_summary(&job),
+        "mcp_servers": mcp_servers,
         "rules": rule_rows(&job, &workspace),
         "policy": policy.table(),
     });
@@ -151,6 +163,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     if let Some(note) = edit_tool_note(&tools) {
         text.push_str(&format!("  ({note})\n"));
     }
+    text.push_str(&super::explain_mcp::servers_text(&mcp_servers));
     text.push_str("policy (first match wins):\n");
     for row in policy.table() {
         let source = serde_json::to_value(row.source)

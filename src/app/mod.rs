@@ -4,6 +4,7 @@
 
 mod attempts;
 mod checkpoints;
+mod explain_mcp;
 mod export_cmd;
 mod extensions;
 mod finish;

@@ -175,16 +175,17 @@ pub(crate) async fn run_job(
         .with_sandbox(sandbox)
         .with_untrusted(trust.untrusted),
     );
-    let (mcp_hub, mcp_statuses, mcp_failure) = match super::extensions::start_mcp(
+    let (mcp_hub, mcp_statuses, mcp_failure, policy) = match super::extensions::start_mcp(
         mcp_configs,
         &shared.env,
         &mut registry,
         &policy,
+        trust.untrusted,
     )
     .await
     {
-        Ok((hub, statuses)) => (hub, statuses, None),
-        Err(e) => (None, Vec::new(), Some(e)),
+        Ok((hub, statuses, p)) => (hub, statuses, None, Arc::new(p)),
+        Err(e) => (None, Vec::new(), Some(e), policy),
     };
     let parts = client_task.wait().await?;
     let info = parts.client.info();

@@ -135,14 +135,19 @@ pub struct SubagentSection {
     pub max_turns: Option<u32>,
 }
 
-/// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url`.
+/// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url` (the older
+/// HTTP+SSE transport is not spoken). One message from a server may be at most 16 MiB (one
+/// JSON-RPC line on stdio, one response body over HTTP): a larger answer ends its call at once
+/// with an error the model sees. Only tools the server annotates `readOnlyHint: true` run
+/// without a rule that allows them.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerSection {
     pub command: Option<String>,
     #[serde(default)]
     pub args: Vec<String>,
-    /// Extra environment of the server; a value `${NAME}` is read from cn-run's environment.
+    /// The environment of a stdio server beyond PATH, HOME and the locale (it gets nothing
+    /// else of cn-run's); a value `${NAME}` is read from cn-run's environment.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     pub url: Option<String>,
@@ -152,7 +157,8 @@ pub struct McpServerSection {
     /// A server that fails to start is a warning instead of a failed run (exit 6).
     #[serde(default)]
     pub optional: bool,
-    /// Time to start and list tools (default 30s).
+    /// Time to start and list tools (default 30s); an HTTP server that does not accept
+    /// connections yet is retried until then.
     pub startup_timeout: Option<DurationSpec>,
     /// Time for one tool call (default 5m).
     pub call_timeout: Option<DurationSpec>,

@@ -1,4 +1,4 @@
-//! The process side of a stdio MCP server: how it is spawned (clean environment, own process
+//! The process side of a stdio MCP server: how it is spawned (minimal environment, own process
 //! group), the guard that kills its whole group when the hub lets go of it, and a bounded tail
 //! of its stderr so a failure message can quote what the server said.
 
@@ -17,8 +17,16 @@ const TAIL_LINES: usize = 20;
 /// Characters kept of one stderr line.
 const LINE_CHARS: usize = 400;
 
-/// The command for a stdio server: `env_clear()`, then the run's scrubbed environment, then
-/// the server's own variables; its own process group, so a kill reaches its children too.
+/// Whether a variable of the run's environment reaches a stdio server: the program search
+/// path, the home folder and the locale, nothing else (no tokens, no cloud credentials).
+/// Anything more is the job's to give, by name, in the server's `env:`.
+pub(crate) fn passes_to_server(name: &str) -> bool {
+    matches!(name, "PATH" | "HOME" | "LANG" | "LANGUAGE") || name.starts_with("LC_")
+}
+
+/// The command for a stdio server: `env_clear()`, then the minimal part of the run's
+/// environment ([`passes_to_server`]), then the server's own variables; its own process
+/// group, so a kill reaches its children too.
 pub(crate) fn command(
     program: &str,
     args: &[String],
@@ -29,7 +37,12 @@ pub(crate) fn command(
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env_clear()
-        .envs(base_env.iter().map(|(k, v)| (k, v)))
+        .envs(
+            base_env
+                .iter()
+                .filter(|(k, _)| passes_to_server(k))
+                .map(|(k, v)| (k, v)),
+        )
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(cwd)
         .stdin(Stdio::piped())

@@ -2,17 +2,18 @@
 //! handshake and list its tools, all within the server's startup timeout.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ServiceExt, transport::TokioChildProcess};
 
 use super::child::{self, GroupGuard, StderrTail};
+use super::line_guard;
+use super::words::error_words;
 use super::{ServerConfig, Transport};
 
 /// The client side of one live connection.
@@ -23,6 +24,8 @@ pub(crate) struct Opened {
     pub(crate) client: Client,
     pub(crate) tools: Vec<rmcp::model::Tool>,
     pub(crate) guard: Option<GroupGuard>,
+    /// The stdio server's process (killed and reaped when dropped).
+    pub(crate) process: Option<tokio::process::Child>,
     pub(crate) stderr: StderrTail,
     pub(crate) server_version: Option<String>,
 }
@@ -55,18 +58,29 @@ pub(crate) async fn open(
         }
         Transport::Http { url, headers } => {
             let headers = header_map(headers).map_err(|reason| Failed { reason })?;
+            let fail = |reason: String| Failed {
+                reason: format!("streamable HTTP at {url}: {reason}"),
+            };
+            let deadline = Instant::now() + config.startup_timeout;
+            super::retry::wait_for_listener(url, deadline)
+                .await
+                .map_err(fail)?;
             let transport = StreamableHttpClientTransport::from_config(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
-            let (client, tools, server_version) = handshake(transport, config.startup_timeout)
-                .await
-                .map_err(|reason| Failed {
-                    reason: format!("{url}: {reason}"),
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (client, tools, server_version) =
+                handshake(transport, left).await.map_err(|reason| {
+                    match super::words::legacy_sse_hint(url, &reason) {
+                        Some(hint) => fail(format!("{reason}; {hint}")),
+                        None => fail(reason),
+                    }
                 })?;
             Ok(Opened {
                 client,
                 tools,
                 guard: None,
+                process: None,
                 stderr: StderrTail::default(),
                 server_version,
             })
@@ -74,31 +88,36 @@ pub(crate) async fn open(
     }
 }
 
-/// Spawn a stdio server and shake hands; on failure kill it and quote its stderr.
+/// Spawn a stdio server and shake hands; on failure kill it and quote its stderr. Its stdout
+/// goes through the line guard (an over-long answer ends its call at once).
 async fn open_stdio(
     config: &ServerConfig,
     command: &str,
-    cmd: tokio::process::Command,
+    mut cmd: tokio::process::Command,
 ) -> Result<Opened, Failed> {
-    let (transport, stderr) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Failed {
-            reason: format!("could not start `{command}`: {e}"),
-        })?;
-    let guard = GroupGuard::new(transport.id());
-    let (tail, reader) = match stderr {
+    let mut process = cmd.spawn().map_err(|e| Failed {
+        reason: format!("could not start the stdio command `{command}`: {e}"),
+    })?;
+    let guard = GroupGuard::new(process.id());
+    let (Some(stdin), Some(stdout)) = (process.stdin.take(), process.stdout.take()) else {
+        return Err(Failed {
+            reason: format!("the stdio command `{command}` has no stdin or stdout"),
+        });
+    };
+    let (tail, reader) = match process.stderr.take() {
         Some(stderr) => {
             let (tail, handle) = child::capture_stderr(&config.name, stderr);
             (tail, Some(handle))
         }
         None => (StderrTail::default(), None),
     };
+    let transport = (line_guard::guard(stdout, &config.name), stdin);
     match handshake(transport, config.startup_timeout).await {
         Ok((client, tools, server_version)) => Ok(Opened {
             client,
             tools,
             guard: Some(guard),
+            process: Some(process),
             stderr: tail,
             server_version,
         }),
@@ -108,7 +127,7 @@ async fn open_stdio(
                 child::drain(reader).await;
             }
             Err(Failed {
-                reason: format!("`{command}`: {reason}{}", tail.note(5)),
+                reason: format!("stdio command `{command}`: {reason}{}", tail.note(5)),
             })
         }
     }
@@ -127,11 +146,11 @@ where
         let client = client_info()
             .serve(transport)
             .await
-            .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            .map_err(|e| format!("the MCP handshake failed: {}", error_words(&e)))?;
         let tools = client
             .list_all_tools()
             .await
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+            .map_err(|e| format!("listing its tools failed: {}", error_words(&e)))?;
         let version = client
             .peer_info()
             .and_then(|info| info.server_info.clone())

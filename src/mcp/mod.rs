@@ -8,10 +8,13 @@
 
 mod child;
 mod connect;
+mod line_guard;
 mod names;
+mod retry;
 mod tool;
+mod words;
 
-pub use tool::McpTool;
+pub use tool::{McpTool, ToolHints};
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -46,8 +49,8 @@ pub struct ServerConfig {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
-    /// A child process speaking MCP on stdin/stdout. It gets the run's scrubbed environment
-    /// plus `env`, nothing else.
+    /// A child process speaking MCP on stdin/stdout. It gets PATH, HOME and the locale
+    /// variables of the run's environment plus `env`, nothing else.
     Stdio {
         command: String,
         args: Vec<String>,
@@ -133,6 +136,7 @@ pub enum McpError {
 struct Live {
     client: connect::Client,
     guard: Option<child::GroupGuard>,
+    process: Option<tokio::process::Child>,
 }
 
 /// The running servers of one run and the tools they offer.
@@ -227,6 +231,7 @@ async fn close_all(servers: Vec<Live>) {
     let closing = servers.into_iter().map(|mut live| async move {
         let _ = live.client.close_with_timeout(SHUTDOWN_GRACE).await;
         drop(live.guard);
+        drop(live.process);
     });
     futures_util::future::join_all(closing).await;
 }
@@ -277,6 +282,7 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
     let live = Live {
         client: opened.client,
         guard: opened.guard,
+        process: opened.process,
     };
     (status, Some((live, tools)))
 }

@@ -8,21 +8,50 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
 use rmcp::service::{Peer, RoleClient, ServiceError};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::child::StderrTail;
 use crate::conversation::ToolSpec;
+use crate::permissions::McpToolHints;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Characters of one result shown to the model at most (before dividing among parallel calls).
 const MAX_RESULT_CHARS: usize = 100_000;
+
+/// What the server says of a tool (`annotations`); hints, not guarantees.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolHints {
+    #[serde(rename = "readOnlyHint", skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(rename = "destructiveHint", skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(rename = "idempotentHint", skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(rename = "openWorldHint", skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    fn of(tool: &rmcp::model::Tool) -> Self {
+        let Some(a) = tool.annotations.as_ref() else {
+            return ToolHints::default();
+        };
+        ToolHints {
+            read_only: a.read_only_hint,
+            destructive: a.destructive_hint,
+            idempotent: a.idempotent_hint,
+            open_world: a.open_world_hint,
+        }
+    }
+}
 
 pub struct McpTool {
     spec: ToolSpec,
     server: String,
     /// The tool's name on its server (the exposed name may be sanitised or shortened).
     remote_name: String,
-    read_only: bool,
+    hints: ToolHints,
     call_timeout: Duration,
     peer: Peer<RoleClient>,
     /// The server's last stderr lines, logged when it stops answering.
@@ -60,11 +89,7 @@ impl McpTool {
             },
             server: server.to_owned(),
             remote_name: tool.name.to_string(),
-            read_only: tool
-                .annotations
-                .as_ref()
-                .and_then(|a| a.read_only_hint)
-                .unwrap_or(false),
+            hints: ToolHints::of(tool),
             call_timeout,
             peer,
             stderr,
@@ -79,6 +104,20 @@ impl McpTool {
     /// The tool's own name on its server.
     pub fn remote_name(&self) -> &str {
         &self.remote_name
+    }
+
+    /// The server's annotations of the tool.
+    pub fn hints(&self) -> &ToolHints {
+        &self.hints
+    }
+
+    /// What the permission policy needs to know of this tool.
+    pub fn policy_hints(&self) -> McpToolHints {
+        McpToolHints {
+            name: self.spec.name.clone(),
+            read_only: self.hints.read_only == Some(true),
+            open_world: self.hints.open_world != Some(false),
+        }
     }
 
     async fn call(&self, args: Value) -> Result<CallToolResult, ToolError> {
@@ -109,6 +148,12 @@ impl McpTool {
     fn service_error(&self, e: &ServiceError) -> String {
         let (server, tool) = (&self.server, &self.remote_name);
         match e {
+            ServiceError::McpError(data) if data.code.0 == super::line_guard::TOO_LARGE_CODE => {
+                format!(
+                    "The answer of the MCP server \"{server}\" to `{tool}` was too large: {}",
+                    data.message
+                )
+            }
             ServiceError::McpError(data) => {
                 format!(
                     "The MCP server \"{server}\" rejected the call to `{tool}`: {}",
@@ -139,7 +184,7 @@ impl Tool for McpTool {
 
     /// A server tool may change the workspace unless it says it only reads.
     fn is_mutating(&self) -> bool {
-        !self.read_only
+        self.hints.read_only != Some(true)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -226,7 +226,7 @@ fn static_decision(call: &Call<'_>, rule: Option<&Rule>) -> Decision {
     };
     let reason = explain::by_rule(call.tool, rule, &call.origin(rule.source));
     let allow_hint = match (rule.permission, rule.source) {
-        (Permission::Allow, _) | (_, Source::Mode) => None,
+        (Permission::Allow, _) | (Permission::Exclude, Source::Mode) => None,
         _ => Some(narrow_allow_rule(call)),
     };
     Decision {

@@ -47,6 +47,10 @@ const PLAN_ALLOWED: [&str; 14] = [
     "UploadArtifact",
 ];
 
+/// Every MCP tool (`mcp__<server>__<tool>`): asked for in the headless and normal tables,
+/// excluded in plan mode, unless the server declares the tool read-only (see `mcp.rs`).
+pub(crate) const MCP_TOOLS: &str = "mcp__*";
+
 fn rules(tools: &[&str], permission: Permission) -> impl Iterator<Item = RuleSpec> {
     tools
         .iter()
@@ -62,11 +66,15 @@ pub fn default_table(mode: Mode) -> Vec<RuleSpec> {
             let rest = if mode == Mode::Normal { Ask } else { Allow };
             rules(&WRITE_TOOLS, Ask)
                 .chain(rules(&READ_TOOLS, Allow))
+                // MCP: least privilege. Tools a server declares read-only get their own allow
+                // rule in front of this one once the servers have listed their tools.
+                .chain(rules(&[MCP_TOOLS], Ask))
                 .chain(rules(&["Bash", "*"], rest))
                 .collect()
         }
         Mode::Plan => rules(&WRITE_TOOLS, Exclude)
             .chain(rules(&PLAN_ALLOWED, Allow))
+            .chain(rules(&[MCP_TOOLS], Exclude))
             .chain(rules(&["*"], Allow))
             .collect(),
         Mode::Auto => rules(&["*"], Allow).collect(),

@@ -37,7 +37,7 @@ pub(crate) fn by_rule(tool: &str, rule: &Rule, origin: &str) -> String {
         Permission::Ask => "needs permission under",
         Permission::Exclude => "is excluded by",
     };
-    let tail = if rule.source == Source::Mode {
+    let tail = if rule.source == Source::Mode && rule.permission == Permission::Exclude {
         "; no rule can re-allow it"
     } else {
         ""

@@ -13,6 +13,7 @@ mod compound;
 mod decide;
 mod defaults;
 mod explain;
+mod mcp;
 mod paths;
 mod pattern;
 mod policy;
@@ -22,6 +23,7 @@ mod yaml;
 pub use compat::{matches_arguments, matches_tool_pattern};
 pub use defaults::default_table;
 pub use explain::suggest_allow_rule;
+pub use mcp::McpToolHints;
 pub use pattern::{ParsedPattern, argument_key, parse_rule_pattern};
 pub use policy::Policy;
 pub use types::{

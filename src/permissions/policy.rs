@@ -28,6 +28,21 @@ pub(crate) struct Rule {
 }
 
 impl Rule {
+    /// A rule the policy adds itself (for a tool it learns of after assembly: MCP tools).
+    pub(crate) fn added(
+        text: &str,
+        permission: Permission,
+        source: Source,
+        ws: &Workspace,
+    ) -> Result<Rule, PolicyError> {
+        Ok(Rule {
+            text: text.to_owned(),
+            permission,
+            source,
+            pattern: CompiledPattern::compile(text, ws)?,
+        })
+    }
+
     fn names_tool(&self, tool: &str) -> bool {
         self.pattern.names_tool(tool)
     }
@@ -53,8 +68,8 @@ impl Rule {
 #[derive(Debug, Clone)]
 pub struct Policy {
     mode: Mode,
-    rules: Vec<Rule>,
-    ws: Workspace,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) ws: Workspace,
     repo_file: Option<String>,
 }
 

@@ -592,19 +592,50 @@ async fn streamable_http_servers_work_with_their_headers() {
 }
 
 #[tokio::test]
-async fn an_unreachable_http_server_fails_fast_with_its_name() {
+async fn an_unreachable_http_server_is_retried_until_its_startup_timeout_then_named() {
     let url = format!("http://127.0.0.1:{}/mcp", free_port().unwrap());
-    let start = Instant::now();
-    let err = McpHub::start(vec![http("remote", &url, &[])], &base_env())
-        .await
-        .unwrap_err();
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
+    let config = ServerConfig {
+        startup_timeout: Duration::from_secs(2),
+        ..http("remote", &url, &[])
+    };
+    let err = McpHub::start(vec![config], &base_env()).await.unwrap_err();
     let text = err.to_string();
     assert!(text.contains("\"remote\"") && text.contains(&url), "{text}");
+    assert!(text.contains("streamable HTTP"), "{text}");
+    assert!(text.contains("connection refused"), "{text}");
+    let tries: u32 = text
+        .split("tried ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(tries > 1, "not retried: {text}");
+    assert!(!text.contains("::"), "a Rust type name in: {text}");
+}
+
+#[tokio::test]
+async fn an_http_server_that_starts_late_is_waited_for() {
+    for delay in ["300", "800", "1500", "0", "100"] {
+        let port = free_port().unwrap();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut server = tokio::process::Command::new(fixture())
+            .args(["--delay", delay, "--http", &port.to_string()])
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (hub, statuses) = McpHub::start(vec![http("late", &url, &[])], &base_env())
+            .await
+            .unwrap_or_else(|e| panic!("delay {delay}: {e}"));
+        assert_eq!(statuses[0].status, ServerState::Ready);
+        assert_eq!(
+            call(&hub, "mcp__late__echo", json!({"text": "late"}))
+                .await
+                .unwrap(),
+            "late"
+        );
+        hub.shutdown().await;
+        server.kill().await.unwrap();
+    }
 }
 
 /// Median wall times of `McpHub::start` and of `shutdown` for `n` fixture servers.
@@ -657,4 +688,39 @@ fn starting_is_a_send_future() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<McpHub>();
     assert_send_sync::<cn_run::mcp::McpTool>();
+}
+
+#[tokio::test]
+async fn an_answer_over_the_stdio_line_limit_ends_its_call_at_once_and_the_server_goes_on() {
+    let mut config = stdio("fx", &[]);
+    config.call_timeout = Duration::from_secs(120);
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    const MIB: u64 = 1024 * 1024;
+    for (bytes, fits) in [
+        (15 * MIB, true),
+        (16 * MIB - 4096, true),
+        (16 * MIB + 10, false),
+        (20 * MIB, false),
+        (40 * MIB, false),
+    ] {
+        let result = call(&hub, "mcp__fx__big", json!({ "bytes": bytes })).await;
+        match (fits, result) {
+            (true, Ok(text)) => assert!(text.starts_with("xxxx"), "{bytes}"),
+            (false, Err(ToolError::RespondToModel(m))) => {
+                assert!(
+                    m.contains("too large") && m.contains("16 MiB"),
+                    "{bytes}: {m}"
+                );
+                assert!(m.contains("\"fx\"") && m.contains("`big`"), "{m}");
+            }
+            (_, other) => panic!("{bytes} bytes: {other:?}"),
+        }
+        assert_eq!(
+            call(&hub, "mcp__fx__echo", json!({"text": "still here"}))
+                .await
+                .unwrap(),
+            "still here"
+        );
+    }
+    hub.shutdown().await;
 }

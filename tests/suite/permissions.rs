@@ -804,10 +804,22 @@ fn default_tables_are_continues() {
     let fixture = load(FIXTURE);
     for name in ["normal", "headless", "plan", "auto"] {
         let ours = default_table(mode_of(name));
-        let ours: Vec<_> = ours
+        let mut ours: Vec<_> = ours
             .into_iter()
             .map(|r| (r.pattern, r.permission))
             .collect();
+        // cn-run's one addition (listed as a divergence): MCP tools need a rule, except in
+        // auto mode, unless their server declares them read-only.
+        let mcp = ours
+            .iter()
+            .position(|(p, _)| p == "mcp__*")
+            .map(|i| ours.remove(i));
+        let expected = match name {
+            "auto" => None,
+            "plan" => Some(("mcp__*".to_owned(), Permission::Exclude)),
+            _ => Some(("mcp__*".to_owned(), Permission::Ask)),
+        };
+        assert_eq!(mcp, expected, "{name} table's MCP line");
         assert_eq!(
             ours,
             rows(&fixture["default_policy_tables"][name]),
