@@ -1,8 +1,9 @@
 //! Logging: tracing to stderr only (stdout is machine output), filtered by `CN_RUN_LOG` or
-//! `-v`, with every line passed through the run's redactor so no secret reaches a CI log.
+//! `-v`, with every line passed through the secret registry (`redact::redact_output`, the
+//! secrets of every run of the process) so no secret reaches a CI log.
 
 use std::io::Write;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -10,36 +11,28 @@ use tracing_subscriber::fmt::MakeWriter;
 use crate::cli::LogArgs;
 use crate::redact::Redactor;
 
-/// Shared handle to the log redactor; the app installs the run's redactor once it knows
-/// the secrets.
+/// Handle to the log set-up; the app registers each run's secrets once it knows them.
 #[derive(Clone, Default)]
 pub struct LogHandle {
-    redactor: Arc<RwLock<Redactor>>,
     pub quiet: bool,
     /// The live terminal display, when stderr is a terminal (see `report::live`).
     pub live: Option<Arc<indicatif::MultiProgress>>,
 }
 
 impl LogHandle {
+    /// Add a run's secrets to those every log line is masked with (parallel runs add up).
     pub fn set_redactor(&self, r: Redactor) {
-        if let Ok(mut guard) = self.redactor.write() {
-            *guard = r;
-        }
+        crate::redact::register(&r);
     }
 }
 
 /// A stderr writer that masks secrets line by line.
-pub struct RedactingStderr {
-    redactor: Arc<RwLock<Redactor>>,
-}
+pub struct RedactingStderr;
 
 impl Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let masked = match self.redactor.read() {
-            Ok(r) => r.redact(&text).into_owned(),
-            Err(_) => text.into_owned(),
-        };
+        let masked = crate::redact::redact_output(&text);
         std::io::stderr().write_all(masked.as_bytes())?;
         Ok(buf.len())
     }
@@ -53,9 +46,7 @@ impl<'a> MakeWriter<'a> for LogHandle {
     type Writer = RedactingStderr;
 
     fn make_writer(&'a self) -> Self::Writer {
-        RedactingStderr {
-            redactor: self.redactor.clone(),
-        }
+        RedactingStderr
     }
 }
 

@@ -1,10 +1,32 @@
 //! The run's budget: turns, tokens and cost so far, checked against the job's limits.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::conversation::Usage;
 use crate::exit_code::Limit;
 use crate::job::Limits;
+
+/// The overall time limit of a job that sets none: CI jobs have limits, and a provider that
+/// keeps a stream open must not hold a run for as long as it likes.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60 * 60);
+
+/// Tool calls run from one response when the job sets no `limits.max_calls_per_response`.
+pub const DEFAULT_MAX_CALLS_PER_RESPONSE: u32 = 64;
+
+/// The run's time limit and where it comes from (`explain` shows both).
+pub fn run_timeout(limits: &Limits) -> (Duration, &'static str) {
+    match limits.timeout {
+        Some(t) => (t, "job"),
+        None => (DEFAULT_TIMEOUT, "default"),
+    }
+}
+
+/// The run's cap on tool calls per response.
+pub fn max_calls_per_response(limits: &Limits) -> usize {
+    limits
+        .max_calls_per_response
+        .unwrap_or(DEFAULT_MAX_CALLS_PER_RESPONSE) as usize
+}
 
 /// Counters of one run and the limits they are held to.
 #[derive(Debug, Clone)]
@@ -64,6 +86,7 @@ impl Budget {
                 .limits
                 .max_tokens
                 .map(|m| m.saturating_sub(self.usage.total())),
+            max_calls_per_response: self.limits.max_calls_per_response,
         }
     }
 
@@ -104,7 +127,7 @@ mod tests {
             max_turns: Some(2),
             max_tokens: Some(100),
             max_cost_usd: Some(0.5),
-            timeout: None,
+            ..Limits::default()
         });
         assert_eq!(b.exceeded(), None);
         b.record(

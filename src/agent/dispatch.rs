@@ -2,6 +2,7 @@
 //! job's `on_ask` — never by waiting — run the approved calls in parallel, and return the
 //! results in call order. Every denial is explained to the model and recorded as an event.
 
+use std::collections::HashSet;
 use std::time::Instant;
 
 use futures_util::future::join_all;
@@ -17,8 +18,9 @@ use crate::tools::{Tool, ToolContext, ToolError};
 /// Characters of a tool's output copied into its `tool.finished` event.
 const EVENT_OUTPUT_CHARS: usize = 16_000;
 
-/// How long a running tool may take to finish by itself once the run is stopped.
-const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a running tool may take to finish by itself once the run is stopped: limits
+/// bind within a second.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(700);
 
 /// The tool results of a turn and whether the run must stop.
 pub(super) struct Dispatched {
@@ -43,31 +45,40 @@ impl Agent<'_> {
         self.hooks.before_changes().await;
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
-        for call in calls {
-            if interrupted.contains(&call.id) {
-                checked.push(Checked::Done {
-                    content: "This call was running when the previous cn-run process was killed; whether it \
-                              took effect is unknown. Check the workspace before repeating it."
-                        .to_owned(),
-                    is_error: true,
-                });
+        let interrupted: HashSet<&str> = interrupted.iter().map(String::as_str).collect();
+        for (i, call) in calls.iter().enumerate() {
+            if interrupted.contains(call.id.as_str()) {
+                checked.push(done(
+                    "This call was running when the previous cn-run process was killed; whether it \
+                     took effect is unknown. Check the workspace before repeating it.",
+                ));
                 continue;
             }
+            if outcome.is_none() {
+                outcome = self.stopped();
+            }
             if outcome.is_some() {
-                checked.push(Checked::Done {
-                    content: "Not run: the run stopped before this call.".to_owned(),
-                    is_error: true,
-                });
+                checked.push(done("Not run: the run stopped before this call."));
+                continue;
+            }
+            if i >= self.config.max_calls {
+                checked.push(done(&over_cap(self.config.max_calls, calls.len())));
                 continue;
             }
             let (c, stop) = self.check(turn, call);
             checked.push(c);
             outcome = stop;
         }
-        let parallel = checked
+        let starting: Vec<String> = calls
             .iter()
-            .filter(|c| matches!(c, Checked::Run { .. }))
-            .count();
+            .zip(&checked)
+            .filter(|(_, c)| matches!(c, Checked::Run { .. }))
+            .map(|(call, _)| call.id.clone())
+            .collect();
+        let parallel = starting.len();
+        if parallel > 0 {
+            self.hooks.tools_starting(turn, &starting).await;
+        }
         let runs = calls
             .iter()
             .zip(checked)
@@ -237,14 +248,11 @@ impl Agent<'_> {
     ) -> (String, bool, Option<Outcome>) {
         let (tool, args) = match checked {
             Checked::Done { content, is_error } => {
-                let status = if is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
-                };
-                self.finished(turn, call, status, &content, 0);
-                self.record(turn, call, &content, is_error).await;
-                return (content, is_error, None);
+                return self.answer(turn, call, content, is_error);
+            }
+            Checked::Run { .. } if self.stop.is_stopped() => {
+                let content = "Not run: the run stopped before this call.".to_owned();
+                return self.answer(turn, call, content, true);
             }
             Checked::Run { tool, args } => (tool, args),
         };
@@ -254,7 +262,6 @@ impl Agent<'_> {
             tool: call.name.clone(),
             arguments: redact_value(&args, self.redactor),
         });
-        self.hooks.tool_started(turn, &call.id).await;
         let ctx = ToolContext {
             shared: self.shared.clone(),
             parallel_calls: parallel.max(1),
@@ -298,7 +305,34 @@ impl Agent<'_> {
         (content, is_error, control)
     }
 
+    /// A call answered without running: its events, and its result kept for the next
+    /// session write (nothing ran, so there is nothing to save at once; saving the whole
+    /// session for each of thousands of such calls made a turn quadratic).
+    fn answer(
+        &self,
+        turn: u32,
+        call: &ToolCall,
+        content: String,
+        is_error: bool,
+    ) -> (String, bool, Option<Outcome>) {
+        let status = if is_error {
+            ToolStatus::Error
+        } else {
+            ToolStatus::Ok
+        };
+        self.finished(turn, call, status, &content, 0);
+        let message = Message::Tool {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: content.clone(),
+            is_error,
+        };
+        self.hooks.tool_answered(turn, &message);
+        (content, is_error, None)
+    }
+
     /// Tell the hooks (the session file) that a call has its result.
+    /// Once the run is stopped, the final write saves it: no write may delay the end.
     async fn record(&self, turn: u32, call: &ToolCall, content: &str, is_error: bool) {
         let message = Message::Tool {
             tool_call_id: call.id.clone(),
@@ -306,6 +340,10 @@ impl Agent<'_> {
             content: content.to_owned(),
             is_error,
         };
+        if self.stop.is_stopped() {
+            self.hooks.tool_answered(turn, &message);
+            return;
+        }
         self.hooks.tool_finished(turn, &message).await;
     }
 
@@ -332,6 +370,22 @@ impl Agent<'_> {
             duration_ms: ms,
         });
     }
+}
+
+/// A call answered without running.
+fn done(content: &str) -> Checked<'static> {
+    Checked::Done {
+        content: content.to_owned(),
+        is_error: true,
+    }
+}
+
+/// The result of a call past the cap on calls per response.
+fn over_cap(cap: usize, total: usize) -> String {
+    format!(
+        "Not run: this response made {total} tool calls and at most {cap} run per response \
+         (limits.max_calls_per_response). Make fewer calls per response."
+    )
 }
 
 /// The tool result a denied call gets: what denied it, why, and how a job would allow it.

@@ -17,11 +17,15 @@ pub trait AgentHooks: Send + Sync {
     /// Tool calls or checks are about to run: from here on the workspace may change.
     async fn before_changes(&self) {}
 
-    /// A tool call is about to run.
-    async fn tool_started(&self, _turn: u32, _call_id: &str) {}
+    /// These approved tool calls of one response are about to run (together).
+    async fn tools_starting(&self, _turn: u32, _call_ids: &[String]) {}
 
-    /// A tool call has its result (run, denied or failed).
+    /// A tool call that ran has its result.
     async fn tool_finished(&self, _turn: u32, _result: &Message) {}
+
+    /// A tool call was answered without running (denied, over the cap, stopped): nothing
+    /// changed, so the result need not be saved at once. Must not block.
+    fn tool_answered(&self, _turn: u32, _result: &Message) {}
 
     /// After a tool call that may have changed the workspace; `args` are the call's
     /// arguments (the files a Write or Edit names).

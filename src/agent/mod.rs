@@ -4,7 +4,7 @@
 //!
 //! The loop sees only traits (`ModelClient`, `Tool`) and leaf types; `app` wires the rest.
 
-mod budget;
+pub mod budget;
 mod dispatch;
 mod hooks;
 mod rule_trigger;
@@ -65,6 +65,8 @@ pub struct AgentConfig {
     pub trust: crate::untrusted::Trust,
     /// Tool calls as `<tool>{json}</tool>` text, for models without native tool calling.
     pub text_tools: bool,
+    /// Tool calls run from one response; the rest get an error result.
+    pub max_calls: usize,
 }
 
 /// Everything the loop needs, borrowed from the composition root.
@@ -153,7 +155,7 @@ impl Agent<'_> {
             let turn = state.budget.turns;
             self.emitter.emit(Event::TurnStarted { turn });
             if let Err(outcome) = self.keep_in_window(turn, state, false).await {
-                return outcome;
+                return self.stopped().unwrap_or(outcome);
             }
             let response = match self.request(turn, state).await {
                 Ok(r) => r,
@@ -167,13 +169,13 @@ impl Agent<'_> {
                         Err(ProviderError::Cancelled) => {
                             return self.stopped().unwrap_or(Outcome::Interrupted);
                         }
-                        Err(e) => return Outcome::Provider(e),
+                        Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
                     }
                 }
                 Err(ProviderError::Cancelled) => {
                     return self.stopped().unwrap_or(Outcome::Interrupted);
                 }
-                Err(e) => return Outcome::Provider(e),
+                Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
             };
             let usage = response.usage.unwrap_or_default();
             let cost = self.cost(&usage, response.usage.is_some());
@@ -221,6 +223,12 @@ impl Agent<'_> {
                     .absorb(spent.turns, &spent.usage, spent.cost_usd);
             }
             state.history.extend(result.messages);
+            // A stop (time limit, signal) that came while the tools ran ends the run now:
+            // the final write saves the session.
+            if let Some(outcome) = self.stopped() {
+                self.emitter.emit(Event::TurnCompleted { turn });
+                return result.outcome.unwrap_or(outcome);
+            }
             self.apply_touched_rules(turn, &calls);
             self.hooks.after_turn(turn, state).await;
             if let Some(outcome) = result.outcome {
@@ -230,7 +238,7 @@ impl Agent<'_> {
             let after_tools = self.keep_in_window(turn, state, false).await;
             self.emitter.emit(Event::TurnCompleted { turn });
             if let Err(outcome) = after_tools {
-                return outcome;
+                return self.stopped().unwrap_or(outcome);
             }
         }
     }

@@ -82,10 +82,19 @@ impl Agent<'_> {
         force: bool,
     ) -> Result<(), Outcome> {
         let need = self.need(state);
+        // Counting a long history takes a while: a limit reached meanwhile binds here.
+        if let Some(outcome) = self.stopped() {
+            return Err(outcome);
+        }
         if need == Need::None && !force {
             return Ok(());
         }
-        self.compact(turn, state).await?;
+        self.compact(turn, state)
+            .await
+            .map_err(|e| self.stopped().unwrap_or(e))?;
+        if let Some(outcome) = self.stopped() {
+            return Err(outcome);
+        }
         if self.need(state) != Need::Overflow {
             return Ok(());
         }
@@ -125,6 +134,9 @@ impl Agent<'_> {
                 compaction::compaction_request(&state.history, budget, &mut w.counter),
             )
         });
+        if let Some(outcome) = self.stopped() {
+            return Err(outcome);
+        }
         let request = ChatRequest {
             model: self.config.model.clone(),
             system,

@@ -1,5 +1,6 @@
 //! Commands that inspect rather than run: `schema`, `check-command` and `explain`.
 
+use crate::agent::budget::{max_calls_per_response, run_timeout};
 use std::io::BufRead;
 
 use crate::cli::{CheckCommandArgs, ExplainArgs, SchemaKind};
@@ -128,9 +129,11 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         "model": {"provider": job.model.provider, "name": job.model.name, "api_base": job.model.api_base},
         "limits": {
             "max_turns": job.limits.max_turns,
-            "timeout_s": job.limits.timeout.map(|d| d.as_secs_f64()),
+            "timeout_s": run_timeout(&job.limits).0.as_secs_f64(),
+            "timeout_source": run_timeout(&job.limits).1,
             "max_cost_usd": job.limits.max_cost_usd,
             "max_tokens": job.limits.max_tokens,
+            "max_calls_per_response": max_calls_per_response(&job.limits),
         },
         "tools_offered": tools,
         "sandbox": sandbox_summary(&job),
@@ -222,14 +225,19 @@ fn wire_name(value: &impl serde::Serialize) -> String {
 
 fn limits_text(limits: &crate::job::Limits) -> String {
     let none = || "none".to_owned();
+    let (timeout, source) = run_timeout(limits);
+    let timeout_source = if source == "default" {
+        " (the default: the job sets none)"
+    } else {
+        ""
+    };
     format!(
-        "max_turns {}, timeout {}, max_cost_usd {}, max_tokens {}",
+        "max_turns {}, timeout {}s{timeout_source}, max_cost_usd {}, max_tokens {}, max_calls_per_response {}",
         limits.max_turns.map_or_else(none, |n| n.to_string()),
-        limits
-            .timeout
-            .map_or_else(none, |d| format!("{}s", d.as_secs())),
+        timeout.as_secs(),
         limits.max_cost_usd.map_or_else(none, |c| format!("{c:.2}")),
         limits.max_tokens.map_or_else(none, |n| n.to_string()),
+        max_calls_per_response(limits),
     )
 }
 

@@ -86,8 +86,10 @@ pub(crate) fn block_on(runtime: Runtime, fut: impl std::future::Future<Output = 
     }
 }
 
-/// Print `text` to stdout; a closed pipe is not an error worth a panic.
+/// Print `text` to stdout, every registered secret masked (the one door to stdout); a
+/// closed pipe is not an error worth a panic.
 pub(crate) fn stdout(text: &str) {
+    let text = crate::redact::redact_output(text);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -95,6 +97,7 @@ pub(crate) fn stdout(text: &str) {
 
 /// A usage error: say why on stderr, exit 2.
 pub(crate) fn usage_error(message: &str) -> i32 {
+    let message = crate::redact::redact_output(message);
     let _ = writeln!(std::io::stderr(), "cn-run: {message}");
     Status::Invalid.exit_code()
 }

@@ -157,9 +157,7 @@ pub(crate) async fn run_job(
     let mut registry = setup::registry(&policy, &job.model.name);
     super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
     let stop = StopSignal::new();
-    if let Some(limit) = job.limits.timeout {
-        stop.arm_timeout(limit);
-    }
+    stop.arm_timeout(crate::agent::budget::run_timeout(&job.limits).0);
     let signals = listen_for_signals(stop.clone());
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
     let (sandbox, sandbox_status, sandbox_verdict) =
@@ -199,6 +197,7 @@ pub(crate) async fn run_job(
         price: price_for(&job),
         trust: trust.clone(),
         text_tools: job.model.tool_call_format == crate::job::file::ToolCallFormat::Text,
+        max_calls: crate::agent::budget::max_calls_per_response(&job.limits),
     };
     let context_length = job
         .model
@@ -315,6 +314,8 @@ pub(crate) async fn run_job(
         emitter: emitter.clone(),
         checkpoints: checkpoints.clone(),
         more_after_answer: !job.checks.is_empty() || job.output_schema.is_some(),
+        last_save: std::sync::Mutex::new(std::time::Instant::now()),
+        done: std::sync::Mutex::default(),
     };
     let status = match status_rx {
         Some(rx) => rx.await.ok(),

@@ -60,7 +60,12 @@ pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<
         Outcome::Limit(l) => {
             let value = match l {
                 Limit::MaxTurns => job.limits.max_turns.map(|v| v.to_string()),
-                Limit::Timeout => job.limits.timeout.map(|d| format!("{} s", d.as_secs_f64())),
+                Limit::Timeout => Some(format!(
+                    "{} s",
+                    crate::agent::budget::run_timeout(&job.limits)
+                        .0
+                        .as_secs_f64()
+                )),
                 Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
                 Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
             };

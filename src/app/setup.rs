@@ -353,7 +353,32 @@ pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>
         values.extend(u.diff_url.as_deref());
         values.extend(u.artifacts_url.as_deref());
     }
+    let configured = configured_secrets(job);
+    values.extend(configured.iter().map(String::as_str));
     Redactor::new(values, std::env::vars(), &names)
+}
+
+/// Secret values the job hands to a server: MCP `env:`/`headers:` and model `headers:`
+/// values read from the environment (`${NAME}`) or under a secret-looking name.
+fn configured_secrets(job: &Job) -> Vec<String> {
+    let pairs = job
+        .mcp_servers
+        .iter()
+        .flat_map(|s| s.env.iter().chain(&s.headers))
+        .chain(job.model.headers.iter());
+    pairs
+        .filter(|(k, v): &&(String, String)| {
+            v.contains("${")
+                || crate::secret::is_secret_name(k)
+                || k.eq_ignore_ascii_case("authorization")
+        })
+        .filter_map(|(_, v)| super::extensions::expand_env(v).ok())
+        .flat_map(|v| {
+            // `Bearer TOKEN`: the token alone is the secret too.
+            let last = v.split_whitespace().last().map(str::to_owned);
+            std::iter::once(v).chain(last)
+        })
+        .collect()
 }
 
 pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {

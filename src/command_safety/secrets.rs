@@ -54,25 +54,9 @@ const SYSTEM_SECRETS: &[&str] = &[
     "/etc/master.passwd",
 ];
 
-/// Whether a variable name looks like it holds a secret.
+/// Whether a variable name looks like it holds a secret (the list the redactor uses too).
 pub(crate) fn is_secret_var(name: &str) -> bool {
-    let n = name.as_bytes();
-    let ends = |suffix: &str| {
-        n.len() >= suffix.len()
-            && n[n.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
-    };
-    let contains = |needle: &str| {
-        n.windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
-    ends("_KEY")
-        || ends("_TOKEN")
-        || ends("_SECRET")
-        || ends("_CREDENTIALS")
-        || contains("PASSWORD")
-        || contains("PASSWD")
-        || name.eq_ignore_ascii_case("TOKEN")
-        || name.eq_ignore_ascii_case("SECRET")
+    crate::secret::is_secret_name(name)
 }
 
 /// Whether a word names (or globs) a secret file. The word may carry a prefix such as `@`

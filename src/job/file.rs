@@ -409,6 +409,8 @@ pub struct LimitsSection {
     pub max_cost_usd: Option<f64>,
     /// Maximum total tokens (input + output) over the run.
     pub max_tokens: Option<u64>,
+    /// Tool calls run from one model response (default 64); the rest get an error result.
+    pub max_calls_per_response: Option<u32>,
 }
 
 /// Settings of individual tools.

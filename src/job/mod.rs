@@ -169,6 +169,7 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     pub max_cost_usd: Option<f64>,
     pub max_tokens: Option<u64>,
+    pub max_calls_per_response: Option<u32>,
 }
 
 /// Tool settings from the job.

@@ -455,6 +455,12 @@ fn limits(cx: &mut Ctx<'_>, raw: &JobFile) -> Limits {
     if l.max_turns == Some(0) {
         cx.push("limits.max_turns", "must be at least 1".to_owned());
     }
+    if l.max_calls_per_response == Some(0) {
+        cx.push(
+            "limits.max_calls_per_response",
+            "must be at least 1".to_owned(),
+        );
+    }
     if l.max_cost_usd.is_some_and(|c| c.is_nan() || c < 0.0) {
         cx.push(
             "limits.max_cost_usd",
@@ -466,6 +472,7 @@ fn limits(cx: &mut Ctx<'_>, raw: &JobFile) -> Limits {
         timeout: cx.duration("limits.timeout", l.timeout.as_ref()),
         max_cost_usd: l.max_cost_usd,
         max_tokens: l.max_tokens,
+        max_calls_per_response: l.max_calls_per_response,
     }
 }
 

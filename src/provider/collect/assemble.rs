@@ -25,6 +25,9 @@ struct PartialCall {
 pub(crate) struct Assembler {
     text: String,
     calls: Vec<PartialCall>,
+    /// The position in `calls` of the latest call with each index (a scan of `calls` per
+    /// fragment made a response with many calls quadratic).
+    latest: std::collections::HashMap<usize, usize>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
     bytes: usize,
@@ -78,7 +81,7 @@ impl Assembler {
         name: Option<String>,
         arguments: &str,
     ) {
-        let current = self.calls.iter().rposition(|c| c.index == index);
+        let current = self.latest.get(&index).copied();
         let starts_new = match (current, &id) {
             (None, _) => true,
             (Some(pos), Some(new_id)) => {
@@ -91,6 +94,7 @@ impl Assembler {
                 index,
                 ..PartialCall::default()
             });
+            self.latest.insert(index, self.calls.len() - 1);
             self.calls.len() - 1
         } else {
             current.unwrap_or_default()
