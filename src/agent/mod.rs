@@ -189,9 +189,11 @@ impl Agent<'_> {
                 state.final_text = response.text.clone();
             }
             let calls = response.tool_calls.clone();
-            state
-                .history
-                .push(Message::assistant(response.text, response.tool_calls));
+            state.history.push(Message::assistant_with(
+                response.text,
+                response.tool_calls,
+                response.reasoning,
+            ));
             // A response without tool calls ends the turn at once, and `after_turn` keeps
             // the same state: one session write fewer per run.
             if !calls.is_empty() {

@@ -3,6 +3,10 @@
 //! Providers translate these to and from their wire formats; the session file stores them
 //! as they are. The system message is not part of the history: it is rebuilt every turn.
 
+mod reasoning;
+
+pub use reasoning::{CallExtra, Reasoning, ThinkingBlock};
+
 use serde::{Deserialize, Serialize};
 
 /// One tool call requested by the model. `arguments` is the raw JSON text the model sent,
@@ -28,6 +32,9 @@ pub enum Message {
         /// Set on the message that replaced older history after a compaction.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         summary: bool,
+        /// The provider's reasoning state, sent back where the provider requires it.
+        #[serde(default, skip_serializing_if = "Reasoning::is_empty")]
+        reasoning: Reasoning,
     },
     Tool {
         tool_call_id: String,
@@ -50,6 +57,21 @@ impl Message {
             content: content.into(),
             tool_calls,
             summary: false,
+            reasoning: Reasoning::default(),
+        }
+    }
+
+    /// An assistant message with the reasoning state its response carried.
+    pub fn assistant_with(
+        content: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+        reasoning: Reasoning,
+    ) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            tool_calls,
+            summary: false,
+            reasoning,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{UsageTally, request};
+use super::{Shape, UsageTally, request};
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::provider::ChatRequest;
 use crate::provider::anthropic::wire;
@@ -54,7 +54,7 @@ fn the_body_pairs_results_with_calls_merges_roles_and_marks_cache_points() {
         max_tokens: None,
         temperature: None,
     };
-    let body = serde_json::to_value(request(&req, "claude")).unwrap();
+    let body = serde_json::to_value(request(&req, "claude", Shape::default())).unwrap();
     assert_eq!(
         body,
         json!({
@@ -91,6 +91,7 @@ fn a_history_that_starts_with_the_assistant_gets_a_user_turn_first() {
             content: "Summary so far.".into(),
             tool_calls: vec![],
             summary: true,
+            reasoning: Default::default(),
         },
         Message::user("continue"),
     ];
