@@ -48,6 +48,20 @@ pub enum FinishReason {
     Other(String),
 }
 
+impl FinishReason {
+    /// The reason in OpenAI's words (`stop`, `tool_calls`, `length`, `content_filter`), or
+    /// the server's own word for any other.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(other) => other,
+        }
+    }
+}
+
 /// One piece of a streamed response, already decoded from the provider's wire format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {

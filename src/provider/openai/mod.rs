@@ -24,6 +24,34 @@ use crate::secret::Secret;
 /// OpenAI's own endpoint, used when a job names no `api_base`.
 pub const DEFAULT_API_BASE: &str = "https://api.openai.com/v1";
 
+/// The `api-version` sent to Azure when the job names none (the latest GA version of the
+/// data-plane inference API, learn.microsoft.com/azure/ai-foundry/openai/reference).
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// The base URL of an Azure OpenAI deployment: `{resource}/openai/deployments/{deployment}`
+/// with `?api-version=…`. A `resource` that already has an `/openai/` path is kept as it is
+/// (only a missing `api-version` is added), so a full deployment URL works too.
+pub fn azure_api_base(resource: &str, deployment: &str, api_version: Option<&str>) -> String {
+    let version = api_version.unwrap_or(AZURE_API_VERSION);
+    let (path, query) = resource
+        .trim()
+        .split_once('?')
+        .map_or((resource.trim(), None), |(p, q)| (p, Some(q)));
+    let path = path.trim_end_matches('/');
+    let path = if path.contains("/openai/") {
+        path.to_owned()
+    } else {
+        format!("{path}/openai/deployments/{deployment}")
+    };
+    match query {
+        // The v1 route takes no api-version (learn.microsoft.com, "API version lifecycle").
+        _ if path.contains("/openai/v1") => resource.trim().to_owned(),
+        Some(q) if q.contains("api-version=") => format!("{path}?{q}"),
+        Some(q) if !q.is_empty() => format!("{path}?{q}&api-version={version}"),
+        _ => format!("{path}?api-version={version}"),
+    }
+}
+
 /// Settings of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {

@@ -34,6 +34,11 @@ pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>) -> String {
     };
     let mut md = format!("### {icon} cn-run `{}`: {}\n\n", r.job, r.status.as_str());
     md.push_str(&format!("{}\n\n", html_text(&r.reason)));
+    if let Some(stop @ ("length" | "content_filter")) = r.stop_reason.as_deref() {
+        md.push_str(&format!(
+            "The model's last answer is incomplete (stop reason `{stop}`).\n\n"
+        ));
+    }
     md.push_str("| exit code | turns | attempts | tokens in / out | cost | duration |\n|---|---|---|---|---|---|\n");
     let cost = r
         .total_cost_usd
