@@ -7,6 +7,7 @@ mod checks_e2e;
 mod ci_outputs;
 mod command_safety;
 mod compaction_e2e;
+mod conformance;
 mod cost_e2e;
 mod edit_match;
 mod example_jobs;
