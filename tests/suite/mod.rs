@@ -33,6 +33,7 @@ mod schedule;
 mod schemas;
 mod session_resume;
 mod skills;
+mod stop_reasons_e2e;
 mod subagents_e2e;
 mod tools_artifacts;
 mod tools_background;
