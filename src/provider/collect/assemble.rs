@@ -73,7 +73,8 @@ impl Assembler {
                     + extra.as_ref().map_or(0, |e| e.to_string().len());
                 self.charge(size)?;
                 let id = id.filter(|id| !id.is_empty());
-                let pos = self.call_for(index, id.as_deref());
+                let named = name.as_deref().is_some_and(|n| !n.is_empty());
+                let pos = self.call_for(index, id.as_deref(), named);
                 let call = &mut self.calls[pos];
                 if call.id.is_none() {
                     call.id = id;
@@ -113,8 +114,9 @@ impl Assembler {
     /// that index; an empty or repeated id does not start a call (DashScope sends `""` on
     /// every continuation), only a different non-empty id does (servers that reuse index 0).
     /// Without an `index` (Gemini) the id identifies the call; a fragment with neither
-    /// continues the latest call.
-    fn call_for(&mut self, index: Option<usize>, id: Option<&str>) -> usize {
+    /// continues the latest call, unless it names a tool while that call already has a name
+    /// (servers that send whole calls with neither).
+    fn call_for(&mut self, index: Option<usize>, id: Option<&str>, named: bool) -> usize {
         let found = match (index, id) {
             (Some(i), _) => {
                 self.calls
@@ -126,7 +128,11 @@ impl Assembler {
                     })
             }
             (None, Some(id)) => self.calls.iter().rposition(|c| c.id.as_deref() == Some(id)),
-            (None, None) => self.calls.len().checked_sub(1),
+            (None, None) => self
+                .calls
+                .len()
+                .checked_sub(1)
+                .filter(|&last| !(named && !self.calls[last].name.is_empty())),
         };
         found.unwrap_or_else(|| {
             self.calls.push(PartialCall {
@@ -333,6 +339,17 @@ mod tests {
             no_index(None, None, ": \"pwd\"}"),
         ]);
         assert_eq!(calls(&turn), one("x", "Bash", "{\"command\": \"pwd\"}"));
+    }
+
+    #[test]
+    fn whole_calls_with_neither_index_nor_id_stay_apart() {
+        let turn = assemble(vec![
+            no_index(None, Some("Read"), "{\"filepath\":\"a\"}"),
+            no_index(None, Some("List"), "{\"dirpath\":\".\"}"),
+        ]);
+        let names: Vec<_> = turn.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Read", "List"]);
+        assert_ne!(turn.tool_calls[0].id, turn.tool_calls[1].id);
     }
 
     #[test]

@@ -125,13 +125,13 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
 
 /// Reasoning first, then text, then tool calls: the order a model produces them.
 fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
-    for reasoning in [delta.reasoning_content, delta.reasoning]
-        .into_iter()
-        .flatten()
-    {
-        if !reasoning.is_empty() {
-            out.push(StreamEvent::ReasoningDelta(reasoning));
-        }
+    // Some servers send the same text under both names: one is enough.
+    let reasoning = delta
+        .reasoning_content
+        .filter(|r| !r.is_empty())
+        .or(delta.reasoning.filter(|r| !r.is_empty()));
+    if let Some(reasoning) = reasoning {
+        out.push(StreamEvent::ReasoningDelta(reasoning));
     }
     match delta.content {
         Some(Value::String(text)) if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
@@ -178,13 +178,18 @@ fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
 }
 
 /// OpenAI's `finish_reason` in our terms.
+///
+/// Compatible servers use their own words for the same stops: Mistral `model_length`,
+/// Anthropic-backed proxies `max_tokens`/`refusal`, Gemini-backed ones `MAX_TOKENS`/`SAFETY`.
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason {
-        "stop" | "end_turn" => FinishReason::Stop,
-        "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_string()),
+    match reason.to_ascii_lowercase().as_str() {
+        "stop" | "end_turn" | "eos" | "stop_sequence" => FinishReason::Stop,
+        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+        "length" | "max_tokens" | "model_length" => FinishReason::Length,
+        "content_filter" | "refusal" | "safety" | "recitation" | "prohibited_content" => {
+            FinishReason::ContentFilter
+        }
+        _ => FinishReason::Other(reason.to_string()),
     }
 }
 
@@ -282,6 +287,74 @@ mod tests {
                 },
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use serde_json::json;
+
+    use super::{chunk_events, finish_reason};
+    use crate::provider::{FinishReason, StreamEvent};
+
+    fn events(chunk: serde_json::Value) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        chunk_events(serde_json::from_value(chunk).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn stop_words_of_compatible_servers_map_to_the_same_outcomes() {
+        for word in ["length", "max_tokens", "model_length", "MAX_TOKENS"] {
+            assert_eq!(finish_reason(word), FinishReason::Length, "{word}");
+        }
+        for word in ["content_filter", "refusal", "SAFETY", "recitation"] {
+            assert_eq!(finish_reason(word), FinishReason::ContentFilter, "{word}");
+        }
+        for word in ["stop", "eos", "end_turn"] {
+            assert_eq!(finish_reason(word), FinishReason::Stop, "{word}");
+        }
+        assert_eq!(
+            finish_reason("pause_turn"),
+            FinishReason::Other("pause_turn".into())
+        );
+    }
+
+    #[test]
+    fn reasoning_under_both_names_is_taken_once_and_before_the_text() {
+        let out = events(json!({"choices": [{"delta": {
+            "reasoning_content": "think", "reasoning": "think", "content": "answer"}}]}));
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::ReasoningDelta("think".into()),
+                StreamEvent::TextDelta("answer".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn usage_is_read_from_the_chunk_the_choice_or_x_groq() {
+        let usage_of = |chunk| {
+            events(chunk).into_iter().find_map(|e| match e {
+                StreamEvent::Usage(u) => Some((u.input_tokens, u.output_tokens)),
+                _ => None,
+            })
+        };
+        let u = json!({"prompt_tokens": 7, "completion_tokens": 3});
+        assert_eq!(usage_of(json!({"choices": [], "usage": u})), Some((7, 3)));
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}, "finish_reason": "stop", "usage": u}]})),
+            Some((7, 3))
+        );
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}}], "x_groq": {"id": "r", "usage": u}})),
+            Some((7, 3))
+        );
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}}], "usage": null})),
+            None
         );
     }
 }
