@@ -344,3 +344,52 @@ async fn reasoning_never_leaks_into_the_answer_or_the_assistant_content() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resumed_session_still_sends_the_reasoning_back() {
+    let mock = replay(
+        "deepseek",
+        vec![
+            fixture("deepseek", "tool.sse"),
+            fixture("deepseek", "after_tool.sse"),
+        ],
+    )
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    write_job(
+        tmp.path(),
+        "deepseek",
+        &mock.url(),
+        "What does notes.txt say?",
+    );
+    let job =
+        std::fs::read_to_string(tmp.path().join("job.yaml")).unwrap() + "limits: {max_turns: 1}\n";
+    std::fs::write(tmp.path().join("job.yaml"), job).unwrap();
+    let dir = tmp.path().to_path_buf();
+    let (first, second) = tokio::task::spawn_blocking(move || {
+        let go = |args: &[&str]| {
+            let mut cmd = cn_run(&dir);
+            cmd.args(args).env("TEST_KEY", KEY);
+            run(cmd, None)
+        };
+        (
+            go(&["job.yaml"]),
+            go(&["--resume", "latest", "--max-turns", "3", "-p", "go on"]),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        first.code, 4,
+        "the turn limit stops it after the call: {first:#?}"
+    );
+    assert_eq!(second.code, 0, "{second:#?}");
+    assert_eq!(second.stdout, "DeepSeek saw hello notes.\n");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    let assistant = assistant_turn(&requests[1].json());
+    assert_eq!(
+        assistant["reasoning_content"],
+        "I should read notes.txt first."
+    );
+}
