@@ -132,7 +132,7 @@ impl Assembler {
                 .calls
                 .len()
                 .checked_sub(1)
-                .filter(|&last| !(named && !self.calls[last].name.is_empty())),
+                .filter(|&last| !named || self.calls[last].name.is_empty()),
         };
         found.unwrap_or_else(|| {
             self.calls.push(PartialCall {
