@@ -25,6 +25,7 @@ mod properties;
 mod provider_anthropic;
 mod provider_openai;
 mod provider_script;
+mod request_params_e2e;
 mod resources;
 mod rules_e2e;
 mod run_e2e;
