@@ -62,7 +62,7 @@ pub(crate) fn request<'a>(
         model,
         max_tokens,
         system,
-        messages: messages_with(&request.messages, shape.thinking.is_some()),
+        messages: messages(&request.messages),
         tools,
         stream: true,
         // f32 → f64 through its shortest decimal, so 0.2 is sent as 0.2, not 0.2000000029.
@@ -79,16 +79,14 @@ pub(crate) fn request<'a>(
 
 /// The history as alternating user/assistant messages; the last block carries a cache
 /// marker so each turn of a long run reads the previous turns from the cache.
-#[cfg(test)]
+///
+/// Thinking blocks go back unchanged, first in their message, whenever the server produced
+/// them: with tools, the latest assistant turn must carry its thinking (also for models that
+/// think without being asked), and the API accepts those of earlier turns.
 pub(crate) fn messages(history: &[Message]) -> Vec<wire::Message<'_>> {
-    messages_with(history, false)
-}
-
-/// [`messages`], with the thinking blocks of assistant messages when `thinking` is on.
-fn messages_with(history: &[Message], thinking: bool) -> Vec<wire::Message<'_>> {
     let mut out: Vec<wire::Message<'_>> = Vec::with_capacity(history.len());
     for message in history {
-        let (role, blocks) = blocks(message, thinking);
+        let (role, blocks) = blocks(message);
         if blocks.is_empty() {
             continue;
         }
@@ -118,7 +116,7 @@ fn messages_with(history: &[Message], thinking: bool) -> Vec<wire::Message<'_>> 
     out
 }
 
-fn blocks(message: &Message, thinking: bool) -> (&'static str, Vec<Block<'_>>) {
+fn blocks(message: &Message) -> (&'static str, Vec<Block<'_>>) {
     match message {
         Message::User { content } => ("user", text_block(content).into_iter().collect()),
         Message::Assistant {
@@ -127,10 +125,7 @@ fn blocks(message: &Message, thinking: bool) -> (&'static str, Vec<Block<'_>>) {
             reasoning,
             ..
         } => {
-            let mut blocks: Vec<Block<'_>> = Vec::new();
-            if thinking {
-                blocks.extend(reasoning.blocks.iter().map(thinking_block));
-            }
+            let mut blocks: Vec<Block<'_>> = reasoning.blocks.iter().map(thinking_block).collect();
             blocks.extend(text_block(content));
             blocks.extend(tool_calls.iter().map(|call| Block::ToolUse {
                 id: &call.id,

@@ -7,6 +7,7 @@
 mod convert;
 mod wire;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -107,6 +108,8 @@ pub struct OpenAiClient {
     /// What the requests send; narrowed for the rest of the run when a server refuses a
     /// parameter by name.
     params: Arc<Mutex<Adjusted>>,
+    /// The "temperature is not sent" warning was given.
+    warned_sampling: Arc<AtomicBool>,
 }
 
 /// The family's parameters, and what a server refused.
@@ -157,6 +160,7 @@ impl OpenAiClient {
                 no_temperature: false,
                 no_output_limit: false,
             })),
+            warned_sampling: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -167,6 +171,14 @@ impl OpenAiClient {
     /// The body for `request` with the parameters in force.
     fn body(&self, request: &ChatRequest, model: &str) -> Result<Vec<u8>, ProviderError> {
         let adjusted = self.adjusted();
+        if request.temperature.is_some()
+            && !adjusted.params.sampling
+            && !self.warned_sampling.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                "{model} is a reasoning model that accepts no temperature: it is not sent"
+            );
+        }
         let mut request = std::borrow::Cow::Borrowed(request);
         if adjusted.no_temperature || adjusted.no_output_limit {
             let owned = request.to_mut();
