@@ -393,3 +393,83 @@ async fn a_resumed_session_still_sends_the_reasoning_back() {
         "I should read notes.txt first."
     );
 }
+
+/// Every tool result of the second request, in order: (call id, content).
+fn tool_results(server: &str, body: &Value) -> Vec<(String, String)> {
+    let messages = body["messages"].as_array().unwrap();
+    if server == "anthropic" {
+        return messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| {
+                (
+                    b["tool_use_id"].as_str().unwrap().to_owned(),
+                    b["content"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+    }
+    messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                m["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Two calls in one response: both run, each answered under its own id, in order.
+async fn parallel_calls(server: &str) -> Vec<RecordedRequest> {
+    let calls = fixture(server, "parallel.sse");
+    let answer = fixture(server, "after_tool.sse");
+    let mock = replay(server, vec![calls.clone(), answer.clone()]).await;
+    let (r, _tmp) = run_job(server, &mock.url(), "Read notes.txt and list the folder.").await;
+    assert_eq!(r.code, 0, "{server}: {r:#?}");
+    assert_eq!(r.stdout, format!("{}\n", answer.text()), "{server}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2, "{server}");
+    let results = tool_results(server, &requests[1].json());
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    let want: Vec<&str> = calls.calls.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, want, "{server}");
+    assert!(
+        results[0].1.contains("hello notes"),
+        "{server}: {results:?}"
+    );
+    assert!(results[1].1.contains("notes.txt"), "{server}: {results:?}");
+    assert_eq!(r.events_of("tool.finished").len(), 2, "{server}");
+    assert_schema_valid(server, &requests);
+    requests
+}
+
+mod parallel {
+    macro_rules! parallel_tests {
+        ($($name:ident),* $(,)?) => {
+            $(
+                #[tokio::test(flavor = "multi_thread")]
+                async fn $name() {
+                    super::parallel_calls(stringify!($name)).await;
+                }
+            )*
+        };
+    }
+    parallel_tests!(
+        llamacpp, vllm, dashscope, gemini, ollama, anthropic, openai, groq
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gemini_parallel_calls_keep_the_signature_on_the_first_call_only() {
+    let requests = parallel_calls("gemini").await;
+    let assistant = assistant_turn(&requests[1].json());
+    let calls = assistant["tool_calls"].as_array().unwrap();
+    assert_eq!(
+        calls[0]["extra_content"]["google"]["thought_signature"],
+        "Q2hlY2sgYm90aA=="
+    );
+    assert!(calls[1].get("extra_content").is_none(), "{}", calls[1]);
+}

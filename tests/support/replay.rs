@@ -15,8 +15,10 @@ pub struct Fixture {
     pub body: String,
     /// `: expect-text: …`
     pub text: Option<String>,
-    /// `: expect-call: ID NAME`
+    /// `: expect-call: ID NAME` (the first one)
     pub call: Option<(String, String)>,
+    /// Every `: expect-call:` line, in order.
+    pub calls: Vec<(String, String)>,
 }
 
 impl Fixture {
@@ -62,14 +64,19 @@ pub fn fixture(server: &str, file: &str) -> Fixture {
         "{}: a fixture names its source",
         path.display()
     );
-    let call = comment("expect-call").map(|c| {
-        let (id, name) = c.split_once(' ').unwrap_or((&c, ""));
-        (id.to_owned(), name.to_owned())
-    });
+    let calls: Vec<(String, String)> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix(": expect-call: "))
+        .map(|c| {
+            let (id, name) = c.split_once(' ').unwrap_or((c, ""));
+            (id.to_owned(), name.to_owned())
+        })
+        .collect();
     Fixture {
         name: format!("{server}/{file}"),
         text: comment("expect-text"),
-        call,
+        call: calls.first().cloned(),
+        calls,
         body,
     }
 }
