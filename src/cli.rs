@@ -149,6 +149,10 @@ pub struct RunArgs {
     /// Maximum model turns (overrides the job).
     #[arg(long)]
     pub max_turns: Option<u32>,
+    /// Maximum output tokens of one model response (overrides `model.max_tokens`; Anthropic
+    /// requires a value and cn-run picks one below the model's ceiling when none is set).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
     /// Wall-clock limit for the run, e.g. 15m (overrides the job).
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
@@ -233,6 +237,7 @@ impl RunArgs {
             self.script.as_ref().map(|p| p.display().to_string()),
         );
         opt("--max-turns", self.max_turns.map(|v| v.to_string()));
+        opt("--max-tokens", self.max_tokens.map(|v| v.to_string()));
         opt("--timeout", self.timeout.clone());
         opt("--max-cost-usd", self.max_cost_usd.map(|v| v.to_string()));
         opt("--on-ask", self.on_ask.map(|v| value(&v)));

@@ -9,6 +9,7 @@ mod dispatch;
 mod hooks;
 mod rule_trigger;
 mod stop;
+mod stop_reason;
 mod system_prompt;
 pub mod text_tools;
 mod window;
@@ -18,6 +19,8 @@ pub use hooks::{AgentHooks, NoHooks};
 pub use stop::{StopCause, StopSignal};
 pub use system_prompt::{SystemPrompt, git_status, status_text};
 pub use window::ContextWindow;
+
+use stop_reason::stop_action;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -48,6 +51,10 @@ pub enum Outcome {
     /// The environment failed (a tool could not run at all).
     Internal(String),
     Interrupted,
+    /// The final answer was cut by the output-token limit, also after one "continue".
+    Truncated(String),
+    /// The provider stopped the answer with its content filter.
+    Filtered(String),
 }
 
 /// Settings of the loop that do not change during a run.
@@ -144,6 +151,9 @@ impl Agent<'_> {
         if let Some(outcome) = self.finish_pending(state).await {
             return outcome;
         }
+        // The text of an answer cut by the output limit, while the model continues it.
+        let mut cut: Option<String> = None;
+        let mut cut_retried = false;
         loop {
             if let Some(outcome) = self.stopped() {
                 return outcome;
@@ -186,18 +196,35 @@ impl Agent<'_> {
                 tool_calls: response.tool_calls.clone(),
                 usage: response.usage,
                 cost_usd: cost,
+                stop_reason: response.finish.as_ref().map(|f| f.as_str().to_owned()),
             });
             if response.tool_calls.is_empty() || !response.text.is_empty() {
-                state.final_text = response.text.clone();
+                state.final_text = match cut.take() {
+                    Some(head) if response.tool_calls.is_empty() => head + &response.text,
+                    _ => response.text.clone(),
+                };
             }
+            let stop = stop_action(&response, cut_retried);
             let calls = response.tool_calls.clone();
-            state
-                .history
-                .push(Message::assistant(response.text, response.tool_calls));
+            state.history.push(Message::assistant_with(
+                response.text,
+                response.tool_calls,
+                response.reasoning,
+            ));
             // A response without tool calls ends the turn at once, and `after_turn` keeps
             // the same state: one session write fewer per run.
             if !calls.is_empty() {
                 self.hooks.after_response(turn, state).await;
+            }
+            if let Some(action) = stop {
+                match self.after_cut(turn, action, state).await {
+                    Some(outcome) => return outcome,
+                    None => {
+                        cut = Some(state.final_text.clone());
+                        cut_retried = true;
+                        continue;
+                    }
+                }
             }
             let nudge = self
                 .window

@@ -75,6 +75,7 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
                 content,
                 tool_calls,
                 summary,
+                ..
             } => {
                 let mut text = content.clone();
                 for c in tool_calls {
@@ -89,6 +90,7 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
                     content: text.trim().to_owned(),
                     tool_calls: Vec::new(),
                     summary: *summary,
+                    reasoning: crate::conversation::Reasoning::default(),
                 });
             }
             Message::Tool {

@@ -150,6 +150,9 @@ pub(crate) fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), Strin
     if let Some(t) = args.max_turns {
         job.limits.max_turns = Some(t);
     }
+    if let Some(n) = args.max_tokens {
+        job.model.max_tokens = Some(n);
+    }
     if let Some(t) = &args.timeout {
         job.limits.timeout = Some(job::parse_duration(t).map_err(|e| format!("--timeout: {e}"))?);
     }

@@ -55,7 +55,9 @@ pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<
             format!("the agent reported failure: {r}"),
             None,
         ),
-        Outcome::Rejected(r) => (Status::Failed, r.clone(), None),
+        Outcome::Rejected(r) | Outcome::Truncated(r) | Outcome::Filtered(r) => {
+            (Status::Failed, r.clone(), None)
+        }
         Outcome::ApprovalRequired(r) => (Status::ApprovalRequired, r.clone(), None),
         Outcome::Limit(l) => {
             let value = match l {

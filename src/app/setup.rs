@@ -34,6 +34,7 @@ pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), Str
     }
     let fallback = match job.model.provider {
         ProviderKind::Openai => Some("OPENAI_API_KEY"),
+        ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY"),
         ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
         ProviderKind::Script => None,
     };
@@ -85,7 +86,7 @@ impl ClientTask {
     pub(crate) fn start(job: &Job) -> ClientTask {
         let needs_tls = match job.model.provider {
             ProviderKind::Script => false,
-            ProviderKind::Openai | ProviderKind::Anthropic => !job
+            ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Azure => !job
                 .model
                 .api_base
                 .as_deref()
@@ -129,6 +130,20 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             );
             cfg.api_key = key;
             cfg.headers = headers;
+            cfg.stream_usage = m.stream_usage;
+            Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Azure => {
+            let base = crate::provider::openai::azure_api_base(
+                m.api_base.as_deref().unwrap_or_default(),
+                m.deployment.as_deref().unwrap_or(&m.name),
+                m.api_version.as_deref(),
+            );
+            let mut cfg = OpenAiConfig::new(base, m.name.clone());
+            cfg.api_key = key;
+            cfg.headers = headers;
+            cfg.stream_usage = m.stream_usage;
+            cfg.auth = crate::provider::openai::AuthHeader::ApiKey;
             Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Anthropic => {
@@ -141,6 +156,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             }
             cfg.api_key = key;
             cfg.headers = headers;
+            cfg.thinking_budget = m.thinking_budget;
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
     };

@@ -91,6 +91,7 @@ fn outcome_words(outcome: &Outcome) -> (bool, String) {
         Outcome::Provider(e) => (false, format!("model provider failed: {e}")),
         Outcome::Internal(m) => (false, format!("internal error: {m}")),
         Outcome::Interrupted => (false, "interrupted".to_owned()),
+        Outcome::Truncated(r) | Outcome::Filtered(r) => (false, r.clone()),
     }
 }
 

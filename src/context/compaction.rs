@@ -130,6 +130,7 @@ pub fn apply_summary(summary: String) -> Vec<Message> {
         content: summary,
         tool_calls: Vec::new(),
         summary: true,
+        reasoning: crate::conversation::Reasoning::default(),
     }]
 }
 

@@ -66,7 +66,8 @@ fn the_summary_replaces_the_history() {
         vec![Message::Assistant {
             content: "We were fixing the parser.".into(),
             tool_calls: vec![],
-            summary: true
+            summary: true,
+            reasoning: Default::default(),
         }]
     );
     assert!(is_well_paired(&history));

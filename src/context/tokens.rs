@@ -122,9 +122,22 @@ pub(crate) fn message_tokens(message: &Message, count: &impl Fn(&str) -> u64) ->
     let mut total = count(message.text()) + MESSAGE_OVERHEAD + ITEM_OVERHEAD;
     match message {
         Message::User { .. } => {}
-        Message::Assistant { tool_calls, .. } => {
+        Message::Assistant {
+            tool_calls,
+            reasoning,
+            ..
+        } => {
             for call in tool_calls {
                 total += count(&call.name) + TOOL_CALL_OVERHEAD + count(&call.arguments);
+            }
+            // Reasoning sent back with tool calls takes room in the window too.
+            if !tool_calls.is_empty() {
+                total += count(&reasoning.text);
+                for block in &reasoning.blocks {
+                    if let crate::conversation::ThinkingBlock::Thinking { thinking, .. } = block {
+                        total += count(thinking);
+                    }
+                }
             }
         }
         Message::Tool { .. } => total += TOOL_RESULT_OVERHEAD,

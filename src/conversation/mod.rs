@@ -4,6 +4,9 @@
 //! as they are. The system message is not part of the history: it is rebuilt every turn.
 
 mod usage_wire;
+mod reasoning;
+
+pub use reasoning::{CallExtra, Reasoning, ThinkingBlock};
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +33,9 @@ pub enum Message {
         /// Set on the message that replaced older history after a compaction.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         summary: bool,
+        /// The provider's reasoning state, sent back where the provider requires it.
+        #[serde(default, skip_serializing_if = "Reasoning::is_empty")]
+        reasoning: Reasoning,
     },
     Tool {
         tool_call_id: String,
@@ -52,6 +58,21 @@ impl Message {
             content: content.into(),
             tool_calls,
             summary: false,
+            reasoning: Reasoning::default(),
+        }
+    }
+
+    /// An assistant message with the reasoning state its response carried.
+    pub fn assistant_with(
+        content: impl Into<String>,
+        tool_calls: Vec<ToolCall>,
+        reasoning: Reasoning,
+    ) -> Self {
+        Message::Assistant {
+            content: content.into(),
+            tool_calls,
+            summary: false,
+            reasoning,
         }
     }
 

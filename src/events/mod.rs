@@ -73,6 +73,18 @@ pub enum Event {
         usage: Option<Usage>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// Why the model stopped: `stop`, `tool_calls`, `length`, `content_filter`, or the
+        /// server's own word.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<String>,
+    },
+    /// The answer was cut (`length`) or filtered (`content_filter`): `action` is
+    /// `continue` (the model is asked once to go on) or `fail` (the run ends, exit 1).
+    #[serde(rename = "output.incomplete")]
+    OutputIncomplete {
+        turn: u32,
+        stop_reason: String,
+        action: String,
     },
     #[serde(rename = "permission.decision")]
     PermissionDecision {
@@ -178,6 +190,7 @@ impl Event {
             Event::TurnStarted { .. } => "turn.started",
             Event::ModelRetry { .. } => "model.retry",
             Event::AssistantMessage { .. } => "assistant.message",
+            Event::OutputIncomplete { .. } => "output.incomplete",
             Event::PermissionDecision { .. } => "permission.decision",
             Event::ToolStarted { .. } => "tool.started",
             Event::ToolFinished { .. } => "tool.finished",

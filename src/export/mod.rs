@@ -116,6 +116,7 @@ impl ExportJob {
         let m = &self.job.model;
         m.api_key_env.clone().or_else(|| match m.provider {
             ProviderKind::Openai => Some("OPENAI_API_KEY".to_owned()),
+            ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY".to_owned()),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY".to_owned()),
             ProviderKind::Script => None,
         })

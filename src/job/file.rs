@@ -285,6 +285,23 @@ pub struct ModelSection {
     pub tool_call_format: Option<ToolCallFormat>,
     /// Price per million tokens, overriding the built-in table (for cost and max_cost_usd).
     pub pricing: Option<crate::context::pricing::Price>,
+    /// Ask an OpenAI-compatible server for usage in the stream (`stream_options`; default
+    /// true). Set false for a server that refuses the field.
+    pub stream_usage: Option<bool>,
+    /// Anthropic extended thinking: `{budget_tokens: N}` (at least 1024, below max_tokens).
+    pub thinking: Option<ThinkingSection>,
+    /// For `provider: azure`: the deployment name (default: `name`).
+    pub deployment: Option<String>,
+    /// For `provider: azure`: the `api-version` query value (default 2024-10-21).
+    pub api_version: Option<String>,
+}
+
+/// Extended thinking settings.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThinkingSection {
+    /// Tokens the model may spend thinking before it answers.
+    pub budget_tokens: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -304,6 +321,9 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic's Messages API.
     Anthropic,
+    /// Azure OpenAI: `{api_base}/openai/deployments/{deployment}/chat/completions?api-version=…`
+    /// with an `api-key` header.
+    Azure,
     /// Scripted turns from a file: no key, no network.
     Script,
 }

@@ -145,6 +145,12 @@ pub struct ModelSpec {
     pub idle_timeout: Option<Duration>,
     pub tool_call_format: file::ToolCallFormat,
     pub pricing: Option<crate::context::pricing::Price>,
+    /// Send `stream_options` to OpenAI-compatible servers.
+    pub stream_usage: bool,
+    /// Anthropic extended thinking budget.
+    pub thinking_budget: Option<u32>,
+    pub deployment: Option<String>,
+    pub api_version: Option<String>,
 }
 
 /// A rule for the system message (see `crate::rules`).

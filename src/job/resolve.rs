@@ -372,7 +372,7 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
                 format!("script file not found: {}", p.display()),
             );
         }
-        (ProviderKind::Openai | ProviderKind::Anthropic, Some(_)) => {
+        (ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Azure, Some(_)) => {
             cx.push(
                 "model.script",
                 "`script` is only for `provider: script`".to_owned(),
@@ -396,6 +396,7 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
             "must be an http:// or https:// URL".to_owned(),
         );
     }
+    check_model_extras(cx, m);
     let retry = m.retry.as_ref();
     ModelSpec {
         provider: m.provider,
@@ -419,6 +420,52 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
         idle_timeout: cx.duration("model.idle_timeout", m.idle_timeout.as_ref()),
         tool_call_format: m.tool_call_format.unwrap_or_default(),
         pricing: m.pricing,
+        stream_usage: m.stream_usage.unwrap_or(true),
+        thinking_budget: m.thinking.map(|t| t.budget_tokens),
+        deployment: m.deployment.clone(),
+        api_version: m.api_version.clone(),
+    }
+}
+
+/// The rules for thinking and Azure settings (docs.anthropic.com, "Extended thinking":
+/// `budget_tokens` ≥ 1024 and below `max_tokens`).
+fn check_model_extras(cx: &mut Ctx<'_>, m: &crate::job::file::ModelSection) {
+    if let Some(t) = &m.thinking {
+        if m.provider != ProviderKind::Anthropic {
+            cx.push(
+                "model.thinking",
+                "is only for `provider: anthropic`".to_owned(),
+            );
+        }
+        if t.budget_tokens < 1024 {
+            cx.push(
+                "model.thinking.budget_tokens",
+                "must be at least 1024".to_owned(),
+            );
+        }
+        if let Some(max) = m.max_tokens
+            && max <= t.budget_tokens
+        {
+            cx.push(
+                "model.max_tokens",
+                format!("must be above thinking.budget_tokens ({})", t.budget_tokens),
+            );
+        }
+    }
+    if m.provider == ProviderKind::Azure && m.api_base.is_none() {
+        cx.push(
+            "model.api_base",
+            "`provider: azure` needs the resource URL, e.g. https://NAME.openai.azure.com"
+                .to_owned(),
+        );
+    }
+    for (field, set) in [
+        ("model.deployment", m.deployment.is_some()),
+        ("model.api_version", m.api_version.is_some()),
+    ] {
+        if set && m.provider != ProviderKind::Azure {
+            cx.push(field, "is only for `provider: azure`".to_owned());
+        }
     }
 }
 

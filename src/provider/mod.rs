@@ -8,6 +8,7 @@
 pub mod anthropic;
 mod collect;
 mod error;
+mod family;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod openai;
@@ -23,7 +24,7 @@ use std::pin::Pin;
 use futures_util::Stream;
 use serde::{Deserialize, Serialize};
 
-use crate::conversation::{Message, ToolCall, ToolSpec, Usage};
+use crate::conversation::{Message, Reasoning, ThinkingBlock, ToolCall, ToolSpec, Usage};
 
 /// Everything one model request needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,18 +48,40 @@ pub enum FinishReason {
     Other(String),
 }
 
+impl FinishReason {
+    /// The reason in OpenAI's words (`stop`, `tool_calls`, `length`, `content_filter`), or
+    /// the server's own word for any other.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::Length => "length",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(other) => other,
+        }
+    }
+}
+
 /// One piece of a streamed response, already decoded from the provider's wire format.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
-    /// A fragment of a tool call. `index` identifies the call within the response; `id` and
-    /// `name` arrive with the first fragment (some providers repeat them); `arguments` is a
-    /// piece of the JSON argument text, to be concatenated in order.
+    /// A piece of the model's visible reasoning (`reasoning_content`, `reasoning`,
+    /// Anthropic `thinking_delta`): kept to be sent back, never part of the answer.
+    ReasoningDelta(String),
+    /// A whole Anthropic thinking block with its signature, kept byte for byte.
+    Thinking(ThinkingBlock),
+    /// A fragment of a tool call. `index` identifies the call within the response when the
+    /// server sends one; without it the `id` does (Gemini). `id` and `name` arrive with the
+    /// first fragment (some servers repeat them, some send `""` on later ones); `arguments`
+    /// is a piece of the JSON argument text, to be concatenated in order; `extra` is opaque
+    /// data the server wants back on this call (Gemini's `extra_content`).
     ToolCallDelta {
-        index: usize,
+        index: Option<usize>,
         id: Option<String>,
         name: Option<String>,
         arguments: String,
+        extra: Option<serde_json::Value>,
     },
     Usage(Usage),
     Finish(FinishReason),
@@ -94,4 +117,6 @@ pub struct AssistantTurn {
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
     pub finish: Option<FinishReason>,
+    /// The provider's reasoning state, to keep with the message in the history.
+    pub reasoning: Reasoning,
 }

@@ -61,6 +61,9 @@ pub struct RunResult {
     /// Why the run ended, in words.
     pub reason: String,
     pub limit: Option<Limit>,
+    /// Why the model stopped its last response: `stop`, `tool_calls`, `length` (cut by the
+    /// output-token limit), `content_filter`, or the server's own word; null before any.
+    pub stop_reason: Option<String>,
     /// The agent's final answer.
     pub result: String,
     /// Whether the agent finished its work (even if checks then failed).
@@ -161,6 +164,7 @@ impl ResultBuilder {
                 is_error: true,
                 reason: "the run did not finish".to_owned(),
                 limit: None,
+                stop_reason: None,
                 result: String::new(),
                 agent_finished: false,
                 run_id: run_id.to_owned(),
@@ -219,6 +223,7 @@ impl ResultBuilder {
                 r.model = model.clone();
             }
             Event::ToolStarted { .. } => r.num_tool_calls += 1,
+            Event::AssistantMessage { stop_reason, .. } => r.stop_reason.clone_from(stop_reason),
             Event::PermissionDecision {
                 turn,
                 call_id,
@@ -267,6 +272,13 @@ impl ResultBuilder {
                 r.exit_code = *exit_code;
                 r.is_error = *status != Status::Success;
                 r.subtype = RunResult::subtype_for(*status, *limit);
+                if *status == Status::Failed {
+                    match r.stop_reason.as_deref() {
+                        Some("length") => r.subtype = "error_max_output_tokens".to_owned(),
+                        Some("content_filter") => r.subtype = "error_content_filter".to_owned(),
+                        _ => {}
+                    }
+                }
                 r.reason = reason.clone();
                 r.limit = *limit;
                 r.result = result.clone();

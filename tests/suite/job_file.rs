@@ -369,3 +369,38 @@ fn an_unknown_tool_in_the_repo_permissions_file_only_warns() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn thinking_and_azure_settings_follow_their_rules() {
+    let cases = [
+        (
+            "  provider: anthropic\n  name: claude-sonnet-4-5\n  thinking: {budget_tokens: 500}\n",
+            "model.thinking.budget_tokens: must be at least 1024",
+        ),
+        (
+            "  provider: anthropic\n  name: claude-sonnet-4-5\n  max_tokens: 2000\n  thinking: {budget_tokens: 4000}\n",
+            "model.max_tokens: must be above thinking.budget_tokens (4000)",
+        ),
+        (
+            "  provider: openai\n  name: gpt-4o\n  thinking: {budget_tokens: 2048}\n",
+            "model.thinking: is only for `provider: anthropic`",
+        ),
+        (
+            "  provider: azure\n  name: gpt-4o\n",
+            "model.api_base: `provider: azure` needs the resource URL",
+        ),
+        (
+            "  provider: openai\n  name: gpt-4o\n  deployment: prod\n",
+            "model.deployment: is only for `provider: azure`",
+        ),
+        (
+            "  provider: openai\n  name: gpt-4o\n  api_version: 2024-10-21\n",
+            "model.api_version: is only for `provider: azure`",
+        ),
+    ];
+    for (model, want) in cases {
+        let (code, err) = check(&format!("version: 1\nmodel:\n{model}prompt: hi\n"));
+        assert_eq!(code, 2, "{model}: {err}");
+        assert!(err.contains(want), "{model}\n  got: {err}");
+    }
+}

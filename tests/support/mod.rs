@@ -2,5 +2,6 @@
 #![allow(dead_code, unreachable_pub)]
 pub mod http;
 pub mod model;
+pub mod replay;
 pub mod runner;
 pub mod sse;

@@ -8,18 +8,33 @@
 use serde_json::Value;
 
 use super::wire::{self, Block, EPHEMERAL};
-use crate::conversation::{Message, Usage};
+use crate::conversation::{Message, ThinkingBlock, Usage};
+use crate::provider::family;
 use crate::provider::{ChatRequest, FinishReason};
-
-/// `max_tokens` is required by the API; this is sent when the job sets none.
-pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
 
 /// Sent as the first user message when the history starts with the assistant (after a
 /// compaction), because the API expects a user turn first.
 const OPENING: &str = "Continue from where the conversation left off.";
 
+/// How one client shapes its requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Extended thinking with this budget (`thinking: {type: enabled, budget_tokens}`).
+    pub(crate) thinking: Option<u32>,
+    /// A ceiling the server named in an earlier refusal of `max_tokens`.
+    pub(crate) ceiling: Option<u32>,
+}
+
 /// The request body for `request`, sent as `model`.
-pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Request<'a> {
+///
+/// With thinking on, Anthropic's rules for thinking with tools apply: no `temperature`
+/// (only the default is accepted), `max_tokens` above the budget, and each earlier thinking
+/// block sent back unchanged before the tool calls of its turn.
+pub(crate) fn request<'a>(
+    request: &'a ChatRequest,
+    model: &'a str,
+    shape: Shape,
+) -> wire::Request<'a> {
     let system = if request.system.is_empty() {
         Vec::new()
     } else {
@@ -41,9 +56,11 @@ pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Req
     if let Some(last) = tools.last_mut() {
         last.cache_control = Some(EPHEMERAL);
     }
+    let max_tokens = family::anthropic_max_tokens(model, request.max_tokens, shape.thinking);
+    let max_tokens = shape.ceiling.map_or(max_tokens, |c| max_tokens.min(c));
     wire::Request {
         model,
-        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        max_tokens,
         system,
         messages: messages(&request.messages),
         tools,
@@ -51,12 +68,21 @@ pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Req
         // f32 → f64 through its shortest decimal, so 0.2 is sent as 0.2, not 0.2000000029.
         temperature: request
             .temperature
+            .filter(|_| shape.thinking.is_none())
             .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
+        thinking: shape.thinking.map(|budget_tokens| wire::ThinkingConfig {
+            kind: "enabled",
+            budget_tokens,
+        }),
     }
 }
 
 /// The history as alternating user/assistant messages; the last block carries a cache
 /// marker so each turn of a long run reads the previous turns from the cache.
+///
+/// Thinking blocks go back unchanged, first in their message, whenever the server produced
+/// them: with tools, the latest assistant turn must carry its thinking (also for models that
+/// think without being asked), and the API accepts those of earlier turns.
 pub(crate) fn messages(history: &[Message]) -> Vec<wire::Message<'_>> {
     let mut out: Vec<wire::Message<'_>> = Vec::with_capacity(history.len());
     for message in history {
@@ -96,9 +122,11 @@ fn blocks(message: &Message) -> (&'static str, Vec<Block<'_>>) {
         Message::Assistant {
             content,
             tool_calls,
+            reasoning,
             ..
         } => {
-            let mut blocks: Vec<Block<'_>> = text_block(content).into_iter().collect();
+            let mut blocks: Vec<Block<'_>> = reasoning.blocks.iter().map(thinking_block).collect();
+            blocks.extend(text_block(content));
             blocks.extend(tool_calls.iter().map(|call| Block::ToolUse {
                 id: &call.id,
                 name: &call.name,
@@ -121,6 +149,19 @@ fn blocks(message: &Message) -> (&'static str, Vec<Block<'_>>) {
                 cache_control: None,
             }],
         ),
+    }
+}
+
+fn thinking_block(block: &ThinkingBlock) -> Block<'_> {
+    match block {
+        ThinkingBlock::Thinking {
+            thinking,
+            signature,
+        } => Block::Thinking {
+            thinking,
+            signature,
+        },
+        ThinkingBlock::RedactedThinking { data } => Block::RedactedThinking { data },
     }
 }
 

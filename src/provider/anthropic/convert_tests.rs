@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{UsageTally, request};
+use super::{Shape, UsageTally, request};
 use crate::conversation::{Message, ToolCall, ToolSpec};
 use crate::provider::ChatRequest;
 use crate::provider::anthropic::wire;
@@ -54,7 +54,7 @@ fn the_body_pairs_results_with_calls_merges_roles_and_marks_cache_points() {
         max_tokens: None,
         temperature: None,
     };
-    let body = serde_json::to_value(request(&req, "claude")).unwrap();
+    let body = serde_json::to_value(request(&req, "claude", Shape::default())).unwrap();
     assert_eq!(
         body,
         json!({
@@ -91,6 +91,7 @@ fn a_history_that_starts_with_the_assistant_gets_a_user_turn_first() {
             content: "Summary so far.".into(),
             tool_calls: vec![],
             summary: true,
+            reasoning: Default::default(),
         },
         Message::user("continue"),
     ];
@@ -127,4 +128,63 @@ fn cached_tokens_count_as_part_of_the_input() {
         ),
         (1210, 42, 1000, 200)
     );
+}
+
+#[test]
+fn thinking_blocks_go_back_first_and_thinking_drops_the_temperature() {
+    use crate::conversation::{Reasoning, ThinkingBlock};
+    let reasoning = Reasoning {
+        blocks: vec![
+            ThinkingBlock::Thinking {
+                thinking: "plan".into(),
+                signature: "sig".into(),
+            },
+            ThinkingBlock::RedactedThinking {
+                data: "opaque".into(),
+            },
+        ],
+        ..Reasoning::default()
+    };
+    let req = ChatRequest {
+        model: "m".into(),
+        system: String::new(),
+        messages: vec![
+            Message::user("hi"),
+            Message::assistant_with("Looking.", vec![call("t1", "Read", "{}")], reasoning),
+            result("t1", "contents", false),
+        ],
+        tools: vec![tool("Read")],
+        max_tokens: None,
+        temperature: Some(0.5),
+    };
+    for thinking in [None, Some(2048)] {
+        let shape = Shape {
+            thinking,
+            ceiling: None,
+        };
+        let body = serde_json::to_value(request(&req, "claude-sonnet-4-5", shape)).unwrap();
+        let kinds: Vec<&str> = body["messages"][1]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["thinking", "redacted_thinking", "text", "tool_use"]);
+        assert_eq!(body["messages"][1]["content"][0]["signature"], "sig");
+        match thinking {
+            Some(budget) => {
+                assert_eq!(
+                    body["thinking"],
+                    json!({"type": "enabled", "budget_tokens": budget})
+                );
+                assert!(body.get("temperature").is_none());
+                assert_eq!(body["max_tokens"], 2048 + 8192);
+            }
+            None => {
+                assert!(body.get("thinking").is_none());
+                assert_eq!(body["temperature"], 0.5);
+                assert_eq!(body["max_tokens"], 8192);
+            }
+        }
+    }
 }

@@ -6,17 +6,20 @@
 mod convert;
 mod wire;
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
+use super::family;
 use super::sse::SseEvent;
 use super::sse::classify::{classify, error_in_json};
 use super::sse::http::{self, Dialect, MAX_RESPONSE_BYTES};
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
+use crate::conversation::ThinkingBlock;
 use crate::secret::Secret;
-use convert::UsageTally;
+use convert::{Shape, UsageTally};
 use wire::{BlockDelta, ContentBlock, Event};
 
 /// Anthropic's own endpoint, used when a job names no `api_base`.
@@ -37,6 +40,8 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// A limit on the whole request, body included; `None` leaves it to the idle timeout.
     pub request_timeout: Option<Duration>,
+    /// Extended thinking with this token budget (`model.thinking.budget_tokens`).
+    pub thinking_budget: Option<u32>,
 }
 
 impl AnthropicConfig {
@@ -49,6 +54,7 @@ impl AnthropicConfig {
             headers: Vec::new(),
             connect_timeout: Duration::from_secs(30),
             request_timeout: None,
+            thinking_budget: None,
         }
     }
 }
@@ -61,6 +67,8 @@ pub struct AnthropicClient {
     headers: HeaderMap,
     model: String,
     key: Option<Secret>,
+    /// Thinking, and the output ceiling a server named (kept for the rest of the run).
+    shape: Arc<Mutex<Shape>>,
 }
 
 impl AnthropicClient {
@@ -90,7 +98,33 @@ impl AnthropicClient {
             headers,
             model: config.model,
             key,
+            shape: Arc::new(Mutex::new(Shape {
+                thinking: config.thinking_budget,
+                ceiling: None,
+            })),
         })
+    }
+
+    fn shape(&self) -> Shape {
+        *self.shape.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// After a refusal of `max_tokens` that names the model's ceiling: use the ceiling from
+    /// now on. Returns whether the request is worth sending again.
+    fn lower_to_ceiling(&self, error: &ProviderError) -> bool {
+        let ProviderError::BadRequest { message, .. } = error else {
+            return false;
+        };
+        let Some(ceiling) = family::ceiling_in_error(message) else {
+            return false;
+        };
+        let mut shape = self.shape.lock().unwrap_or_else(PoisonError::into_inner);
+        if shape.ceiling.is_some_and(|c| c <= ceiling) {
+            return false;
+        }
+        shape.ceiling = Some(ceiling);
+        tracing::warn!("the server caps max_tokens at {ceiling} for this model; using that");
+        true
     }
 
     /// A `200 application/json` answer is never a stream: an error object, or a shape we
@@ -119,10 +153,17 @@ impl ModelClient for AnthropicClient {
         } else {
             &request.model
         };
-        let body = serde_json::to_vec(&convert::request(request, model))
-            .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
         let key = self.key.as_ref();
-        let response = http::post(&self.http, &self.url, self.headers.clone(), body, key).await?;
+        let mut lowered = false;
+        let response = loop {
+            let body = serde_json::to_vec(&convert::request(request, model, self.shape()))
+                .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
+            match http::post(&self.http, &self.url, self.headers.clone(), body, key).await {
+                Ok(response) => break response,
+                Err(error) if !lowered && self.lower_to_ceiling(&error) => lowered = true,
+                Err(error) => return Err(error),
+            }
+        };
         let kind = http::content_type(&response);
         if http::is_html(&kind) {
             return Err(http::html_page_error(response, key).await);
@@ -134,6 +175,7 @@ impl ModelClient for AnthropicClient {
             usage: UsageTally::default(),
             stopped: false,
             key: self.key.clone(),
+            thinking: None,
         };
         Ok(http::event_stream(response, dialect, self.key.clone()))
     }
@@ -151,6 +193,8 @@ struct AnthropicDialect {
     usage: UsageTally,
     stopped: bool,
     key: Option<Secret>,
+    /// The thinking block being streamed: its index, text and signature so far.
+    thinking: Option<(usize, String, String)>,
 }
 
 /// The dialect with no key, for the fuzz entry points (`crate::provider::fuzz`).
@@ -159,6 +203,7 @@ pub(super) fn fuzz_dialect() -> impl Dialect {
         usage: UsageTally::default(),
         stopped: false,
         key: None,
+        thinking: None,
     }
 }
 
@@ -198,16 +243,36 @@ impl AnthropicDialect {
             }
             Event::ContentBlockStart {
                 index,
+                content_block:
+                    ContentBlock::Thinking {
+                        thinking,
+                        signature,
+                    },
+            } => self.thinking = Some((index, thinking, signature)),
+            Event::ContentBlockStart {
+                index,
                 content_block,
             } => block_start(index, content_block, out),
             Event::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => out.push(StreamEvent::TextDelta(text)),
+                BlockDelta::ThinkingDelta { thinking } => {
+                    if let Some((_, text, _)) = self.thinking.as_mut().filter(|t| t.0 == index) {
+                        text.push_str(&thinking);
+                    }
+                    out.push(StreamEvent::KeepAlive);
+                }
+                BlockDelta::SignatureDelta { signature } => {
+                    if let Some((_, _, sig)) = self.thinking.as_mut().filter(|t| t.0 == index) {
+                        sig.push_str(&signature);
+                    }
+                }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     out.push(StreamEvent::ToolCallDelta {
-                        index,
+                        index: Some(index),
                         id: None,
                         name: None,
                         arguments: partial_json,
+                        extra: None,
                     });
                 }
                 BlockDelta::Other => {}
@@ -223,15 +288,29 @@ impl AnthropicDialect {
                 }
             }
             Event::MessageStop => return true,
-            Event::ContentBlockStop | Event::Ping | Event::Other => {}
+            Event::ContentBlockStop { index } => {
+                if let Some((_, thinking, signature)) = self.thinking.take_if(|t| t.0 == index) {
+                    out.push(StreamEvent::Thinking(ThinkingBlock::Thinking {
+                        thinking,
+                        signature,
+                    }));
+                }
+            }
+            Event::Ping | Event::Other => {}
         }
         false
     }
 }
 
-/// The opening of a content block: initial text, or a tool call's id and name.
+/// The opening of a content block: initial text, a tool call's id and name, or a whole
+/// redacted thinking block.
 fn block_start(index: usize, block: ContentBlock, out: &mut Vec<StreamEvent>) {
     match block {
+        ContentBlock::RedactedThinking { data } => {
+            out.push(StreamEvent::Thinking(ThinkingBlock::RedactedThinking {
+                data,
+            }));
+        }
         ContentBlock::Text { text } if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
         ContentBlock::ToolUse { id, name, input } => {
             // Streamed tool input arrives in `input_json_delta`s; `input` is normally `{}`.
@@ -240,10 +319,11 @@ fn block_start(index: usize, block: ContentBlock, out: &mut Vec<StreamEvent>) {
                 _ => String::new(),
             };
             out.push(StreamEvent::ToolCallDelta {
-                index,
+                index: Some(index),
                 id: Some(id),
                 name: Some(name),
                 arguments,
+                extra: None,
             });
         }
         _ => {}

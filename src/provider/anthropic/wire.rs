@@ -1,7 +1,8 @@
 //! The Anthropic Messages API wire format: the streaming request body and the SSE events
 //! (`message_start`, `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`).
-//! Event types and block types we do not use (thinking, citations, server tools) decode to
-//! `Other` and are skipped, so a new kind of block does not break a run.
+//! Thinking and redacted-thinking blocks are kept (with their signatures) to be sent back;
+//! event types and block types we do not use (citations, server tools) decode to `Other`
+//! and are skipped, so a new kind of block does not break a run.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,6 +20,16 @@ pub(crate) struct Request<'a> {
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thinking: Option<ThinkingConfig>,
+}
+
+/// `{"type": "enabled", "budget_tokens": N}`: extended thinking.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct ThinkingConfig {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) budget_tokens: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -39,6 +50,14 @@ pub(crate) const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum Block<'a> {
+    /// A thinking block of an earlier response, sent back unchanged.
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     Text {
         text: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,6 +86,8 @@ impl Block<'_> {
             Block::Text { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
             | Block::ToolResult { cache_control, .. } => *cache_control = Some(EPHEMERAL),
+            // Thinking blocks cannot carry a cache marker; they are cached with their turn.
+            Block::Thinking { .. } | Block::RedactedThinking { .. } => {}
         }
     }
 }
@@ -95,7 +116,10 @@ pub(crate) enum Event {
         index: usize,
         delta: BlockDelta,
     },
-    ContentBlockStop,
+    ContentBlockStop {
+        #[serde(default)]
+        index: usize,
+    },
     MessageDelta {
         #[serde(default)]
         delta: MessageDelta,
@@ -127,6 +151,16 @@ pub(crate) enum ContentBlock {
         #[serde(default)]
         input: Option<Value>,
     },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -139,6 +173,12 @@ pub(crate) enum BlockDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,

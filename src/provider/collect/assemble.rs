@@ -1,11 +1,15 @@
 //! Folds the stream events of one response into an [`AssistantTurn`]: text concatenated,
-//! tool-call fragments grouped by index, usage and finish reason kept.
+//! tool-call fragments grouped into calls, reasoning state, usage and finish reason kept.
 //!
 //! Providers differ in how they fragment tool calls (OpenAI repeats nothing after the first
 //! fragment, some compatible servers repeat the id, some reuse an index for a second call),
 //! so the grouping rules live here, once, for every provider.
 
-use crate::conversation::{ToolCall, Usage};
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::conversation::{CallExtra, Reasoning, ThinkingBlock, ToolCall, Usage};
 use crate::provider::sse::http::MAX_RESPONSE_BYTES;
 use crate::provider::{AssistantTurn, FinishReason, ProviderError, StreamEvent};
 
@@ -14,10 +18,11 @@ const EVENT_OVERHEAD: usize = 16;
 
 #[derive(Debug, Default)]
 struct PartialCall {
-    index: usize,
+    index: Option<usize>,
     id: Option<String>,
     name: String,
     arguments: String,
+    extra: Option<Value>,
 }
 
 /// Accumulates one response.
@@ -25,9 +30,12 @@ struct PartialCall {
 pub(crate) struct Assembler {
     text: String,
     calls: Vec<PartialCall>,
-    /// The position in `calls` of the latest call with each index (a scan of `calls` per
-    /// fragment made a response with many calls quadratic).
-    latest: std::collections::HashMap<usize, usize>,
+    /// The position in `calls` of the latest call with each index, and of the call with each
+    /// id (a scan of `calls` per fragment made a response with many calls quadratic).
+    by_index: HashMap<usize, usize>,
+    by_id: HashMap<String, usize>,
+    reasoning: String,
+    thinking: Vec<ThinkingBlock>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
     bytes: usize,
@@ -43,17 +51,52 @@ impl Assembler {
                 self.text.push_str(&text);
                 return Ok(Some(text));
             }
+            StreamEvent::ReasoningDelta(text) => {
+                self.charge(text.len())?;
+                self.reasoning.push_str(&text);
+            }
+            StreamEvent::Thinking(block) => {
+                let size = match &block {
+                    ThinkingBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => thinking.len() + signature.len(),
+                    ThinkingBlock::RedactedThinking { data } => data.len(),
+                };
+                self.charge(size)?;
+                self.thinking.push(block);
+            }
             StreamEvent::ToolCallDelta {
                 index,
                 id,
                 name,
                 arguments,
+                extra,
             } => {
                 let size = arguments.len()
                     + id.as_deref().map_or(0, str::len)
-                    + name.as_deref().map_or(0, str::len);
+                    + name.as_deref().map_or(0, str::len)
+                    + extra.as_ref().map_or(0, |e| e.to_string().len());
                 self.charge(size)?;
-                self.tool_delta(index, id, name, &arguments);
+                let id = id.filter(|id| !id.is_empty());
+                let named = name.as_deref().is_some_and(|n| !n.is_empty());
+                let pos = self.call_for(index, id.as_deref(), named);
+                let call = &mut self.calls[pos];
+                if call.id.is_none()
+                    && let Some(id) = id
+                {
+                    self.by_id.insert(id.clone(), pos);
+                    call.id = Some(id);
+                }
+                if let Some(name) = name.filter(|n| !n.is_empty())
+                    && call.name.is_empty()
+                {
+                    call.name = name;
+                }
+                call.arguments.push_str(&arguments);
+                if extra.is_some() {
+                    call.extra = extra;
+                }
             }
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Finish(reason) => self.finish = Some(reason),
@@ -74,51 +117,51 @@ impl Assembler {
         Ok(())
     }
 
-    fn tool_delta(
-        &mut self,
-        index: usize,
-        id: Option<String>,
-        name: Option<String>,
-        arguments: &str,
-    ) {
-        let current = self.latest.get(&index).copied();
-        let starts_new = match (current, &id) {
-            (None, _) => true,
-            (Some(pos), Some(new_id)) => {
-                self.calls[pos].id.as_ref().is_some_and(|old| old != new_id)
-            }
-            (Some(_), None) => false,
+    /// The position of the call a fragment belongs to, opening a new one when it starts one.
+    ///
+    /// With an `index` (the protocol's identifier) the fragment continues the latest call at
+    /// that index; an empty or repeated id does not start a call (DashScope sends `""` on
+    /// every continuation), only a different non-empty id does (servers that reuse index 0).
+    /// Without an `index` (Gemini) the id identifies the call; a fragment with neither
+    /// continues the latest call, unless it names a tool while that call already has a name
+    /// (servers that send whole calls with neither).
+    fn call_for(&mut self, index: Option<usize>, id: Option<&str>, named: bool) -> usize {
+        let found = match (index, id) {
+            (Some(i), _) => self.by_index.get(&i).copied().filter(|&pos| {
+                match (id, self.calls[pos].id.as_deref()) {
+                    (Some(new), Some(old)) => new == old,
+                    _ => true,
+                }
+            }),
+            (None, Some(id)) => self.by_id.get(id).copied(),
+            (None, None) => self
+                .calls
+                .len()
+                .checked_sub(1)
+                .filter(|&last| !named || self.calls[last].name.is_empty()),
         };
-        let pos = if starts_new {
+        found.unwrap_or_else(|| {
             self.calls.push(PartialCall {
                 index,
                 ..PartialCall::default()
             });
-            self.latest.insert(index, self.calls.len() - 1);
-            self.calls.len() - 1
-        } else {
-            current.unwrap_or_default()
-        };
-        let call = &mut self.calls[pos];
-        if call.id.is_none() {
-            call.id = id.filter(|id| !id.is_empty());
-        }
-        if let Some(name) = name
-            && call.name.is_empty()
-        {
-            call.name = name;
-        }
-        call.arguments.push_str(arguments);
+            let pos = self.calls.len() - 1;
+            if let Some(i) = index {
+                self.by_index.insert(i, pos);
+            }
+            pos
+        })
     }
 
     /// The finished turn. Calls without an id get `call_<n>`; calls without a name are
     /// dropped (nothing could run them); empty arguments become `{}`.
     pub(crate) fn finish(self) -> AssistantTurn {
         let mut tool_calls = Vec::with_capacity(self.calls.len());
+        let mut call_extra = Vec::new();
         for (n, call) in self.calls.into_iter().enumerate() {
             if call.name.trim().is_empty() {
                 tracing::warn!(
-                    index = call.index,
+                    index = ?call.index,
                     arguments = %call.arguments,
                     "dropping a tool call that has no name"
                 );
@@ -129,8 +172,15 @@ impl Assembler {
             } else {
                 call.arguments
             };
+            let id = call.id.unwrap_or_else(|| format!("call_{n}"));
+            if let Some(extra) = call.extra {
+                call_extra.push(CallExtra {
+                    call_id: id.clone(),
+                    extra,
+                });
+            }
             tool_calls.push(ToolCall {
-                id: call.id.unwrap_or_else(|| format!("call_{n}")),
+                id,
                 name: call.name,
                 arguments,
             });
@@ -140,6 +190,11 @@ impl Assembler {
             tool_calls,
             usage: self.usage,
             finish: self.finish,
+            reasoning: Reasoning {
+                text: self.reasoning,
+                blocks: self.thinking,
+                call_extra,
+            },
         }
     }
 }
@@ -151,10 +206,11 @@ mod tests {
 
     fn delta(index: usize, id: Option<&str>, name: Option<&str>, args: &str) -> StreamEvent {
         StreamEvent::ToolCallDelta {
-            index,
+            index: Some(index),
             id: id.map(str::to_string),
             name: name.map(str::to_string),
             arguments: args.to_string(),
+            extra: None,
         }
     }
 
@@ -228,6 +284,113 @@ mod tests {
                 ("call_2", "Checklist", "{\"checklist\":\"- [ ] a\"}")
             ]
         );
+    }
+
+    fn no_index(id: Option<&str>, name: Option<&str>, args: &str) -> StreamEvent {
+        StreamEvent::ToolCallDelta {
+            index: None,
+            id: id.map(str::to_string),
+            name: name.map(str::to_string),
+            arguments: args.to_string(),
+            extra: None,
+        }
+    }
+
+    fn calls(turn: &crate::provider::AssistantTurn) -> Vec<(String, String, String)> {
+        turn.tool_calls
+            .iter()
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect()
+    }
+
+    fn one(id: &str, name: &str, args: &str) -> Vec<(String, String, String)> {
+        vec![(id.into(), name.into(), args.into())]
+    }
+
+    #[test]
+    fn an_empty_id_on_continuation_chunks_is_not_a_new_call() {
+        // DashScope (Qwen), Z.ai, Workers AI: `"id": ""` and `"name": ""` after the first piece.
+        let turn = assemble(vec![
+            delta(0, Some("call_q1"), Some("Read"), "{\"file"),
+            delta(0, Some(""), Some(""), "path\": "),
+            delta(0, Some(""), None, "\"a.txt\"}"),
+        ]);
+        assert_eq!(
+            calls(&turn),
+            one("call_q1", "Read", "{\"filepath\": \"a.txt\"}")
+        );
+    }
+
+    #[test]
+    fn a_repeated_id_and_name_on_every_chunk_is_one_call() {
+        // Some vLLM tool parsers and proxies repeat id and name with each piece.
+        let turn = assemble(vec![
+            delta(0, Some("c"), Some("Bash"), "{\"command\":"),
+            delta(0, Some("c"), Some("Bash"), " \"ls\"}"),
+            delta(1, Some("d"), Some("List"), "{}"),
+            delta(1, Some("d"), Some("List"), ""),
+        ]);
+        assert_eq!(turn.tool_calls.len(), 2);
+        assert_eq!(turn.tool_calls[0].arguments, "{\"command\": \"ls\"}");
+    }
+
+    #[test]
+    fn without_an_index_the_id_identifies_the_call() {
+        // Gemini's OpenAI-compatible endpoint: whole calls, an id each, no index.
+        let turn = assemble(vec![
+            no_index(Some("g1"), Some("Read"), "{\"filepath\":\"a\"}"),
+            no_index(Some("g2"), Some("Read"), "{\"filepath\":\"b\"}"),
+        ]);
+        assert_eq!(turn.tool_calls.len(), 2);
+        assert_eq!(turn.tool_calls[1].id, "g2");
+        // Pieces without index or id continue the latest call.
+        let turn = assemble(vec![
+            no_index(Some("x"), Some("Bash"), "{\"command\""),
+            no_index(None, None, ": \"pwd\"}"),
+        ]);
+        assert_eq!(calls(&turn), one("x", "Bash", "{\"command\": \"pwd\"}"));
+    }
+
+    #[test]
+    fn whole_calls_with_neither_index_nor_id_stay_apart() {
+        let turn = assemble(vec![
+            no_index(None, Some("Read"), "{\"filepath\":\"a\"}"),
+            no_index(None, Some("List"), "{\"dirpath\":\".\"}"),
+        ]);
+        let names: Vec<_> = turn.tool_calls.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["Read", "List"]);
+        assert_ne!(turn.tool_calls[0].id, turn.tool_calls[1].id);
+    }
+
+    #[test]
+    fn the_last_argument_piece_may_come_with_the_finish() {
+        let turn = assemble(vec![
+            delta(0, Some("v"), Some("Read"), "{\"filepath\""),
+            delta(0, None, None, ": \"z\"}"),
+            StreamEvent::Finish(FinishReason::ToolCalls),
+        ]);
+        assert_eq!(calls(&turn), one("v", "Read", "{\"filepath\": \"z\"}"));
+        assert_eq!(turn.finish, Some(FinishReason::ToolCalls));
+    }
+
+    #[test]
+    fn reasoning_is_kept_apart_from_the_answer_with_the_call_extras() {
+        let extra = serde_json::json!({"google": {"thought_signature": "sig=="}});
+        let turn = assemble(vec![
+            StreamEvent::ReasoningDelta("Let me think. ".into()),
+            StreamEvent::ReasoningDelta("Read it.".into()),
+            StreamEvent::TextDelta("Reading.".into()),
+            StreamEvent::ToolCallDelta {
+                index: None,
+                id: Some("g".into()),
+                name: Some("Read".into()),
+                arguments: "{}".into(),
+                extra: Some(extra.clone()),
+            },
+        ]);
+        assert_eq!(turn.text, "Reading.");
+        assert_eq!(turn.reasoning.text, "Let me think. Read it.");
+        assert_eq!(turn.reasoning.extra_for("g"), Some(&extra));
     }
 
     #[test]

@@ -243,10 +243,11 @@ async fn cancellation_interrupts_the_backoff_sleep() {
 async fn the_first_tool_call_piece_is_announced_once_per_attempt() {
     let delta = |index: usize, args: &str| {
         Ok(StreamEvent::ToolCallDelta {
-            index,
+            index: Some(index),
             id: Some(format!("c{index}")),
             name: Some("Read".into()),
             arguments: args.into(),
+            extra: None,
         })
     };
     let fake = Fake(Mutex::new(vec![

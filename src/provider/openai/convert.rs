@@ -5,10 +5,15 @@ use serde_json::Value;
 
 use super::wire;
 use crate::conversation::{Message, Usage};
+use crate::provider::family::OpenAiParams;
 use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
-/// The request body for `request`, sent as `model`.
-pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Request<'a> {
+/// The request body for `request`, sent as `model`, with the parameters `params` allows.
+pub(crate) fn request<'a>(
+    request: &'a ChatRequest,
+    model: &'a str,
+    params: &OpenAiParams,
+) -> wire::Request<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(wire::Message::System {
@@ -28,18 +33,25 @@ pub(crate) fn request<'a>(request: &'a ChatRequest, model: &'a str) -> wire::Req
             },
         })
         .collect();
+    let (max_tokens, max_completion_tokens) = if params.max_completion_tokens {
+        (None, request.max_tokens)
+    } else {
+        (request.max_tokens, None)
+    };
     wire::Request {
         model,
         messages,
         stream: true,
-        stream_options: wire::StreamOptions {
+        stream_options: params.stream_options.then_some(wire::StreamOptions {
             include_usage: true,
-        },
+        }),
         tools,
-        max_tokens: request.max_tokens,
+        max_tokens,
+        max_completion_tokens,
         // f32 → f64 through its shortest decimal, so 0.2 is sent as 0.2, not 0.2000000029.
         temperature: request
             .temperature
+            .filter(|_| params.sampling)
             .map(|t| t.to_string().parse().unwrap_or(f64::from(t))),
     }
 }
@@ -50,9 +62,13 @@ fn message(message: &Message) -> wire::Message<'_> {
         Message::Assistant {
             content,
             tool_calls,
+            reasoning,
             ..
         } => wire::Message::Assistant {
             content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
+            // Only where DeepSeek requires it: older reasoners refuse it anywhere else.
+            reasoning_content: (!tool_calls.is_empty() && !reasoning.text.is_empty())
+                .then_some(reasoning.text.as_str()),
             tool_calls: tool_calls
                 .iter()
                 .map(|call| wire::ToolCall {
@@ -62,6 +78,7 @@ fn message(message: &Message) -> wire::Message<'_> {
                         name: &call.name,
                         arguments: &call.arguments,
                     },
+                    extra_content: reasoning.extra_for(&call.id),
                 })
                 .collect(),
         },
@@ -77,9 +94,11 @@ fn message(message: &Message) -> wire::Message<'_> {
 }
 
 /// The events in one chunk (or a whole completion). Returns whether it carried a finish
-/// reason.
+/// reason. Usage is read wherever the server put it: the chunk, the choice, or Groq's
+/// `x_groq`.
 pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bool {
     let mut finished = false;
+    let mut usage = chunk.usage.or(chunk.x_groq.and_then(|x| x.usage));
     if let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) {
         if let Some(delta) = choice.delta.or(choice.message) {
             delta_events(delta, out);
@@ -88,8 +107,9 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
             out.push(StreamEvent::Finish(finish_reason(&reason)));
             finished = true;
         }
+        usage = usage.or(choice.usage);
     }
-    if let Some(usage) = chunk.usage {
+    if let Some(usage) = usage {
         out.push(StreamEvent::Usage(Usage {
             input_tokens: usage.prompt_tokens.unwrap_or(0),
             output_tokens: usage.completion_tokens.unwrap_or(0),
@@ -103,11 +123,22 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
     finished
 }
 
+/// Reasoning first, then text, then tool calls: the order a model produces them.
 fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
-    if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-        out.push(StreamEvent::TextDelta(text));
+    // Some servers send the same text under both names: one is enough.
+    let reasoning = delta
+        .reasoning_content
+        .filter(|r| !r.is_empty())
+        .or(delta.reasoning.filter(|r| !r.is_empty()));
+    if let Some(reasoning) = reasoning {
+        out.push(StreamEvent::ReasoningDelta(reasoning));
     }
-    for (position, call) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+    match delta.content {
+        Some(Value::String(text)) if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
+        Some(Value::Array(parts)) => content_parts(&parts, out),
+        _ => {}
+    }
+    for call in delta.tool_calls.unwrap_or_default() {
         let function = call.function.unwrap_or_default();
         let arguments = match function.arguments {
             None | Some(Value::Null) => String::new(),
@@ -115,22 +146,50 @@ fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
             Some(other) => other.to_string(),
         };
         out.push(StreamEvent::ToolCallDelta {
-            index: call.index.unwrap_or(position),
+            index: call.index,
             id: call.id,
             name: function.name,
             arguments,
+            extra: call.extra_content.filter(|e| !e.is_null()),
         });
     }
 }
 
+/// Content as an array of parts (Mistral's reasoning models): `text` parts are the answer,
+/// `thinking` parts (themselves text parts) are reasoning.
+fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
+    for part in parts {
+        let text = |v: &Value| v.get("text").and_then(Value::as_str).map(str::to_owned);
+        match part.get("type").and_then(Value::as_str) {
+            Some("text") => {
+                if let Some(t) = text(part).filter(|t| !t.is_empty()) {
+                    out.push(StreamEvent::TextDelta(t));
+                }
+            }
+            Some("thinking") => {
+                let inner = part.get("thinking").and_then(Value::as_array);
+                for t in inner.into_iter().flatten().filter_map(text) {
+                    out.push(StreamEvent::ReasoningDelta(t));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// OpenAI's `finish_reason` in our terms.
+///
+/// Compatible servers use their own words for the same stops: Mistral `model_length`,
+/// Anthropic-backed proxies `max_tokens`/`refusal`, Gemini-backed ones `MAX_TOKENS`/`SAFETY`.
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason {
-        "stop" | "end_turn" => FinishReason::Stop,
-        "tool_calls" | "function_call" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_string()),
+    match reason.to_ascii_lowercase().as_str() {
+        "stop" | "end_turn" | "eos" | "stop_sequence" => FinishReason::Stop,
+        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+        "length" | "max_tokens" | "model_length" => FinishReason::Length,
+        "content_filter" | "refusal" | "safety" | "recitation" | "prohibited_content" => {
+            FinishReason::ContentFilter
+        }
+        _ => FinishReason::Other(reason.to_string()),
     }
 }
 
@@ -139,6 +198,13 @@ mod tests {
     use serde_json::json;
 
     use super::{chunk_events, request};
+    use crate::provider::family::OpenAiParams;
+
+    const ALL: OpenAiParams = OpenAiParams {
+        max_completion_tokens: false,
+        sampling: true,
+        stream_options: true,
+    };
     use crate::conversation::{Message, ToolCall, ToolSpec};
     use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
@@ -173,7 +239,7 @@ mod tests {
             max_tokens: Some(100),
             temperature: Some(0.2),
         };
-        let body = serde_json::to_value(request(&req, "gpt")).unwrap();
+        let body = serde_json::to_value(request(&req, "gpt", &ALL)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -213,13 +279,82 @@ mod tests {
             out,
             vec![
                 StreamEvent::ToolCallDelta {
-                    index: 0,
+                    index: None,
                     id: Some("a".into()),
                     name: Some("Bash".into()),
                     arguments: "{\"command\":\"ls\"}".into(),
+                    extra: None,
                 },
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod variant_tests {
+    use serde_json::json;
+
+    use super::{chunk_events, finish_reason};
+    use crate::provider::{FinishReason, StreamEvent};
+
+    fn events(chunk: serde_json::Value) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        chunk_events(serde_json::from_value(chunk).unwrap(), &mut out);
+        out
+    }
+
+    #[test]
+    fn stop_words_of_compatible_servers_map_to_the_same_outcomes() {
+        for word in ["length", "max_tokens", "model_length", "MAX_TOKENS"] {
+            assert_eq!(finish_reason(word), FinishReason::Length, "{word}");
+        }
+        for word in ["content_filter", "refusal", "SAFETY", "recitation"] {
+            assert_eq!(finish_reason(word), FinishReason::ContentFilter, "{word}");
+        }
+        for word in ["stop", "eos", "end_turn"] {
+            assert_eq!(finish_reason(word), FinishReason::Stop, "{word}");
+        }
+        assert_eq!(
+            finish_reason("pause_turn"),
+            FinishReason::Other("pause_turn".into())
+        );
+    }
+
+    #[test]
+    fn reasoning_under_both_names_is_taken_once_and_before_the_text() {
+        let out = events(json!({"choices": [{"delta": {
+            "reasoning_content": "think", "reasoning": "think", "content": "answer"}}]}));
+        assert_eq!(
+            out,
+            vec![
+                StreamEvent::ReasoningDelta("think".into()),
+                StreamEvent::TextDelta("answer".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn usage_is_read_from_the_chunk_the_choice_or_x_groq() {
+        let usage_of = |chunk| {
+            events(chunk).into_iter().find_map(|e| match e {
+                StreamEvent::Usage(u) => Some((u.input_tokens, u.output_tokens)),
+                _ => None,
+            })
+        };
+        let u = json!({"prompt_tokens": 7, "completion_tokens": 3});
+        assert_eq!(usage_of(json!({"choices": [], "usage": u})), Some((7, 3)));
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}, "finish_reason": "stop", "usage": u}]})),
+            Some((7, 3))
+        );
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}}], "x_groq": {"id": "r", "usage": u}})),
+            Some((7, 3))
+        );
+        assert_eq!(
+            usage_of(json!({"choices": [{"delta": {}}], "usage": null})),
+            None
         );
     }
 }

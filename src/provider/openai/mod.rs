@@ -7,12 +7,15 @@
 mod convert;
 mod wire;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::stream;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
+use super::family::{self, OpenAiParams, Param};
 use super::sse::SseEvent;
 use super::sse::classify::{classify, error_in_json};
 use super::sse::http::{self, Dialect, MAX_RESPONSE_BYTES};
@@ -21,6 +24,34 @@ use crate::secret::Secret;
 
 /// OpenAI's own endpoint, used when a job names no `api_base`.
 pub const DEFAULT_API_BASE: &str = "https://api.openai.com/v1";
+
+/// The `api-version` sent to Azure when the job names none (the latest GA version of the
+/// data-plane inference API, learn.microsoft.com/azure/ai-foundry/openai/reference).
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// The base URL of an Azure OpenAI deployment: `{resource}/openai/deployments/{deployment}`
+/// with `?api-version=…`. A `resource` that already has an `/openai/` path is kept as it is
+/// (only a missing `api-version` is added), so a full deployment URL works too.
+pub fn azure_api_base(resource: &str, deployment: &str, api_version: Option<&str>) -> String {
+    let version = api_version.unwrap_or(AZURE_API_VERSION);
+    let (path, query) = resource
+        .trim()
+        .split_once('?')
+        .map_or((resource.trim(), None), |(p, q)| (p, Some(q)));
+    let path = path.trim_end_matches('/');
+    let path = if path.contains("/openai/") {
+        path.to_owned()
+    } else {
+        format!("{path}/openai/deployments/{deployment}")
+    };
+    match query {
+        // The v1 route takes no api-version (learn.microsoft.com, "API version lifecycle").
+        _ if path.contains("/openai/v1") => resource.trim().to_owned(),
+        Some(q) if q.contains("api-version=") => format!("{path}?{q}"),
+        Some(q) if !q.is_empty() => format!("{path}?{q}&api-version={version}"),
+        _ => format!("{path}?api-version={version}"),
+    }
+}
 
 /// Settings of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
@@ -35,6 +66,19 @@ pub struct OpenAiConfig {
     pub connect_timeout: Duration,
     /// A limit on the whole request, body included; `None` leaves it to the idle timeout.
     pub request_timeout: Option<Duration>,
+    /// Ask for usage in the stream (`stream_options`); off for servers that refuse it.
+    pub stream_usage: bool,
+    /// How the key is sent: `Authorization: Bearer` (default) or Azure's `api-key` header.
+    pub auth: AuthHeader,
+}
+
+/// The header that carries the API key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AuthHeader {
+    #[default]
+    Bearer,
+    /// Azure OpenAI's `api-key: KEY` (the classic `/openai/deployments/…` route).
+    ApiKey,
 }
 
 impl OpenAiConfig {
@@ -47,6 +91,8 @@ impl OpenAiConfig {
             headers: Vec::new(),
             connect_timeout: Duration::from_secs(30),
             request_timeout: None,
+            stream_usage: true,
+            auth: AuthHeader::default(),
         }
     }
 }
@@ -59,6 +105,19 @@ pub struct OpenAiClient {
     headers: HeaderMap,
     model: String,
     key: Option<Secret>,
+    /// What the requests send; narrowed for the rest of the run when a server refuses a
+    /// parameter by name.
+    params: Arc<Mutex<Adjusted>>,
+    /// The "temperature is not sent" warning was given.
+    warned_sampling: Arc<AtomicBool>,
+}
+
+/// The family's parameters, and what a server refused.
+#[derive(Debug, Clone, Copy)]
+struct Adjusted {
+    params: OpenAiParams,
+    no_temperature: bool,
+    no_output_limit: bool,
 }
 
 impl OpenAiClient {
@@ -68,10 +127,24 @@ impl OpenAiClient {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         http::add_headers(&mut headers, &config.headers)?;
+        let auth = if url.contains("/openai/deployments/") {
+            AuthHeader::ApiKey
+        } else {
+            config.auth
+        };
         if let Some(key) = &key {
-            let value = http::sensitive(&format!("Bearer {}", key.expose()))?;
-            headers.insert(AUTHORIZATION, value);
+            match auth {
+                AuthHeader::Bearer => {
+                    let value = http::sensitive(&format!("Bearer {}", key.expose()))?;
+                    headers.insert(AUTHORIZATION, value);
+                }
+                AuthHeader::ApiKey => {
+                    let name = HeaderName::from_static("api-key");
+                    headers.insert(name, http::sensitive(key.expose())?);
+                }
+            }
         }
+        let params = family::openai_params(&config.model, &config.api_base, config.stream_usage);
         Ok(OpenAiClient {
             http: http::build_client(
                 config.connect_timeout,
@@ -82,7 +155,74 @@ impl OpenAiClient {
             headers,
             model: config.model,
             key,
+            params: Arc::new(Mutex::new(Adjusted {
+                params,
+                no_temperature: false,
+                no_output_limit: false,
+            })),
+            warned_sampling: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    fn adjusted(&self) -> Adjusted {
+        *self.params.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The body for `request` with the parameters in force.
+    fn body(&self, request: &ChatRequest, model: &str) -> Result<Vec<u8>, ProviderError> {
+        let adjusted = self.adjusted();
+        if request.temperature.is_some()
+            && !adjusted.params.sampling
+            && !self.warned_sampling.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                "{model} is a reasoning model that accepts no temperature: it is not sent"
+            );
+        }
+        let mut request = std::borrow::Cow::Borrowed(request);
+        if adjusted.no_temperature || adjusted.no_output_limit {
+            let owned = request.to_mut();
+            if adjusted.no_temperature {
+                owned.temperature = None;
+            }
+            if adjusted.no_output_limit {
+                owned.max_tokens = None;
+            }
+        }
+        serde_json::to_vec(&convert::request(&request, model, &adjusted.params))
+            .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))
+    }
+
+    /// After a 400/422 that names a parameter we sent: change the parameters for this and
+    /// every later request, warn once, and say whether the request is worth sending again.
+    fn drop_refused(&self, error: &ProviderError, request: &ChatRequest) -> bool {
+        let (ProviderError::BadRequest { message, .. } | ProviderError::ContextLength(message)) =
+            error
+        else {
+            return false;
+        };
+        let mut guard = self.params.lock().unwrap_or_else(PoisonError::into_inner);
+        let current = *guard;
+        let sent = sent_params(&current, request);
+        let Some(param) = family::rejected_param(message, &sent) else {
+            return false;
+        };
+        let next = &mut *guard;
+        match param {
+            Param::StreamOptions => next.params.stream_options = false,
+            Param::Temperature => next.no_temperature = true,
+            Param::MaxTokens if message.contains("max_completion_tokens") => {
+                next.params.max_completion_tokens = true;
+            }
+            Param::MaxCompletionTokens => next.params.max_completion_tokens = false,
+            Param::MaxTokens => next.no_output_limit = true,
+        }
+        tracing::warn!(
+            "the server refused `{}`: sending the requests of this run without it ({})",
+            param.name(),
+            message
+        );
+        true
     }
 
     /// A `200 application/json` answer: an error object, or a server that ignored
@@ -115,10 +255,18 @@ impl ModelClient for OpenAiClient {
         } else {
             &request.model
         };
-        let body = serde_json::to_vec(&convert::request(request, model))
-            .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
         let key = self.key.as_ref();
-        let response = http::post(&self.http, &self.url, self.headers.clone(), body, key).await?;
+        let mut refusals = 0;
+        let response = loop {
+            let body = self.body(request, model)?;
+            match http::post(&self.http, &self.url, self.headers.clone(), body, key).await {
+                Ok(response) => break response,
+                Err(error) if refusals < MAX_REFUSALS && self.drop_refused(&error, request) => {
+                    refusals += 1;
+                }
+                Err(error) => return Err(error),
+            }
+        };
         let kind = http::content_type(&response);
         if http::is_html(&kind) {
             return Err(http::html_page_error(response, key).await);
@@ -140,6 +288,28 @@ impl ModelClient for OpenAiClient {
         }
     }
 }
+
+/// The parameters `request` sends under `adjusted`, in the order a refusal is matched.
+fn sent_params(adjusted: &Adjusted, request: &ChatRequest) -> Vec<Param> {
+    let mut sent = Vec::new();
+    if adjusted.params.stream_options {
+        sent.push(Param::StreamOptions);
+    }
+    if request.temperature.is_some() && adjusted.params.sampling && !adjusted.no_temperature {
+        sent.push(Param::Temperature);
+    }
+    if request.max_tokens.is_some() && !adjusted.no_output_limit {
+        sent.push(if adjusted.params.max_completion_tokens {
+            Param::MaxCompletionTokens
+        } else {
+            Param::MaxTokens
+        });
+    }
+    sent
+}
+
+/// How many refused parameters one request drops before giving up.
+const MAX_REFUSALS: usize = 3;
 
 /// Reads `data:` chunks until `data: [DONE]`.
 struct OpenAiDialect {

@@ -12,11 +12,15 @@ pub(crate) struct Request<'a> {
     pub(crate) model: &'a str,
     pub(crate) messages: Vec<Message<'a>>,
     pub(crate) stream: bool,
-    pub(crate) stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_tokens: Option<u32>,
+    /// The output limit of OpenAI's reasoning models, which refuse `max_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) temperature: Option<f64>,
 }
@@ -38,6 +42,9 @@ pub(crate) enum Message<'a> {
     Assistant {
         /// `null` when the message only carries tool calls.
         content: Option<&'a str>,
+        /// DeepSeek's thinking mode wants it back on messages that carry tool calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<&'a str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall<'a>>,
     },
@@ -53,6 +60,9 @@ pub(crate) struct ToolCall<'a> {
     #[serde(rename = "type")]
     pub(crate) kind: &'static str,
     pub(crate) function: FunctionCall<'a>,
+    /// Gemini's thought signature, sent back exactly as it came.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) extra_content: Option<&'a Value>,
 }
 
 #[derive(Debug, Serialize)]
@@ -82,6 +92,15 @@ pub(crate) struct Chunk {
     pub(crate) choices: Option<Vec<Choice>>,
     #[serde(default)]
     pub(crate) usage: Option<Usage>,
+    /// Groq puts the usage of a stream here, on the last chunk (console.groq.com/docs).
+    #[serde(default)]
+    pub(crate) x_groq: Option<XGroq>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct XGroq {
+    #[serde(default)]
+    pub(crate) usage: Option<Usage>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -93,12 +112,22 @@ pub(crate) struct Choice {
     pub(crate) message: Option<Delta>,
     #[serde(default)]
     pub(crate) finish_reason: Option<String>,
+    /// A few servers (Moonshot, some proxies) put usage on the choice.
+    #[serde(default)]
+    pub(crate) usage: Option<Usage>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Delta {
+    /// Text; Mistral's reasoning models send an array of `text`/`thinking` parts instead.
     #[serde(default)]
-    pub(crate) content: Option<String>,
+    pub(crate) content: Option<Value>,
+    /// DeepSeek, Qwen, vLLM (reasoning parsers), llama.cpp (`--reasoning-format deepseek`).
+    #[serde(default)]
+    pub(crate) reasoning_content: Option<String>,
+    /// OpenRouter, Ollama, LM Studio, newer vLLM.
+    #[serde(default)]
+    pub(crate) reasoning: Option<String>,
     #[serde(default)]
     pub(crate) tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -111,6 +140,9 @@ pub(crate) struct ToolCallDelta {
     pub(crate) id: Option<String>,
     #[serde(default)]
     pub(crate) function: Option<FunctionDelta>,
+    /// Gemini's `{"google": {"thought_signature": …}}`, wanted back on the call.
+    #[serde(default)]
+    pub(crate) extra_content: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

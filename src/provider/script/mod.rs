@@ -158,16 +158,18 @@ fn turn_events(turn: &Turn, request: usize, tools: &[ToolSpec]) -> Vec<StreamEve
             .unwrap_or_else(|| format!("call_{request}_{index}"));
         let mut parts = pieces(&arguments).into_iter();
         events.push(StreamEvent::ToolCallDelta {
-            index,
+            index: Some(index),
             id: Some(id),
             name: Some(resolve_name(&call.name, tools)),
             arguments: parts.next().unwrap_or_default().to_string(),
+            extra: None,
         });
         events.extend(parts.map(|part| StreamEvent::ToolCallDelta {
-            index,
+            index: Some(index),
             id: None,
             name: None,
             arguments: part.to_string(),
+            extra: None,
         }));
     }
     if let Some(usage) = turn.usage {

@@ -49,23 +49,29 @@ const QUOTA_MARKERS: &[&str] = &[
 ];
 
 /// Reads an error object out of a JSON value: `{"error": {...}}`, `{"error": "text"}`,
-/// `{"type": "error", "error": {...}}` (Anthropic) or a bare `{"object": "error",
-/// "message": ...}` (vLLM and friends). `None` when the value is not an error.
+/// `{"type": "error", "error": {...}}` (Anthropic), a bare `{"object": "error",
+/// "message": ...}` (vLLM, Mistral) or `{"detail": ...}` (FastAPI servers). `None` when the
+/// value is not an error.
 pub(crate) fn error_in_json(value: &Value) -> Option<ErrorInfo> {
+    if let Value::Array(items) = value {
+        // Google's endpoints wrap the error object in a one-element list.
+        return items.first().and_then(error_in_json);
+    }
     let obj = value.as_object()?;
     match obj.get("error") {
         Some(Value::Object(inner)) => Some(info_from(inner)),
         Some(Value::String(message)) => Some(ErrorInfo {
-            message: message.clone(),
+            message: one_line(message),
             ..ErrorInfo::default()
         }),
         Some(Value::Null) | None => {
             let bare = obj.get("object").and_then(Value::as_str) == Some("error")
-                || obj.get("type").and_then(Value::as_str) == Some("error");
+                || obj.get("type").and_then(Value::as_str) == Some("error")
+                || (obj.contains_key("detail") && !obj.contains_key("choices"));
             bare.then(|| info_from(obj))
         }
         Some(other) => Some(ErrorInfo {
-            message: other.to_string(),
+            message: words(other),
             ..ErrorInfo::default()
         }),
     }
@@ -82,11 +88,75 @@ fn info_from(obj: &serde_json::Map<String, Value>) -> ErrorInfo {
         .iter()
         .filter_map(|key| obj.get(*key).and_then(Value::as_u64))
         .find_map(|n| u16::try_from(n).ok().filter(|n| (400..600).contains(n)));
+    let mut parts: Vec<String> = ["message", "detail"]
+        .iter()
+        .filter_map(|key| obj.get(*key))
+        .map(words)
+        .filter(|w| !w.is_empty())
+        .collect();
+    if let Some(meta) = obj.get("metadata").and_then(metadata_words) {
+        parts.push(meta);
+    }
     ErrorInfo {
-        message: text("message").to_string(),
+        message: parts.join(": "),
         kind,
         status,
     }
+}
+
+/// Any JSON error value in words: a string as it is, a validation list (`[{loc, msg,
+/// type}]`, FastAPI and Mistral) as `loc: msg (type)` items, an object by its `message` or
+/// `detail`, anything else as compact JSON. Always one line.
+fn words(value: &Value) -> String {
+    let text = match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(words).collect::<Vec<_>>().join("; "),
+        Value::Object(map) if map.contains_key("msg") => {
+            let loc = map.get("loc").and_then(Value::as_array).map(|l| {
+                l.iter()
+                    .map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned))
+                    .collect::<Vec<_>>()
+                    .join(".")
+            });
+            let msg = map.get("msg").map(words).unwrap_or_default();
+            let kind = map.get("type").and_then(Value::as_str);
+            let mut out = loc.map_or(msg.clone(), |l| format!("{l}: {msg}"));
+            if let Some(kind) = kind {
+                out.push_str(&format!(" ({kind})"));
+            }
+            out
+        }
+        Value::Object(map) => match ["message", "detail", "error"]
+            .iter()
+            .find_map(|k| map.get(*k).filter(|v| !v.is_null()))
+        {
+            Some(inner) => words(inner),
+            None => value.to_string(),
+        },
+        other => other.to_string(),
+    };
+    one_line(&text)
+}
+
+/// OpenRouter's `error.metadata`: the upstream provider's name and its raw error.
+fn metadata_words(meta: &Value) -> Option<String> {
+    let map = meta.as_object()?;
+    let provider = map.get("provider_name").and_then(Value::as_str);
+    let raw = map.get("raw").map(words).filter(|r| !r.is_empty());
+    let reasons = map.get("reasons").map(words).filter(|r| !r.is_empty());
+    let detail = raw.or(reasons);
+    match (provider, detail) {
+        (Some(p), Some(d)) => Some(format!("{p}: {d}")),
+        (None, Some(d)) => Some(d),
+        (Some(p), None) => Some(format!("from {p}")),
+        (None, None) => None,
+    }
+}
+
+/// Whitespace (newlines included) collapsed to single spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Reads the body of a failed response: a JSON error, an HTML page (tags stripped), or text.
@@ -106,7 +176,7 @@ pub(crate) fn error_in_body(body: &[u8], content_type: &str) -> ErrorInfo {
     let message = if html {
         short(&strip_html(trimmed))
     } else {
-        short(trimmed)
+        short(&one_line(trimmed))
     };
     ErrorInfo {
         message,

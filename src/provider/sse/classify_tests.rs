@@ -120,3 +120,69 @@ fn short_cuts_at_a_character_boundary() {
     assert!(cut.ends_with('…'));
     assert_eq!(cut.chars().count(), 401);
 }
+
+/// The message a body becomes, as the user reads it.
+fn message_of(status: u16, body: &str) -> String {
+    let info = error_in_body(body.as_bytes(), "application/json");
+    classify(status, &info, None, None).to_string()
+}
+
+#[test]
+fn every_error_shape_is_shown_in_the_servers_words_on_one_line() {
+    let cases = [
+        // Mistral: 422 with `message` as an object of pydantic details.
+        (
+            422,
+            r#"{"object":"error","message":{"detail":[{"type":"extra_forbidden","loc":["body","stream_options"],"msg":"Extra inputs are not permitted","input":{"include_usage":true}}]},"type":"invalid_request_error","param":null,"code":null}"#,
+            "body.stream_options: Extra inputs are not permitted (extra_forbidden)",
+        ),
+        // FastAPI-style servers (older vLLM, LiteLLM): a bare `detail` string.
+        (404, r#"{"detail":"Not Found"}"#, "Not Found"),
+        // A bare `detail` list.
+        (
+            422,
+            r#"{"detail":[{"loc":["body","messages",1,"content"],"msg":"field required","type":"value_error.missing"}]}"#,
+            "body.messages.1.content: field required (value_error.missing)",
+        ),
+        // OpenRouter: the upstream provider's words in error.metadata.
+        (
+            400,
+            r#"{"error":{"code":400,"message":"Provider returned error","metadata":{"raw":"{\"error\":\"tools not supported\"}","provider_name":"Fireworks"}}}"#,
+            "Provider returned error: Fireworks: {\"error\":\"tools not supported\"}",
+        ),
+        // A message on several lines.
+        (
+            400,
+            r#"{"error":{"message":"bad\n\n  request\tbody","type":"invalid_request_error"}}"#,
+            "bad request body",
+        ),
+        // `error` as an object with a nested error object.
+        (
+            500,
+            r#"{"error":{"message":{"error":"upstream timed out"}}}"#,
+            "upstream timed out",
+        ),
+        // Gemini's compatible endpoint wraps its errors in a one-element list.
+        (
+            400,
+            r#"[{"error":{"code":400,"message":"Function call is missing a thought_signature in functionCall parts.","status":"INVALID_ARGUMENT"}}]"#,
+            "Function call is missing a thought_signature",
+        ),
+    ];
+    for (status, body, want) in cases {
+        let got = message_of(status, body);
+        assert!(got.contains(want), "{body}\n  got: {got}");
+        assert!(!got.contains('\n'), "{got}");
+    }
+}
+
+#[test]
+fn a_key_inside_an_object_message_is_scrubbed() {
+    let key = Secret::new("sk-live-0123456789abcdef".to_owned());
+    let body =
+        r#"{"object":"error","message":{"detail":"key sk-live-0123456789abcdef is invalid"}}"#;
+    let info = error_in_body(body.as_bytes(), "application/json");
+    let text = classify(401, &info, None, Some(&key)).to_string();
+    assert!(!text.contains("sk-live-0123456789abcdef"), "{text}");
+    assert!(text.contains("is invalid"), "{text}");
+}

@@ -67,9 +67,14 @@ pub(crate) fn build_client(
         .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))
 }
 
-/// `{api_base}/{path}`, tolerating a trailing slash on the base.
+/// `{api_base}/{path}`, tolerating a trailing slash on the base. A query string on the base
+/// (Azure's `?api-version=…`) stays at the end, after the path.
 pub(crate) fn endpoint(api_base: &str, path: &str) -> Result<String, ProviderError> {
-    let base = api_base.trim().trim_end_matches('/');
+    let trimmed = api_base.trim();
+    let (base, query) = trimmed
+        .split_once('?')
+        .map_or((trimmed, None), |(b, q)| (b, Some(q)));
+    let base = base.trim_end_matches('/');
     let parsed = reqwest::Url::parse(base)
         .map_err(|e| ProviderError::Config(format!("api_base {base:?} is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -77,7 +82,10 @@ pub(crate) fn endpoint(api_base: &str, path: &str) -> Result<String, ProviderErr
             "api_base {base:?} must start with http:// or https://"
         )));
     }
-    Ok(format!("{base}/{path}"))
+    Ok(match query.filter(|q| !q.is_empty()) {
+        Some(query) => format!("{base}/{path}?{query}"),
+        None => format!("{base}/{path}"),
+    })
 }
 
 /// Adds configured extra headers to `headers`.

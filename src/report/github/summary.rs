@@ -66,6 +66,11 @@ fn outcome_and_checks(r: &RunResult) -> String {
         r.status.as_str()
     );
     md.push_str(&format!("{}\n\n", html_text(&r.reason)));
+    if let Some(stop @ ("length" | "content_filter")) = r.stop_reason.as_deref() {
+        md.push_str(&format!(
+            "The model's last answer is incomplete (stop reason `{stop}`).\n\n"
+        ));
+    }
     md.push_str("| exit code | turns | attempts | tokens in / out | cost | duration |\n|---|---|---|---|---|---|\n");
     let cost = r
         .total_cost_usd
