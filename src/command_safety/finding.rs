@@ -26,11 +26,12 @@ impl Finding {
         cut: false,
     };
 
-    fn note_parts(&mut self, rule: &'static Rule, parts: &[&str]) {
+    /// Takes the finding if it is stricter or more specific; says whether it did.
+    fn note_parts(&mut self, rule: &'static Rule, parts: &[&str]) -> bool {
         if let Some(best) = self.best
             && (rule.level, rule.weight) <= (best.level, best.weight)
         {
-            return;
+            return false;
         }
         self.best = Some(rule);
         self.subject_len = 0;
@@ -41,16 +42,15 @@ impl Finding {
             }
             self.push(part);
         }
+        true
     }
 
     /// Takes in `other`'s finding if it is stricter.
     fn merge(&mut self, other: &Finding) {
-        if let Some(rule) = other.best {
-            let cut = other.cut;
-            self.note_parts(rule, &[other.subject()]);
-            if self.best.is_some_and(|b| std::ptr::eq(b, rule)) {
-                self.cut |= cut;
-            }
+        if let Some(rule) = other.best
+            && self.note_parts(rule, &[other.subject()])
+        {
+            self.cut |= other.cut;
         }
     }
 
@@ -142,12 +142,31 @@ impl Acc {
     /// Records a finding; it replaces the current one only if it is strictly stricter or, at the
     /// same level, strictly more specific.
     pub(crate) fn note(&mut self, rule: &'static Rule, subject: &str) {
-        self.cur.note_parts(rule, &[subject]);
+        self.note_parts(rule, &[subject]);
     }
 
     /// Like [`Acc::note`], with a subject made of words joined by spaces (`cargo test`).
     pub(crate) fn note_parts(&mut self, rule: &'static Rule, parts: &[&str]) {
+        let rule = self.in_context(rule);
         self.cur.note_parts(rule, parts);
+    }
+
+    /// A rule as the context makes it: without containment a build or test step runs the
+    /// repository's code unguarded; in a read-only run nothing may write.
+    fn in_context(&self, rule: &'static Rule) -> &'static Rule {
+        if rule.level != Level::AllowedWithoutPermission {
+            return rule;
+        }
+        // By id: a `const` rule has no single address to compare.
+        let build = rule.id == catalog::SAFE_BUILD.id;
+        if build && !self.context.contained {
+            return &catalog::REPO_CODE;
+        }
+        let writes = build || rule.id == catalog::SAFE_WRITE.id;
+        if writes && self.context.read_only {
+            return &catalog::READONLY_WRITE;
+        }
+        rule
     }
 
     /// Ends a part: its findings go to the whole, and to the record under `text` if one is kept.

@@ -26,6 +26,7 @@ mod paths;
 mod rules;
 mod secrets;
 mod sed;
+mod selfcheck;
 mod simple;
 mod text_tools;
 mod tokenize;
@@ -33,6 +34,8 @@ mod walk;
 mod words;
 
 pub use finding::Part;
+#[doc(hidden)]
+pub use selfcheck::one_reading_holds;
 
 /// How freely a command may run, ordered from least to most strict.
 #[derive(

@@ -80,12 +80,21 @@ fn every_class_of_the_safety_model_holds() {
     let cases = cases();
     let failures: Vec<String> = cases
         .iter()
-        .filter_map(|c| check(c).err().map(|e| format!("[{}] {e}", field(c, "class"))))
+        .filter_map(|c| {
+            check(c)
+                .err()
+                .map(|e| format!("[{}] {e}", field(c, "class")))
+        })
         .collect();
     for failure in &failures {
         eprintln!("{failure}");
     }
-    assert!(failures.is_empty(), "{} of {} cases fail", failures.len(), cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail",
+        failures.len(),
+        cases.len()
+    );
 }
 
 #[test]
