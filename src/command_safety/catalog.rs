@@ -69,7 +69,16 @@ rules! {
     EXEC_BY_PATH = "exec.by_path", ASK, 1, "runs a file by its path";
     SOURCE = "shell.source", ASK, 1, "runs a script inside the current shell";
     ENV_DANGEROUS = "env.dangerous_var", ASK, 1,
-        "controls which code runs (search paths, preloaded libraries, shell start-up hooks)";
+        "is not on the short list of harmless variables (locale, colour, CI, log levels); a \
+         variable can choose which programs, plugins or configs run";
+    GIT_LOCATION = "git.location", ASK, 1,
+        "makes git use a repository, work tree or config the command chooses, whose config can \
+         run programs";
+    REPO_CODE = "build.uncontained", ASK, 1,
+        "runs code the repository defines (build scripts, tests, package scripts), and no \
+         enforced sandbox contains it";
+    READONLY_WRITE = "readonly.write", ASK, 1,
+        "may change the tree, and this run is read-only with no sandbox to keep it so";
     ENV_DUMP = "secrets.env_dump", ASK, 2,
         "prints the environment or its variables, which may include secrets";
     ALIAS = "shell.alias", ASK, 1, "defines an alias, which changes what later commands do";

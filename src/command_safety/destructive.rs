@@ -21,7 +21,25 @@ fn positionals<'w>(args: &'w [&Word<'_>]) -> impl Iterator<Item = std::borrow::C
     })
 }
 
+/// Whether a target is nothing but expansions (`$(…)`, `$DIR`, `` `…` ``) under a recursive or
+/// forced command: it may be `/` or `~` as well as anything else, so it is judged as they are.
+fn dynamic_target(args: &[&Word<'_>]) -> bool {
+    let forceful = args.iter().any(|w| {
+        let t = &*w.text;
+        t == "--recursive"
+            || t == "--force"
+            || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R', 'f']))
+    });
+    forceful
+        && args
+            .iter()
+            .any(|w| !w.text.starts_with('-') && paths::only_expansions(&w.text))
+}
+
 pub(crate) fn rm(args: &[&Word<'_>]) -> &'static Rule {
+    if dynamic_target(args) {
+        return &catalog::RM_ROOT;
+    }
     for target in positionals(args) {
         if paths::is_root_level(&target) {
             return &catalog::RM_ROOT;
@@ -37,6 +55,17 @@ pub(crate) fn rm(args: &[&Word<'_>]) -> &'static Rule {
 /// deleting it.
 pub(crate) fn mv(args: &[&Word<'_>]) -> &'static Rule {
     let all: Vec<_> = positionals(args).collect();
+    let raw: Vec<&str> = args
+        .iter()
+        .map(|w| &*w.text)
+        .filter(|t| !t.starts_with('-'))
+        .collect();
+    if raw[..raw.len().saturating_sub(1)]
+        .iter()
+        .any(|t| paths::only_expansions(t))
+    {
+        return &catalog::RM_ROOT;
+    }
     let sources = &all[..all.len().saturating_sub(1)];
     if sources.iter().any(|s| paths::is_root_level(s)) {
         return &catalog::RM_ROOT;
@@ -63,7 +92,7 @@ pub(crate) fn chmod(args: &[&Word<'_>]) -> &'static Rule {
         return &catalog::FILE_MODIFY;
     };
     let (setuid, world_writable) = mode_bits(&mode);
-    if setuid {
+    if setuid || dynamic_target(args) {
         return &catalog::CHMOD;
     }
     for target in positional {
@@ -97,6 +126,9 @@ fn mode_bits(mode: &str) -> (bool, bool) {
 }
 
 pub(crate) fn chown(args: &[&Word<'_>]) -> &'static Rule {
+    if dynamic_target(args) {
+        return &catalog::CHOWN_ROOT;
+    }
     let mut positional = positionals(args);
     let Some(owner) = positional.next() else {
         return &catalog::FILE_MODIFY;

@@ -73,11 +73,14 @@ pub(crate) fn cargo(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let rule = match sub {
         None => &SAFE_READ,
         Some("doc" | "d") if rest.iter().any(|w| w.text == "--open") => &BUILD_OTHER,
+        Some("fmt") => &SAFE_WRITE,
         Some(
-            "build" | "b" | "check" | "c" | "test" | "t" | "clippy" | "fmt" | "doc" | "d" | "bench"
-            | "tree" | "metadata" | "version" | "help" | "locate-project" | "verify-project"
+            "tree" | "metadata" | "version" | "help" | "locate-project" | "verify-project"
             | "pkgid" | "read-manifest",
-        ) => &SAFE_BUILD,
+        ) => &SAFE_READ,
+        Some("build" | "b" | "check" | "c" | "test" | "t" | "clippy" | "doc" | "d" | "bench") => {
+            &SAFE_BUILD
+        }
         Some("nextest") if matches!(rest.first().map(|w| &*w.text), Some("run" | "list")) => {
             &SAFE_BUILD
         }
@@ -102,7 +105,9 @@ pub(crate) fn go(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let first = rest.first().map(|w| &*w.text);
     let rule = match sub {
         None => &SAFE_READ,
-        Some("build" | "test" | "vet" | "fmt" | "list" | "version" | "doc" | "help") => &SAFE_BUILD,
+        Some("fmt") => &SAFE_WRITE,
+        Some("list" | "version" | "doc" | "help") => &SAFE_READ,
+        Some("build" | "test" | "vet") => &SAFE_BUILD,
         Some("env") if !rest.iter().any(|w| matches!(&*w.text, "-w" | "-u")) => &SAFE_READ,
         Some("mod") if matches!(first, Some("verify" | "graph" | "why")) => &SAFE_BUILD,
         Some("mod") if matches!(first, Some("download" | "tidy")) => &PACKAGE_INSTALL,
@@ -125,6 +130,24 @@ pub(crate) fn make(args: &[&Word<'_>], cx: &mut Cx<'_>) {
         "-W",
         "--directory",
     ];
+    const RUNS: &[&str] = &[
+        "-f",
+        "--file",
+        "--makefile",
+        "-C",
+        "--directory",
+        "-I",
+        "--include-dir",
+        "--eval",
+        "-E",
+        "--load",
+    ];
+    if let Some(option) = args.iter().find(|w| {
+        RUNS.iter()
+            .any(|p| w.text.starts_with(p) && !w.text.starts_with("--no-"))
+    }) {
+        return cx.note_sub(&RUNS_COMMANDS, "make", &option.text);
+    }
     let mut targets_safe = true;
     let mut first_other = "";
     let mut i = 0;
@@ -154,6 +177,54 @@ pub(crate) fn make(args: &[&Word<'_>], cx: &mut Cx<'_>) {
         cx.note(&SAFE_BUILD, "make");
     } else {
         cx.note_sub(&BUILD_OTHER, "make", first_other);
+    }
+}
+
+/// `cc`, `gcc`, `clang`, …: compiling is a build step; options that run another program
+/// (`-wrapper`, `-B DIR` for the assembler and linker, `-fuse-ld`), load a plugin (`-fplugin`,
+/// `-Xclang -load`) or read options from a file (`-specs`, `@FILE`) need permission.
+pub(crate) fn compiler(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    const RUNS: &[&str] = &[
+        "-wrapper",
+        "-B",
+        "--prefix",
+        "-fplugin",
+        "-fpass-plugin",
+        "-fuse-ld",
+        "-specs",
+        "--specs",
+        "-Xclang",
+        "-plugin",
+        "--plugin",
+        "-Wl,-plugin",
+        "-Wl,--plugin",
+        "-no-integrated-as",
+        "@",
+    ];
+    match args
+        .iter()
+        .find(|w| RUNS.iter().any(|p| w.text.starts_with(p)))
+    {
+        Some(option) => cx.note_sub(&RUNS_COMMANDS, name, &option.text),
+        None => cx.note(&SAFE_BUILD, name),
+    }
+}
+
+/// `rustc`: a build step, unless it is given a linker, a codegen backend or link arguments
+/// (programs it runs), or reads its options from a file (`@FILE`).
+pub(crate) fn rustc(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    const RUNS: &[&str] = &["linker", "link-arg", "codegen-backend", "llvm-args", "@"];
+    let runs = |text: &str| {
+        let text = text
+            .strip_prefix("-C")
+            .or_else(|| text.strip_prefix("-Z"))
+            .or_else(|| text.strip_prefix("--codegen="))
+            .unwrap_or(text);
+        RUNS.iter().any(|p| text.starts_with(p))
+    };
+    match args.iter().find(|w| runs(&w.text)) {
+        Some(option) => cx.note_sub(&RUNS_COMMANDS, "rustc", &option.text),
+        None => cx.note(&SAFE_BUILD, "rustc"),
     }
 }
 

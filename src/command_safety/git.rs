@@ -126,16 +126,30 @@ pub(crate) fn git(args: &[&Word<'_>], cx: &mut Cx<'_>) {
         if text == "-c" || text.starts_with("--exec-path") || text.starts_with("--config-env") {
             return cx.note(&RUNS_COMMANDS, "git -c");
         }
+        if text.starts_with("--git-dir") || text.starts_with("--work-tree") {
+            return cx.note(&GIT_LOCATION, text);
+        }
+        if text == "-C" {
+            let dir = args.get(i + 1).map_or("", |w| &*w.text);
+            if super::paths::leaves_workspace(&super::paths::without_expansions(dir))
+                || dir.contains('$')
+            {
+                return cx.note(&GIT_LOCATION, "git -C");
+            }
+        }
         if !text.starts_with('-') {
             break;
         }
-        let takes_value = matches!(text, "-C" | "--git-dir" | "--work-tree" | "--namespace");
+        let takes_value = matches!(text, "-C" | "--namespace");
         i += if takes_value { 2 } else { 1 };
     }
     let Some(sub) = args.get(i).map(|w| &*w.text) else {
         return cx.note(&SAFE_GIT, "git");
     };
     let rest = &args[i + 1..];
+    if let Some(option) = rest.iter().find(|w| runs_program(sub, &w.text)) {
+        return cx.note_sub(&RUNS_COMMANDS, "git", &option.text);
+    }
     for (k, word) in rest.iter().enumerate() {
         match word.text.strip_prefix("--output") {
             Some("") => check_write(rest.get(k + 1).map_or("", |w| &*w.text), cx),
@@ -144,6 +158,24 @@ pub(crate) fn git(args: &[&Word<'_>], cx: &mut Cx<'_>) {
         }
     }
     cx.note_sub(rule(sub, rest), "git", sub);
+}
+
+/// Sub-command options that run a program the command names, or one from the config or the
+/// environment that a read-only command would not run (`--ext-diff`, `grep -O`).
+fn runs_program(sub: &str, option: &str) -> bool {
+    let named = |prefixes: &[&str]| prefixes.iter().any(|p| option.starts_with(p));
+    match sub {
+        "grep" => option.starts_with("-O") || named(&["--open-files-in-pager"]),
+        _ => named(&[
+            "--ext-diff",
+            "--textconv",
+            "--upload-pack",
+            "--receive-pack",
+            "--exec=",
+            "--exec",
+            "--filters",
+        ]),
+    }
 }
 
 fn rule(sub: &str, rest: &[&Word<'_>]) -> &'static Rule {

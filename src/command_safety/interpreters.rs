@@ -250,7 +250,7 @@ pub(crate) fn export(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn unset(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    match args.iter().find(|w| is_dangerous_var(&w.text)) {
+    match args.iter().find(|w| super::simple::controls_code(&w.text)) {
         Some(var) => cx.note(&ENV_DANGEROUS, &var.text),
         None => cx.note(&SAFE_SHELL, "unset"),
     }

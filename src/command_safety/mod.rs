@@ -26,11 +26,16 @@ mod paths;
 mod rules;
 mod secrets;
 mod sed;
+mod selfcheck;
 mod simple;
 mod text_tools;
 mod tokenize;
 mod walk;
 mod words;
+
+pub use finding::Part;
+#[doc(hidden)]
+pub use selfcheck::one_reading_holds;
 
 /// How freely a command may run, ordered from least to most strict.
 #[derive(
@@ -54,9 +59,64 @@ pub struct Verdict {
     pub reason: String,
 }
 
-/// Judges a command on its own (base level: allowed without permission).
+/// What the evaluator knows about where a command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Context {
+    /// Commands run in an enforced sandbox (workspace writable, the rest read-only, no
+    /// network). Then a build or test step, which runs code the repository defines, is allowed
+    /// without permission; without containment it needs permission, as in Continue.
+    pub contained: bool,
+    /// The run must leave the tree unchanged (`--readonly`, plan mode) and no sandbox keeps it
+    /// so: every command that may write needs permission.
+    pub read_only: bool,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Self::CONTAINED
+    }
+}
+
+impl Context {
+    /// Contained and free to write: the evaluator's classic view.
+    pub const CONTAINED: Context = Context {
+        contained: true,
+        read_only: false,
+    };
+
+    /// In words, for `check-command` and `explain`.
+    pub fn describe(self) -> &'static str {
+        match (self.contained, self.read_only) {
+            (true, false) => {
+                "contained: commands run in an enforced sandbox, so build, test and lint steps \
+                 run without permission"
+            }
+            (false, false) => {
+                "not contained: no enforced sandbox, so commands that run repository-defined \
+                 code (builds, tests, package scripts, make) need permission"
+            }
+            (true, true) => {
+                "contained, read-only: the sandbox keeps the workspace unchanged; build, test \
+                 and lint steps run without permission"
+            }
+            (false, true) => {
+                "not contained, read-only: no sandbox keeps the tree unchanged, so every command \
+                 that may write, and every one that runs repository-defined code, needs permission"
+            }
+        }
+    }
+}
+
+/// Judges a command on its own (base level: allowed without permission), as run contained.
 pub fn evaluate(command: &str) -> Verdict {
     evaluate_with_base(Level::AllowedWithoutPermission, Some(command))
+}
+
+/// Judges a command in the given context.
+pub fn evaluate_in(command: &str, context: Context) -> Verdict {
+    let mut acc = finding::Acc::new(context);
+    walk::evaluate_text(command, 0, &mut acc);
+    acc.into_verdict()
 }
 
 /// Judges a command under a policy's base level. The result is never less strict than `base`;
@@ -71,9 +131,7 @@ pub fn evaluate_with_base(base: Level, command: Option<&str>) -> Verdict {
             "there is no command to judge; the policy's level applies",
         );
     };
-    let mut acc = finding::Acc::new();
-    walk::evaluate_text(command, 0, &mut acc);
-    let verdict = acc.into_verdict();
+    let verdict = evaluate_in(command, Context::CONTAINED);
     if verdict.level >= base {
         return verdict;
     }
@@ -83,6 +141,35 @@ pub fn evaluate_with_base(base: Level, command: Option<&str>) -> Verdict {
         verdict.rule, verdict.reason
     );
     base_verdict(base, reason)
+}
+
+/// One reading of a command: the verdict on the whole and every simple command in it (the
+/// parts), each with the verdict on it alone. The rule matcher works from these parts, so a
+/// rule is only ever matched against a command the evaluator judged.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub verdict: Verdict,
+    /// In order of reading; nested ones (inside `$(…)`, `sh -c '…'`) follow the text that runs
+    /// them, substitutions first.
+    pub parts: Vec<Part>,
+    /// The command itself holds a command substitution (`$(…)`, backticks, `<(…)`).
+    pub substitution: bool,
+    /// The command could not be tokenised; it is then one part, the whole text.
+    pub unreadable: bool,
+}
+
+/// Reads and judges a command, keeping its parts (see [`Reading`]).
+pub fn read(command: &str, context: Context) -> Reading {
+    let mut acc = finding::Acc::recording(context);
+    walk::evaluate_text(command, 0, &mut acc);
+    let (substitution, unreadable) = (acc.substituted, acc.unreadable);
+    let (verdict, parts) = acc.into_parts();
+    Reading {
+        verdict,
+        parts,
+        substitution,
+        unreadable,
+    }
 }
 
 fn base_verdict(level: Level, reason: impl Into<String>) -> Verdict {

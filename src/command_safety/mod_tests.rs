@@ -89,7 +89,8 @@ fn environment_and_shell_state() {
         ("RUST_LOG=debug cargo test", SAFE, "safe.build"),
         ("set -euo pipefail", SAFE, "safe.shell"),
         ("set", ASK, "secrets.env_dump"),
-        ("FOO=bar", SAFE, "safe.shell"),
+        ("FOO=bar", ASK, "env.dangerous_var"),
+        ("LANG=C.UTF-8", SAFE, "safe.shell"),
         ("cd src && ls", SAFE, "safe.shell"),
         ("cd /etc", ASK, "cd.outside_workspace"),
         ("cd .. && ls", ASK, "cd.outside_workspace"),
@@ -129,7 +130,11 @@ fn files_and_text_tools() {
 #[test]
 fn developer_tools() {
     check(&[
-        ("cargo +nightly fmt -- --check", SAFE, "safe.build"),
+        (
+            "cargo +nightly fmt -- --check",
+            SAFE,
+            "safe.workspace_write",
+        ),
         ("cargo run", ASK, "build.other"),
         (
             "cargo build --config 'target.x.runner=\"sh\"'",

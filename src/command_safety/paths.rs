@@ -55,32 +55,130 @@ pub(crate) enum WriteTarget {
 
 /// The word with `$NAME`/`${…}` expansions removed, when it has any; `$HOME` becomes `~`.
 pub(crate) fn without_expansions(word: &str) -> Cow<'_, str> {
-    if !word.contains('$') {
+    if !word.contains(['$', '`']) {
         return Cow::Borrowed(word);
     }
     let mut out = String::with_capacity(word.len());
     let mut rest = word;
-    while let Some(pos) = rest.find('$') {
+    while let Some(pos) = rest.find(['$', '`']) {
         out.push_str(&rest[..pos]);
-        rest = &rest[pos + 1..];
-        let (name, skip) = if let Some(inner) = rest.strip_prefix('{') {
-            inner
-                .find('}')
-                .map_or((inner, rest.len()), |k| (&inner[..k], k + 2))
-        } else {
-            let len = rest
-                .bytes()
-                .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
-                .unwrap_or(rest.len());
-            (&rest[..len], len)
-        };
+        let (name, skip) = expansion_at(&rest[pos..]);
         if name == "HOME" {
             out.push('~');
         }
-        rest = &rest[skip..];
+        rest = &rest[pos + skip..];
     }
     out.push_str(rest);
     Cow::Owned(out)
+}
+
+/// A program word with its expansions resolved to one thing they may be: `$IFS` (in any
+/// spelling, `${IFS}`, `${IFS%?}`) a blank, anything else (`$X`, `${X}`, `$(…)`, `` `…` ``)
+/// empty.
+pub(crate) fn blank_ifs(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    let mut rest = word;
+    while let Some(pos) = rest.find(['$', '`']) {
+        out.push_str(&rest[..pos]);
+        let (name, skip) = expansion_at(&rest[pos..]);
+        if name.starts_with("IFS") {
+            out.push(' ');
+        }
+        rest = &rest[pos + skip..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The expansion at the start of `text` (which starts with `$` or a backtick): its variable
+/// name (empty for a substitution) and its length.
+fn expansion_at(text: &str) -> (&str, usize) {
+    let closing = |open: usize, close: char| {
+        text[open..]
+            .find(close)
+            .map_or((text.len(), text.len()), |k| (open + k, open + k + 1))
+    };
+    if text.starts_with('`') {
+        return ("", closing(1, '`').1);
+    }
+    let rest = &text[1..];
+    if rest.starts_with('(') {
+        let mut depth = 0usize;
+        for (k, c) in rest.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth <= 1 => return ("", k + 2),
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+        return ("", text.len());
+    }
+    if rest.starts_with('{') {
+        let (end, skip) = closing(2, '}');
+        return (&text[2..end.max(2)], skip);
+    }
+    let len = rest
+        .bytes()
+        .position(|c| !(c.is_ascii_alphanumeric() || c == b'_'))
+        .unwrap_or(rest.len());
+    (&rest[..len], len + 1)
+}
+
+/// Whether a word's text is made only of expansions (`$X`, `"$(…)"`, `` `…` ``), so that it
+/// may stand for any path, `/` and `~` included.
+pub(crate) fn only_expansions(word: &str) -> bool {
+    !word.is_empty() && word.starts_with(['$', '`']) && blank_ifs(word).trim().is_empty()
+}
+
+/// Whether a glob `pattern` (`*`, `?`, `[…]`) may match `name`. Like the shell, a leading
+/// wildcard does not match a leading dot.
+pub(crate) fn glob_matches(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    glob_at(pattern.as_bytes(), name.as_bytes())
+}
+
+fn glob_at(p: &[u8], n: &[u8]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some(b'*') => (0..=n.len()).any(|k| glob_at(&p[1..], &n[k..])),
+        Some(b'?') => !n.is_empty() && glob_at(&p[1..], &n[1..]),
+        Some(b'[') => match p.iter().position(|&c| c == b']') {
+            Some(end) if end > 1 => {
+                let set = &p[1..end];
+                let (negate, set) = match set.first() {
+                    Some(b'!' | b'^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let Some(&c) = n.first() else { return false };
+                let hit = class_has(set, c);
+                hit != negate && glob_at(&p[end + 1..], &n[1..])
+            }
+            _ => n.first() == Some(&b'[') && glob_at(&p[1..], &n[1..]),
+        },
+        Some(&c) => n.first() == Some(&c) && glob_at(&p[1..], &n[1..]),
+    }
+}
+
+/// Whether a bracket class (`a-z0`) holds `c`.
+fn class_has(set: &[u8], c: u8) -> bool {
+    let mut k = 0;
+    while k < set.len() {
+        if k + 2 < set.len() && set[k + 1] == b'-' {
+            if (set[k]..=set[k + 2]).contains(&c) {
+                return true;
+            }
+            k += 3;
+        } else {
+            if set[k] == c {
+                return true;
+            }
+            k += 1;
+        }
+    }
+    false
 }
 
 /// The components of an absolute path after resolving `.`, `..`, repeated slashes and a trailing
@@ -112,7 +210,7 @@ pub(crate) fn is_root_level(path: &str) -> bool {
     match components(path) {
         Some(parts) => match parts.as_slice() {
             [] => true,
-            [top] => SYSTEM_TOP.contains(top),
+            [top] => SYSTEM_TOP.iter().any(|dir| glob_matches(top, dir)),
             _ => false,
         },
         None => false,
@@ -121,7 +219,11 @@ pub(crate) fn is_root_level(path: &str) -> bool {
 
 /// A path inside one of the protected system trees (`/etc/passwd`, `/usr/bin/ls`).
 pub(crate) fn is_protected(path: &str) -> bool {
-    components(path).is_some_and(|parts| parts.first().is_some_and(|top| PROTECTED.contains(top)))
+    components(path).is_some_and(|parts| {
+        parts
+            .first()
+            .is_some_and(|top| PROTECTED.iter().any(|dir| glob_matches(top, dir)))
+    })
 }
 
 /// Classifies the target of a write (a redirection, `tee`, `-o FILE`).

@@ -70,7 +70,10 @@ pub(crate) fn is_secret_path(word: &str) -> bool {
     let eq = after(b'=');
     let word = &word[eq..];
     let word = word.strip_prefix('@').unwrap_or(word);
-    if is_secret_file(word) {
+    if is_secret_file(word) || process_secret(word) {
+        return true;
+    }
+    if word.contains(['*', '?', '[', '{']) && any_spelling_is_secret(word, 0) {
         return true;
     }
     let colon = word.bytes().rposition(|c| c == b':');
@@ -112,8 +115,84 @@ fn is_secret_file(path: &str) -> bool {
     let hidden_dir = b.starts_with(b".") || b.windows(2).any(|w| w == b"/.");
     (hidden_dir && SECRET_DIRS.iter().any(|dir| has_component(path, dir)))
         || (path.starts_with("/etc/") && SYSTEM_SECRETS.iter().any(|file| path.starts_with(file)))
-        || (path.starts_with("/proc/") && name == "environ")
         || path.contains("/run/secrets/")
+}
+
+/// Files of a process that hold its environment, memory or arguments (`/proc/self/environ`,
+/// `/proc/1/mem`, `/proc/*/cmdline`), or a whole process directory read recursively.
+fn process_secret(path: &str) -> bool {
+    const FILES: &[&str] = &[
+        "environ", "mem", "cmdline", "auxv", "maps", "root", "cwd", "fd",
+    ];
+    let Some(rest) = path.strip_prefix("/proc/") else {
+        return false;
+    };
+    let mut parts = rest.split('/').filter(|p| !p.is_empty() && *p != ".");
+    let Some(process) = parts.next() else {
+        return true;
+    };
+    let glob = |p: &str| p.contains(['*', '?', '[']);
+    let is_process = process.bytes().all(|c| c.is_ascii_digit())
+        || matches!(process, "self" | "thread-self")
+        || glob(process);
+    let file = match parts.next() {
+        Some("task") => parts.nth(1),
+        other => other,
+    };
+    is_process
+        && file.is_none_or(|f| {
+            FILES
+                .iter()
+                .any(|known| super::paths::glob_matches(f, known))
+        })
+}
+
+/// Whether some spelling of a globbed or brace-expanded word names a secret: braces are
+/// expanded (a few levels), and each glob component is matched against the secret names and
+/// directories. A component that is nothing but wildcards (`*`) matches no dotted name, as in
+/// the shell, and is not taken to name a secret on its own.
+fn any_spelling_is_secret(word: &str, depth: u8) -> bool {
+    if let Some((head, alternatives, tail)) = first_brace(word) {
+        return depth < 3
+            && alternatives.split(',').take(16).any(|alt| {
+                let spelled = format!("{head}{alt}{tail}");
+                is_secret_file(&spelled)
+                    || process_secret(&spelled)
+                    || any_spelling_is_secret(&spelled, depth + 1)
+            });
+    }
+    let parts: Vec<&str> = word.split('/').collect();
+    let literal = |p: &str| p.bytes().any(|c| !matches!(c, b'*' | b'?' | b'[' | b']'));
+    let glob = super::paths::glob_matches;
+    if let Some(name) = parts.last().filter(|n| literal(n)) {
+        let ext_hit = SECRET_EXTENSIONS
+            .iter()
+            .any(|ext| glob(name, &format!("x.{ext}")));
+        let env_hit = [".env", ".env.local", ".env.production", "prod.env"]
+            .iter()
+            .any(|e| glob(name, e));
+        if ext_hit || env_hit || SECRET_NAMES.iter().any(|n| glob(name, n)) {
+            return true;
+        }
+    }
+    SECRET_DIRS.iter().any(|dir| {
+        let want: Vec<&str> = dir.split('/').collect();
+        parts.windows(want.len()).any(|w| {
+            w.iter()
+                .zip(&want)
+                .all(|(have, want)| literal(have) && glob(have, want))
+        })
+    })
+}
+
+/// The first `{a,b}` group of a word: the text before it, its alternatives and the text after.
+fn first_brace(word: &str) -> Option<(&str, &str, &str)> {
+    let open = word.find('{')?;
+    let close = open + word[open..].find('}')?;
+    let inner = &word[open + 1..close];
+    inner
+        .contains(',')
+        .then(|| (&word[..open], inner, &word[close + 1..]))
 }
 
 /// Whether `dir` occurs in `path` as whole components (`~/.ssh`, `a/.ssh/b`, not `x.ssh`).

@@ -13,7 +13,48 @@ use super::tokenize::{
 };
 use super::walk::Cx;
 
-/// Variables that decide which code runs; setting them needs permission.
+/// Variables that cannot change which code runs: setting them needs no permission. Every other
+/// variable does (`GIT_EXTERNAL_DIFF`, `MAKEFLAGS`, `CC`, `LESSOPEN`, `npm_config_*`, …): the
+/// class of variables that run programs or load plugins is open-ended, so it is default-deny.
+const HARMLESS_VARS: &[&str] = &[
+    "CARGO_INCREMENTAL",
+    "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE",
+    "CGO_ENABLED",
+    "CI",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLORTERM",
+    "COLUMNS",
+    "DEBIAN_FRONTEND",
+    "FORCE_COLOR",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_TERMINAL_PROMPT",
+    "GOARCH",
+    "GOOS",
+    "LANG",
+    "LANGUAGE",
+    "LINES",
+    "LOG_LEVEL",
+    "NODE_ENV",
+    "NO_COLOR",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "PYTHONUNBUFFERED",
+    "PY_COLORS",
+    "RUST_BACKTRACE",
+    "RUST_LIB_BACKTRACE",
+    "RUST_LOG",
+    "RUST_TEST_THREADS",
+    "TERM",
+    "TZ",
+    "VERBOSE",
+];
+
+/// Variables that decide which code runs; setting or unsetting them needs permission.
 const DANGEROUS_VARS: &[&str] = &[
     "BASH_ENV",
     "CDPATH",
@@ -54,7 +95,13 @@ const PREFIX_KEYWORDS: &[&str] = &[
 /// Words after which the rest of the command is data (loop lists, case subjects).
 const DATA_KEYWORDS: &[&str] = &["case", "for", "in", "select"];
 
+/// Setting this variable needs permission: it is not on the harmless list.
 pub(crate) fn is_dangerous_var(name: &str) -> bool {
+    !(HARMLESS_VARS.contains(&name) || name.starts_with("LC_"))
+}
+
+/// Unsetting this variable changes which code runs.
+pub(crate) fn controls_code(name: &str) -> bool {
     DANGEROUS_VARS.contains(&name) || name.starts_with("DYLD_")
 }
 
@@ -135,6 +182,9 @@ fn check_redirect(redir: &Redir<'_>, secret_var: &str, cx: &mut Cx<'_>) {
 pub(crate) fn check_write(path: &str, cx: &mut Cx<'_>) {
     let path = paths::without_expansions(path);
     match paths::write_target(&path) {
+        WriteTarget::Workspace if cx.context().read_only => {
+            cx.note(&catalog::READONLY_WRITE, &path)
+        }
         WriteTarget::Workspace | WriteTarget::Harmless => {}
         WriteTarget::GitInternals => cx.note(&catalog::WRITE_GIT, &path),
         WriteTarget::Device => cx.note(&catalog::DEVICE_WRITE, &path),
@@ -201,6 +251,16 @@ fn brace_command(items: &[&str], args: &[&Word<'_>], cx: &mut Cx<'_>) {
 /// the expansion were empty, and refused if it would be destructive for rm, chmod or chown.
 fn hidden_program(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) {
     cx.note(&catalog::HIDDEN_PROGRAM, &program.text);
+    if !program.pure_expansion() {
+        // `eval${IFS}id`, `r$X"m" -rf /`: judged as the text with `IFS` as a blank and every
+        // other expansion empty, which is one thing it may run.
+        let mut shape = paths::blank_ifs(&program.text);
+        for arg in args {
+            shape.push(' ');
+            shape.push_str(&arg.text);
+        }
+        cx.text(&shape);
+    }
     if program.pure_expansion() && !args.is_empty() {
         let after_pipe = cx.after_pipe;
         cx.command(args, after_pipe);

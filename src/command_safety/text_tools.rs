@@ -195,8 +195,11 @@ pub(crate) fn jq(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 
 /// `rg --pre CMD` runs CMD on every file.
 pub(crate) fn rg(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    if args.iter().any(|w| w.text.starts_with("--pre")) {
-        cx.note(&RUNS_COMMANDS, "rg --pre");
+    if let Some(option) = args
+        .iter()
+        .find(|w| w.text.starts_with("--pre") || w.text.starts_with("--hostname-bin"))
+    {
+        cx.note_sub(&RUNS_COMMANDS, "rg", &option.text);
     } else {
         cx.note(&SAFE_READ, "rg");
     }

@@ -92,6 +92,10 @@ pub(crate) enum Tok<'a> {
 #[derive(Debug)]
 pub(crate) struct Scan<'a> {
     pub(crate) toks: Vec<Tok<'a>>,
+    /// Byte range of each token in the source (`spans[k]` belongs to `toks[k]`); a redirection's
+    /// range starts at its descriptor number and ends after its target (a here-document's body
+    /// lies after the line and is not in it).
+    pub(crate) spans: Vec<(usize, usize)>,
     /// Inner text of every `$(…)`, `` `…` ``, `<(…)` and `>(…)`, outermost only.
     pub(crate) subs: Vec<Cow<'a, str>>,
     /// The first secret-looking variable name expanded, for the reason text.
@@ -122,6 +126,7 @@ pub(crate) fn scan(src: &str) -> Scanned<Scan<'_>> {
         i: 0,
         out: Scan {
             toks: Vec::with_capacity(16),
+            spans: Vec::with_capacity(16),
             subs: Vec::new(),
             secret_var: "",
         },
@@ -144,7 +149,7 @@ impl<'a> Scanner<'a> {
             let (op, len) = match (c, two) {
                 (b'\n' | b'\r', _) => {
                     self.i += 1;
-                    self.out.toks.push(Tok::Op(Op::Seq));
+                    self.push_tok(Tok::Op(Op::Seq), self.i - 1);
                     self.read_heredocs()?;
                     continue;
                 }
@@ -156,7 +161,7 @@ impl<'a> Scanner<'a> {
                 (b';', _) => (Op::Seq, 1),
                 (b'&', Some(b'&')) => (Op::And, 2),
                 (b'&', Some(b'>')) => {
-                    self.redirect()?;
+                    self.redirect_from(self.i)?;
                     continue;
                 }
                 (b'&', _) => (Op::Background, 1),
@@ -170,7 +175,7 @@ impl<'a> Scanner<'a> {
                     continue;
                 }
                 (b'<' | b'>', _) => {
-                    self.redirect()?;
+                    self.redirect_from(self.i)?;
                     continue;
                 }
                 _ => {
@@ -179,20 +184,27 @@ impl<'a> Scanner<'a> {
                 }
             };
             self.i += len;
-            self.out.toks.push(Tok::Op(op));
+            self.push_tok(Tok::Op(op), self.i - len);
         }
         // A here-document still open at the end: bash warns and runs the command anyway.
         self.read_heredocs()
     }
 
+    /// Appends a token that started at byte `start` and ends here.
+    fn push_tok(&mut self, tok: Tok<'a>, start: usize) {
+        self.out.toks.push(tok);
+        self.out.spans.push((start, self.i));
+    }
+
     /// Reads a word; a bare number directly before `<` or `>` is a descriptor, not a word.
     fn push_word(&mut self) -> Scanned<()> {
+        let start = self.i;
         let word = self.word()?;
         let is_fd = !word.has(QUOTED) && word.text.bytes().all(|c| c.is_ascii_digit());
         if is_fd && matches!(self.peek(0), Some(b'<' | b'>')) {
-            return self.redirect();
+            return self.redirect_from(start);
         }
-        self.out.toks.push(Tok::Word(word));
+        self.push_tok(Tok::Word(word), start);
         Ok(())
     }
 
@@ -221,7 +233,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn redirect(&mut self) -> Scanned<()> {
+    fn redirect_from(&mut self, start: usize) -> Scanned<()> {
         use RedirKind::*;
         let (kind, len, strip_tabs) = match (self.peek(0), self.peek(1), self.peek(2)) {
             (Some(b'&'), _, Some(b'>')) => (Write, 3, false),
@@ -263,11 +275,12 @@ impl<'a> Scanner<'a> {
                 expands: !target.has(QUOTED),
             });
         }
-        self.out.toks.push(Tok::Redir(Redir {
+        let redir = Redir {
             kind,
             target,
             body: "",
-        }));
+        };
+        self.push_tok(Tok::Redir(redir), start);
         Ok(())
     }
 

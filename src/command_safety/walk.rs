@@ -38,6 +38,11 @@ impl<'s> Cx<'s> {
         self.acc.note(rule, subject);
     }
 
+    /// Where the command runs.
+    pub(crate) fn context(&self) -> super::Context {
+        self.acc.context
+    }
+
     /// Notes a finding whose subject is a tool and its sub-command (`cargo test`).
     pub(crate) fn note_sub(&mut self, rule: &'static Rule, tool: &str, sub: &str) {
         self.acc.note_parts(rule, &[tool, sub]);
@@ -78,25 +83,36 @@ impl<'s> Cx<'s> {
         }
     }
 
-    /// Evaluates a string the command will run as shell code (`sh -c STRING`).
+    /// Evaluates a string the command will run as shell code (`sh -c STRING`). Its parts are
+    /// recorded (one level deeper) and its findings belong to the current part.
     pub(crate) fn text(&mut self, text: &str) {
         if self.depth >= MAX_DEPTH {
-            self.acc.note(&catalog::TOO_DEEP, "");
-        } else {
-            evaluate_text(text, self.depth + 1, self.acc);
+            return self.acc.note(&catalog::TOO_DEEP, "");
         }
+        if !self.acc.records() {
+            return evaluate_text(text, self.depth + 1, self.acc);
+        }
+        let outer = self.acc.begin_nested();
+        evaluate_text(text, self.depth + 1, self.acc);
+        self.acc.end_nested(outer);
     }
 }
 
-/// Evaluates one command text into `acc`.
+/// Evaluates one command text into `acc`. Every simple command is one part: when `acc` records
+/// parts, each is recorded with its text, so a rule matcher sees exactly what was judged.
 pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     if obfuscation::has_hex_escapes(text) {
         acc.note(&catalog::OBF_ESCAPES, "");
     }
     let scan = match tokenize::scan(text) {
         Ok(scan) => scan,
-        Err(rule) => return acc.note(rule, ""),
+        Err(rule) => {
+            acc.note(rule, "");
+            acc.unreadable |= depth == 0;
+            return acc.end_part(Some(text.trim()), depth);
+        }
     };
+    let records = acc.records();
     let mut cx = Cx {
         acc,
         depth,
@@ -112,26 +128,37 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         cx.note(&catalog::SUBSTITUTION, sub.trim());
         cx.text(sub);
     }
+    if records && !scan.subs.is_empty() {
+        cx.acc.substituted |= depth == 0;
+        cx.acc.end_part(None, depth);
+    }
     let toks = &scan.toks;
+    let mut part = Segment::new(text, &scan.spans, depth);
     let mut words: Vec<&Word<'_>> = Vec::with_capacity(8);
     let mut redirs: Vec<&Redir<'_>> = Vec::new();
     let mut i = 0;
-    while i < toks.len() && cx.acc.level() < Level::Disabled {
+    while i < toks.len() && (records || cx.acc.level() < Level::Disabled) {
         match &toks[i] {
             Tok::Word(word) => {
+                part.extend(i);
                 if words.is_empty() && redirs.is_empty() {
                     let header = function_definition(toks, i, &mut cx);
                     if header > 0 {
+                        part.extend(i + header - 1);
                         i += header;
                         continue;
                     }
                 }
                 words.push(word);
             }
-            Tok::Redir(redir) => redirs.push(redir),
+            Tok::Redir(redir) => {
+                part.extend(i);
+                redirs.push(redir);
+            }
             Tok::Op(op) => {
                 cx.detached = cx.after_pipe || matches!(op, Op::Pipe | Op::Background);
                 flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
+                part.end(cx.acc);
                 cx.after_pipe = *op == Op::Pipe;
                 cx.track_subshell(*op);
             }
@@ -140,6 +167,47 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     }
     cx.detached = cx.after_pipe;
     flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
+    part.end(cx.acc);
+}
+
+/// The tokens of the simple command being read, for recording it as a part.
+struct Segment<'t> {
+    text: &'t str,
+    spans: &'t [(usize, usize)],
+    depth: u8,
+    first: Option<usize>,
+    last: usize,
+}
+
+impl<'t> Segment<'t> {
+    fn new(text: &'t str, spans: &'t [(usize, usize)], depth: u8) -> Self {
+        Self {
+            text,
+            spans,
+            depth,
+            first: None,
+            last: 0,
+        }
+    }
+
+    fn extend(&mut self, tok: usize) {
+        self.first.get_or_insert(tok);
+        self.last = tok;
+    }
+
+    /// Ends the segment: a part is recorded when it held any token, and findings made outside
+    /// any segment (a lone operator) still count for the whole.
+    fn end(&mut self, acc: &mut Acc) {
+        if !acc.records() {
+            return;
+        }
+        let text = self.first.take().and_then(|first| {
+            let start = self.spans.get(first)?.0;
+            let end = self.spans.get(self.last)?.1;
+            self.text.get(start..end)
+        });
+        acc.end_part(text, self.depth);
+    }
 }
 
 fn flush<'w, 'a: 'w>(

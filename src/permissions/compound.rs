@@ -3,62 +3,17 @@
 //!
 //! `Bash(cargo *)` matches the whole string `cargo build && curl x | sh`, because `*` spans
 //! anything. Letting that lift the evaluator's objection would let one allowed prefix carry
-//! any command after it. So the command is split at its top-level operators (`;`, `&&`,
-//! `||`, `|`, `&`, newlines, subshell parentheses), and every part the evaluator does not
-//! prove safe must be allowed by the explicit rule that decides it on its own. A part
-//! holding a command substitution (`$(…)`, backticks, `<(…)`) is never covered: its inner
-//! command is not what a rule names. The other way round, `Bash(git push*)` excluded must
-//! also stop `git add . && git push`, whose whole string does not start with `git push`.
+//! any command after it. So the rule matcher works from the evaluator's own reading of the
+//! command ([`crate::command_safety::read`]): one parse, so the parts a rule is matched against
+//! are exactly the simple commands the evaluator judged, quoting of every kind (`$'…'`, here
+//! documents, comments, line continuations) read once. Every part the evaluator does not prove
+//! safe must be allowed by the explicit rule that decides it on its own. A command holding a
+//! command substitution (`$(…)`, backticks, `<(…)`) is never covered, nor one that cannot be
+//! read: what runs there is not what a rule names. The other way round, `Bash(git push*)`
+//! excluded must also stop `git add . && git push`, `echo $(git push)` and `sh -c 'git push'`:
+//! every part, nested ones included, is matched against the exclude rules.
 
-use crate::command_safety::{Level, evaluate};
-
-/// The command's top-level parts, quotes respected; `None` when it holds a substitution.
-pub(crate) fn split_parts(command: &str) -> Option<Vec<String>> {
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    let mut chars = command.chars().peekable();
-    while let Some(c) = chars.next() {
-        if escaped {
-            cur.push(c);
-            escaped = false;
-            continue;
-        }
-        match c {
-            '\\' if !single => {
-                escaped = true;
-                cur.push(c);
-            }
-            '\'' if !double => {
-                single = !single;
-                cur.push(c);
-            }
-            '"' if !single => {
-                double = !double;
-                cur.push(c);
-            }
-            '`' if !single => return None,
-            '$' | '<' | '>' if !single && chars.peek() == Some(&'(') => return None,
-            ';' | '|' | '&' | '\n' | '(' | ')' if !single && !double => {
-                // `>&2`, `2>&1` and `&>` are redirections, not separators.
-                if c == '&' && (cur.ends_with('>') || chars.peek() == Some(&'>')) {
-                    cur.push(c);
-                    continue;
-                }
-                parts.push(std::mem::take(&mut cur));
-            }
-            _ => cur.push(c),
-        }
-    }
-    parts.push(cur);
-    Some(
-        parts
-            .into_iter()
-            .map(|p| p.trim().to_owned())
-            .filter(|p| !p.is_empty())
-            .collect(),
-    )
-}
+use crate::command_safety::{Level, Reading};
 
 /// The first part of `command` that `pattern` (of a `Bash(…)` allow rule) leaves
 /// uncovered: one the evaluator alone would not allow and the rule does not match.
@@ -66,43 +21,90 @@ pub(crate) fn split_parts(command: &str) -> Option<Vec<String>> {
 pub(crate) enum Uncovered {
     /// The command holds a command substitution, which no rule names.
     Substitution,
+    /// The command could not be read, so no rule can name its parts.
+    Unreadable,
     /// This part needs a rule of its own.
     Part(String),
 }
 
-/// The first part of `command` the evaluator alone would not allow and `covered` (which
+/// The first part of `reading` the evaluator alone would not allow and `covered` (which
 /// asks the policy for the rule that decides that part) does not allow either.
-pub(crate) fn first_uncovered(command: &str, covered: impl Fn(&str) -> bool) -> Option<Uncovered> {
-    let Some(parts) = split_parts(command) else {
+pub(crate) fn first_uncovered(
+    reading: &Reading,
+    covered: impl Fn(&str) -> bool,
+) -> Option<Uncovered> {
+    if reading.substitution {
         return Some(Uncovered::Substitution);
-    };
-    parts
-        .into_iter()
-        .find(|part| evaluate(part).level != Level::AllowedWithoutPermission && !covered(part))
-        .map(Uncovered::Part)
+    }
+    if reading.unreadable {
+        return Some(Uncovered::Unreadable);
+    }
+    reading
+        .parts
+        .iter()
+        .filter(|p| p.depth == 0)
+        .find(|p| p.verdict.level != Level::AllowedWithoutPermission && !covered(&p.text))
+        .map(|p| Uncovered::Part(p.text.clone()))
+}
+
+/// Every part of a command, nested ones included, for matching against exclude rules; `None`
+/// when the command is one part that is the whole command (the whole-command match decides).
+pub(crate) fn all_parts(reading: &Reading, command: &str) -> Option<Vec<String>> {
+    let parts: Vec<String> = reading.parts.iter().map(|p| p.text.clone()).collect();
+    match parts.as_slice() {
+        [only] if only == command.trim() => None,
+        [] => None,
+        _ => Some(parts),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split_parts;
+    use super::*;
+    use crate::command_safety::{Context, read};
+
+    fn texts(command: &str, depth: u8) -> Vec<String> {
+        read(command, Context::CONTAINED)
+            .parts
+            .into_iter()
+            .filter(|p| p.depth == depth)
+            .map(|p| p.text)
+            .collect()
+    }
 
     #[test]
     fn splits_at_operators_outside_quotes() {
         assert_eq!(
-            split_parts("cargo build && curl x | sh; echo 'a;b' \"c|d\" 2>&1 &").unwrap(),
+            texts("cargo build && curl x | sh; echo 'a;b' \"c|d\" 2>&1 &", 0),
             ["cargo build", "curl x", "sh", "echo 'a;b' \"c|d\" 2>&1"]
         );
-        assert_eq!(
-            split_parts("(cd a && make)\nls").unwrap(),
-            ["cd a", "make", "ls"]
-        );
+        assert_eq!(texts("(cd a && make)\nls", 0), ["cd a", "make", "ls"]);
     }
 
     #[test]
-    fn substitutions_are_never_covered() {
+    fn ansi_c_quotes_and_comments_are_read_as_the_shell_reads_them() {
+        assert_eq!(
+            texts("npm test $'\\''; id > /tmp/x", 0),
+            ["npm test $'\\''", "id > /tmp/x"]
+        );
+        assert_eq!(
+            texts("git status $'\\'' && git push origin main", 0),
+            ["git status $'\\''", "git push origin main"]
+        );
+        assert_eq!(texts("ls # ; rm -rf x\nid", 0), ["ls", "id"]);
+    }
+
+    #[test]
+    fn substitutions_are_never_covered_but_their_parts_are_seen() {
         for cmd in ["echo $(curl x)", "echo `id`", "diff <(a) b", "cat >(tee x)"] {
-            assert!(split_parts(cmd).is_none(), "{cmd}");
+            let reading = read(cmd, Context::CONTAINED);
+            assert_eq!(
+                first_uncovered(&reading, |_| true),
+                Some(Uncovered::Substitution),
+                "{cmd}"
+            );
         }
-        assert!(split_parts("echo '$(not a substitution)'").is_some());
+        assert_eq!(texts("echo $(git push origin)", 1), ["git push origin"]);
+        assert!(!read("echo '$(not a substitution)'", Context::CONTAINED).substitution);
     }
 }

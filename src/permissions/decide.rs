@@ -11,7 +11,7 @@ use super::explain::{self, argument_hint, origin, suggest_allow_rule};
 use super::paths::Workspace;
 use super::policy::Rule;
 use super::types::{Decision, Mode, Permission, Source, Tighten};
-use crate::command_safety::{Level, Verdict};
+use crate::command_safety::{Level, Reading, Verdict};
 
 /// A dynamic check's objection to a call (from the evaluator or the tool itself).
 #[derive(Debug, Clone)]
@@ -59,6 +59,8 @@ pub(crate) struct Call<'a> {
     pub(crate) repo_file: Option<&'a str>,
     /// Every rule of the policy, in order (for the parts of a compound command).
     pub(crate) rules: &'a [Rule],
+    /// The evaluator's reading of a Bash command: its verdict and its parts.
+    pub(crate) reading: Option<&'a Reading>,
 }
 
 impl<'a> Call<'a> {
@@ -127,7 +129,7 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
                     Uncovered::Part(p) => {
                         Some(suggest_allow_rule(call.tool, &json!({ "command": p })))
                     }
-                    Uncovered::Substitution => None,
+                    Uncovered::Substitution | Uncovered::Unreadable => None,
                 };
                 let origin = call.origin(rule.source);
                 Decision {
@@ -174,8 +176,7 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
 /// A Bash command's parts are decided one by one too: the first risky part that the rule
 /// deciding it (first match, as for whole calls) does not explicitly allow.
 fn uncovered(call: &Call<'_>) -> Option<Uncovered> {
-    let command = bash_command(call)?;
-    compound::first_uncovered(command, |part| {
+    compound::first_uncovered(call.reading?, |part| {
         call.rule_for_part(part)
             .is_some_and(Rule::explicitly_allows_argument)
     })
@@ -183,10 +184,7 @@ fn uncovered(call: &Call<'_>) -> Option<Uncovered> {
 
 /// The part of a compound Bash command that a rule with an argument excludes, and that rule.
 fn excluded_part<'r>(call: &Call<'r>) -> Option<(String, &'r Rule)> {
-    let parts = compound::split_parts(bash_command(call)?)?;
-    if parts.len() < 2 {
-        return None;
-    }
+    let parts = compound::all_parts(call.reading?, bash_command(call)?)?;
     parts.into_iter().find_map(|part| {
         call.rule_for_part(&part)
             .filter(|r| r.permission == Permission::Exclude && r.has_argument())

@@ -96,6 +96,9 @@ pub(crate) fn partly_covered(
             "it runs a command substitution (`$(…)`, backticks, `<(…)`), which no rule can name"
                 .to_owned()
         }
+        (super::compound::Uncovered::Unreadable, _) => {
+            "it could not be read as a shell command, so no rule can name its parts".to_owned()
+        }
     };
     format!(
         "{}. Rule `{}` from {origin} names only part of this compound command: {gap}",

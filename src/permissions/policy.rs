@@ -16,7 +16,7 @@ use super::pattern::CompiledPattern;
 use super::types::{
     Decision, Mode, Permission, PolicyError, PolicyInput, RuleView, Source, Tighten,
 };
-use crate::command_safety::evaluate;
+use crate::command_safety::{Context, read};
 
 /// One compiled rule.
 #[derive(Debug, Clone)]
@@ -71,6 +71,8 @@ pub struct Policy {
     pub(crate) rules: Vec<Rule>,
     pub(crate) ws: Workspace,
     repo_file: Option<String>,
+    /// Where Bash commands run, for the evaluator.
+    context: Context,
 }
 
 impl Policy {
@@ -136,7 +138,20 @@ impl Policy {
             rules,
             ws,
             repo_file,
+            context: Context::CONTAINED,
         })
+    }
+
+    /// The policy for commands that run in `context` (built policies assume containment).
+    #[must_use]
+    pub fn with_context(mut self, context: Context) -> Policy {
+        self.context = context;
+        self
+    }
+
+    /// Where Bash commands are taken to run.
+    pub fn context(&self) -> Context {
+        self.context
     }
 
     /// Decides one call. `dynamic` is the tool's own verdict from its arguments, if it has one;
@@ -147,10 +162,13 @@ impl Policy {
             .iter()
             .find(|rule| rule.pattern.matches(tool, args, &self.ws));
         let mut checks = Vec::new();
+        let command = args.get("command").and_then(Value::as_str);
+        let reading = command
+            .filter(|c| tool == "Bash" && !c.trim().is_empty())
+            .map(|c| read(c, self.context));
         if rule.is_none_or(|rule| rule.permission != Permission::Exclude) {
-            let command = args.get("command").and_then(Value::as_str);
-            if let Some(command) = command.filter(|c| tool == "Bash" && !c.trim().is_empty()) {
-                checks.extend(Check::from_verdict(evaluate(command)));
+            if let Some(reading) = &reading {
+                checks.extend(Check::from_verdict(reading.verdict.clone()));
             }
             checks.extend(dynamic.and_then(Check::from_tighten));
         }
@@ -161,6 +179,7 @@ impl Policy {
             ws: &self.ws,
             repo_file: self.repo_file.as_deref(),
             rules: &self.rules,
+            reading: reading.as_ref(),
         };
         decide(&call, rule, &checks)
     }

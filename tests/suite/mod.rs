@@ -31,6 +31,7 @@ mod openai_e2e;
 mod parallel_e2e;
 mod permissions;
 mod permissions_e2e;
+mod policy_classes;
 mod properties;
 mod provider_anthropic;
 mod provider_openai;

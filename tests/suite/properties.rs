@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use cn_run::command_safety::{Level, evaluate};
+use cn_run::command_safety::{Context, Level, evaluate, one_reading_holds, read};
 use cn_run::context::compaction::{
     COMPACTION_PROMPT, compaction_request, is_well_paired, prune_to_fit,
 };
@@ -92,10 +92,44 @@ fn command() -> impl Strategy<Value = String> {
     })
 }
 
+/// The top-level parts of a command, as the rule matcher sees them.
+fn top_parts(command: &str) -> Vec<String> {
+    read(command, Context::CONTAINED)
+        .parts
+        .into_iter()
+        .filter(|p| p.depth == 0)
+        .map(|p| p.text)
+        .collect()
+}
+
+/// Texts that can be joined with `; ` without changing how either side is read.
+fn joinable(command: &str) -> bool {
+    let reading = read(command, Context::CONTAINED);
+    !reading.unreadable && !command.contains("<<") && !command.trim_end().ends_with('\\')
+}
+
 const DANGEROUS_TAILS: [&str; 4] = ["; rm -rf /", " && rm -rf /", " | sh", " | bash"];
 
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn the_rule_matcher_sees_exactly_the_parts_the_evaluator_judged(cmd in command()) {
+        prop_assert_eq!(one_reading_holds(&cmd), Ok(()));
+    }
+
+    #[test]
+    fn arbitrary_text_has_one_reading(cmd in "\\PC{0,60}") {
+        prop_assert_eq!(one_reading_holds(&cmd), Ok(()));
+    }
+
+    #[test]
+    fn a_compound_command_has_the_parts_of_its_commands(a in command(), b in command()) {
+        prop_assume!(joinable(&a) && joinable(&b));
+        let mut both = top_parts(&a);
+        both.extend(top_parts(&b));
+        prop_assert_eq!(top_parts(&format!("{a}; {b}")), both);
+    }
 
     #[test]
     fn appending_a_dangerous_tail_never_makes_a_command_less_strict(cmd in command()) {

@@ -1,0 +1,60 @@
+//! The promise of one reading, as a check the property test and the fuzz target share: the
+//! parts a rule matcher sees are exactly the commands the evaluator judged. For any text, the
+//! reading's verdict is the evaluator's; without substitutions the strictest part decides the
+//! whole; and each top-level part, read alone, is one part with the same text (no rule can be
+//! matched against a piece of it the evaluator never saw as a command).
+
+use super::{Context, evaluate_in, read};
+
+/// `Err` says how `command`'s reading breaks the promise.
+pub fn one_reading_holds(command: &str) -> Result<(), String> {
+    let context = Context::CONTAINED;
+    let reading = read(command, context);
+    let alone = evaluate_in(command, context);
+    if reading.verdict != alone {
+        return Err(format!(
+            "{command:?}: read {:?}, evaluated {alone:?}",
+            reading.verdict
+        ));
+    }
+    let top: Vec<_> = reading.parts.iter().filter(|p| p.depth == 0).collect();
+    let strictest = top.iter().map(|p| p.verdict.level).max();
+    if !reading.substitution && !reading.unreadable {
+        let whole = reading.verdict.level;
+        if strictest.is_some_and(|s| s != whole) {
+            return Err(format!(
+                "{command:?}: parts at most {strictest:?}, whole {whole:?}"
+            ));
+        }
+    }
+    for part in top {
+        let again = read(&part.text, context);
+        let texts: Vec<&str> = again
+            .parts
+            .iter()
+            .filter(|p| p.depth == 0)
+            .map(|p| p.text.as_str())
+            .collect();
+        if texts != [part.text.as_str()] {
+            return Err(format!(
+                "{command:?}: part {:?} reads as {texts:?}",
+                part.text
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_reading_holds;
+
+    #[test]
+    fn found_by_the_property_test() {
+        for command in [
+            "A&\"\u{1107f}\u{1d300}\u{a0f}\u{1d300}\u{1eea5}\u{d81}0#\u{135d}\u{11288}0 A\u{3a3}\u{fffc}\u{ae}\u{1218}\u{ae}A \"*",
+        ] {
+            assert_eq!(one_reading_holds(command), Ok(()));
+        }
+    }
+}
