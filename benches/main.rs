@@ -16,17 +16,17 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let benches: [(&str, fn()); 7] = [
+    let benches: [(&str, fn()); 8] = [
         // First: it measures building the tokenizer, which is a process-wide singleton.
         ("tokens", tokens::run),
         ("command_safety", command_safety::run),
         ("edit_match", edit_match::run),
         ("checkpoint", checkpoint::run),
         ("worktree", worktree::run),
-        // Last, and only when asked by name: it builds a 100,000-file repository.
-        ("checkpoint_scale", checkpoint_scale::run),
         ("mcp_start", mcp_start::run),
         ("sandbox", sandbox::run),
+        // Last, and only when asked by name: it builds a 100,000-file repository.
+        ("checkpoint_scale", checkpoint_scale::run),
     ];
     for (name, run) in benches {
         let asked = filter.iter().any(|f| name.contains(f.as_str()));
