@@ -1,14 +1,25 @@
 # cn-run image: build with the Rust toolchain, run on a slim Debian with git and bash.
-# docker build -t cn-run . && docker run --rm -v "$PWD:/workspace" -e OPENAI_API_KEY cn-run jobs/fix-lint.yaml
+# docker build -t cn-run . && docker run --rm -v "$PWD:/workspace" --user "$(id -u):$(id -g)" -e OPENAI_API_KEY cn-run jobs/fix-lint.yaml
+# (--user: the run folder .cn-run/ is written into the mounted checkout, as its owner.)
 
 FROM rust:1.95-slim-bookworm AS build
 WORKDIR /src
+# Dependencies first, in a layer of their own: it is rebuilt only when Cargo.toml or
+# Cargo.lock change, not on every source edit. The targets Cargo.toml declares are stubs.
 COPY Cargo.toml Cargo.lock ./
+RUN mkdir -p src tests benches \
+    && echo 'fn main() {}' > src/main.rs \
+    && touch src/lib.rs tests/integration.rs \
+    && echo 'fn main() {}' > benches/main.rs \
+    && cargo build --profile dist --locked --bin cn-run \
+    && rm -rf src tests benches
 COPY src ./src
 COPY benches ./benches
 COPY tests ./tests
 COPY examples ./examples
-RUN cargo build --profile dist --locked --bin cn-run
+# COPY keeps the sources' times, which can be older than the stub build: touch them.
+RUN touch src/main.rs src/lib.rs \
+    && cargo build --profile dist --locked --bin cn-run
 
 FROM debian:bookworm-slim
 RUN apt-get update \

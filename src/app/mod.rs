@@ -20,6 +20,7 @@ mod session_hooks;
 mod sessions;
 mod setup;
 mod spread;
+mod start_error;
 mod subagents;
 mod uploads;
 mod validate;
@@ -239,12 +240,12 @@ async fn run_jobs(
 ) -> i32 {
     let several = jobs.len() > 1;
     let mut results: Vec<RunResult> = Vec::new();
-    let mut start_errors: Vec<String> = Vec::new();
+    let mut start_errors: Vec<start_error::StartError> = Vec::new();
     for outcome in parallel::run_all(jobs, &args, log, early).await {
         match outcome {
             Ok(result) => results.push(result),
             Err(e) => {
-                let _ = usage_error(&e);
+                let _ = usage_error(&e.message);
                 start_errors.push(e);
             }
         }
@@ -266,7 +267,11 @@ async fn run_jobs(
     worst.exit_code()
 }
 
-pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[String]) {
+pub(crate) fn print_results(
+    args: &RunArgs,
+    results: &[RunResult],
+    start_errors: &[start_error::StartError],
+) {
     match args.format {
         Format::Text => {
             for r in results {

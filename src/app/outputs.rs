@@ -6,6 +6,7 @@ use std::io::LineWriter;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::start_error::StartError;
 use crate::cli::{Format, RunArgs};
 use crate::events::Emitter;
 use crate::observability::LogHandle;
@@ -13,13 +14,14 @@ use crate::redact::Redactor;
 use crate::report::progress::ProgressSink;
 use crate::report::{JsonlSink, ResultBuilder, ResultSink};
 
-/// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git).
-pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, String> {
+/// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git). A
+/// folder that cannot be made or written is an environment error (exit 6), in words.
+pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, StartError> {
     let dir = match &args.out {
         Some(d) => d.clone(),
         None => {
             let root = PathBuf::from(".cn-run");
-            std::fs::create_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
+            std::fs::create_dir_all(&root).map_err(|e| StartError::run_folder(&root, &e))?;
             // Written once (not on every run): it only needs to exist.
             let ignore = root.join(".gitignore");
             if !ignore.exists() {
@@ -28,8 +30,11 @@ pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, String
             root.join(run_id)
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| format!("output folder {}: {e}", dir.display()))?;
-    dir.canonicalize().map_err(|e| e.to_string())
+    std::fs::create_dir_all(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
+    // Writable, not only there: a mounted folder owned by another user passes the above.
+    tempfile::tempfile_in(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
+    dir.canonicalize()
+        .map_err(|e| StartError::run_folder(&dir, &e))
 }
 
 /// The highest `seq` in an events file (a resumed run continues after it).

@@ -12,20 +12,21 @@ use tokio::sync::Semaphore;
 
 use super::checkpoints::Early;
 use super::run::{self, RunOptions, panic_message};
+use super::start_error::StartError;
 use crate::cli::{Isolate, RunArgs};
 use crate::job::Job;
 use crate::observability::LogHandle;
 use crate::report::RunResult;
 use crate::worktree::RunWorktree;
 
-/// Run `jobs`; `Err(message)` for a job that could not start (printed, exit 2). `early`
+/// Run `jobs`; `Err` for a job that could not start (printed; exit 2, or 6). `early`
 /// is a lone job's checkpointer, opened before the runtime.
 pub(crate) async fn run_all(
     mut jobs: Vec<Job>,
     args: &RunArgs,
     log: &LogHandle,
     mut early: Option<Early>,
-) -> Vec<Result<RunResult, String>> {
+) -> Vec<Result<RunResult, StartError>> {
     let isolate = args.isolate.unwrap_or(if jobs.len() > 1 {
         Isolate::Worktree
     } else {
@@ -40,7 +41,9 @@ pub(crate) async fn run_all(
         let result = std::panic::AssertUnwindSafe(run)
             .catch_unwind()
             .await
-            .unwrap_or_else(|panic| Err(format!("the run crashed: {}", panic_message(&*panic))));
+            .unwrap_or_else(|panic| {
+                Err(format!("the run crashed: {}", panic_message(&*panic)).into())
+            });
         return vec![result];
     }
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
@@ -62,7 +65,7 @@ pub(crate) async fn run_all(
     for task in tasks {
         results.push(
             task.await
-                .unwrap_or_else(|e| Err(format!("the run crashed: {e}"))),
+                .unwrap_or_else(|e| Err(format!("the run crashed: {e}").into())),
         );
     }
     results
@@ -74,7 +77,7 @@ async fn run_one(
     log: LogHandle,
     isolate: Isolate,
     early: Option<Early>,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, StartError> {
     let name = job.name.clone();
     let worktree = if isolate == Isolate::Worktree && !job.workspace.copy {
         let base = args

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::start_error::StartError;
 use crate::exit_code::Status;
 use crate::job::Job;
 use crate::report::RunResult;
@@ -50,23 +51,20 @@ fn folder_name(job: &str) -> String {
     }
 }
 
-/// The worst status of the jobs; a job that could not start makes it `invalid`.
-pub(crate) fn worst(results: &[RunResult], start_errors: &[String]) -> Status {
-    let mut worst = Status::Success;
-    for s in results.iter().map(|r| r.status) {
-        if s.severity() > worst.severity() {
-            worst = s;
-        }
-    }
-    if !start_errors.is_empty() && Status::Invalid.severity() > worst.severity() {
-        worst = Status::Invalid;
-    }
-    worst
+/// The worst status of the jobs, those that could not start included.
+pub(crate) fn worst(results: &[RunResult], start_errors: &[StartError]) -> Status {
+    let started = results.iter().map(|r| r.status);
+    let not_started = start_errors.iter().map(|e| e.status);
+    started
+        .chain(not_started)
+        .max_by_key(|s| s.severity())
+        .unwrap_or(Status::Success)
 }
 
 /// The summary of a multi-job call (printed with `--format json`, written as summary.json).
-pub(crate) fn summary(results: &[RunResult], start_errors: &[String]) -> Value {
+pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Value {
     let status = worst(results, start_errors);
+    let errors: Vec<&str> = start_errors.iter().map(|e| e.message.as_str()).collect();
     json!({
         "type": "summary",
         "status": status,
@@ -74,7 +72,7 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[String]) -> Value {
         "is_error": status != Status::Success,
         "jobs": results.len() + start_errors.len(),
         "results": results,
-        "errors": start_errors,
+        "errors": errors,
     })
 }
 
@@ -88,7 +86,7 @@ fn top_dir(out: Option<&Path>) -> PathBuf {
 
 /// Writes junit.xml (one suite per job) and summary.json at the top of a multi-job call,
 /// names the folder on stderr, and in GitHub Actions writes the step outputs of the call.
-pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors: &[String]) {
+pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors: &[StartError]) {
     let dir = top_dir(out);
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let suites = results

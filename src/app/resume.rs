@@ -119,6 +119,9 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
             print_results(&args, std::slice::from_ref(&result), &[]);
             result.status.exit_code()
         }
-        Err(e) => usage_error(&e),
+        Err(e) => {
+            let _ = usage_error(&e.message);
+            e.status.exit_code()
+        }
     }
 }

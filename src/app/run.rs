@@ -17,6 +17,7 @@ use super::run_parts::{
 };
 use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
+use super::start_error::StartError;
 use crate::agent::{Agent, AgentConfig, Budget, ContextWindow, Outcome, RunState, StopSignal};
 use crate::cli::RunArgs;
 use crate::conversation::Message;
@@ -48,7 +49,7 @@ fn locate(
     job: &Job,
     args: &RunArgs,
     resume: Option<&Resume>,
-) -> Result<(String, PathBuf, PathBuf), String> {
+) -> Result<(String, PathBuf, PathBuf), StartError> {
     if let Some(r) = resume {
         let out = r
             .path
@@ -71,13 +72,13 @@ fn locate(
     Ok((run_id, out_dir, workspace))
 }
 
-/// Run one job. `Err` means it could not start (exit 2); every started run returns its
-/// result, which is also in `<out>/result.json`.
+/// Run one job. `Err` means it could not start (exit 2, or 6 for its run folder); every
+/// started run returns its result, which is also in `<out>/result.json`.
 pub(crate) async fn run_job(
     job: Job,
     opts: &RunOptions<'_>,
     resume: Option<Resume>,
-) -> Result<RunResult, String> {
+) -> Result<RunResult, StartError> {
     let args = opts.args;
     // Key and headers are checked now (a usage error runs nothing); building an HTTPS
     // client (TLS roots: milliseconds) overlaps with the rest of the set-up.

@@ -71,7 +71,14 @@ pub(super) fn schema_problems(err: &ValidationError<'_>, src: &Source<'_>) -> Ve
             vec![src.at(&parent, format!("must be at least {limit}"))]
         }
         ValidationErrorKind::Maximum { limit } => {
-            vec![src.at(&parent, format!("must be at most {limit}"))]
+            // The bound of an unsigned field (json_schema.rs turns u8/u16/u32 into it).
+            let whole = [255, 65535, 4294967295].contains(&limit.as_u64().unwrap_or(0));
+            let message = if whole {
+                format!("must be a whole number from 0 to {limit}")
+            } else {
+                format!("must be at most {limit}")
+            };
+            vec![src.at(&parent, message)]
         }
         _ => vec![src.at(&parent, err.masked().to_string())],
     }

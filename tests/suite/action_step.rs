@@ -131,7 +131,12 @@ fn an_unclosed_fence_or_html_in_the_answer_cannot_swallow_what_follows() {
         assert_eq!(code, 0, "{summary}");
         // The answer sits inside a fence longer than any backtick run in it, which ends
         // before `</details>`; the next job's section follows intact.
-        let start = summary.find("<summary>Final answer</summary>").unwrap();
+        // Jobs finish in any order: look in the first job's section.
+        let section = summary.find("cn-run `first`").unwrap();
+        let start = section
+            + summary[section..]
+                .find("<summary>Final answer</summary>")
+                .unwrap();
         let rest = &summary[start..];
         let open = rest.find("\n\n").unwrap() + 2;
         let fence: String = rest[open..].chars().take_while(|c| *c == '`').collect();

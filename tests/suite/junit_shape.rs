@@ -206,6 +206,24 @@ fn a_parallel_run_and_its_combined_report_keep_to_junit_10() {
         text.contains("one done") && text.contains("c failed"),
         "{text}"
     );
+    // Without --out the combined files go to .cn-run/parallel-<id>/, beside each job's folder.
+    let top = std::fs::read_dir(tmp.path().join(".cn-run"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("parallel-")
+        })
+        .expect("a .cn-run/parallel-<id> folder");
+    assert_eq!(
+        assert_junit_10(&std::fs::read_to_string(top.join("junit.xml")).unwrap()),
+        text
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(top.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["exit_code"], r.code);
 }
 
 /// Lines a hostile program prints: each breaks XML or a terminal-code stripper, and is

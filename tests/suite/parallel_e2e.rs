@@ -186,3 +186,50 @@ fn a_job_that_cannot_start_sets_the_summary_status_and_exit_code() {
         );
     }
 }
+
+/// A run folder that cannot be made (under a file) or written (owned by another user, as
+/// a checkout mounted into the image can be) is an environment error, exit 6, said in words.
+#[test]
+fn a_run_folder_that_cannot_be_written_is_exit_6_in_words() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    std::fs::set_permissions(ws, std::fs::Permissions::from_mode(0o755)).unwrap();
+    simple_job(ws, "a", "job", "", "fine");
+    std::fs::write(ws.join("a-file"), "").unwrap();
+    let mut cmd = cn_run(ws);
+    cmd.args(["a.yaml", "--out", "a-file/out"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 6, "{r:#?}");
+    assert!(
+        r.stderr.contains("cannot write the run folder"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("give --out a folder that can be created"),
+        "{}",
+        r.stderr
+    );
+
+    // Not writable by this user: a folder only its owner may write.
+    let locked = ws.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let mut cmd = cn_run(ws);
+    if rustix::process::geteuid().is_root() {
+        // root writes anywhere: run as nobody, as a container user unlike the owner.
+        std::os::unix::process::CommandExt::uid(&mut cmd, 65534);
+        std::os::unix::process::CommandExt::gid(&mut cmd, 65534);
+    }
+    cmd.args(["a.yaml", "--out", "locked/out"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 6, "{r:#?}");
+    assert!(r.stderr.contains("may not write it"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--user \"$(id -u):$(id -g)\""),
+        "{}",
+        r.stderr
+    );
+    assert!(!locked.join("out").exists());
+}
