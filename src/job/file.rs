@@ -259,12 +259,14 @@ pub struct ModelSection {
     pub pricing: Option<crate::context::pricing::Price>,
     /// Ask an OpenAI-compatible server for usage in the stream (`stream_options`; default
     /// true). Set false for a server that refuses the field.
+    #[serde(alias = "stream_options")]
     pub stream_usage: Option<bool>,
     /// Anthropic extended thinking: `{budget_tokens: N}` (at least 1024, below max_tokens).
     pub thinking: Option<ThinkingSection>,
     /// For `provider: azure`: the deployment name (default: `name`).
     pub deployment: Option<String>,
     /// For `provider: azure`: the `api-version` query value (default 2024-10-21).
+    #[serde(alias = "api-version")]
     pub api_version: Option<String>,
 }
 
@@ -272,8 +274,18 @@ pub struct ModelSection {
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThinkingSection {
+    /// `enabled` (default) or `disabled`, as in Anthropic's request.
+    #[serde(rename = "type", default)]
+    pub kind: Option<ThinkingKind>,
     /// Tokens the model may spend thinking before it answers.
     pub budget_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingKind {
+    Enabled,
+    Disabled,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

@@ -515,3 +515,23 @@ async fn server_errors_are_shown_in_their_own_words_on_one_line() {
         assert!(!r.stderr.contains(KEY) && !reason.contains(KEY));
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reasoning_goes_back_under_the_name_it_came_in() {
+    let (requests, _, _) = tool_round_trip("openrouter").await;
+    let assistant = assistant_turn(&requests[1].json());
+    assert_eq!(assistant["reasoning"], "Need the file.");
+    assert!(assistant.get("reasoning_content").is_none(), "{assistant}");
+    let (requests, _, _) = tool_round_trip("deepseek").await;
+    let assistant = assistant_turn(&requests[1].json());
+    assert!(assistant.get("reasoning").is_none(), "{assistant}");
+    // Servers whose answers had no reasoning with the call get neither field.
+    for server in ["dashscope", "groq", "azure", "mistral"] {
+        let (requests, _, _) = tool_round_trip(server).await;
+        let assistant = assistant_turn(&requests[1].json());
+        assert!(
+            assistant.get("reasoning").is_none() && assistant.get("reasoning_content").is_none(),
+            "{server}: {assistant}"
+        );
+    }
+}
