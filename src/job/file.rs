@@ -259,14 +259,12 @@ pub struct ModelSection {
     pub pricing: Option<crate::context::pricing::Price>,
     /// Ask an OpenAI-compatible server for usage in the stream (`stream_options`; default
     /// true). Set false for a server that refuses the field.
-    #[serde(alias = "stream_options")]
     pub stream_usage: Option<bool>,
     /// Anthropic extended thinking: `{budget_tokens: N}` (at least 1024, below max_tokens).
     pub thinking: Option<ThinkingSection>,
     /// For `provider: azure`: the deployment name (default: `name`).
     pub deployment: Option<String>,
     /// For `provider: azure`: the `api-version` query value (default 2024-10-21).
-    #[serde(alias = "api-version")]
     pub api_version: Option<String>,
 }
 
