@@ -19,6 +19,10 @@ pub struct Reasoning {
     /// Plain reasoning text (`reasoning_content` or `reasoning` deltas).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// The field the text came in, and goes back in: `reasoning_content` (DeepSeek, Qwen,
+    /// llama.cpp, vLLM) or `reasoning` (OpenRouter, Ollama); empty means `reasoning_content`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field: String,
     /// Anthropic thinking blocks, in the order the model produced them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<ThinkingBlock>,

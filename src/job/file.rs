@@ -300,8 +300,18 @@ pub struct ModelSection {
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThinkingSection {
+    /// `enabled` (default) or `disabled`, as in Anthropic's request.
+    #[serde(rename = "type", default)]
+    pub kind: Option<ThinkingKind>,
     /// Tokens the model may spend thinking before it answers.
     pub budget_tokens: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingKind {
+    Enabled,
+    Disabled,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

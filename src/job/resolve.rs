@@ -421,7 +421,10 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
         tool_call_format: m.tool_call_format.unwrap_or_default(),
         pricing: m.pricing,
         stream_usage: m.stream_usage.unwrap_or(true),
-        thinking_budget: m.thinking.map(|t| t.budget_tokens),
+        thinking_budget: m
+            .thinking
+            .filter(|t| t.kind != Some(crate::job::file::ThinkingKind::Disabled))
+            .map(|t| t.budget_tokens),
         deployment: m.deployment.clone(),
         api_version: m.api_version.clone(),
     }
@@ -430,7 +433,11 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
 /// The rules for thinking and Azure settings (docs.anthropic.com, "Extended thinking":
 /// `budget_tokens` ≥ 1024 and below `max_tokens`).
 fn check_model_extras(cx: &mut Ctx<'_>, m: &crate::job::file::ModelSection) {
-    if let Some(t) = &m.thinking {
+    if let Some(t) = m
+        .thinking
+        .as_ref()
+        .filter(|t| t.kind != Some(crate::job::file::ThinkingKind::Disabled))
+    {
         if m.provider != ProviderKind::Anthropic {
             cx.push(
                 "model.thinking",

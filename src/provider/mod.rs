@@ -66,9 +66,13 @@ impl FinishReason {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
-    /// A piece of the model's visible reasoning (`reasoning_content`, `reasoning`,
-    /// Anthropic `thinking_delta`): kept to be sent back, never part of the answer.
-    ReasoningDelta(String),
+    /// A piece of the model's visible reasoning, and the field it came in
+    /// (`reasoning_content` or `reasoning`): kept to be sent back under that name, never part
+    /// of the answer.
+    ReasoningDelta {
+        text: String,
+        field: &'static str,
+    },
     /// A whole Anthropic thinking block with its signature, kept byte for byte.
     Thinking(ThinkingBlock),
     /// A fragment of a tool call. `index` identifies the call within the response when the

@@ -473,3 +473,65 @@ async fn gemini_parallel_calls_keep_the_signature_on_the_first_call_only() {
     );
     assert!(calls[1].get("extra_content").is_none(), "{}", calls[1]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn server_errors_are_shown_in_their_own_words_on_one_line() {
+    let cases = [
+        (
+            "openrouter",
+            "error_upstream.json",
+            400,
+            "DeepInfra: { \"error\": { \"message\": \"tool_choice auto is not supported for this model\" } }",
+        ),
+        (
+            "gemini",
+            "error_missing_signature.json",
+            400,
+            "Function call is missing a thought_signature in functionCall parts.",
+        ),
+        (
+            "vllm",
+            "error_detail.json",
+            400,
+            "\"auto\" tool choice requires --enable-auto-tool-choice",
+        ),
+        (
+            "mistral",
+            "error_tools.json",
+            422,
+            "body.tools.0.function.name: String should match pattern",
+        ),
+    ];
+    for (server, file, status, words) in cases {
+        let body = fixture(server, file).body;
+        let mock =
+            MockServer::start_with(move |_| Reply::text(status, "application/json", body.clone()))
+                .await;
+        let (r, _tmp) = run_job(server, &mock.url(), "Say hello.").await;
+        assert_eq!(r.code, 5, "{server}: {r:#?}");
+        let reason = r.result()["reason"].as_str().unwrap().to_owned();
+        assert!(reason.contains(words), "{server}: {reason}");
+        assert!(!reason.contains('\n'), "{server}: one line: {reason}");
+        assert!(!r.stderr.contains(KEY) && !reason.contains(KEY));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reasoning_goes_back_under_the_name_it_came_in() {
+    let (requests, _, _) = tool_round_trip("openrouter").await;
+    let assistant = assistant_turn(&requests[1].json());
+    assert_eq!(assistant["reasoning"], "Need the file.");
+    assert!(assistant.get("reasoning_content").is_none(), "{assistant}");
+    let (requests, _, _) = tool_round_trip("deepseek").await;
+    let assistant = assistant_turn(&requests[1].json());
+    assert!(assistant.get("reasoning").is_none(), "{assistant}");
+    // Servers whose answers had no reasoning with the call get neither field.
+    for server in ["dashscope", "groq", "azure", "mistral"] {
+        let (requests, _, _) = tool_round_trip(server).await;
+        let assistant = assistant_turn(&requests[1].json());
+        assert!(
+            assistant.get("reasoning").is_none() && assistant.get("reasoning_content").is_none(),
+            "{server}: {assistant}"
+        );
+    }
+}

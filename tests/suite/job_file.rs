@@ -404,3 +404,26 @@ fn thinking_and_azure_settings_follow_their_rules() {
         assert!(err.contains(want), "{model}\n  got: {err}");
     }
 }
+
+#[test]
+fn model_settings_for_real_servers_validate() {
+    let models = [
+        "  provider: azure\n  name: gpt-4o\n  api_base: https://res.openai.azure.com\n  deployment: prod\n  api_version: 2024-10-21\n",
+        "  provider: azure\n  name: gpt-4o\n  api_base: https://res.openai.azure.com\n  api_version: 2025-04-01-preview\n",
+        "  provider: anthropic\n  name: claude-sonnet-4-5\n  thinking: {budget_tokens: 4096}\n",
+        "  provider: anthropic\n  name: claude-sonnet-4-5\n  max_tokens: 5000\n  thinking: {type: enabled, budget_tokens: 4096}\n",
+        "  provider: anthropic\n  name: claude-3-haiku\n  max_tokens: 1000\n  thinking: {type: disabled, budget_tokens: 0}\n",
+        "  provider: openai\n  name: mistral-small-latest\n  api_base: https://api.mistral.ai/v1\n  stream_usage: false\n",
+    ];
+    for model in models {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = write_job(
+            tmp.path(),
+            &format!("version: 1\nmodel:\n{model}prompt: hi\n"),
+        );
+        let mut cmd = cn_run(tmp.path());
+        cmd.arg("validate").arg(&job);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{model}\n{}", r.stderr);
+    }
+}

@@ -35,6 +35,7 @@ pub(crate) struct Assembler {
     by_index: HashMap<usize, usize>,
     by_id: HashMap<String, usize>,
     reasoning: String,
+    reasoning_field: Option<&'static str>,
     thinking: Vec<ThinkingBlock>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
@@ -51,9 +52,10 @@ impl Assembler {
                 self.text.push_str(&text);
                 return Ok(Some(text));
             }
-            StreamEvent::ReasoningDelta(text) => {
+            StreamEvent::ReasoningDelta { text, field } => {
                 self.charge(text.len())?;
                 self.reasoning.push_str(&text);
+                self.reasoning_field.get_or_insert(field);
             }
             StreamEvent::Thinking(block) => {
                 let size = match &block {
@@ -192,6 +194,7 @@ impl Assembler {
             finish: self.finish,
             reasoning: Reasoning {
                 text: self.reasoning,
+                field: self.reasoning_field.unwrap_or_default().to_owned(),
                 blocks: self.thinking,
                 call_extra,
             },
@@ -377,8 +380,14 @@ mod tests {
     fn reasoning_is_kept_apart_from_the_answer_with_the_call_extras() {
         let extra = serde_json::json!({"google": {"thought_signature": "sig=="}});
         let turn = assemble(vec![
-            StreamEvent::ReasoningDelta("Let me think. ".into()),
-            StreamEvent::ReasoningDelta("Read it.".into()),
+            StreamEvent::ReasoningDelta {
+                text: "Let me think. ".into(),
+                field: "reasoning",
+            },
+            StreamEvent::ReasoningDelta {
+                text: "Read it.".into(),
+                field: "reasoning",
+            },
             StreamEvent::TextDelta("Reading.".into()),
             StreamEvent::ToolCallDelta {
                 index: None,
@@ -390,6 +399,7 @@ mod tests {
         ]);
         assert_eq!(turn.text, "Reading.");
         assert_eq!(turn.reasoning.text, "Let me think. Read it.");
+        assert_eq!(turn.reasoning.field, "reasoning");
         assert_eq!(turn.reasoning.extra_for("g"), Some(&extra));
     }
 

@@ -66,9 +66,10 @@ fn message(message: &Message) -> wire::Message<'_> {
             ..
         } => wire::Message::Assistant {
             content: (!content.is_empty() || tool_calls.is_empty()).then_some(content.as_str()),
-            // Only where DeepSeek requires it: older reasoners refuse it anywhere else.
-            reasoning_content: (!tool_calls.is_empty() && !reasoning.text.is_empty())
-                .then_some(reasoning.text.as_str()),
+            // Only where DeepSeek requires it (older reasoners refuse it anywhere else), and
+            // under the name the server used.
+            reasoning_content: sent_back(tool_calls, reasoning, "reasoning_content"),
+            reasoning: sent_back(tool_calls, reasoning, "reasoning"),
             tool_calls: tool_calls
                 .iter()
                 .map(|call| wire::ToolCall {
@@ -91,6 +92,21 @@ fn message(message: &Message) -> wire::Message<'_> {
             content,
         },
     }
+}
+
+/// The reasoning text of a message with tool calls, if it came in `field`.
+fn sent_back<'a>(
+    tool_calls: &[crate::conversation::ToolCall],
+    reasoning: &'a crate::conversation::Reasoning,
+    field: &str,
+) -> Option<&'a str> {
+    let came_in = if reasoning.field.is_empty() {
+        "reasoning_content"
+    } else {
+        reasoning.field.as_str()
+    };
+    (!tool_calls.is_empty() && !reasoning.text.is_empty() && came_in == field)
+        .then_some(reasoning.text.as_str())
 }
 
 /// The events in one chunk (or a whole completion). Returns whether it carried a finish
@@ -126,12 +142,14 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
 /// Reasoning first, then text, then tool calls: the order a model produces them.
 fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
     // Some servers send the same text under both names: one is enough.
-    let reasoning = delta
-        .reasoning_content
-        .filter(|r| !r.is_empty())
-        .or(delta.reasoning.filter(|r| !r.is_empty()));
-    if let Some(reasoning) = reasoning {
-        out.push(StreamEvent::ReasoningDelta(reasoning));
+    let reasoning = (delta.reasoning_content.filter(|r| !r.is_empty()))
+        .map(|text| (text, "reasoning_content"))
+        .or(delta
+            .reasoning
+            .filter(|r| !r.is_empty())
+            .map(|text| (text, "reasoning")));
+    if let Some((text, field)) = reasoning {
+        out.push(StreamEvent::ReasoningDelta { text, field });
     }
     match delta.content {
         Some(Value::String(text)) if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
@@ -156,7 +174,7 @@ fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
 }
 
 /// Content as an array of parts (Mistral's reasoning models): `text` parts are the answer,
-/// `thinking` parts (themselves text parts) are reasoning.
+/// `thinking` parts (themselves text parts) are reasoning, not kept.
 fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
     for part in parts {
         let text = |v: &Value| v.get("text").and_then(Value::as_str).map(str::to_owned);
@@ -168,8 +186,10 @@ fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
             }
             Some("thinking") => {
                 let inner = part.get("thinking").and_then(Value::as_array);
-                for t in inner.into_iter().flatten().filter_map(text) {
-                    out.push(StreamEvent::ReasoningDelta(t));
+                // Mistral takes no reasoning field back (its validator forbids extra
+                // fields): the thinking is only a sign of life.
+                if inner.is_some_and(|parts| !parts.is_empty()) {
+                    out.push(StreamEvent::KeepAlive);
                 }
             }
             _ => {}
@@ -328,7 +348,10 @@ mod variant_tests {
         assert_eq!(
             out,
             vec![
-                StreamEvent::ReasoningDelta("think".into()),
+                StreamEvent::ReasoningDelta {
+                    text: "think".into(),
+                    field: "reasoning_content"
+                },
                 StreamEvent::TextDelta("answer".into())
             ]
         );

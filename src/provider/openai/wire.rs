@@ -45,6 +45,9 @@ pub(crate) enum Message<'a> {
         /// DeepSeek's thinking mode wants it back on messages that carry tool calls.
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning_content: Option<&'a str>,
+        /// The same for servers that name it `reasoning` (OpenRouter, Ollama).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reasoning: Option<&'a str>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall<'a>>,
     },
