@@ -256,9 +256,12 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
         }
     };
     let mut taken = HashSet::new();
-    let tools: Vec<Arc<McpTool>> = opened
+    let (task_only, offered): (Vec<_>, Vec<_>) = opened
         .tools
         .iter()
+        .partition(|t| opened.task_only.contains(&t.name));
+    let tools: Vec<Arc<McpTool>> = offered
+        .into_iter()
         .map(|t| {
             let name = names::unique(names::exposed_name(&config.name, &t.name), &taken);
             taken.insert(name.clone());
@@ -278,6 +281,13 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
     status.tools = tools.len();
     if tools.is_empty() {
         status.message = Some("the server offers no tools".into());
+    }
+    if !task_only.is_empty() {
+        let names: Vec<&str> = task_only.iter().map(|t| t.name.as_ref()).collect();
+        status.message = Some(format!(
+            "not offered: {} (they can only be called as tasks, which cn-run does not do)",
+            names.join(", ")
+        ));
     }
     let live = Live {
         client: opened.client,

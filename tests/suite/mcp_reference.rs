@@ -102,6 +102,15 @@ fn everything_over_stdio_read_only_tools_run_and_others_need_a_rule() {
     let r = run_job(tmp.path(), &stdio_everything(&js), "", &calls, &[]);
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["mcp_servers"][0]["status"], "ready");
+    // A tool with execution.taskSupport "required" is not offered, and the run says so.
+    let offered = r.events()[0]["tools"].to_string();
+    assert!(offered.contains("mcp__ev__echo"), "{offered}");
+    assert!(!offered.contains("simulate-research-query"), "{offered}");
+    let message = r.result()["mcp_servers"][0]["message"].to_string();
+    assert!(
+        message.contains("simulate-research-query") && message.contains("tasks"),
+        "{message}"
+    );
     assert!(
         output(&r, "echo").contains("hello reference"),
         "{}",
