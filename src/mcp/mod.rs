@@ -231,7 +231,10 @@ async fn close_all(servers: Vec<Live>) {
     let closing = servers.into_iter().map(|mut live| async move {
         let _ = live.client.close_with_timeout(SHUTDOWN_GRACE).await;
         drop(live.guard);
-        drop(live.process);
+        // Reap it, so it is gone (not a zombie) when the hub's shutdown returns.
+        if let Some(mut process) = live.process {
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, process.wait()).await;
+        }
     });
     futures_util::future::join_all(closing).await;
 }
