@@ -160,7 +160,7 @@ pub struct McpServerSection {
     /// Time to start and list tools (default 30s); an HTTP server that does not accept
     /// connections yet is retried until then.
     pub startup_timeout: Option<DurationSpec>,
-    /// Time for one tool call (default 5m).
+    /// Time for one tool call without an answer or a progress notification (default 5m).
     pub call_timeout: Option<DurationSpec>,
 }
 
