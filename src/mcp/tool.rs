@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::child::StderrTail;
+use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -178,13 +179,17 @@ impl McpTool {
                 )
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                tracing::warn!(server = %server, "MCP server unreachable: {e}{}", self.stderr.note(5));
+                let words = error_words(e);
+                tracing::warn!(server = %server, "MCP server unreachable: {words}{}", self.stderr.note(5));
                 format!(
-                    "The MCP server \"{server}\" can no longer be reached ({e}); its tools will not \
-                     work for the rest of this run."
+                    "The MCP server \"{server}\" can no longer be reached ({words}); its tools will \
+                     not work for the rest of this run."
                 )
             }
-            other => format!("The call to `{tool}` on the MCP server \"{server}\" failed: {other}"),
+            other => format!(
+                "The call to `{tool}` on the MCP server \"{server}\" failed: {}",
+                error_words(other)
+            ),
         }
     }
 }
