@@ -8,7 +8,8 @@
 //! `env {name}` (a variable of the server's environment), `header {name}` (a header of the
 //! HTTP request that carried the call), `pid {}` and `dotted.name {}` (a name that must be
 //! sanitised), `write_file {path, text}` (writes a file: not read-only), `lookup {name}`
-//! (read-only, closed world) and `big {bytes}` (a result of that size). `echo`, `pid`,
+//! (read-only, closed world), `big {bytes}` (a result of that size) and `progress {steps, ms}`
+//! (a progress notification after each step). `echo`, `pid`,
 //! `lookup` and `big` are annotated read-only.
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
@@ -21,7 +22,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
-use rmcp::model::{CallToolResult, ContentBlock, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolResult, ContentBlock, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
@@ -57,6 +60,12 @@ struct EnvArgs {
 struct WriteArgs {
     path: String,
     text: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct ProgressArgs {
+    steps: u32,
+    ms: u64,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -150,6 +159,23 @@ impl Fixture {
     )]
     fn big(&self, Parameters(BigArgs { bytes }): Parameters<BigArgs>) -> String {
         "x".repeat(bytes)
+    }
+
+    #[tool(description = "Work in `steps` steps of `ms` ms, sending progress after each.")]
+    async fn progress(
+        &self,
+        Parameters(ProgressArgs { steps, ms }): Parameters<ProgressArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> String {
+        let token = ctx.meta.get_progress_token();
+        for step in 1..=steps {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            if let Some(token) = &token {
+                let note = ProgressNotificationParam::new(token.clone(), step as f64);
+                let _ = ctx.peer.notify_progress(note).await;
+            }
+        }
+        format!("done after {steps} steps")
     }
 
     #[tool(

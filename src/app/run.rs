@@ -186,6 +186,12 @@ pub(crate) async fn run_job(
         Ok((hub, statuses, p)) => (hub, statuses, None, Arc::new(p)),
         Err(e) => (None, Vec::new(), Some(e), policy),
     };
+    let reserve = usize::from(!job.subagents.is_empty());
+    rule_warnings.extend(crate::tools::offer_limit::trim(
+        &mut registry,
+        job.model.provider,
+        reserve,
+    ));
     let parts = client_task.wait().await?;
     let info = parts.client.info();
     let config = AgentConfig {

@@ -137,8 +137,8 @@ pub struct SubagentSection {
 
 /// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url` (the older
 /// HTTP+SSE transport is not spoken). One message from a server may be at most 16 MiB (one
-/// JSON-RPC line on stdio, one response body over HTTP): a larger answer ends its call at once
-/// with an error the model sees. Only tools the server annotates `readOnlyHint: true` run
+/// JSON-RPC line on stdio, one response body over HTTP): on stdio a larger answer ends its
+/// call at once with an error saying so; over HTTP the call fails. Only tools the server annotates `readOnlyHint: true` run
 /// without a rule that allows them.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -160,7 +160,7 @@ pub struct McpServerSection {
     /// Time to start and list tools (default 30s); an HTTP server that does not accept
     /// connections yet is retried until then.
     pub startup_timeout: Option<DurationSpec>,
-    /// Time for one tool call (default 5m).
+    /// Time for one tool call without an answer or a progress notification (default 5m).
     pub call_timeout: Option<DurationSpec>,
 }
 

@@ -23,6 +23,8 @@ pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
 pub(crate) struct Opened {
     pub(crate) client: Client,
     pub(crate) tools: Vec<rmcp::model::Tool>,
+    /// Tools that can only be called as tasks (seen on stdio only).
+    pub(crate) task_only: line_guard::TaskOnly,
     pub(crate) guard: Option<GroupGuard>,
     /// The stdio server's process (killed and reaped when dropped).
     pub(crate) process: Option<tokio::process::Child>,
@@ -79,6 +81,7 @@ pub(crate) async fn open(
             Ok(Opened {
                 client,
                 tools,
+                task_only: line_guard::TaskOnly::default(),
                 guard: None,
                 process: None,
                 stderr: StderrTail::default(),
@@ -111,11 +114,16 @@ async fn open_stdio(
         }
         None => (StderrTail::default(), None),
     };
-    let transport = (line_guard::guard(stdout, &config.name), stdin);
+    let task_only = line_guard::TaskOnly::default();
+    let transport = (
+        line_guard::guard(stdout, &config.name, task_only.clone()),
+        stdin,
+    );
     match handshake(transport, config.startup_timeout).await {
         Ok((client, tools, server_version)) => Ok(Opened {
             client,
             tools,
+            task_only,
             guard: Some(guard),
             process: Some(process),
             stderr: tail,

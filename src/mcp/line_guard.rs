@@ -3,6 +3,9 @@
 //! for an answer that never comes (until `call_timeout`); here the line is replaced by an
 //! error answer to the same request id, which the caller sees straight away.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader, DuplexStream};
 
 /// The longest message a stdio server may send: one JSON-RPC line of 16 MiB (the SDK's own
@@ -13,8 +16,44 @@ pub(crate) const TOO_LARGE_CODE: i32 = -32_099;
 /// Bytes kept from each end of an over-long line, to find its request id.
 const EDGE: usize = 512;
 
+/// Names of the tools a server lists with `execution.taskSupport: "required"` (they can only
+/// be called as tasks, which cn-run does not do). The SDK drops that field, so the guard,
+/// which sees every message, notes them from the tool list as it passes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TaskOnly(Arc<Mutex<HashSet<String>>>);
+
+impl TaskOnly {
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(name)
+    }
+
+    fn note(&self, line: &[u8]) {
+        let Ok(message) = serde_json::from_slice::<serde_json::Value>(line) else {
+            return;
+        };
+        let tools = message["result"]["tools"].as_array().into_iter().flatten();
+        let required = tools
+            .filter(|t| t["execution"]["taskSupport"] == "required")
+            .filter_map(|t| t["name"].as_str().map(str::to_owned));
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(required);
+    }
+}
+
+/// Tool lists longer than this are not searched for task-only tools.
+const TOOL_LIST_BYTES: usize = 4 * 1024 * 1024;
+
 /// `stdout` filtered as described above; the returned stream is what the SDK reads.
-pub(crate) fn guard(stdout: impl AsyncRead + Unpin + Send + 'static, server: &str) -> DuplexStream {
+pub(crate) fn guard(
+    stdout: impl AsyncRead + Unpin + Send + 'static,
+    server: &str,
+    task_only: TaskOnly,
+) -> DuplexStream {
     let (theirs, mut ours) = tokio::io::duplex(64 * 1024);
     let server = server.to_owned();
     tokio::spawn(async move {
@@ -37,6 +76,9 @@ pub(crate) fn guard(stdout: impl AsyncRead + Unpin + Send + 'static, server: &st
             reader.consume(used);
             if ended {
                 let out = line.finish(&server);
+                if out.len() < TOOL_LIST_BYTES && contains(&out, b"\"taskSupport\"") {
+                    task_only.note(&out);
+                }
                 if ours.write_all(&out).await.is_err() {
                     break;
                 }
@@ -45,6 +87,10 @@ pub(crate) fn guard(stdout: impl AsyncRead + Unpin + Send + 'static, server: &st
         let _ = ours.shutdown().await;
     });
     theirs
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// One line being read: whole while it fits, else its two ends and its length.

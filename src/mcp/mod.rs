@@ -231,7 +231,10 @@ async fn close_all(servers: Vec<Live>) {
     let closing = servers.into_iter().map(|mut live| async move {
         let _ = live.client.close_with_timeout(SHUTDOWN_GRACE).await;
         drop(live.guard);
-        drop(live.process);
+        // Reap it, so it is gone (not a zombie) when the hub's shutdown returns.
+        if let Some(mut process) = live.process {
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, process.wait()).await;
+        }
     });
     futures_util::future::join_all(closing).await;
 }
@@ -256,9 +259,12 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
         }
     };
     let mut taken = HashSet::new();
-    let tools: Vec<Arc<McpTool>> = opened
+    let (task_only, offered): (Vec<_>, Vec<_>) = opened
         .tools
         .iter()
+        .partition(|t| opened.task_only.contains(&t.name));
+    let tools: Vec<Arc<McpTool>> = offered
+        .into_iter()
         .map(|t| {
             let name = names::unique(names::exposed_name(&config.name, &t.name), &taken);
             taken.insert(name.clone());
@@ -278,6 +284,13 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
     status.tools = tools.len();
     if tools.is_empty() {
         status.message = Some("the server offers no tools".into());
+    }
+    if !task_only.is_empty() {
+        let names: Vec<&str> = task_only.iter().map(|t| t.name.as_ref()).collect();
+        status.message = Some(format!(
+            "not offered: {} (they can only be called as tasks, which cn-run does not do)",
+            names.join(", ")
+        ));
     }
     let live = Live {
         client: opened.client,

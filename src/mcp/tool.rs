@@ -6,12 +6,16 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
-use rmcp::service::{Peer, RoleClient, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock,
+    ResourceContents, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::child::StderrTail;
+use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -132,16 +136,30 @@ impl McpTool {
             }
         };
         let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
-        match tokio::time::timeout(self.call_timeout, self.peer.call_tool(params)).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(e)) => Err(ToolError::RespondToModel(self.service_error(&e))),
-            Err(_) => Err(ToolError::RespondToModel(format!(
-                "The MCP server \"{}\" did not answer the call to `{}` within {} s; the call was \
-                 cancelled.",
+        // call_timeout is the longest silence: each progress notification of the call
+        // restarts it (the SDK sends a progress token with the request).
+        let options =
+            PeerRequestOptions::with_timeout(self.call_timeout).reset_timeout_on_progress();
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let answer = match self.peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle.await_response().await,
+            Err(e) => Err(e),
+        };
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(ToolError::RespondToModel(format!(
+                "The MCP server \"{}\" answered the call to `{}` with something other than a \
+                 tool result.",
+                self.server, self.remote_name
+            ))),
+            Err(ServiceError::Timeout { .. }) => Err(ToolError::RespondToModel(format!(
+                "The MCP server \"{}\" did not answer the call to `{}` within {} s (and sent no \
+                 progress for that long); the call was cancelled.",
                 self.server,
                 self.remote_name,
                 self.call_timeout.as_secs_f64()
             ))),
+            Err(e) => Err(ToolError::RespondToModel(self.service_error(&e))),
         }
     }
 
@@ -161,13 +179,17 @@ impl McpTool {
                 )
             }
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                tracing::warn!(server = %server, "MCP server unreachable: {e}{}", self.stderr.note(5));
+                let words = error_words(e);
+                tracing::warn!(server = %server, "MCP server unreachable: {words}{}", self.stderr.note(5));
                 format!(
-                    "The MCP server \"{server}\" can no longer be reached ({e}); its tools will not \
-                     work for the rest of this run."
+                    "The MCP server \"{server}\" can no longer be reached ({words}); its tools will \
+                     not work for the rest of this run."
                 )
             }
-            other => format!("The call to `{tool}` on the MCP server \"{server}\" failed: {other}"),
+            other => format!(
+                "The call to `{tool}` on the MCP server \"{server}\" failed: {}",
+                error_words(other)
+            ),
         }
     }
 }

@@ -17,6 +17,7 @@ mod fetch_guard;
 mod fetch_text;
 mod list;
 mod multi_edit;
+pub mod offer_limit;
 mod output;
 mod paths;
 mod process;

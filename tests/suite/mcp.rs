@@ -724,3 +724,23 @@ async fn an_answer_over_the_stdio_line_limit_ends_its_call_at_once_and_the_serve
     }
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn progress_keeps_a_long_call_alive_and_silence_still_ends_it() {
+    let mut config = stdio("fx", &[]);
+    config.call_timeout = Duration::from_secs(2);
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    // Each case runs longer than call_timeout in all; only the silent one has a gap that long.
+    for (steps, ms) in [(10, 300), (6, 500), (30, 100), (5, 700)] {
+        let out = call(&hub, "mcp__fx__progress", json!({"steps": steps, "ms": ms}))
+            .await
+            .unwrap_or_else(|e| panic!("{steps} x {ms} ms: {e:?}"));
+        assert_eq!(out, format!("done after {steps} steps"));
+    }
+    let silent = call(&hub, "mcp__fx__slow", json!({"ms": 10_000})).await;
+    assert!(
+        matches!(&silent, Err(ToolError::RespondToModel(m)) if m.contains("did not answer")),
+        "{silent:?}"
+    );
+    hub.shutdown().await;
+}

@@ -361,3 +361,45 @@ fn explain_lists_a_server_that_fails_with_its_reason() {
     assert!(r.stdout.contains("gone (stdio, failed)"), "{}", r.stdout);
     assert!(r.stdout.contains("/nonexistent/mcp-server"), "{}", r.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn openai_requests_carry_at_most_128_tools_and_the_run_says_which_were_left_out() {
+    use crate::support::http::{MockServer, Reply};
+    use crate::support::sse::openai;
+    for servers in [12usize, 13] {
+        let server = MockServer::start(vec![Reply::sse(200, openai::answer("done"))]).await;
+        let tmp = tempfile::tempdir().unwrap();
+        let list: String = (0..servers)
+            .map(|i| format!("  s{i:02}:\n    command: {}\n", fixture().display()))
+            .collect();
+        let job = format!(
+            "version: 1\nmodel:\n  provider: openai\n  name: gpt-4o\n  api_base: {}/v1\n  api_key_env: TEST_OPENAI_KEY\nprompt: p\nmcp_servers:\n{list}",
+            server.url()
+        );
+        write_files(tmp.path(), &[("job.yaml", &job)]);
+        let dir = tmp.path().to_path_buf();
+        let r = tokio::task::spawn_blocking(move || {
+            let mut cmd = cn_run(&dir);
+            cmd.arg("job.yaml")
+                .env("TEST_OPENAI_KEY", "sk-test-KEY-0123456789");
+            run(cmd, Some(&dir.join("out")))
+        })
+        .await
+        .unwrap();
+        assert_eq!(r.code, 0, "{r:#?}");
+        let sent = server.requests()[0].json()["tools"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(sent, 128, "{servers} servers");
+        let names = server.requests()[0].json()["tools"].to_string();
+        assert!(names.contains("\"Read\"") && names.contains("mcp__s00__echo"));
+        let last = format!("mcp__s{:02}__write_file", servers - 1);
+        assert!(!names.contains(&last), "{last} was sent");
+        let warnings = r.result()["warnings"].to_string();
+        assert!(
+            warnings.contains("at most 128 tools") && warnings.contains(&last),
+            "{warnings}"
+        );
+    }
+}

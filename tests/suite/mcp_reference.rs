@@ -102,6 +102,15 @@ fn everything_over_stdio_read_only_tools_run_and_others_need_a_rule() {
     let r = run_job(tmp.path(), &stdio_everything(&js), "", &calls, &[]);
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["mcp_servers"][0]["status"], "ready");
+    // A tool with execution.taskSupport "required" is not offered, and the run says so.
+    let offered = r.events()[0]["tools"].to_string();
+    assert!(offered.contains("mcp__ev__echo"), "{offered}");
+    assert!(!offered.contains("simulate-research-query"), "{offered}");
+    let message = r.result()["mcp_servers"][0]["message"].to_string();
+    assert!(
+        message.contains("simulate-research-query") && message.contains("tasks"),
+        "{message}"
+    );
     assert!(
         output(&r, "echo").contains("hello reference"),
         "{}",
@@ -277,4 +286,41 @@ fn python_time_server_answers_read_only_calls_with_no_rule() {
     );
     assert!(output(&r, "utc").contains("UTC"), "{}", output(&r, "utc"));
     assert!(output(&r, "ny").contains("19:30") || output(&r, "ny").contains("20:30"));
+}
+
+#[test]
+fn everything_resources_are_inlined_with_their_uri_and_images_are_named() {
+    let Some(js) = everything() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let calls = [
+        "{name: mcp__ev__get-resource-reference, id: t1, arguments: {resourceType: Text, resourceId: 1}}",
+        "{name: mcp__ev__get-resource-reference, id: t2, arguments: {resourceType: Text, resourceId: 7}}",
+        "{name: mcp__ev__get-resource-reference, id: b1, arguments: {resourceType: Blob, resourceId: 2}}",
+        "{name: mcp__ev__get-resource-links, id: links, arguments: {count: 2}}",
+        "{name: mcp__ev__get-tiny-image, id: img, arguments: {}}",
+    ];
+    let r = run_job(tmp.path(), &stdio_everything(&js), "", &calls, &[]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    for (id, n) in [("t1", "1"), ("t2", "7")] {
+        let out = output(&r, id);
+        assert!(
+            out.contains("[resource ") && out.contains(&format!("/{n}]")),
+            "{id}: {out}"
+        );
+    }
+    let blob = output(&r, "b1");
+    assert!(
+        blob.contains("binary resource") && blob.contains("/2"),
+        "{blob}"
+    );
+    assert!(
+        output(&r, "links").contains("resource link"),
+        "{}",
+        output(&r, "links")
+    );
+    assert!(
+        output(&r, "img").contains("image (image/png)"),
+        "{}",
+        output(&r, "img")
+    );
 }
