@@ -56,7 +56,7 @@ fn denial<'a>(result: &'a Value, id: &str) -> &'a Value {
         .as_array()
         .unwrap()
         .iter()
-        .find(|d| d["call_id"] == id)
+        .find(|d| d["tool_use_id"] == id)
         .unwrap_or_else(|| panic!("call {id} was not denied: {result:#}"))
 }
 
@@ -97,7 +97,7 @@ fn without_a_rule_no_mcp_write_tool_leaves_a_file_and_the_denial_says_how_to_all
         }
         let result = r.result();
         let d = denial(&result, &id);
-        assert_eq!(d["tool"], "mcp__fx__write_file");
+        assert_eq!(d["tool_name"], "mcp__fx__write_file");
         assert_eq!(d["allow_hint"], "mcp__fx__write_file", "{d:#}");
         assert_eq!(d["rule"], "mcp__*", "{d:#}");
         assert!(

@@ -76,7 +76,7 @@ fn denied(r: &Run, id: &str) -> Value {
         .as_array()
         .unwrap()
         .iter()
-        .find(|d| d["call_id"] == id)
+        .find(|d| d["tool_use_id"] == id)
         .cloned()
         .unwrap_or(Value::Null)
 }
