@@ -17,7 +17,6 @@ mod schedule_cmd;
 mod session_hooks;
 mod sessions;
 mod setup;
-mod spread;
 mod subagents;
 mod uploads;
 mod validate;

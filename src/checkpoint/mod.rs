@@ -25,12 +25,14 @@ mod restore;
 mod rollback;
 mod scan;
 mod snapshot;
+mod spread;
 mod storage;
 mod touch;
 
 pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
+pub(crate) use spread::spawn_beside;
 pub use rollback::{RollbackReport, list_runs, rollback};
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
