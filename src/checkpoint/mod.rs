@@ -32,8 +32,8 @@ mod touch;
 pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
-pub(crate) use spread::spawn_beside;
 pub use rollback::{RollbackReport, list_runs, rollback};
+pub(crate) use spread::spawn_beside;
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.
