@@ -83,7 +83,7 @@ impl Early {
         let ws = workspace.to_path_buf();
         let waiting = Arc::new(AtomicBool::new(false));
         let flag = waiting.clone();
-        let opening = super::spread::spawn_beside("cn-run-checkpoint", move || {
+        let opening = crate::checkpoint::spawn_beside("cn-run-checkpoint", move || {
             open_new(&ws, status_tx, wait, &flag)
         });
         Early {

@@ -19,7 +19,6 @@ mod schedule_cmd;
 mod session_hooks;
 mod sessions;
 mod setup;
-mod spread;
 mod start_error;
 mod subagents;
 mod uploads;

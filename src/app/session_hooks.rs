@@ -66,7 +66,11 @@ impl SessionHooks {
 
     /// The final write: the run has ended with `status`.
     pub(crate) async fn finish(&self, state: &RunState, status: &str, checklist: Option<String>) {
+        let checkpoints = self.checkpoints.as_ref().map(|c| c.list());
         self.save_with(|s| {
+            if let Some(list) = checkpoints {
+                s.checkpoints = list;
+            }
             Self::sync_state(s, state);
             s.in_flight.clear();
             s.state = SessionState::Finished;

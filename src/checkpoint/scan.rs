@@ -102,8 +102,9 @@ impl Scan {
     /// are looked at too, so one that shrinks or goes is noticed.
     pub(crate) fn run(&mut self, cx: &Context<'_>, skipped: &BTreeMap<String, u64>) -> Found {
         let started = epoch(SystemTime::now());
-        let mut found = Found::default();
-        found.paths = stale_entries(cx, self.since);
+        let mut found = Found {
+            paths: stale_entries(cx, self.since),
+        };
         found.paths.extend(
             skipped
                 .keys()
@@ -144,6 +145,8 @@ fn stale_entries(cx: &Context<'_>, since: (i64, i64)) -> BTreeSet<String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let chunk = entries.len().div_ceil(threads).max(1);
     let root = cx.root;
+    // Collected so that every thread is started before the first is joined.
+    #[allow(clippy::needless_collect)]
     std::thread::scope(|s| {
         let parts: Vec<_> = entries
             .chunks(chunk)

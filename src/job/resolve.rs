@@ -222,6 +222,7 @@ pub(super) fn resolve(
     if raw.retry.max_attempts == Some(0) {
         cx.push("retry.max_attempts", "must be at least 1".to_owned());
     }
+    let git = git_settings(&mut cx, &raw.git);
     if !cx.problems.is_empty() {
         return Err(JobError::Invalid(sorted(cx.problems)));
     }
@@ -253,7 +254,7 @@ pub(super) fn resolve(
         max_attempts: raw.retry.max_attempts.unwrap_or(1).max(1),
         output_schema,
         artifacts: raw.artifacts,
-        git: git_settings(&mut cx, &raw.git),
+        git,
         redact: raw.redact,
         upload,
         mcp_servers,

@@ -327,3 +327,170 @@ fn the_private_index_lives_in_the_runtime_folder_and_goes_with_the_run() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert_eq!(std::fs::read(ws.join(".git/index")).unwrap(), index_before);
 }
+
+/// Each checkpoint is reported after its call's `tool.finished` and before the next
+/// call starts, in the order the calls finished; the session file lists them all.
+#[test]
+fn checkpoint_events_come_after_their_call_and_before_the_next() {
+    let (tmp, ws) = workspace("");
+    let out = tmp.path().join("out");
+    let mut cmd = cn_run_in(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    let r = run(cmd, Some(&out));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let events = r.events();
+    let at = |kind: &str, call: &str| {
+        events
+            .iter()
+            .position(|e| e["type"] == kind && e["call_id"] == call)
+            .unwrap_or_else(|| panic!("no {kind} for {call}"))
+    };
+    let created: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "checkpoint.created" && !e["call_id"].is_null())
+        .collect();
+    assert_eq!(created.len(), 3, "Edit, Write and Bash each changed a file");
+    let indexes: Vec<u64> = created
+        .iter()
+        .map(|e| e["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indexes, [1, 2, 3]);
+    let started: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["type"] == "tool.started")
+        .map(|(i, _)| i)
+        .collect();
+    for c in &created {
+        let call = c["call_id"].as_str().unwrap();
+        let pos = at("checkpoint.created", call);
+        assert!(
+            pos > at("tool.finished", call),
+            "{call}: reported before its call ended"
+        );
+        let own = at("tool.started", call);
+        let next = started
+            .iter()
+            .find(|&&s| s > own && s > at("tool.finished", call));
+        if let Some(next) = next {
+            assert!(pos < *next, "{call}: reported after the next call started");
+        }
+    }
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq out of order");
+    let session = std::fs::read_to_string(out.join("session.json")).unwrap();
+    let session: serde_json::Value = serde_json::from_str(&session).unwrap();
+    assert_eq!(
+        session["checkpoints"].as_array().unwrap().len(),
+        4,
+        "start + 3"
+    );
+}
+
+const ARTIFACT_SCRIPT: &str = "turns:
+  - tool_calls:
+      - {name: Bash, arguments: {command: 'dd if=/dev/urandom of=target/big.bin bs=1024 count=5 status=none'}}
+  - tool_calls:
+      - {name: Write, arguments: {filepath: small.txt, content: \"small\\n\"}}
+  - text: done
+";
+
+/// A build artifact over `git.max_file_size` stays out: listed in the checkpoint event
+/// and result.json, named (not shown) in diff.patch, left alone by rollback, while the
+/// small file the run wrote is rolled back.
+#[test]
+fn an_artifact_over_the_job_limit_is_listed_not_stored_and_survives_rollback() {
+    let (tmp, ws) = workspace("git: {max_file_size: 4KB, keep: 5}\n");
+    std::fs::create_dir(ws.join("target")).unwrap();
+    std::fs::write(tmp.path().join("jobs/s.yaml"), ARTIFACT_SCRIPT).unwrap();
+    edit_job(tmp.path(), "'Bash(rm *)'", "'Bash(dd *)'");
+    let out = tmp.path().join("out");
+    let mut cmd = cn_run_in(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    let r = run(cmd, Some(&out));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let artifact = std::fs::read(ws.join("target/big.bin")).unwrap();
+    assert_eq!(artifact.len(), 5120);
+    let result = r.result();
+    assert_eq!(
+        result["skipped"],
+        serde_json::json!([{"path": "target/big.bin", "bytes": 5120}]),
+        "{result}"
+    );
+    assert!(result["git_added_bytes"].as_u64().unwrap() > 0);
+    let listed = r
+        .events_of("checkpoint.created")
+        .iter()
+        .any(|e| e["skipped"][0]["path"] == "target/big.bin");
+    assert!(listed, "no checkpoint event lists the artifact");
+    let patch = std::fs::read(out.join("diff.patch")).unwrap();
+    let text = String::from_utf8_lossy(&patch);
+    assert!(text.contains("target/big.bin (5120 bytes)"), "{text}");
+    assert!(
+        patch.len() < 2000,
+        "the patch carries the artifact: {} bytes",
+        patch.len()
+    );
+    let refs = checkpoint_refs(&ws);
+    for r in &refs {
+        let files = git(&ws, &["ls-tree", "-r", "--name-only", r]);
+        assert!(!files.contains("big.bin"), "{r} holds the artifact");
+    }
+    let mut cmd = cn_run_in(&ws);
+    let run_id = result["session_id"].as_str().unwrap();
+    cmd.args(["rollback", run_id, "-C"]).arg(&ws);
+    let rb = run(cmd, None);
+    assert_eq!(rb.code, 0, "{rb:#?}");
+    assert_eq!(std::fs::read(ws.join("target/big.bin")).unwrap(), artifact);
+    assert!(!ws.join("small.txt").exists());
+}
+
+/// `cn-run sessions prune` removes the runs' refs and reports what it freed.
+#[test]
+fn sessions_prune_removes_the_checkpoints() {
+    let (tmp, ws) = workspace("");
+    let mut cmd = cn_run_in(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    assert_eq!(run(cmd, None).code, 0);
+    assert!(!checkpoint_refs(&ws).is_empty());
+    let mut cmd = cn_run_in(&ws);
+    cmd.args(["sessions", "prune", "-C"]).arg(&ws);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["runs"].as_array().unwrap().len(), 1, "{report}");
+    assert!(report["objects_removed"].as_u64().unwrap() > 0, "{report}");
+    assert!(checkpoint_refs(&ws).is_empty());
+    git(&ws, &["fsck", "--no-dangling", "--connectivity-only"]);
+}
+
+/// Sizes that do not parse are located errors of the job file; good ones are accepted.
+#[test]
+fn git_size_settings_are_checked() {
+    for bad in [
+        "10 parsecs",
+        "MB",
+        "-5MB",
+        "99999999999999999999GB",
+        "1.5MB",
+    ] {
+        let (tmp, ws) = workspace(&format!("git: {{max_file_size: '{bad}'}}\n"));
+        let mut cmd = cn_run_in(&ws);
+        cmd.arg("validate").arg(tmp.path().join("jobs/job.yaml"));
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{bad}: {r:#?}");
+        assert!(
+            r.stderr.contains("git.max_file_size") || r.stdout.contains("git.max_file_size"),
+            "{bad}: {r:#?}"
+        );
+    }
+    for good in ["10MB", "512 KiB", "1g", "2048", "0"] {
+        let (tmp, ws) = workspace(&format!(
+            "git: {{max_file_size: '{good}', max_dir_files: 50, binary_patch: true, keep: 3}}\n"
+        ));
+        let mut cmd = cn_run_in(&ws);
+        cmd.arg("validate").arg(tmp.path().join("jobs/job.yaml"));
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{good}: {r:#?}");
+    }
+}

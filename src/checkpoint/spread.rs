@@ -1,4 +1,5 @@
-//! Starting a helper thread so that it runs beside this one at once.
+//! Starting the checkpoint thread so that it runs beside the caller at once (kept in the
+//! checkpoint module, its only user).
 //!
 //! A thread spawned on a machine with an idle core is often queued behind its parent on
 //! the parent's core and starts only when the parent blocks: the idle core (often a
