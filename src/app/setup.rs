@@ -378,23 +378,25 @@ pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String
 
 /// The Bash sandbox of the job, probed once: the policy, its status for result.json, and
 /// either a warning (`Ok`) or the reason to fail the run (`Err`) when the kernel falls short.
+/// A read-only run (`--readonly`, plan mode) asks for a read-only sandbox.
 pub(crate) fn sandbox(
     job: &Job,
     workspace: &Path,
     env: &[(String, String)],
+    read_only: bool,
 ) -> (
     SandboxPolicy,
     Option<SandboxStatus>,
     Result<Option<String>, String>,
 ) {
     let t = &job.tools;
-    let mut policy = SandboxPolicy::new(
-        t.bash_sandbox,
-        t.bash_network.unwrap_or(true),
-        workspace,
-        env,
-    )
-    .required(t.bash_require_sandbox);
+    let mode = if read_only {
+        SandboxMode::ReadOnly
+    } else {
+        t.bash_sandbox
+    };
+    let mut policy = SandboxPolicy::new(mode, t.bash_network.unwrap_or(true), workspace, env)
+        .required(t.bash_require_sandbox);
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")

@@ -16,6 +16,7 @@ mod fuzz_regressions;
 mod job_file;
 mod mcp;
 mod mcp_e2e;
+mod one_reading_e2e;
 mod openai_e2e;
 mod parallel_e2e;
 mod permissions;
