@@ -22,6 +22,7 @@ mod yaml;
 
 pub use compat::{matches_arguments, matches_tool_pattern};
 pub use context::command_context;
+pub use decide::GIT_INTERNALS_RULE;
 pub use defaults::default_table;
 pub use explain::suggest_allow_rule;
 pub use pattern::{ParsedPattern, argument_key, parse_rule_pattern};

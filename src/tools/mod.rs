@@ -18,7 +18,7 @@ mod fetch_text;
 mod list;
 mod multi_edit;
 mod output;
-mod paths;
+pub(crate) mod paths;
 mod process;
 mod read;
 mod registry;

@@ -12,6 +12,7 @@ mod edit_match;
 mod example_jobs;
 mod export;
 mod faults;
+mod file_rule_paths;
 mod fuzz_regressions;
 mod job_file;
 mod mcp;
