@@ -313,6 +313,14 @@ pub struct CheckCommandArgs {
     /// print one JSON object per line.
     #[arg(long)]
     pub jsonl: bool,
+    /// Judge as run without an enforced sandbox: build and test steps, which run
+    /// repository-defined code, then need permission (default: contained).
+    #[arg(long)]
+    pub uncontained: bool,
+    /// Judge as a read-only run that no sandbox keeps read-only: commands that may write
+    /// need permission.
+    #[arg(long)]
+    pub readonly: bool,
 }
 
 #[derive(Debug, Clone, Args)]

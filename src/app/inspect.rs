@@ -23,16 +23,24 @@ pub(super) fn schema(which: SchemaKind) -> i32 {
     0
 }
 
-fn verdict_json(command: &str) -> serde_json::Value {
-    let v = command_safety::evaluate(command);
-    serde_json::json!({"command": command, "level": v.level, "rule": v.rule, "reason": v.reason})
+fn verdict_json(command: &str, context: command_safety::Context) -> serde_json::Value {
+    let v = command_safety::evaluate_in(command, context);
+    serde_json::json!({
+        "command": command, "level": v.level, "rule": v.rule, "reason": v.reason,
+        "contained": context.contained, "readonly": context.read_only,
+    })
 }
 
 pub(super) fn check_command(args: &CheckCommandArgs) -> i32 {
+    let context = command_safety::Context {
+        contained: !args.uncontained,
+        read_only: args.readonly,
+    };
+    eprintln!("cn-run: judged as {}", context.describe());
     if let Some(cmd) = &args.command {
-        let v = command_safety::evaluate(cmd);
+        let v = command_safety::evaluate_in(cmd, context);
         if args.jsonl {
-            stdout(&format!("{}\n", verdict_json(cmd)));
+            stdout(&format!("{}\n", verdict_json(cmd, context)));
         } else {
             let level = serde_json::to_value(v.level)
                 .ok()
@@ -71,7 +79,7 @@ pub(super) fn check_command(args: &CheckCommandArgs) -> i32 {
         } else {
             line
         };
-        stdout(&format!("{}\n", verdict_json(&command)));
+        stdout(&format!("{}\n", verdict_json(&command, context)));
     }
     0
 }
@@ -116,6 +124,9 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
         .filter(|t| t["offered"] == true)
         .filter_map(|t| t["name"].as_str().map(str::to_owned));
+    let plan = policy.mode() == crate::permissions::Mode::Plan;
+    let (_, sandbox_status, _) = setup::sandbox(&job, &workspace, &[], false, plan);
+    let context = crate::permissions::command_context(policy.mode(), sandbox_status.as_ref());
     let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()
         .map(|t| t.name().to_owned())
@@ -138,6 +149,11 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         "tools_offered": tools,
         "sandbox": sandbox_summary(&job),
         "mcp_servers": mcp_servers,
+        "commands": {
+            "contained": context.contained,
+            "readonly": context.read_only,
+            "meaning": context.describe(),
+        },
         "rules": rule_rows(&job, &workspace),
         "policy": policy.table(),
     });

@@ -118,13 +118,19 @@ pub(crate) async fn run_job(
         paths: job.untrusted_paths.clone(),
     };
     let (repo_files, repo_note) = setup::repo_files(&job, args, &workspace, trust.untrusted)?;
-    let policy = Arc::new(setup::build_policy(
+    let built = setup::build_policy(
         &job,
         &PolicyFlags::from(args),
         &workspace,
         &repo_files,
         trust.untrusted,
-    )?);
+    )?;
+    // The evaluator must know whether commands run contained (and a read-only run kept so).
+    let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
+    let plan = built.mode() == crate::permissions::Mode::Plan;
+    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(&job, &workspace, &env, args.require_sandbox, plan);
+    let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
+    let policy = Arc::new(built.with_context(context));
     let (workspace_rules, mut rule_warnings) = crate::rules::workspace_rules(&repo_files);
     rule_warnings.extend(repo_note);
     rule_warnings.extend(setup::repo_rule_warnings(&policy));
@@ -160,9 +166,6 @@ pub(crate) async fn run_job(
     let stop = StopSignal::new();
     stop.arm_timeout(crate::agent::budget::run_timeout(&job.limits).0);
     let signals = listen_for_signals(stop.clone());
-    let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
-    let (sandbox, sandbox_status, sandbox_verdict) =
-        setup::sandbox(&job, &workspace, &env, args.require_sandbox);
     let shared = Arc::new(
         ToolShared::new(
             workspace.clone(),

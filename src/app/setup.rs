@@ -419,18 +419,25 @@ pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String
 
 /// The containment of the job's commands, established once: the policy, its status for
 /// result.json, and either a warning (`Ok`) or the reason to fail the run (`Err`) when the
-/// whole profile cannot be enforced.
+/// whole profile cannot be enforced. A read-only run (`--readonly`, plan mode) asks for a
+/// read-only sandbox.
 pub(crate) fn sandbox(
     job: &Job,
     workspace: &Path,
     env: &[(String, String)],
     require: bool,
+    read_only: bool,
 ) -> (
     SandboxPolicy,
     Option<SandboxStatus>,
     Result<Option<String>, String>,
 ) {
     let t = &job.tools;
+    let mode = if read_only {
+        SandboxMode::ReadOnly
+    } else {
+        t.bash_sandbox
+    };
     let home = env
         .iter()
         .find(|(k, _)| k == "HOME")
@@ -441,9 +448,9 @@ pub(crate) fn sandbox(
     };
     let readable: Vec<PathBuf> = t.bash_readable.iter().map(place).collect();
     let mut policy = SandboxPolicy::new(
-        t.bash_sandbox,
+        mode,
         // `off` means no containment at all, the network included, unless the job says so.
-        t.bash_network.unwrap_or(t.bash_sandbox == SandboxMode::Off),
+        t.bash_network.unwrap_or(mode == SandboxMode::Off),
         workspace,
         env,
     )

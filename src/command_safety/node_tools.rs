@@ -35,11 +35,57 @@ fn package_common(sub: &str) -> Option<&'static Rule> {
     })
 }
 
+/// Options that make a package manager run another program, load code or read a config (or a
+/// whole project) from a place the command chooses.
+const RUNS: &[&str] = &[
+    "--script-shell",
+    "--node-options",
+    "--userconfig",
+    "--globalconfig",
+    "--prefix",
+    "--cwd",
+    "--dir",
+    "-C",
+    "--shell-emulator",
+    "--require",
+    "--preload",
+    "--config",
+];
+
+/// Of those, the ones that only choose a directory: allowed inside the workspace.
+const DIRS: &[&str] = &["--prefix", "--cwd", "--dir", "-C"];
+
+/// Notes the first program-running option of `tool`, if any; true when there was one.
+fn runs_program(tool: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) -> bool {
+    let found = args.iter().enumerate().find_map(|(k, w)| {
+        // `--config.KEY=VALUE` (pnpm) sets any config key.
+        let option = RUNS.iter().find(|p| {
+            w.text == **p
+                || w.text
+                    .strip_prefix(**p)
+                    .is_some_and(|r| r.starts_with(['=', '.']))
+        })?;
+        let value = match w.text.split_once('=') {
+            Some((_, v)) => v,
+            None => args.get(k + 1).map_or("", |v| &*v.text),
+        };
+        let inside = !value.contains('$') && !super::paths::leaves_workspace(value);
+        (!(DIRS.contains(option) && inside)).then_some(w)
+    });
+    if let Some(option) = found {
+        cx.note_sub(&RUNS_COMMANDS, tool, &option.text);
+    }
+    found.is_some()
+}
+
 fn first_name<'w>(rest: &'w [&Word<'_>]) -> Option<&'w str> {
     rest.get(first_positional(rest, &[])).map(|w| &*w.text)
 }
 
 pub(crate) fn npm(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if runs_program("npm", args, cx) {
+        return;
+    }
     let (sub, rest) = split_sub(args, &["--prefix", "-w", "--workspace", "--loglevel"]);
     match sub {
         None => cx.note(&SAFE_READ, "npm"),
@@ -49,6 +95,9 @@ pub(crate) fn npm(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn pnpm(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if runs_program("pnpm", args, cx) {
+        return;
+    }
     let (sub, rest) = split_sub(args, &["-C", "--dir", "--filter", "-F"]);
     match sub {
         None => cx.note(&SAFE_READ, "pnpm"),
@@ -61,6 +110,9 @@ pub(crate) fn pnpm(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn yarn(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if runs_program("yarn", args, cx) {
+        return;
+    }
     let (sub, rest) = split_sub(args, &["--cwd"]);
     match sub {
         None => cx.note(&PACKAGE_INSTALL, "yarn"),
@@ -74,6 +126,9 @@ pub(crate) fn yarn(args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn bun(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if runs_program("bun", args, cx) {
+        return;
+    }
     let (sub, rest) = split_sub(args, &[]);
     let is_file = |s: &str| s.contains(['.', '/']);
     match sub {

@@ -76,6 +76,7 @@ pub(crate) enum Kind {
     Hostname,
     Compiler,
     Rustc,
+    Pager,
 }
 
 use Kind::*;
@@ -310,7 +311,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("kubectl", Fixed(&CONTAINER)),
     ("launchctl", Fixed(&SERVICE)),
     ("ldconfig", Fixed(&SYSTEM_CONFIG)),
-    ("less", Fixed(&SAFE_READ)),
+    ("less", Pager),
     ("links", Fixed(&NETWORK)),
     ("ln", Fixed(&FILE_MODIFY)),
     ("local", Export),
@@ -340,7 +341,7 @@ pub(crate) const PROGRAMS: &[(&str, Kind)] = &[
     ("mkswap", Fixed(&DISK)),
     ("mocha", Fixed(&SAFE_BUILD)),
     ("modprobe", Fixed(&KERNEL)),
-    ("more", Fixed(&SAFE_READ)),
+    ("more", Pager),
     ("mount", Mount),
     ("mshta", WinShell),
     ("mtr", Fixed(&NETWORK)),
@@ -738,6 +739,7 @@ fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         Pip => return devtools::pip(args, cx),
         Compiler => return devtools::compiler(name, args, cx),
         Rustc => return devtools::rustc(args, cx),
+        Pager => text_tools::pager(args),
     };
     cx.note(rule, name);
 }

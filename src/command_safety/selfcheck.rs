@@ -49,12 +49,10 @@ pub fn one_reading_holds(command: &str) -> Result<(), String> {
 mod tests {
     use super::one_reading_holds;
 
+    /// Two parts with long subjects: merging them marked the first one's subject as cut.
     #[test]
     fn found_by_the_property_test() {
-        for command in [
-            "A&\"\u{1107f}\u{1d300}\u{a0f}\u{1d300}\u{1eea5}\u{d81}0#\u{135d}\u{11288}0 A\u{3a3}\u{fffc}\u{ae}\u{1218}\u{ae}A \"*",
-        ] {
-            assert_eq!(one_reading_holds(command), Ok(()));
-        }
+        let command = "A&\"\u{1107f}\u{1d300}\u{a0f}\u{1d300}\u{1eea5}\u{d81}0#\u{135d}\u{11288}0 A\u{3a3}\u{fffc}\u{ae}\u{1218}\u{ae}A \"*";
+        assert_eq!(one_reading_holds(command), Ok(()));
     }
 }

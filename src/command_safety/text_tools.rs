@@ -205,6 +205,22 @@ pub(crate) fn rg(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     }
 }
 
+/// `less`, `more`: reading, unless a `+` start-up command is given (`+!cmd` runs a shell
+/// command, `+|` pipes to one) or a log or key file is named (`-o`, `-O`, `-k`).
+pub(crate) fn pager(args: &[&Word<'_>]) -> &'static Rule {
+    let risky = args.iter().any(|w| {
+        let t = &*w.text;
+        t.starts_with('+')
+            || t.starts_with("-o")
+            || t.starts_with("-O")
+            || t.starts_with("-k")
+            || t.starts_with("--log-file")
+            || t.starts_with("--LOG-FILE")
+            || t.starts_with("--lesskey-file")
+    });
+    if risky { &RUNS_COMMANDS } else { &SAFE_READ }
+}
+
 /// `date` prints the time; `-s`/`--set` changes the system clock.
 pub(crate) fn date(args: &[&Word<'_>]) -> &'static Rule {
     let sets = args.iter().any(|w| {

@@ -115,32 +115,42 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     let ask = checks.iter().find(|c| c.permission == Permission::Ask);
     let decision = match (ask, rule) {
         (None, _) => base,
-        (Some(check), Some(rule)) if rule.explicitly_allows_argument() => match uncovered(call) {
-            None => Decision {
-                reason: format!(
-                    "{}, which names this call explicitly, although {}",
-                    base.reason,
-                    explain::objection(check)
-                ),
-                ..base
-            },
-            Some(part) => {
-                let hint = match &part {
-                    Uncovered::Part(p) => {
-                        Some(suggest_allow_rule(call.tool, &json!({ "command": p })))
+        (Some(check), Some(rule))
+            if rule.explicitly_allows_argument() && names_enough(rule, check) =>
+        {
+            match uncovered(call) {
+                None => Decision {
+                    reason: format!(
+                        "{}, which names this call explicitly, although {}",
+                        base.reason,
+                        explain::objection(check)
+                    ),
+                    ..base
+                },
+                Some(part) => {
+                    let hint = match &part {
+                        Uncovered::Part(p) => {
+                            Some(suggest_allow_rule(call.tool, &json!({ "command": p })))
+                        }
+                        Uncovered::Substitution | Uncovered::Unreadable => None,
+                    };
+                    let origin = call.origin(rule.source);
+                    Decision {
+                        permission: Permission::Ask,
+                        rule: Some(check.rule.clone()),
+                        source: check.source,
+                        reason: explain::partly_covered(
+                            rule,
+                            &origin,
+                            check,
+                            &part,
+                            hint.as_deref(),
+                        ),
+                        allow_hint: hint,
                     }
-                    Uncovered::Substitution | Uncovered::Unreadable => None,
-                };
-                let origin = call.origin(rule.source);
-                Decision {
-                    permission: Permission::Ask,
-                    rule: Some(check.rule.clone()),
-                    source: check.source,
-                    reason: explain::partly_covered(rule, &origin, check, &part, hint.as_deref()),
-                    allow_hint: hint,
                 }
             }
-        },
+        }
         (Some(check), Some(rule)) if rule.permission == Permission::Allow => {
             let hint = call.hint_for(check);
             let origin = call.origin(rule.source);
@@ -171,6 +181,15 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
         };
     }
     decision
+}
+
+/// The tool's rule id for a path inside `.git`: only a rule whose pattern names `.git` lifts it.
+pub const GIT_INTERNALS_RULE: &str = "tool.git_internals";
+
+/// Whether `rule` names the call specifically enough to lift `check`: `Edit(**)` does not name
+/// `.git/config`; `Edit(.git/**)` does.
+fn names_enough(rule: &Rule, check: &Check) -> bool {
+    check.rule != GIT_INTERNALS_RULE || rule.text.contains(".git")
 }
 
 /// A Bash command's parts are decided one by one too: the first risky part that the rule

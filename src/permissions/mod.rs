@@ -10,6 +10,7 @@
 
 mod compat;
 mod compound;
+mod context;
 mod decide;
 mod defaults;
 mod explain;
@@ -21,6 +22,8 @@ mod types;
 mod yaml;
 
 pub use compat::{matches_arguments, matches_tool_pattern};
+pub use context::command_context;
+pub use decide::GIT_INTERNALS_RULE;
 pub use defaults::default_table;
 pub use explain::suggest_allow_rule;
 pub use mcp::McpToolHints;

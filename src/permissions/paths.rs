@@ -1,24 +1,37 @@
-//! Lexical path normalisation against the workspace root, so `./src/a.rs`, `src/x/../a.rs` and
+//! Path normalisation against the workspace root, so `./src/a.rs`, `src/x/../a.rs` and
 //! `/ws/src/a.rs` all meet a rule as `src/a.rs`.
 //!
-//! Purely textual (no filesystem access, symlinks are not resolved): `.` segments are dropped,
-//! `..` is resolved, a path inside the workspace becomes relative to it (the root itself is `.`),
-//! and a path outside stays absolute. Rule patterns go through the same function, so a relative
-//! pattern only ever describes paths inside the workspace.
+//! `.` segments are dropped, `..` is resolved, a path inside the workspace becomes relative to
+//! it (the root itself is `.`), and a path outside stays absolute. Rule patterns go through the
+//! same function (textually), so a relative pattern only ever describes paths inside the
+//! workspace. A call's path is matched as it really is: symlinks of the target and of every
+//! parent are followed first ([`Workspace::real`]), so `src/link -> /elsewhere` meets a rule as
+//! `/elsewhere`, which `Write(src/**)` does not name.
 
 /// The workspace root, as normalised path segments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Workspace {
     root: Vec<String>,
+    /// The root as given, for resolving symlinks on disk.
+    dir: std::path::PathBuf,
 }
 
 impl Workspace {
-    /// A workspace rooted at `root` (taken as absolute).
+    /// A workspace rooted at `root` (taken as absolute; its own symlinks resolved if it exists).
     pub(crate) fn new(root: &std::path::Path) -> Self {
-        let text = root.to_string_lossy();
+        let dir = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let text = dir.to_string_lossy();
         Self {
             root: resolve(&[], &text),
+            dir,
         }
+    }
+
+    /// A call's path as it really is, normalised: symlinks of the target and every existing
+    /// parent followed.
+    pub(crate) fn real(&self, path: &str) -> String {
+        let resolved = crate::tools::paths::resolve_in_workspace(&self.dir, path);
+        self.normalize(&resolved.real.to_string_lossy())
     }
 
     /// `path` relative to the workspace if it lies inside it, otherwise absolute; `.` for the

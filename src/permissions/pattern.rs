@@ -222,7 +222,7 @@ impl ArgMatcher {
         match self {
             Self::Text(pattern) => wildcard_match(pattern, value),
             Self::Path { glob, absolute } => {
-                let path = ws.normalize(value);
+                let path = ws.real(value);
                 path.starts_with('/') == *absolute && glob.is_match(&path)
             }
             Self::Never => false,

@@ -19,7 +19,7 @@ mod list;
 mod multi_edit;
 pub mod offer_limit;
 mod output;
-mod paths;
+pub(crate) mod paths;
 mod process;
 mod read;
 mod registry;

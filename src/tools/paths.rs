@@ -50,26 +50,29 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Follow symlinks for the longest prefix of `path` that exists.
+/// Follow symlinks for the longest prefix of `path` that exists, and dangling ones too (a
+/// write through `link -> /elsewhere/new` creates `/elsewhere/new`).
 fn real_path(path: &Path) -> PathBuf {
+    real_path_hops(path, 0)
+}
+
+/// Symlinks followed before giving up (the kernel's own limit is 40).
+const MAX_HOPS: u8 = 40;
+
+fn real_path_hops(path: &Path, hops: u8) -> PathBuf {
     if let Ok(p) = path.canonicalize() {
         return p;
     }
-    let mut rest = Vec::new();
-    let mut cur = path.to_path_buf();
-    while let Some(name) = cur.file_name().map(ToOwned::to_owned) {
-        rest.push(name);
-        if !cur.pop() {
-            break;
-        }
-        if let Ok(mut base) = cur.canonicalize() {
-            for part in rest.iter().rev() {
-                base.push(part);
-            }
-            return base;
-        }
+    if hops < MAX_HOPS
+        && let Ok(target) = std::fs::read_link(path)
+    {
+        let base = path.parent().unwrap_or(Path::new("/"));
+        return real_path_hops(&normalize(&base.join(target)), hops + 1);
     }
-    path.to_path_buf()
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => real_path_hops(parent, hops).join(name),
+        _ => path.to_path_buf(),
+    }
 }
 
 /// Credential files an agent must not read or write without an explicit rule.
@@ -151,6 +154,18 @@ mod tests {
         let r = resolve_in_workspace(&ws, "link/new.txt");
         assert!(!r.inside, "{r:?}");
         assert_eq!(r.real, outside.join("new.txt"));
+    }
+
+    #[test]
+    fn a_dangling_symlink_resolves_to_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::os::unix::fs::symlink(base.join("gone/f.txt"), ws.join("link")).unwrap();
+        let r = resolve_in_workspace(&ws, "link");
+        assert_eq!(r.real, base.join("gone/f.txt"));
+        assert!(!r.inside);
     }
 
     #[test]

@@ -13,8 +13,10 @@ use crate::permissions::{Permission, Tighten};
 pub struct Read;
 
 const DESCRIPTION: &str = "Read a text file. `filepath` is relative to the workspace (or \
-absolute). Files over the size limit are refused with their size; read parts of them with \
-Bash (`sed -n '100,200p' FILE`) or find lines with Search.";
+absolute). Files over the size limit (by default 100,000 characters or 5,000 lines, divided \
+among the parallel calls of a turn) are refused with their size, without being loaded; read \
+them in pages with Bash (`sed -n '100,200p' FILE`, `head -c 20000 FILE`) or find lines with \
+Search.";
 
 #[async_trait::async_trait]
 impl Tool for Read {
@@ -68,9 +70,15 @@ fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolO
     }
     let max_chars = shared.limits.read_max_chars / parallel;
     let max_lines = shared.limits.read_max_lines / parallel;
+    // A character is at most four bytes: a longer file is over the limit whatever it holds,
+    // and no line (a file without newlines is one) is read past the limit.
+    let max_bytes = (max_chars as u64).saturating_mul(4);
+    if meta.len() > max_bytes {
+        return Err(too_large(raw, meta.len(), max_chars, max_lines, parallel));
+    }
     let file = std::fs::File::open(&path.real)
         .map_err(|e| ToolError::RespondToModel(format!("Cannot open {raw}: {e}")))?;
-    let mut reader = BufReader::new(file);
+    let mut reader = BufReader::new(std::io::Read::take(file, max_bytes.saturating_add(1)));
     let mut content = String::new();
     let (mut chars, mut lines) = (0usize, 0usize);
     let mut line = Vec::new();

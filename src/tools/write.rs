@@ -95,6 +95,20 @@ pub(crate) fn path_tighten(raw: &str, shared: &ToolShared) -> Option<Tighten> {
             ),
         });
     }
+    let git = path
+        .real
+        .strip_prefix(&shared.workspace)
+        .is_ok_and(|rest| rest.components().any(|c| c.as_os_str() == ".git"));
+    if git {
+        return Some(Tighten {
+            permission: Permission::Ask,
+            rule: crate::permissions::GIT_INTERNALS_RULE,
+            reason: format!(
+                "{raw} lies inside .git, whose config and hooks run programs; only a rule that \
+                 names .git allows it"
+            ),
+        });
+    }
     is_sensitive_path(&path.real).then(|| Tighten {
         permission: Permission::Ask,
         rule: "tool.sensitive_file",
