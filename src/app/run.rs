@@ -128,7 +128,8 @@ pub(crate) async fn run_job(
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
     let plan = built.mode() == crate::permissions::Mode::Plan;
-    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(&job, &workspace, &env, args.require_sandbox, plan);
+    let (sandbox, sandbox_status, sandbox_verdict) =
+        setup::sandbox(&job, &workspace, &env, args.require_sandbox, plan);
     let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
     let policy = Arc::new(built.with_context(context));
     let (workspace_rules, mut rule_warnings) = crate::rules::workspace_rules(&repo_files);

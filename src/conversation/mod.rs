@@ -3,8 +3,8 @@
 //! Providers translate these to and from their wire formats; the session file stores them
 //! as they are. The system message is not part of the history: it is rebuilt every turn.
 
-mod usage_wire;
 mod reasoning;
+mod usage_wire;
 
 pub use reasoning::{CallExtra, Reasoning, ThinkingBlock};
 

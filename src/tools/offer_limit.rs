@@ -9,7 +9,8 @@ use crate::job::file::ProviderKind;
 /// The most tools one request to `provider` may carry, when the provider has a limit.
 pub fn max_tools(provider: ProviderKind) -> Option<usize> {
     match provider {
-        ProviderKind::Openai => Some(128),
+        // Azure OpenAI serves OpenAI's API, with its limit.
+        ProviderKind::Openai | ProviderKind::Azure => Some(128),
         ProviderKind::Anthropic | ProviderKind::Script => None,
     }
 }
