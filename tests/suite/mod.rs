@@ -30,6 +30,7 @@ mod run_e2e;
 mod sandbox;
 mod schedule;
 mod schemas;
+mod secrets_e2e;
 mod session_resume;
 mod skills;
 mod subagents_e2e;
