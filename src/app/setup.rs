@@ -129,6 +129,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             );
             cfg.api_key = key;
             cfg.headers = headers;
+            cfg.request_timeout = m.request_timeout;
             Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Anthropic => {
@@ -141,6 +142,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             }
             cfg.api_key = key;
             cfg.headers = headers;
+            cfg.request_timeout = m.request_timeout;
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
     };

@@ -131,6 +131,7 @@ pub struct ModelSpec {
     pub max_retries: Option<u32>,
     pub initial_retry_delay: Option<Duration>,
     pub idle_timeout: Option<Duration>,
+    pub request_timeout: Option<Duration>,
     pub tool_call_format: file::ToolCallFormat,
     pub pricing: Option<crate::context::pricing::Price>,
 }

@@ -371,6 +371,7 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
             retry.and_then(|r| r.initial_delay.as_ref()),
         ),
         idle_timeout: cx.duration("model.idle_timeout", m.idle_timeout.as_ref()),
+        request_timeout: cx.duration("model.request_timeout", m.request_timeout.as_ref()),
         tool_call_format: m.tool_call_format.unwrap_or_default(),
         pricing: m.pricing,
     }

@@ -14,6 +14,7 @@ mod export;
 mod faults;
 mod fuzz_regressions;
 mod job_file;
+mod limits_e2e;
 mod mcp;
 mod mcp_e2e;
 mod openai_e2e;
