@@ -13,6 +13,7 @@ mod rule_tools;
 mod schema_msg;
 mod suggest;
 pub mod template;
+mod yaml_shape;
 
 pub use cron::{CronTab, Missed, Schedule};
 pub use error::{JobError, Problem};

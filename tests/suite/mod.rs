@@ -42,3 +42,4 @@ mod tools_fetch;
 mod tools_search;
 mod untrusted_e2e;
 mod upload;
+mod yaml_shape_e2e;
