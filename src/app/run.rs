@@ -112,10 +112,10 @@ pub(crate) async fn run_job(
         }
     };
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
-    let trust = crate::untrusted::Trust {
-        untrusted: args.untrusted || !job.untrusted_paths.is_empty(),
-        paths: job.untrusted_paths.clone(),
-    };
+    let trust = crate::untrusted::Trust::new(
+        args.untrusted || !job.untrusted_paths.is_empty(),
+        job.untrusted_paths.clone(),
+    );
     let (repo_files, repo_note) = setup::repo_files(&job, args, &workspace, trust.untrusted)?;
     let policy = Arc::new(setup::build_policy(
         &job,

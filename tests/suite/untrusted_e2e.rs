@@ -90,9 +90,20 @@ async fn a_pull_request_cannot_rewrite_its_own_instructions_or_policy() {
         .as_str()
         .unwrap()
         .to_owned();
+    // The marker carries the run's random token, which the system message names.
+    let token = read_result
+        .strip_prefix("<untrusted-content-")
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(token.len(), 32, "{read_result}");
     assert!(
-        read_result.starts_with("<untrusted-content tool=\"Read\">"),
+        read_result.starts_with(&format!("<untrusted-content-{token} tool=\"Read\">")),
         "{read_result}"
+    );
+    assert!(
+        system.contains(&format!("</untrusted-content-{token}>")),
+        "{system}"
     );
     let result = r.result();
     let denied: Vec<&str> = result["permission_denials"]
@@ -107,4 +118,32 @@ async fn a_pull_request_cannot_rewrite_its_own_instructions_or_policy() {
             .iter()
             .any(|w| w["message"].as_str().unwrap().contains("auto mode is off"))
     );
+}
+
+/// `--resume` of an untrusted run stays untrusted: its trust flags are part of the saved
+/// run, so a download the resumed part tries still needs a rule that names it.
+#[test]
+fn a_resumed_untrusted_run_stays_untrusted() {
+    use crate::support::runner::{cn_run, git_init, run, write_files};
+    for again in [&[][..], &["--untrusted"][..], &["--base-ref", "HEAD"][..]] {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = "version: 1\nname: pr\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: look\n";
+        let script = "turns:\n  - text: first\n  - tool_calls: [{name: Fetch, arguments: {url: 'https://example.com/x'}}]\n  - text: second\n";
+        write_files(tmp.path(), &[("job.yaml", job), ("s.yaml", script)]);
+        git_init(tmp.path());
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["job.yaml", "--untrusted"]);
+        assert_eq!(run(cmd, None).code, 0);
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["--resume", "latest", "-p", "fetch it", "--format", "json"])
+            .args(again);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{again:?}: {r:#?}");
+        let result: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let denials = result["permission_denials"].to_string();
+        assert!(
+            denials.contains("untrusted.network"),
+            "{again:?}: {denials}"
+        );
+    }
 }
