@@ -12,7 +12,6 @@ use super::file::{
 };
 use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
-use super::template::render;
 use super::{
     Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec,
 };
@@ -70,9 +69,29 @@ impl Ctx<'_> {
         }
     }
 
+    /// Render shell text: each parameter one shell word (unless `| raw`).
+    fn render_shell(
+        &mut self,
+        field: &str,
+        template: &str,
+        values: &BTreeMap<String, String>,
+    ) -> String {
+        self.render_in(field, template, values, super::template::Context::Shell)
+    }
+
     /// Render a template; unknown parameters are reported where the `{{` is in the file.
     fn render(&mut self, field: &str, template: &str, values: &BTreeMap<String, String>) -> String {
-        match render(template, values) {
+        self.render_in(field, template, values, super::template::Context::Text)
+    }
+
+    fn render_in(
+        &mut self,
+        field: &str,
+        template: &str,
+        values: &BTreeMap<String, String>,
+        context: super::template::Context,
+    ) -> String {
+        match super::template::render_as(template, values, context) {
             Ok(s) => s,
             Err(unknown) => {
                 for u in unknown {
@@ -226,7 +245,7 @@ fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) ->
         if c.run.trim().is_empty() {
             cx.push(&format!("{field}.run"), "the command is empty".to_owned());
         }
-        let run = cx.render(&format!("{field}.run"), &c.run, params);
+        let run = cx.render_shell(&format!("{field}.run"), &c.run, params);
         let timeout = cx
             .duration(&format!("{field}.timeout"), c.timeout.as_ref())
             .unwrap_or(Duration::from_secs(600));

@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_e2e;
 mod openai_e2e;
 mod parallel_e2e;
+mod params_e2e;
 mod permissions;
 mod permissions_e2e;
 mod properties;
