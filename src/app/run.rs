@@ -116,14 +116,14 @@ pub(crate) async fn run_job(
         args.untrusted || !job.untrusted_paths.is_empty(),
         job.untrusted_paths.clone(),
     );
-    let (repo_files, repo_note) = setup::repo_files(&job, args, &workspace, trust.untrusted)?;
-    let policy = Arc::new(setup::build_policy(
+    let (policy, repo_files, repo_note) = setup::enforced_policy(
         &job,
         &PolicyFlags::from(args),
         &workspace,
-        &repo_files,
+        args.base_ref.as_deref(),
         trust.untrusted,
-    )?);
+    )?;
+    let policy = Arc::new(policy);
     let (workspace_rules, mut rule_warnings) = crate::rules::workspace_rules(&repo_files);
     rule_warnings.extend(repo_note);
     rule_warnings.extend(setup::repo_rule_warnings(&policy));

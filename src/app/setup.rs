@@ -292,18 +292,32 @@ fn repo_rules(
 /// Where repository instructions come from: the workspace, or in untrusted mode the
 /// trusted base commit (`--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`);
 /// with no base commit, none are used (the second value says so).
+/// The policy a run enforces, the repository files it reads instructions from, and a note
+/// about them: the one function behind both a run and `cn-run explain`, so what `explain`
+/// shows is what the run does (untrusted mode included).
+pub(crate) fn enforced_policy(
+    job: &Job,
+    flags: &PolicyFlags<'_>,
+    workspace: &Path,
+    base_ref: Option<&str>,
+    untrusted: bool,
+) -> Result<(Policy, RepoFiles, Option<String>), String> {
+    let (repo_files, note) = repo_files(job, base_ref, workspace, untrusted)?;
+    let policy = build_policy(job, flags, workspace, &repo_files, untrusted)?;
+    Ok((policy, repo_files, note))
+}
+
 pub(crate) fn repo_files(
     job: &Job,
-    args: &RunArgs,
+    base_ref: Option<&str>,
     workspace: &Path,
     untrusted: bool,
 ) -> Result<(RepoFiles, Option<String>), String> {
     if !untrusted {
         return Ok((RepoFiles::Workdir(workspace.to_path_buf()), None));
     }
-    let base = args
-        .base_ref
-        .clone()
+    let base = base_ref
+        .map(str::to_owned)
         .or_else(|| job.base_ref.clone())
         .or_else(|| {
             std::env::var("GITHUB_BASE_REF")

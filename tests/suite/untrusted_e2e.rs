@@ -147,3 +147,41 @@ fn a_resumed_untrusted_run_stays_untrusted() {
         );
     }
 }
+
+/// `explain` for an `untrusted_paths` job shows the policy the run enforces: no auto mode,
+/// and no rule from the pull request's own permissions file.
+#[test]
+fn explain_shows_the_enforced_policy_for_untrusted_paths() {
+    use crate::support::runner::{cn_run, git_init, run, write_files};
+    let tmp = tempfile::tempdir().unwrap();
+    let job = "version: 1\nname: pr\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: look\nuntrusted_paths: ['src/**']\npermissions: {mode: auto}\n";
+    write_files(
+        tmp.path(),
+        &[
+            ("job.yaml", job),
+            ("s.yaml", "turns:\n  - text: hi\n"),
+            (".continue/permissions.yaml", "allow:\n  - Bash(curl *)\n"),
+        ],
+    );
+    git_init(tmp.path());
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["explain", "job.yaml", "--json"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["mode"], "headless", "{v}");
+    assert!(!v["policy"].to_string().contains("curl"), "{}", v["policy"]);
+    // The same job without untrusted_paths is explained with its auto mode and the file.
+    write_files(
+        tmp.path(),
+        &[(
+            "job.yaml",
+            &job.replace("untrusted_paths: ['src/**']\n", ""),
+        )],
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["explain", "job.yaml", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&run(cmd, None).stdout).unwrap();
+    assert_eq!(v["mode"], "auto", "{v}");
+    assert!(v["policy"].to_string().contains("curl"), "{}", v["policy"]);
+}
