@@ -155,7 +155,13 @@ pub(crate) async fn run_job(
         resume.is_some(),
     )?;
     let mut registry = setup::registry(&policy, &job.model.name);
-    super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
+    rule_warnings.extend(super::extensions::register_skills(
+        &job,
+        &workspace,
+        &mut registry,
+        &policy,
+        trust.untrusted,
+    ));
     let stop = StopSignal::new();
     stop.arm_timeout(crate::agent::budget::run_timeout(&job.limits).0);
     let signals = listen_for_signals(stop.clone());
