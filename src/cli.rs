@@ -264,7 +264,19 @@ impl RunArgs {
         if self.require_sandbox {
             out.push("--require-sandbox".to_owned());
         }
+        // Trust is part of the run: a resumed untrusted run stays untrusted.
+        if self.untrusted {
+            out.push("--untrusted".to_owned());
+        }
+        opt_push(&mut out, "--base-ref", self.base_ref.clone());
         out
+    }
+}
+
+fn opt_push(out: &mut Vec<String>, flag: &str, value: Option<String>) {
+    if let Some(v) = value {
+        out.push(flag.to_owned());
+        out.push(v);
     }
 }
 

@@ -56,7 +56,6 @@ pub fn init(args: &LogArgs) -> LogHandle {
     let handle = LogHandle {
         quiet: args.quiet,
         live,
-        ..LogHandle::default()
     };
     let default = match args.verbose {
         0 => "warn",

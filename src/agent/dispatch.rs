@@ -12,7 +12,7 @@ use super::{Agent, Outcome, control_outcome};
 use crate::conversation::{Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::job::OnAsk;
-use crate::permissions::{Decision, Permission};
+use crate::permissions::{Decision, Permission, Source};
 use crate::tools::{Tool, ToolContext, ToolError};
 
 /// Characters of a tool's output copied into its `tool.finished` event.
@@ -149,6 +149,9 @@ impl Agent<'_> {
         let mut decision = self
             .policy
             .check(&call.name, &args, tool.tighten(&args, &self.shared));
+        if let Some(refusal) = self.egress_refusal(tool.as_ref(), &call.name, &args) {
+            decision = refusal;
+        }
         if let Some(narrow) = self.narrow {
             let own = narrow.check(&call.name, &args, tool.tighten(&args, &self.shared));
             if own.permission > decision.permission {
@@ -207,6 +210,26 @@ impl Agent<'_> {
                 )
             }
         }
+    }
+
+    /// The refusal of a call that would send a registered secret out (plain, reversed,
+    /// URL-encoded, hex or base64): no rule or mode can allow it.
+    fn egress_refusal(&self, tool: &dyn Tool, name: &str, args: &Value) -> Option<Decision> {
+        if !tool.sends_out() {
+            return None;
+        }
+        let form = self.redactor.leak(&args.to_string())?;
+        Some(Decision {
+            permission: Permission::Exclude,
+            rule: Some("secret.egress".to_owned()),
+            source: Source::Tool,
+            reason: format!(
+                "the {name} call's arguments carry the value of a registered secret ({}); \
+                 nothing secret may leave the machine by a tool",
+                form.describe()
+            ),
+            allow_hint: None,
+        })
     }
 
     /// Runs `tool`; once the run is told to stop (timeout, signal), the tool has

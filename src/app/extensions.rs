@@ -121,15 +121,26 @@ pub(crate) fn report_mcp(statuses: &[ServerStatus], emitter: &Emitter) {
 }
 
 /// Register the Skills tool when the workspace or the job has skills.
+/// Skills come from the workspace, which in untrusted mode is the pull request's tree: then
+/// none are offered (their names and descriptions would reach the model unmarked), and the
+/// warning says so.
 pub(crate) fn register_skills(
     job: &Job,
     workspace: &Path,
     registry: &mut ToolRegistry,
     policy: &Policy,
-) {
+    untrusted: bool,
+) -> Option<String> {
     let skills = discover(workspace, &job.skills);
+    if untrusted {
+        return (!skills.is_empty()).then(|| {
+            "skills are off in untrusted mode: the workspace's skills come from the untrusted changes"
+                .to_owned()
+        });
+    }
     if skills.is_empty() || !policy.is_offered("Skills") {
-        return;
+        return None;
     }
     registry.register(Arc::new(SkillsTool::new(skills, workspace)));
+    None
 }

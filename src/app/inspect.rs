@@ -109,9 +109,11 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         auto: args.auto,
         readonly: args.readonly,
     };
-    let repo = crate::repo_files::RepoFiles::Workdir(workspace.clone());
-    let policy = match setup::build_policy(&job, &flags, &workspace, &repo, false) {
-        Ok(p) => p,
+    // The run's own function: an `untrusted_paths` job is explained as it runs (no auto
+    // mode, repository files from the trusted base).
+    let untrusted = !job.untrusted_paths.is_empty();
+    let policy = match setup::enforced_policy(&job, &flags, &workspace, None, untrusted) {
+        Ok((p, _, _)) => p,
         Err(e) => return usage_error(&e),
     };
     let (policy, mcp_servers) = match super::explain_mcp::explain_servers(&job, &workspace, policy)

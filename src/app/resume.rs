@@ -33,6 +33,28 @@ fn current_argv() -> Vec<String> {
 }
 
 /// The job to continue with: a JOB given now, else the recorded file, else its recorded text.
+/// The recorded flags, less the trust flags given again now (a flag twice is a usage
+/// error). Trust can only be kept or added on resume: there is no flag that lowers it.
+fn recorded_not_repeated(recorded: &[String], current: &[String]) -> Vec<String> {
+    let given = |flag: &str| {
+        current
+            .iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    };
+    let mut out = Vec::new();
+    let mut it = recorded.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--untrusted" if given("--untrusted") => {}
+            "--base-ref" if given("--base-ref") => {
+                it.next();
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
 fn resume_job(args: &RunArgs, session: &Session) -> Result<Job, String> {
     let opts = LoadOptions {
         params: args.params.clone(),
@@ -68,8 +90,9 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         Err(e) => return usage_error(&e),
     };
     let mut argv = vec!["cn-run".to_owned()];
-    argv.extend(session.job.args.iter().cloned());
-    argv.extend(current_argv());
+    let current = current_argv();
+    argv.extend(recorded_not_repeated(&session.job.args, &current));
+    argv.extend(current);
     let mut args = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli.run,
         Err(e) => {

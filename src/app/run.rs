@@ -113,16 +113,15 @@ pub(crate) async fn run_job(
         }
     };
     let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
-    let trust = crate::untrusted::Trust {
-        untrusted: args.untrusted || !job.untrusted_paths.is_empty(),
-        paths: job.untrusted_paths.clone(),
-    };
-    let (repo_files, repo_note) = setup::repo_files(&job, args, &workspace, trust.untrusted)?;
-    let built = setup::build_policy(
+    let trust = crate::untrusted::Trust::new(
+        args.untrusted || !job.untrusted_paths.is_empty(),
+        job.untrusted_paths.clone(),
+    );
+    let (built, repo_files, repo_note) = setup::enforced_policy(
         &job,
         &PolicyFlags::from(args),
         &workspace,
-        &repo_files,
+        args.base_ref.as_deref(),
         trust.untrusted,
     )?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
@@ -163,7 +162,13 @@ pub(crate) async fn run_job(
         resume.is_some(),
     )?;
     let mut registry = setup::registry(&policy, &job.model.name);
-    super::extensions::register_skills(&job, &workspace, &mut registry, &policy);
+    rule_warnings.extend(super::extensions::register_skills(
+        &job,
+        &workspace,
+        &mut registry,
+        &policy,
+        trust.untrusted,
+    ));
     let stop = StopSignal::new();
     stop.arm_timeout(crate::agent::budget::run_timeout(&job.limits).0);
     let signals = listen_for_signals(stop.clone());

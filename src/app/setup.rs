@@ -131,6 +131,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             cfg.api_key = key;
             cfg.headers = headers;
             cfg.stream_usage = m.stream_usage;
+            cfg.request_timeout = m.request_timeout;
             Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Azure => {
@@ -144,6 +145,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             cfg.headers = headers;
             cfg.stream_usage = m.stream_usage;
             cfg.auth = crate::provider::openai::AuthHeader::ApiKey;
+            cfg.request_timeout = m.request_timeout;
             Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Anthropic => {
@@ -157,6 +159,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             cfg.api_key = key;
             cfg.headers = headers;
             cfg.thinking_budget = m.thinking_budget;
+            cfg.request_timeout = m.request_timeout;
             Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
         }
     };
@@ -306,18 +309,32 @@ fn repo_rules(
 /// Where repository instructions come from: the workspace, or in untrusted mode the
 /// trusted base commit (`--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`);
 /// with no base commit, none are used (the second value says so).
+/// The policy a run enforces, the repository files it reads instructions from, and a note
+/// about them: the one function behind both a run and `cn-run explain`, so what `explain`
+/// shows is what the run does (untrusted mode included).
+pub(crate) fn enforced_policy(
+    job: &Job,
+    flags: &PolicyFlags<'_>,
+    workspace: &Path,
+    base_ref: Option<&str>,
+    untrusted: bool,
+) -> Result<(Policy, RepoFiles, Option<String>), String> {
+    let (repo_files, note) = repo_files(job, base_ref, workspace, untrusted)?;
+    let policy = build_policy(job, flags, workspace, &repo_files, untrusted)?;
+    Ok((policy, repo_files, note))
+}
+
 pub(crate) fn repo_files(
     job: &Job,
-    args: &RunArgs,
+    base_ref: Option<&str>,
     workspace: &Path,
     untrusted: bool,
 ) -> Result<(RepoFiles, Option<String>), String> {
     if !untrusted {
         return Ok((RepoFiles::Workdir(workspace.to_path_buf()), None));
     }
-    let base = args
-        .base_ref
-        .clone()
+    let base = base_ref
+        .map(str::to_owned)
         .or_else(|| job.base_ref.clone())
         .or_else(|| {
             std::env::var("GITHUB_BASE_REF")

@@ -36,7 +36,15 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
     };
     let mut problems: Vec<Problem> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     for path in &args.jobs {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if crate::job::template::has_raw(&text) {
+            warnings.push(format!(
+                "warning: {}: `| raw` puts a parameter into the text unquoted; in a check's `run` a value with `;`, `$(…)` or a newline runs as shell code",
+                path.display()
+            ));
+        }
         match job::load_file(path, &opts) {
             Ok(job) => problems.extend(script_problems(path, &job)),
             Err(JobError::Invalid(p)) => problems.extend(p),
@@ -45,7 +53,7 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
     }
     let ok = problems.is_empty() && errors.is_empty();
     if args.json {
-        let value = serde_json::json!({"valid": ok, "problems": problems, "errors": errors});
+        let value = serde_json::json!({"valid": ok, "problems": problems, "errors": errors, "warnings": warnings});
         super::stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&value).unwrap_or_default()
@@ -55,7 +63,7 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
         for p in &problems {
             let _ = writeln!(err, "{p}");
         }
-        for e in &errors {
+        for e in errors.iter().chain(&warnings) {
             let _ = writeln!(err, "{e}");
         }
         if ok {

@@ -280,6 +280,9 @@ pub struct ModelSection {
     pub retry: Option<ModelRetrySection>,
     /// Seconds without a byte from the provider before the request counts as stalled.
     pub idle_timeout: Option<DurationSpec>,
+    /// The longest one model request may take, streaming included (default 10m); keep-alive
+    /// comments do not extend it.
+    pub request_timeout: Option<DurationSpec>,
     /// `native` (default): the provider's tool calling. `text`: tools described in the
     /// system message and called as `<tool>{json}</tool>`, for models without tool calling.
     pub tool_call_format: Option<ToolCallFormat>,

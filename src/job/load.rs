@@ -45,6 +45,10 @@ pub fn load_str(
     path: Option<&Path>,
     opts: &LoadOptions,
 ) -> Result<Job, JobError> {
+    let shape = super::yaml_shape::check(text, label);
+    if !shape.is_empty() {
+        return Err(JobError::Invalid(sorted(shape)));
+    }
     let loc = Locator::new(text);
     let raw = parse(text, label, &loc).map_err(|p| JobError::Invalid(sorted(p)))?;
     resolve::resolve(raw, text, label, path, &loc, opts)

@@ -13,6 +13,7 @@ mod rule_tools;
 mod schema_msg;
 mod suggest;
 pub mod template;
+mod yaml_shape;
 
 pub use cron::{CronTab, Missed, Schedule};
 pub use error::{JobError, Problem};
@@ -143,6 +144,7 @@ pub struct ModelSpec {
     pub max_retries: Option<u32>,
     pub initial_retry_delay: Option<Duration>,
     pub idle_timeout: Option<Duration>,
+    pub request_timeout: Option<Duration>,
     pub tool_call_format: file::ToolCallFormat,
     pub pricing: Option<crate::context::pricing::Price>,
     /// Send `stream_options` to OpenAI-compatible servers.

@@ -12,7 +12,6 @@ use super::file::{
 };
 use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
-use super::template::render;
 use super::{
     Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec,
 };
@@ -117,9 +116,29 @@ impl Ctx<'_> {
         }
     }
 
+    /// Render shell text: each parameter one shell word (unless `| raw`).
+    fn render_shell(
+        &mut self,
+        field: &str,
+        template: &str,
+        values: &BTreeMap<String, String>,
+    ) -> String {
+        self.render_in(field, template, values, super::template::Context::Shell)
+    }
+
     /// Render a template; unknown parameters are reported where the `{{` is in the file.
     fn render(&mut self, field: &str, template: &str, values: &BTreeMap<String, String>) -> String {
-        match render(template, values) {
+        self.render_in(field, template, values, super::template::Context::Text)
+    }
+
+    fn render_in(
+        &mut self,
+        field: &str,
+        template: &str,
+        values: &BTreeMap<String, String>,
+        context: super::template::Context,
+    ) -> String {
+        match super::template::render_as(template, values, context) {
             Ok(s) => s,
             Err(unknown) => {
                 for u in unknown {
@@ -273,7 +292,7 @@ fn checks(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) ->
         if c.run.trim().is_empty() {
             cx.push(&format!("{field}.run"), "the command is empty".to_owned());
         }
-        let run = cx.render(&format!("{field}.run"), &c.run, params);
+        let run = cx.render_shell(&format!("{field}.run"), &c.run, params);
         let timeout = cx
             .duration(&format!("{field}.timeout"), c.timeout.as_ref())
             .unwrap_or(Duration::from_secs(600));
@@ -419,6 +438,7 @@ fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
             retry.and_then(|r| r.initial_delay.as_ref()),
         ),
         idle_timeout: cx.duration("model.idle_timeout", m.idle_timeout.as_ref()),
+        request_timeout: cx.duration("model.request_timeout", m.request_timeout.as_ref()),
         tool_call_format: m.tool_call_format.unwrap_or_default(),
         pricing: m.pricing,
         stream_usage: m.stream_usage.unwrap_or(true),

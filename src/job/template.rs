@@ -1,5 +1,9 @@
-//! `{{ params.NAME }}` substitution in prompts and rules. Deliberately tiny: names only, no
-//! expressions, so a job's text means exactly what it says.
+//! `{{ params.NAME }}` substitution in prompts, rules and check commands. Deliberately tiny:
+//! names only, no expressions, so a job's text means exactly what it says.
+//!
+//! Parameters are data: in shell text (`checks[].run`) a value is shell-quoted as one word,
+//! so `; id`, `$(…)`, backticks and newlines in it stay text. `{{ params.NAME | raw }}` puts
+//! the value in as written, for a job that really wants shell text (`validate` warns).
 
 use std::collections::BTreeMap;
 
@@ -14,6 +18,49 @@ pub struct Unknown {
 /// Replace every `{{ params.NAME }}` (spaces optional) by its value. Text that is not such a
 /// reference, including other `{{ … }}`, is left as written.
 pub fn render(template: &str, values: &BTreeMap<String, String>) -> Result<String, Vec<Unknown>> {
+    render_as(template, values, Context::Text)
+}
+
+/// Where a template's text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// Prose for the model: values as written.
+    Text,
+    /// A shell command: each value one shell word, unless the reference says `| raw`.
+    Shell,
+}
+
+/// The name of a reference and whether it opts out of quoting (`params.NAME | raw`).
+fn reference(inner: &str) -> Option<(&str, bool)> {
+    let rest = inner.strip_prefix("params.")?;
+    let (name, raw) = match rest.split_once('|') {
+        Some((name, filter)) if filter.trim() == "raw" => (name.trim_end(), true),
+        Some(_) => return None,
+        None => (rest, false),
+    };
+    is_name(name).then_some((name, raw))
+}
+
+/// Whether `template` puts a parameter into shell text unquoted (`| raw`).
+pub fn has_raw(template: &str) -> bool {
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("}}") else { break };
+        if reference(after[..end].trim()).is_some_and(|(_, raw)| raw) {
+            return true;
+        }
+        rest = &after[end + 2..];
+    }
+    false
+}
+
+/// [`render`] for text of the given context.
+pub fn render_as(
+    template: &str,
+    values: &BTreeMap<String, String>,
+    context: Context,
+) -> Result<String, Vec<Unknown>> {
     let mut out = String::with_capacity(template.len());
     let mut unknown = Vec::new();
     let mut rest = template;
@@ -28,8 +75,11 @@ pub fn render(template: &str, values: &BTreeMap<String, String>) -> Result<Strin
         };
         let inner = after[..end].trim();
         let consumed = start + 2 + end + 2;
-        match inner.strip_prefix("params.") {
-            Some(name) if is_name(name) => match values.get(name) {
+        match reference(inner) {
+            Some((name, raw)) => match values.get(name) {
+                Some(v) if context == Context::Shell && !raw => {
+                    out.push_str(&shell_words::quote(v));
+                }
                 Some(v) => out.push_str(v),
                 None => unknown.push(Unknown {
                     name: name.to_owned(),
@@ -90,6 +140,27 @@ mod tests {
                 offset: 2
             }]
         );
+    }
+
+    #[test]
+    fn shell_values_are_one_word_unless_raw() {
+        for value in [
+            ". ; touch /tmp/pwned",
+            "$(touch marker)",
+            "`touch marker`",
+            "a\nb",
+            "it's \"quoted\"",
+            "x && y || z",
+            "",
+        ] {
+            let values: BTreeMap<String, String> = [("v".to_owned(), value.to_owned())].into();
+            let cmd = render_as("printf %s {{ params.v }}", &values, Context::Shell).unwrap();
+            let words = shell_words::split(&cmd).unwrap();
+            assert_eq!(words, ["printf", "%s", value], "{cmd}");
+            let raw = render_as("echo {{ params.v | raw }}", &values, Context::Shell).unwrap();
+            assert_eq!(raw, format!("echo {value}"));
+        }
+        assert!(has_raw("ls {{params.p|raw}}") && !has_raw("ls {{ params.p }}"));
     }
 
     #[test]

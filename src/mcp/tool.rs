@@ -205,6 +205,10 @@ impl Tool for McpTool {
     }
 
     /// A server tool may change the workspace unless it says it only reads.
+    fn sends_out(&self) -> bool {
+        true
+    }
+
     fn is_mutating(&self) -> bool {
         self.hints.read_only != Some(true)
     }

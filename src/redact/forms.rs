@@ -46,20 +46,28 @@ pub(super) fn forms(secret: &str) -> Vec<(String, Form)> {
     if secret.len() < MIN_ENCODED_LEN {
         return out;
     }
-    out.push((secret.chars().rev().collect(), Form::Reversed));
-    let url = url_encoded(secret, true);
-    if url != secret {
-        out.push((url_encoded(secret, false), Form::UrlEncoded));
+    let reversed: String = secret.chars().rev().collect();
+    out.push((reversed.clone(), Form::Reversed));
+    encoded(secret, &mut out);
+    // Reversed, then encoded: the same encodings of the reversed value.
+    encoded(&reversed, &mut out);
+    out
+}
+
+/// URL-encoded, hex and base64 spellings of `value`.
+fn encoded(value: &str, out: &mut Vec<(String, Form)>) {
+    let url = url_encoded(value, true);
+    if url != value {
+        out.push((url_encoded(value, false), Form::UrlEncoded));
         out.push((url, Form::UrlEncoded));
     }
-    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
     out.push((hex.to_ascii_uppercase(), Form::Hex));
     out.push((hex, Form::Hex));
     for pad in 0..3 {
-        out.push((base64_core(secret.as_bytes(), pad, false), Form::Base64));
-        out.push((base64_core(secret.as_bytes(), pad, true), Form::Base64Url));
+        out.push((base64_core(value.as_bytes(), pad, false), Form::Base64));
+        out.push((base64_core(value.as_bytes(), pad, true), Form::Base64Url));
     }
-    out
 }
 
 /// Percent-encoding of every byte outside the unreserved set (RFC 3986).

@@ -68,6 +68,10 @@ impl Tool for Fetch {
         "Fetch"
     }
 
+    fn sends_out(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "Fetch".into(),

@@ -294,6 +294,12 @@ pub trait Tool: Send + Sync {
         false
     }
 
+    /// Whether the call's arguments leave the machine (a URL fetched, an MCP server's
+    /// request): arguments carrying a registered secret, in any spelling, are refused.
+    fn sends_out(&self) -> bool {
+        false
+    }
+
     /// Tighten the permission verdict from the arguments (a write outside the workspace,
     /// a read of `.env`). `None` leaves the static verdict alone.
     fn tighten(&self, _args: &Value, _shared: &ToolShared) -> Option<Tighten> {

@@ -25,6 +25,34 @@ const MAX_EVENT_BYTES: usize = 8 << 20;
 /// How much of an error body is read.
 const MAX_ERROR_BODY: usize = 64 << 10;
 
+/// The longest one model request may take, streaming included, when the job sets no
+/// `model.request_timeout`: a server that sends only keep-alive comments cannot hold a run.
+pub(crate) const DEFAULT_REQUEST_CEILING: Duration = Duration::from_secs(10 * 60);
+
+/// Redirects are followed only to the same scheme, host and port (at most 5): the
+/// conversation and the key never go to a host the job did not name.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().cloned();
+        let same = first.is_some_and(|from| {
+            let to = attempt.url();
+            from.scheme() == to.scheme()
+                && from.host_str() == to.host_str()
+                && from.port_or_known_default() == to.port_or_known_default()
+        });
+        if !same {
+            let to = attempt.url().to_string();
+            attempt.error(format!(
+                "the provider redirected to another host ({to}); cn-run does not follow it"
+            ))
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 /// How a provider reads its SSE events.
 pub(crate) trait Dialect: Send + 'static {
     /// Translates one event into stream events. `Ok(true)` means the provider's end marker
@@ -55,13 +83,13 @@ pub(crate) fn build_client(
 ) -> Result<reqwest::Client, ProviderError> {
     let mut builder = reqwest::Client::builder()
         .connect_timeout(connect_timeout)
+        .redirect(same_origin_redirects())
         .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")));
     if plain_http(api_base) {
         builder = builder.tls_certs_only(Vec::new());
     }
-    if let Some(timeout) = request_timeout {
-        builder = builder.timeout(timeout);
-    }
+    // A ceiling on the whole request, body included: keep-alive comments cannot extend it.
+    builder = builder.timeout(request_timeout.unwrap_or(DEFAULT_REQUEST_CEILING));
     builder
         .build()
         .map_err(|e| ProviderError::Config(format!("cannot build the HTTP client: {e}")))
