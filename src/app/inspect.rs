@@ -181,6 +181,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     text.push_str(&format!("limits: {}\n", limits_text(&job.limits)));
     text.push_str(&format!("tools offered: {}\n", tools.join(", ")));
     text.push_str(&format!("sandbox: {}\n", sandbox_summary(&job)));
+    text.push_str(&format!("bash commands: {}\n", context.describe()));
     if let Some(note) = edit_tool_note(&tools) {
         text.push_str(&format!("  ({note})\n"));
     }
