@@ -76,9 +76,10 @@ fn report(out: &mut impl Write) -> Result<(), BoxError> {
 
     let mut writes = Vec::new();
     for i in 0..10 {
-        let rel = format!("pkg{:02}/mod{:03}/file{:03}.txt", i, i * 37 % FOLDERS, i);
+        let d = i * 37 % FOLDERS;
+        let rel = format!("pkg{:02}/mod{d:03}/file{i:03}.txt", d / 100);
         let path = root.join(&rel);
-        fs::write(&path, format!("edited {i}\n"))?;
+        fs::write(&path, format!("edited {i} in {run_id}\n"))?;
         let t = Instant::now();
         cp.checkpoint_paths(&format!("Write {rel}"), &[path])?
             .ok_or("a Write made no checkpoint")?;
@@ -87,8 +88,8 @@ fn report(out: &mut impl Write) -> Result<(), BoxError> {
     let mut bashes = Vec::new();
     for i in 0..10 {
         let dir = root.join(format!("pkg05/mod{:03}", 500 + i));
-        fs::write(dir.join("file000.txt"), format!("bash {i}\n"))?;
-        fs::write(dir.join(format!("new{i}.txt")), "new\n")?;
+        fs::write(dir.join("file000.txt"), format!("bash {i} in {run_id}\n"))?;
+        fs::write(dir.join(format!("new{i}-{run_id}.txt")), "new\n")?;
         let t = Instant::now();
         cp.checkpoint("Bash")?
             .ok_or("a Bash change made no checkpoint")?;
@@ -127,7 +128,8 @@ fn report(out: &mut impl Write) -> Result<(), BoxError> {
     let (patch, _) = cp.diff_since_start()?;
     let diff = t.elapsed();
     let git_after = du(&root.join(".git"))?;
-    let skipped = made.map(|c| c.skipped).unwrap_or_default();
+    let _ = made;
+    let skipped = cp.skipped();
     writeln!(
         out,
         "  checkpoint after a 200 MB artifact: {:>9.1} ms  (skipped: {:?})",
