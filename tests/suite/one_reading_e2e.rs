@@ -2,6 +2,10 @@
 //! rule matcher as one part (its own splitter did not know `$'…'` quoting or comments) or ran
 //! under `--auto` inside a substitution now leave their marker unwritten, while the allowed
 //! part of the same script still runs; `--readonly` leaves a tracked file unchanged.
+//!
+//! The jobs turn the sandbox off: these tests show the policy layer on its own (what users
+//! rely on where containment is off or partial), and a contained run would keep the markers
+//! outside the workspace unwritten whatever the policy said.
 
 use std::path::Path;
 
@@ -17,7 +21,7 @@ fn scripted(ws: &Path, commands: &[&str], flags: &[&str]) -> crate::support::run
         })
         .collect();
     let script = format!("turns:\n{calls}  - text: done\n");
-    let job = "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: go\npermissions: {on_ask: deny}\n";
+    let job = "version: 1\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: go\npermissions: {on_ask: deny}\ntools: {bash: {sandbox: off}}\n";
     write_files(ws, &[("job.yaml", job), ("s.yaml", &script)]);
     let mut cmd = cn_run(ws);
     cmd.arg(ws.join("job.yaml")).arg("-C").arg(ws).args(flags);

@@ -316,7 +316,7 @@ async fn no_spelling_of_a_secret_leaves_by_fetch() {
     let denials = r.result()["permission_denials"].as_array().unwrap().clone();
     assert_eq!(denials.len(), cases.len(), "{denials:#?}");
     for (d, (what, _)) in denials.iter().zip(&cases) {
-        assert_eq!(d["tool"], "Fetch", "{what}: {d}");
+        assert_eq!(d["tool_name"], "Fetch", "{what}: {d}");
         assert!(d.to_string().contains("secret.egress"), "{what}: {d}");
         assert_absent(secret, what, &d.to_string());
     }
