@@ -141,21 +141,27 @@ fn option_cases() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-#[test]
-fn programs_started_by_options_and_variables_stay_inside() {
-    if !namespaces_available() {
-        return;
-    }
+/// Writes each case's payload, runs its command in one contained run, and shows that every
+/// payload ran (its marker in the workspace) while none wrote outside.
+fn assert_payloads_stay_inside(cases: &[(&str, &str)]) {
     let s = Scene::new();
     let mut calls = Vec::new();
-    for (tag, command) in option_cases() {
+    for (tag, command) in cases {
         calls.push(write(&format!("pay-{tag}.sh"), &s.payload(tag)));
         calls.push(bash(command));
     }
     let r = s.run(&calls, "");
     s.assert_contained(&r);
-    let tags: Vec<&str> = option_cases().iter().map(|(t, _)| *t).collect();
+    let tags: Vec<&str> = cases.iter().map(|(t, _)| *t).collect();
     s.assert_ran_but_wrote_nothing_outside(&tags, &r);
+}
+
+#[test]
+fn programs_started_by_options_and_variables_stay_inside() {
+    if !namespaces_available() {
+        return;
+    }
+    assert_payloads_stay_inside(&option_cases());
 }
 
 /// Git directories the model made, with programs in their configuration: (tag, command).
@@ -193,16 +199,7 @@ fn git_directories_the_model_made_cannot_run_programs_outside() {
     if !namespaces_available() {
         return;
     }
-    let s = Scene::new();
-    let mut calls = Vec::new();
-    for (tag, command) in git_dir_cases() {
-        calls.push(write(&format!("pay-{tag}.sh"), &s.payload(tag)));
-        calls.push(bash(command));
-    }
-    let r = s.run(&calls, "");
-    s.assert_contained(&r);
-    let tags: Vec<&str> = git_dir_cases().iter().map(|(t, _)| *t).collect();
-    s.assert_ran_but_wrote_nothing_outside(&tags, &r);
+    assert_payloads_stay_inside(&git_dir_cases());
 }
 
 /// What the model plants for the checks: (tag, planting command, the check's command).
