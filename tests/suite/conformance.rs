@@ -333,7 +333,8 @@ async fn groq_usage_is_read_from_x_groq() {
 async fn anthropic_input_counted_once_though_message_delta_repeats_it() {
     let (_, _, result) = tool_round_trip("anthropic").await;
     let usage = &result["usage"];
-    assert_eq!(usage["input_tokens"], 3300 + 1940, "{usage}");
+    assert_eq!(usage["input_tokens"], 1800 + 40, "{usage}");
+    assert_eq!(usage["total_input_tokens"], 3300 + 1940, "{usage}");
     assert_eq!(usage["output_tokens"], 89 + 12, "{usage}");
 }
 
