@@ -328,6 +328,16 @@ async fn groq_usage_is_read_from_x_groq() {
     assert_eq!(usage["output_tokens"], 18 + 6, "{usage}");
 }
 
+/// Anthropic repeats the input counts in `message_delta`; they are counted once per turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_input_counted_once_though_message_delta_repeats_it() {
+    let (_, _, result) = tool_round_trip("anthropic").await;
+    let usage = &result["usage"];
+    assert_eq!(usage["input_tokens"], 1800 + 40, "{usage}");
+    assert_eq!(usage["total_input_tokens"], 3300 + 1940, "{usage}");
+    assert_eq!(usage["output_tokens"], 89 + 12, "{usage}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn reasoning_never_leaks_into_the_answer_or_the_assistant_content() {
     for server in ["llamacpp", "vllm", "ollama", "mistral", "openrouter"] {
