@@ -20,7 +20,7 @@ dir=$(mktemp -d)
 repo=$dir/repo
 now() { date +%s.%N; }
 secs() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$1" "$2"; }
-gitsize() { du -sb "$repo/.git" | cut -f1; }
+gitsize() { du -sb "$repo/.git" 2>/dev/null | cut -f1; }
 
 python3 - "$repo" "$FILES" <<'PY'
 import os, sys
@@ -33,7 +33,7 @@ for i in range(n):
         f.write(f"file {i}\nsome text line\n")
 PY
 t0=$(now)
-( cd "$repo" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm base )
+( cd "$repo" && git init -q && git config gc.auto 0 && git add -A && git -c user.name=b -c user.email=b@b commit -qm base )
 echo "repository: $FILES files; git add -A && git commit: $(secs "$t0" "$(now)") s"
 
 # git's own commands on the same tree (the index is fresh after the commit).
@@ -94,6 +94,10 @@ for i, e in enumerate(ev):
 med = lambda xs: sorted(xs)[len(xs) // 2]
 print(f"  status {r.get('status')}, diff.patch {size} B, git_added_bytes {r.get('git_added_bytes')},"
       f" skipped {[(s.get('path'), s.get('bytes')) for s in (r.get('skipped') or [])]}")
+start = next((x for x in ev if x["type"] == "checkpoint.created" and x.get("index") == 0), None)
+last = [x for x in ev if x["type"] == "turn.started"][-1]
+print(f"  run.started -> start snapshot: {((ts(start) - ts(ev[0])) * 1000) if start else 0:.0f} ms;"
+      f" last turn.started -> run.completed: {(ts(ev[-1]) - ts(last)) * 1000:.0f} ms")
 if waits:
     print(f"  tool.finished -> next turn.started: median {med(waits):.0f} ms, max {max(waits):.0f} ms")
 for name, xs in gaps.items():
