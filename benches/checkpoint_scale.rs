@@ -12,6 +12,8 @@
 //!
 //! beside `git status` and `git add -A && git write-tree` (into a scratch index) on the
 //! same tree. `cargo bench -- checkpoint_scale` runs it (a few minutes, ~1 GB of disk).
+//! `benches/checkpoint_run.sh` measures the same scenarios as whole runs of the release binary
+//! (wall time with checkpoints on and off, `.git` growth, `diff.patch` size).
 
 use std::fs;
 use std::io::{self, Write};

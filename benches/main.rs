@@ -1,5 +1,7 @@
 //! cn-run's benchmarks, one binary: `cargo bench` runs them all; `cargo bench -- NAME`
 //! runs the ones whose name contains NAME. Each prints its own figures (medians) to stdout.
+//! Whole runs of the release binary are measured by the scripts beside them: `fleet.sh`
+//! (parallel jobs) and `checkpoint_run.sh` (checkpoints on a 100,000-file repository).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 mod checkpoint;
