@@ -26,6 +26,7 @@ mod junit_shape;
 mod limits_e2e;
 mod mcp;
 mod mcp_e2e;
+mod mcp_egress_e2e;
 mod mcp_env_e2e;
 mod mcp_policy_e2e;
 mod mcp_reference;
