@@ -43,6 +43,7 @@ mod provider_openai;
 mod provider_script;
 mod request_params_e2e;
 mod resources;
+mod resume_upload_e2e;
 mod rules_e2e;
 mod run_e2e;
 mod sandbox;
