@@ -103,6 +103,12 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     args.resume = None;
     args.out = None;
+    if session.job.upload_url_given && args.upload_url.is_none() {
+        eprintln!(
+            "warning: run {} was started with --upload-url; the URL is a secret and is not kept, so this resumed run does not upload there: give --upload-url again to keep uploading",
+            session.session_id
+        );
+    }
     let prompt = args.prompt.take();
     let job = if session.job.file.is_none() && session.job.text.is_none() && args.jobs.is_empty() {
         super::adhoc_job(&args, prompt.as_deref().unwrap_or("-"))

@@ -209,5 +209,6 @@ pub(crate) fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
             .and_then(|p| std::fs::read_to_string(p).ok()),
         params: args.params.clone(),
         args: args.shaping_args(),
+        upload_url_given: args.upload_url.is_some(),
     }
 }

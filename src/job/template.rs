@@ -4,6 +4,8 @@
 //! Parameters are data: in shell text (`checks[].run`) a value is shell-quoted as one word,
 //! so `; id`, `$(…)`, backticks and newlines in it stay text. `{{ params.NAME | raw }}` puts
 //! the value in as written, for a job that really wants shell text (`validate` warns).
+//! A reference the job wrapped in its own quotes (`'{{ params.x }}'`, `"… {{ params.x }} …"`)
+//! closes that quote around the quoted value and reopens it, so it still stays one word.
 
 use std::collections::BTreeMap;
 
@@ -65,8 +67,10 @@ pub fn render_as(
     let mut unknown = Vec::new();
     let mut rest = template;
     let mut base = 0;
+    let mut quote = QuoteState::default();
     while let Some(start) = rest.find("{{") {
         out.push_str(&rest[..start]);
+        quote.scan(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else {
             out.push_str(&rest[start..]);
@@ -78,15 +82,23 @@ pub fn render_as(
         match reference(inner) {
             Some((name, raw)) => match values.get(name) {
                 Some(v) if context == Context::Shell && !raw => {
-                    out.push_str(&shell_words::quote(v));
+                    out.push_str(&quote.word(v));
                 }
-                Some(v) => out.push_str(v),
+                Some(v) => {
+                    out.push_str(v);
+                    if context == Context::Shell {
+                        quote.scan(v);
+                    }
+                }
                 None => unknown.push(Unknown {
                     name: name.to_owned(),
                     offset: base + start,
                 }),
             },
-            _ => out.push_str(&rest[start..consumed]),
+            _ => {
+                out.push_str(&rest[start..consumed]);
+                quote.scan(&rest[start..consumed]);
+            }
         }
         rest = &rest[consumed..];
         base += consumed;
@@ -96,6 +108,44 @@ pub fn render_as(
         Ok(out)
     } else {
         Err(unknown)
+    }
+}
+
+/// Which shell quote the text written so far leaves open.
+#[derive(Debug, Default, Clone, Copy)]
+struct QuoteState {
+    open: Option<char>,
+    escaped: bool,
+}
+
+impl QuoteState {
+    /// Follow `text` as a POSIX shell reads it: `'…'` has no escapes, `\` escapes outside
+    /// single quotes.
+    fn scan(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.escaped {
+                self.escaped = false;
+                continue;
+            }
+            match (self.open, c) {
+                (Some('\''), '\'') => self.open = None,
+                (Some('\''), _) => {}
+                (_, '\\') => self.escaped = true,
+                (None, '\'' | '"') => self.open = Some(c),
+                (Some('"'), '"') => self.open = None,
+                _ => {}
+            }
+        }
+    }
+
+    /// `value` as one shell word at this point: inside the job's own quotes, the quote is
+    /// closed before the value and reopened after it.
+    fn word(&self, value: &str) -> String {
+        let quoted = shell_words::quote(value);
+        match self.open {
+            Some(q) => format!("{q}{quoted}{q}"),
+            None => quoted.into_owned(),
+        }
     }
 }
 
@@ -161,6 +211,38 @@ mod tests {
             assert_eq!(raw, format!("echo {value}"));
         }
         assert!(has_raw("ls {{params.p|raw}}") && !has_raw("ls {{ params.p }}"));
+    }
+
+    #[test]
+    fn a_value_in_the_jobs_own_quotes_stays_one_word() {
+        let cases = [
+            ("printf %s '{{ params.v }}'", "", ""),
+            ("printf %s \"{{ params.v }}\"", "", ""),
+            ("printf %s 'pre {{ params.v }} post'", "pre ", " post"),
+            ("printf %s \"pre {{ params.v }} post\"", "pre ", " post"),
+            ("printf %s \"it's {{ params.v }}\"", "it's ", ""),
+            ("printf %s 'a\\'{{ params.v }}", "a\\", ""),
+            ("printf %s x\\'{{ params.v }}", "x'", ""),
+        ];
+        for value in [
+            ". ; touch /tmp/pwned",
+            "$(id)",
+            "`id`",
+            "a b\nc",
+            "it's \"q\"",
+            "",
+        ] {
+            let values: BTreeMap<String, String> = [("v".to_owned(), value.to_owned())].into();
+            for (template, before, after) in cases {
+                let cmd = render_as(template, &values, Context::Shell).unwrap();
+                let words = shell_words::split(&cmd).unwrap();
+                assert_eq!(
+                    words,
+                    ["printf", "%s", &format!("{before}{value}{after}")],
+                    "{cmd}"
+                );
+            }
+        }
     }
 
     #[test]

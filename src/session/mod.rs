@@ -30,6 +30,10 @@ pub struct JobRecord {
     pub params: Vec<(String, String)>,
     /// The command-line arguments that shaped the run (overrides, policy flags).
     pub args: Vec<String>,
+    /// Whether the run was given `--upload-url` (the URL is a secret and is not kept, so a
+    /// resume must give it again; the resumed run says so when it does not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub upload_url_given: bool,
 }
 
 /// Whether the run is still going (or was killed while going) or has ended.
