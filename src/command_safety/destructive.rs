@@ -76,14 +76,31 @@ pub(crate) fn mv(args: &[&Word<'_>]) -> &'static Rule {
     &catalog::FILE_MODIFY
 }
 
-/// `shred` overwrites files; on a disk device it wipes the disk.
+/// Whether an operand is made only of expansions, so it may stand for `/`, `~` or a disk.
+fn any_dynamic(args: &[&Word<'_>]) -> bool {
+    args.iter()
+        .any(|w| !w.text.starts_with('-') && paths::only_expansions(&w.text))
+}
+
+/// `shred` overwrites files; on a disk device it wipes the disk, and a dynamic target may be one.
 pub(crate) fn shred(args: &[&Word<'_>]) -> &'static Rule {
     let device = positionals(args).any(|p| paths::write_target(&p) == paths::WriteTarget::Device);
-    if device {
-        &catalog::DISK
-    } else {
-        &catalog::FILE_DELETE
+    if device || any_dynamic(args) {
+        return &catalog::DISK;
     }
+    if positionals(args).any(|p| paths::is_root_level(&p) || paths::is_protected(&p)) {
+        return &catalog::RM_SYSTEM;
+    }
+    &catalog::FILE_DELETE
+}
+
+/// `truncate` empties files: a system file, or a dynamic target that may be one, is refused.
+pub(crate) fn truncate(args: &[&Word<'_>]) -> &'static Rule {
+    let critical = positionals(args).any(|p| paths::is_root_level(&p) || paths::is_protected(&p));
+    if critical || any_dynamic(args) {
+        return &catalog::RM_SYSTEM;
+    }
+    &catalog::FILE_MODIFY
 }
 
 pub(crate) fn chmod(args: &[&Word<'_>]) -> &'static Rule {
@@ -146,6 +163,9 @@ pub(crate) fn chown(args: &[&Word<'_>]) -> &'static Rule {
 pub(crate) fn dd(args: &[&Word<'_>]) -> &'static Rule {
     for arg in args {
         if let Some(out) = arg.text.strip_prefix("of=") {
+            if paths::only_expansions(out) {
+                return &catalog::DISK;
+            }
             return match paths::write_target(out) {
                 paths::WriteTarget::Device => &catalog::DISK,
                 paths::WriteTarget::Outside => &catalog::WRITE_OUTSIDE,

@@ -228,6 +228,42 @@ pub(crate) fn rustc(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     }
 }
 
+/// `pytest` options that load a plugin (`-p`), or read a config or `conftest.py` files from a
+/// chosen place (`-c`, `--rootdir`, `--confcutdir`, `-o addopts=…`), which may hold code.
+pub(crate) fn pytest(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    const LOADS: &[&str] = &[
+        "-p",
+        "-c",
+        "-o",
+        "--rootdir",
+        "--confcutdir",
+        "--config-file",
+        "--override-ini",
+    ];
+    let loads = |text: &str| {
+        LOADS.iter().any(|o| {
+            let short = o.len() == 2 && text.starts_with(o);
+            short || text == *o || text.strip_prefix(o).is_some_and(|r| r.starts_with('='))
+        })
+    };
+    match args.iter().find(|w| loads(&w.text)) {
+        Some(option) => cx.note_sub(&RUNS_COMMANDS, "pytest", &option.text),
+        None => cx.note(&SAFE_BUILD, "pytest"),
+    }
+}
+
+/// `man` with a pager or browser the command names (`-P`, `--pager`, `-H`, `--html`) runs it.
+pub(crate) fn man(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    let runs = |t: &str| t.starts_with("-P") || t.starts_with("-H") || t.starts_with("--pager");
+    match args
+        .iter()
+        .find(|w| runs(&w.text) || w.text.starts_with("--html"))
+    {
+        Some(option) => cx.note_sub(&RUNS_COMMANDS, "man", &option.text),
+        None => cx.note(&SAFE_READ, "man"),
+    }
+}
+
 /// Gradle tasks and Maven phases that compile, test or check.
 pub(crate) fn gradle(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     const TASKS: &[&str] = &[

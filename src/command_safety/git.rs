@@ -130,10 +130,10 @@ pub(crate) fn git(args: &[&Word<'_>], cx: &mut Cx<'_>) {
             return cx.note(&GIT_LOCATION, text);
         }
         if text == "-C" {
+            // Any directory but the workspace root may be a nested repository the model made,
+            // whose `.git/config` (pager, fsmonitor, hooks) git would run.
             let dir = args.get(i + 1).map_or("", |w| &*w.text);
-            if super::paths::leaves_workspace(&super::paths::without_expansions(dir))
-                || dir.contains('$')
-            {
+            if !matches!(dir.trim_end_matches('/'), "." | "") || dir.is_empty() {
                 return cx.note(&GIT_LOCATION, "git -C");
             }
         }

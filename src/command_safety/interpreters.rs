@@ -119,6 +119,7 @@ pub(crate) fn lang(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 fn python_module(module: Option<&str>, rest: &[&Word<'_>], cx: &mut Cx<'_>) {
     match module {
         Some("pip") => devtools::pip(rest, cx),
+        Some("pytest") => devtools::pytest(rest, cx),
         Some(m) if PYTHON_TOOLS.contains(&m) => cx.note(&SAFE_BUILD, m),
         Some(m) => cx.note(&SCRIPT, m),
         None => cx.note(&SCRIPT, "python -m"),

@@ -53,7 +53,10 @@ pub(crate) fn find(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let from_root = args
         .iter()
         .take_while(|w| !w.text.starts_with(['-', '(', '!']))
-        .any(|w| paths::is_root_level(&paths::without_expansions(&w.text)));
+        .any(|w| {
+            paths::only_expansions(&w.text)
+                || paths::is_root_level(&paths::without_expansions(&w.text))
+        });
     let mut acted = false;
     let mut deletes = false;
     let mut k = 0;
