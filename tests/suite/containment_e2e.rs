@@ -293,24 +293,23 @@ fn require_sandbox_refuses_to_run_without_the_whole_profile() {
 #[test]
 fn sandbox_off_is_spelled_out_by_explain() {
     let s = Scene::new();
+    // `explain` of the job the scene wrote for its last run.
+    let explain = |s: &Scene| {
+        let out = crate::support::runner::cn_run(&s.ws)
+            .arg("explain")
+            .arg(s.job_path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
     let _ = s.run(&[], "tools: {bash: {sandbox: off}}\n");
-    let out = crate::support::runner::cn_run(&s.ws)
-        .arg("explain")
-        .arg(s.job_path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = explain(&s);
     assert!(
         text.contains("sandbox: OFF") && text.contains("uncontained"),
         "{text}"
     );
     let _ = s.run(&[], "");
-    let out = crate::support::runner::cn_run(&s.ws)
-        .arg("explain")
-        .arg(s.job_path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = explain(&s);
     assert!(
         text.contains("sandbox: workspace-write (network: none)"),
         "{text}"
