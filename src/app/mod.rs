@@ -102,6 +102,13 @@ pub(crate) fn usage_error(message: &str) -> i32 {
     Status::Invalid.exit_code()
 }
 
+/// A run that could not start: say why on stderr; its class decides the exit code.
+pub(crate) fn start_failed(e: start_error::RunError) -> i32 {
+    let e = start_error::StartError::from(e);
+    let _ = usage_error(&e.message);
+    e.status.exit_code()
+}
+
 /// The job for `-p PROMPT`: no file, everything from flags.
 pub(crate) fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
     let provider = args.provider.unwrap_or(if args.script.is_some() {

@@ -4,7 +4,7 @@
 //! diff.patch and checkpoint refs. With `--out DIR` each job writes to `DIR/<job>`. The
 //! exit code is the worst of the jobs'.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::FutureExt;
@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use super::checkpoints::Early;
 use super::run::{self, RunOptions, panic_message};
-use super::start_error::StartError;
+use super::start_error::{RunError, StartError};
 use crate::cli::{Isolate, RunArgs};
 use crate::job::Job;
 use crate::observability::LogHandle;
@@ -41,9 +41,7 @@ pub(crate) async fn run_all(
         let result = std::panic::AssertUnwindSafe(run)
             .catch_unwind()
             .await
-            .unwrap_or_else(|panic| {
-                Err(format!("the run crashed: {}", panic_message(&*panic)).into())
-            });
+            .unwrap_or_else(|panic| Err(RunError::Panic(panic_message(&*panic)).into()));
         return vec![result];
     }
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
@@ -65,7 +63,7 @@ pub(crate) async fn run_all(
     for task in tasks {
         results.push(
             task.await
-                .unwrap_or_else(|e| Err(format!("the run crashed: {e}").into())),
+                .unwrap_or_else(|e| Err(RunError::Panic(e.to_string()).into())),
         );
     }
     results
@@ -87,11 +85,11 @@ async fn run_one(
             .unwrap_or_else(|| PathBuf::from("."));
         let id = super::run_parts::new_run_id();
         let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| RunError::run_folder(Path::new(".cn-run/worktrees"), e))?;
         let wt = tokio::task::spawn_blocking(move || RunWorktree::create(&base, &dest, &id))
             .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(|e| RunError::Panic(e.to_string()))?
+            .map_err(|source| RunError::Worktree { job: name, source })?;
         args.workspace = Some(wt.workspace.clone());
         job.workspace.path = Some(wt.workspace.clone());
         Some(wt)

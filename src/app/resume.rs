@@ -87,7 +87,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     let mut session = match Session::load(&path) {
         Ok(s) => s,
-        Err(e) => return usage_error(&e),
+        Err(e) => return super::start_failed(super::start_error::RunError::Session(e)),
     };
     let mut argv = vec!["cn-run".to_owned()];
     let current = current_argv();

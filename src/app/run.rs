@@ -17,7 +17,7 @@ use super::run_parts::{
 };
 use super::session_hooks::SessionHooks;
 use super::setup::{self, PolicyFlags};
-use super::start_error::StartError;
+use super::start_error::{RunError, StartError};
 use crate::agent::{Agent, AgentConfig, Budget, ContextWindow, Outcome, RunState, StopSignal};
 use crate::cli::RunArgs;
 use crate::conversation::Message;
@@ -55,17 +55,18 @@ fn locate(
             .path
             .parent()
             .map(Path::to_path_buf)
-            .ok_or("session file has no folder")?;
+            .ok_or_else(|| RunError::Session("the session file has no folder".to_owned()))?;
         let ws = PathBuf::from(&r.session.workspace);
         return Ok((r.session.session_id.clone(), out, ws));
     }
-    let source_ws = setup::workspace_dir(job, args)?;
+    let source_ws = setup::workspace_dir(job, args).map_err(RunError::Usage)?;
     let run_id = new_run_id();
     let out_dir = outputs::output_dir(args, &run_id)?;
     let workspace = if job.workspace.copy {
         let dest = out_dir.join("workspace");
-        super::workspace::copy_workspace(&source_ws, &dest)?;
-        dest.canonicalize().map_err(|e| e.to_string())?
+        super::workspace::copy_workspace(&source_ws, &dest).map_err(RunError::from)?;
+        dest.canonicalize()
+            .map_err(|e| RunError::run_folder(&dest, e))?
     } else {
         source_ws
     };
@@ -82,8 +83,8 @@ pub(crate) async fn run_job(
     let args = opts.args;
     // Key and headers are checked now (a usage error runs nothing); building an HTTPS
     // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
-    let (key, key_env) = setup::api_key(&job)?;
-    setup::headers(&job)?;
+    let (key, key_env) = setup::api_key(&job).map_err(RunError::Usage)?;
+    setup::headers(&job).map_err(RunError::Usage)?;
     let client_task = setup::ClientTask::start(&job);
     let (run_id, out_dir, workspace) = locate(&job, args, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
@@ -112,7 +113,7 @@ pub(crate) async fn run_job(
             (Some(Arc::new(checkpoints)), Some(status))
         }
     };
-    let mcp_configs = super::extensions::mcp_configs(&job, &workspace)?;
+    let mcp_configs = super::extensions::mcp_configs(&job, &workspace).map_err(RunError::Usage)?;
     let trust = crate::untrusted::Trust::new(
         args.untrusted || !job.untrusted_paths.is_empty(),
         job.untrusted_paths.clone(),
@@ -123,7 +124,8 @@ pub(crate) async fn run_job(
         &workspace,
         args.base_ref.as_deref(),
         trust.untrusted,
-    )?;
+    )
+    .map_err(RunError::Usage)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &run_id);
     let plan = built.mode() == crate::permissions::Mode::Plan;
@@ -142,7 +144,7 @@ pub(crate) async fn run_job(
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
-        (None, None) => Some(read_stdin_prompt()?),
+        (None, None) => Some(read_stdin_prompt().map_err(RunError::Usage)?),
     };
     let redactor = setup::redactor(key.as_ref(), &job, args.upload_url.as_deref());
     opts.log.set_redactor(redactor.clone());
@@ -160,7 +162,8 @@ pub(crate) async fn run_job(
         opts.log,
         &redactor,
         resume.is_some(),
-    )?;
+    )
+    .map_err(RunError::RunFiles)?;
     let mut registry = setup::registry(&policy, &job.model.name);
     rule_warnings.extend(super::extensions::register_skills(
         &job,
@@ -343,7 +346,7 @@ pub(crate) async fn run_job(
             let ws = workspace.clone();
             tokio::task::spawn_blocking(move || crate::agent::git_status(&ws))
                 .await
-                .map_err(|e| format!("git status failed: {e}"))?
+                .map_err(|e| RunError::Git(e.to_string()))?
         }
     };
     let system = system_prompt(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::start_error::RunError;
 use crate::cli::RunArgs;
 use crate::job::{Job, ProviderKind};
 use crate::permissions::{
@@ -78,8 +79,8 @@ pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
 /// plain-`http` endpoint), else on a blocking thread, since loading the system's TLS
 /// roots takes milliseconds that overlap with the rest of the set-up.
 pub(crate) enum ClientTask {
-    Ready(Result<ClientParts, String>),
-    Building(tokio::task::JoinHandle<Result<ClientParts, String>>),
+    Ready(Result<ClientParts, RunError>),
+    Building(tokio::task::JoinHandle<Result<ClientParts, RunError>>),
 }
 
 impl ClientTask {
@@ -99,27 +100,32 @@ impl ClientTask {
         ClientTask::Building(tokio::task::spawn_blocking(move || build_client(&job)))
     }
 
-    pub(crate) async fn wait(self) -> Result<ClientParts, String> {
+    pub(crate) async fn wait(self) -> Result<ClientParts, RunError> {
         match self {
             ClientTask::Ready(parts) => parts,
             ClientTask::Building(task) => task
                 .await
-                .map_err(|e| format!("client set-up failed: {e}"))?,
+                .map_err(|e| RunError::Panic(format!("client set-up failed: {e}")))?,
         }
     }
 }
 
-fn build_client(job: &Job) -> Result<ClientParts, String> {
-    let (key, _) = api_key(job)?;
-    let headers = headers(job)?;
+/// The client for the job's provider. A setting that is wrong (no key, no script file) is a
+/// usage error; an HTTP stack that cannot be built is the environment.
+fn build_client(job: &Job) -> Result<ClientParts, RunError> {
+    let (key, _) = api_key(job).map_err(RunError::Usage)?;
+    let headers = headers(job).map_err(RunError::Usage)?;
     let m = &job.model;
     let client: Arc<dyn ModelClient> = match m.provider {
         ProviderKind::Script => {
             let path = m
                 .script
                 .as_ref()
-                .ok_or("provider `script` needs a script file")?;
-            Arc::new(ScriptClient::from_file(path, m.name.clone()).map_err(|e| e.to_string())?)
+                .ok_or_else(|| RunError::Usage("provider `script` needs a script file".into()))?;
+            Arc::new(
+                ScriptClient::from_file(path, m.name.clone())
+                    .map_err(|e| RunError::Usage(e.to_string()))?,
+            )
         }
         ProviderKind::Openai => {
             let mut cfg = OpenAiConfig::new(
@@ -132,7 +138,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             cfg.headers = headers;
             cfg.stream_usage = m.stream_usage;
             cfg.request_timeout = m.request_timeout;
-            Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
+            Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Azure => {
             let base = crate::provider::openai::azure_api_base(
@@ -146,7 +152,7 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
             cfg.stream_usage = m.stream_usage;
             cfg.auth = crate::provider::openai::AuthHeader::ApiKey;
             cfg.request_timeout = m.request_timeout;
-            Arc::new(OpenAiClient::new(cfg).map_err(|e| e.to_string())?)
+            Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Anthropic => {
             let mut cfg = AnthropicConfig::new(m.name.clone());
@@ -154,13 +160,13 @@ fn build_client(job: &Job) -> Result<ClientParts, String> {
                 cfg.api_base = base.clone();
             }
             if key.is_none() {
-                return Err("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned());
+                return Err(RunError::Usage("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned()));
             }
             cfg.api_key = key;
             cfg.headers = headers;
             cfg.thinking_budget = m.thinking_budget;
             cfg.request_timeout = m.request_timeout;
-            Arc::new(AnthropicClient::new(cfg).map_err(|e| e.to_string())?)
+            Arc::new(AnthropicClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
     };
     Ok(ClientParts { client })

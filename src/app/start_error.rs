@@ -1,54 +1,131 @@
-//! Why a run could not start, and which exit code that is: a wrong job or command line is
-//! exit 2; a run folder that cannot be made or written (a read-only mount, a folder owned by
-//! another user) is an environment error, exit 6, said in words with what to do.
+//! Why a run could not start, as a typed error, and which outcome that is. The exit code
+//! itself is decided in one place only (`Status::exit_code`, the README's table); this file
+//! only says which class each failure belongs to: a wrong job or command line is `Invalid`
+//! (exit 2, nothing ran); a run folder, a workspace copy, a worktree, git, the session file
+//! or a crash is the environment (`InternalError`, exit 6), said in words with what to do.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::exit_code::Status;
+use crate::job::JobError;
+use crate::worktree::WorktreeError;
 
-/// A run that could not start: the message printed, and the status it counts as.
+/// A run that could not start, typed by what went wrong.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunError {
+    /// The job file is wrong (its problems are located: file:line:column).
+    #[error(transparent)]
+    Job(#[from] JobError),
+    /// The command line or a setting of the job is wrong (a missing key, an unknown tool in
+    /// `--allow`, a permissions file that is not there).
+    #[error("{0}")]
+    Usage(String),
+    /// The run folder cannot be made or written.
+    #[error("{}", run_folder_message(.dir, .source))]
+    RunFolder {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file of the run folder cannot be opened (events.jsonl).
+    #[error(
+        "cannot write the run's files: {0}. cn-run writes result.json, events.jsonl and the session in the run folder; give --out a writable folder"
+    )]
+    RunFiles(String),
+    /// The workspace could not be copied for `workspace.copy`.
+    #[error(transparent)]
+    Workspace(#[from] super::workspace::WorkspaceError),
+    /// The job's own git worktree (`--isolate worktree`) could not be made.
+    #[error("{job}: cannot make the run's git worktree: {source}")]
+    Worktree { job: String, source: WorktreeError },
+    /// git failed on the workspace (its status for the system prompt).
+    #[error("git failed on the workspace: {0}")]
+    Git(String),
+    /// The session of the run to resume cannot be read.
+    #[error("cannot read the session to resume: {0}")]
+    Session(String),
+    /// The model client could not be built (TLS roots, the HTTP stack).
+    #[error("cannot build the model client: {0}")]
+    Client(String),
+    /// A panic caught at the job boundary.
+    #[error("the run crashed: {0}")]
+    Panic(String),
+}
+
+impl RunError {
+    /// The outcome class of this failure (its exit code comes from `Status`).
+    pub(crate) fn status(&self) -> Status {
+        match self {
+            RunError::Job(_) | RunError::Usage(_) => Status::Invalid,
+            // No repository to make a worktree of: the command line asked for something the
+            // workspace cannot give, and nothing ran.
+            RunError::Worktree {
+                source: WorktreeError::NoRepository(_),
+                ..
+            } => Status::Invalid,
+            RunError::RunFolder { .. }
+            | RunError::RunFiles(_)
+            | RunError::Workspace(_)
+            | RunError::Worktree { .. }
+            | RunError::Git(_)
+            | RunError::Session(_)
+            | RunError::Client(_)
+            | RunError::Panic(_) => Status::InternalError,
+        }
+    }
+
+    /// The run folder `dir` cannot be made or written.
+    pub(crate) fn run_folder(dir: &Path, e: std::io::Error) -> Self {
+        RunError::RunFolder {
+            dir: dir.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+/// A run that could not start, as reported: the message printed, and the status it
+/// counts as. Made only from a [`RunError`], so the class is never guessed where the error
+/// is caught.
 #[derive(Debug, Clone)]
 pub(crate) struct StartError {
     pub message: String,
     pub status: Status,
 }
 
-impl From<String> for StartError {
-    fn from(message: String) -> Self {
+impl From<RunError> for StartError {
+    fn from(e: RunError) -> Self {
         StartError {
-            message,
-            status: Status::Invalid,
+            status: e.status(),
+            message: e.to_string(),
         }
-    }
-}
-
-impl From<&str> for StartError {
-    fn from(message: &str) -> Self {
-        message.to_owned().into()
     }
 }
 
 impl StartError {
     /// The run folder `dir` cannot be made or written.
     pub(crate) fn run_folder(dir: &Path, e: &std::io::Error) -> Self {
-        let mut message = format!(
-            "cannot write the run folder {}: {e}. cn-run writes result.json, events.jsonl and \
-             the session there",
-            dir.display()
-        );
-        if e.kind() == std::io::ErrorKind::PermissionDenied {
-            let uid = rustix::process::getuid().as_raw();
-            message.push_str(&format!(
-                "; this user (uid {uid}) may not write it. In Docker on a mounted checkout, run \
-                 as the checkout's owner (docker run --user \"$(id -u):$(id -g)\" …) or give \
-                 --out a writable folder"
-            ));
-        } else {
-            message.push_str("; give --out a folder that can be created");
-        }
-        StartError {
-            message,
-            status: Status::InternalError,
-        }
+        RunError::run_folder(dir, std::io::Error::new(e.kind(), e.to_string())).into()
     }
 }
+
+fn run_folder_message(dir: &Path, e: &std::io::Error) -> String {
+    let mut message = format!(
+        "cannot write the run folder {}: {e}. cn-run writes result.json, events.jsonl and \
+         the session there",
+        dir.display()
+    );
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        let uid = rustix::process::getuid().as_raw();
+        message.push_str(&format!(
+            "; this user (uid {uid}) may not write it. In Docker on a mounted checkout, run \
+             as the checkout's owner (docker run --user \"$(id -u):$(id -g)\" …) or give \
+             --out a writable folder"
+        ));
+    } else {
+        message.push_str("; give --out a folder that can be created");
+    }
+    message
+}
+
+#[cfg(test)]
+#[path = "start_error_tests.rs"]
+mod tests;

@@ -2,19 +2,34 @@
 //! repository with one commit, so the original is never touched and the run's diff is
 //! exactly what the agent changed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why the workspace could not be copied: the disk, permissions or git (exit 6).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WorkspaceError {
+    #[error("cannot copy the workspace: {}: {source}", .path.display())]
+    Copy {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot copy the workspace: {0}")]
+    Walk(#[from] ignore::Error),
+    #[error("cannot make the workspace copy {} a git repository: {source}", .path.display())]
+    Git { path: PathBuf, source: git2::Error },
+}
+
+fn copy_err(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError {
+    let path = path.to_path_buf();
+    move |source| WorkspaceError::Copy { path, source }
+}
 
 /// Copy `src` to `dest` (respecting `.gitignore`, skipping `.git`, `.cn-run` and the run's
 /// output folder holding `dest`, which `--out` may put inside `src`), then `git init` it
 /// and commit everything.
-pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dest).map_err(|e| format!("{}: {e}", dest.display()))?;
-    let src = src
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", src.display()))?;
-    let dest = dest
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", dest.display()))?;
+pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), WorkspaceError> {
+    std::fs::create_dir_all(dest).map_err(copy_err(dest))?;
+    let src = src.canonicalize().map_err(copy_err(src))?;
+    let dest = dest.canonicalize().map_err(copy_err(dest))?;
     let out_dir = dest.parent().unwrap_or(&dest).to_path_buf();
     let (src, dest) = (src.as_path(), dest.as_path());
     let walker = ignore::WalkBuilder::new(src)
@@ -27,25 +42,30 @@ pub(crate) fn copy_workspace(src: &Path, dest: &Path) -> Result<(), String> {
         })
         .build();
     for entry in walker {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let rel = entry.path().strip_prefix(src).map_err(|e| e.to_string())?;
+        let entry = entry?;
+        let Ok(rel) = entry.path().strip_prefix(src) else {
+            continue;
+        };
         if rel.as_os_str().is_empty() {
             continue;
         }
         let target = dest.join(rel);
-        let ft = entry.file_type().ok_or("unknown file type")?;
+        let Some(ft) = entry.file_type() else {
+            continue;
+        };
         if ft.is_dir() {
-            std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+            std::fs::create_dir_all(&target).map_err(copy_err(&target))?;
         } else if ft.is_symlink() {
-            let link = std::fs::read_link(entry.path()).map_err(|e| e.to_string())?;
-            std::os::unix::fs::symlink(link, &target)
-                .map_err(|e| format!("{}: {e}", target.display()))?;
+            let link = std::fs::read_link(entry.path()).map_err(copy_err(entry.path()))?;
+            std::os::unix::fs::symlink(link, &target).map_err(copy_err(&target))?;
         } else {
-            std::fs::copy(entry.path(), &target)
-                .map_err(|e| format!("{}: {e}", target.display()))?;
+            std::fs::copy(entry.path(), &target).map_err(copy_err(&target))?;
         }
     }
-    init_repo(dest).map_err(|e| format!("git init {}: {e}", dest.display()))
+    init_repo(dest).map_err(|source| WorkspaceError::Git {
+        path: dest.to_path_buf(),
+        source,
+    })
 }
 
 fn init_repo(dir: &Path) -> Result<(), git2::Error> {

@@ -52,6 +52,7 @@ mod schemas;
 mod secrets_e2e;
 mod session_resume;
 mod skills;
+mod start_failures_e2e;
 mod stop_reasons_e2e;
 mod subagents_e2e;
 mod tools_artifacts;

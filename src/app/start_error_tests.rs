@@ -1,0 +1,117 @@
+//! Every way a run can fail to start, and the outcome class it is given.
+
+use super::*;
+use crate::job::Problem;
+
+fn io(kind: std::io::ErrorKind) -> std::io::Error {
+    std::io::Error::new(kind, "refused")
+}
+
+/// One value of every variant; the `match` fails to compile when a variant is added, so a
+/// new failure cannot be left out of this walk.
+fn every_variant() -> Vec<(RunError, Status)> {
+    let all = vec![
+        (
+            RunError::Job(JobError::Invalid(vec![Problem {
+                file: "job.yaml".into(),
+                line: 3,
+                column: 1,
+                field: "limits".into(),
+                message: "bad".into(),
+            }])),
+            Status::Invalid,
+        ),
+        (
+            RunError::Usage("--allow: no such tool".into()),
+            Status::Invalid,
+        ),
+        (
+            RunError::run_folder(Path::new("/x"), io(std::io::ErrorKind::PermissionDenied)),
+            Status::InternalError,
+        ),
+        (
+            RunError::RunFiles("events.jsonl: is a directory".into()),
+            Status::InternalError,
+        ),
+        (
+            RunError::Workspace(crate::app::workspace::WorkspaceError::Copy {
+                path: "/w/a".into(),
+                source: io(std::io::ErrorKind::StorageFull),
+            }),
+            Status::InternalError,
+        ),
+        (
+            RunError::Worktree {
+                job: "j".into(),
+                source: WorktreeError::NoRepository("/w".into()),
+            },
+            Status::Invalid,
+        ),
+        (
+            RunError::Worktree {
+                job: "j".into(),
+                source: WorktreeError::Io(io(std::io::ErrorKind::NotADirectory)),
+            },
+            Status::InternalError,
+        ),
+        (RunError::Git("status".into()), Status::InternalError),
+        (RunError::Session("truncated".into()), Status::InternalError),
+        (
+            RunError::Client("no TLS roots".into()),
+            Status::InternalError,
+        ),
+        (RunError::Panic("boom".into()), Status::InternalError),
+    ];
+    for (e, _) in &all {
+        match e {
+            RunError::Job(_)
+            | RunError::Usage(_)
+            | RunError::RunFolder { .. }
+            | RunError::RunFiles(_)
+            | RunError::Workspace(_)
+            | RunError::Worktree { .. }
+            | RunError::Git(_)
+            | RunError::Session(_)
+            | RunError::Client(_)
+            | RunError::Panic(_) => {}
+        }
+    }
+    all
+}
+
+#[test]
+fn each_failure_has_its_class_and_environment_failures_are_exit_6() {
+    for (e, status) in every_variant() {
+        assert_eq!(e.status(), status, "{e:?}");
+        let reported = StartError::from(e);
+        assert_eq!(reported.status, status);
+        assert!(!reported.message.is_empty());
+        let expected = if status == Status::Invalid { 2 } else { 6 };
+        assert_eq!(
+            reported.status.exit_code(),
+            expected,
+            "{}",
+            reported.message
+        );
+    }
+}
+
+#[test]
+fn a_job_error_keeps_its_location() {
+    let (e, _) = every_variant().remove(0);
+    assert!(
+        e.to_string().starts_with("job.yaml:3:1: limits: bad"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_run_folder_error_says_what_to_do() {
+    let denied = RunError::run_folder(Path::new("/ro"), io(std::io::ErrorKind::PermissionDenied));
+    assert!(denied.to_string().contains("may not write it"), "{denied}");
+    let missing = RunError::run_folder(Path::new("/ro"), io(std::io::ErrorKind::NotADirectory));
+    assert!(
+        missing.to_string().contains("give --out a folder"),
+        "{missing}"
+    );
+}
