@@ -91,14 +91,13 @@ pub struct Rebuilt {
 }
 
 /// Rebuilds result.json and junit.xml of the run in `dir` (nothing is written). The
-/// events are already masked, so no redactor is needed.
-pub fn rebuild(dir: &Path) -> Result<Rebuilt, EventsError> {
+/// events were masked by the run; `redactor` masks what else the caller knows of.
+pub fn rebuild(dir: &Path, redactor: &Redactor) -> Result<Rebuilt, EventsError> {
     let events = read_events(&dir.join("events.jsonl"))?;
     let result = fold(&events);
-    let none = Redactor::none();
-    let (_, junit_xml) = junit_xml(&result, &none);
+    let (_, junit_xml) = junit_xml(&result, redactor);
     Ok(Rebuilt {
-        result_json: result_text(&result, &none),
+        result_json: result_text(&result, redactor),
         junit_xml,
         result,
     })
