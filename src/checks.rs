@@ -18,7 +18,9 @@ const TAIL_CHARS: usize = 8_000;
 const TAIL_LINES: usize = 200;
 
 /// How one check went.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct CheckResult {
     pub name: String,
     pub attempt: u32,

@@ -60,6 +60,8 @@ pub enum Command {
     Schedule(ScheduleArgs),
     /// Write a GitHub Actions workflow or Kubernetes CronJobs that run jobs on their cron.
     Export(ExportArgs),
+    /// Rebuild result.json and junit.xml of a run folder from its events.jsonl.
+    Report(ReportArgs),
     /// Internal: the Bash sandbox launcher (restricts itself, then runs the command).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(crate::sandbox::SandboxArgs),
@@ -395,6 +397,16 @@ pub struct ScheduleArgs {
     /// On SIGTERM/SIGINT, how long to wait for running jobs before killing them.
     #[arg(long, default_value = "60s", value_name = "DURATION")]
     pub stop_timeout: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// The run folder (or a run id under .cn-run/, or `latest`).
+    pub run: String,
+    /// Also append the step summary and step outputs to $GITHUB_STEP_SUMMARY and
+    /// $GITHUB_OUTPUT, and print the annotations on stderr.
+    #[arg(long)]
+    pub github: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -41,6 +41,7 @@ pub(crate) async fn run_attempts(
                     agent.emitter.emit(Event::OutputValidated {
                         valid: true,
                         errors: Vec::new(),
+                        value: Some(value.clone()),
                     });
                     report.structured_output = Some(value);
                 }
@@ -48,6 +49,7 @@ pub(crate) async fn run_attempts(
                     agent.emitter.emit(Event::OutputValidated {
                         valid: false,
                         errors: errors.clone(),
+                        value: None,
                     });
                     if repaired {
                         let why = format!(

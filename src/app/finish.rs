@@ -4,14 +4,13 @@
 use std::path::Path;
 
 use super::outputs;
-use super::run_parts::write_json;
 use super::session_hooks::SessionHooks;
 use crate::agent::{Outcome, RunState};
-use crate::events::Event;
+use crate::events::{Changes, Event};
 use crate::exit_code::{Limit, Status};
 use crate::job::Job;
 use crate::redact::Redactor;
-use crate::report::{RunResult, github};
+use crate::report::{RunResult, github, rebuild};
 use crate::tools::ToolShared;
 
 /// How the attempts ended, classified.
@@ -20,7 +19,6 @@ pub(crate) struct Finished<'a> {
     pub status: Status,
     pub reason: String,
     pub limit: Option<Limit>,
-    pub report: &'a super::attempts::AttemptsReport,
     /// Jobs run by this call (they share one step summary and one set of step outputs).
     pub jobs_in_call: usize,
 }
@@ -39,7 +37,6 @@ pub(crate) async fn finish(
     f: Finished<'_>,
     checkpoints: Option<&super::checkpoints::Checkpoints>,
     uploads: Option<crate::upload::UploaderHandle>,
-    isolation: Option<&str>,
 ) -> RunResult {
     let emitter = &sinks.emitter;
     let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
@@ -67,16 +64,15 @@ pub(crate) async fn finish(
         c.keep_runs();
     }
     for a in &artifacts {
-        emitter.emit(Event::ArtifactCollected {
-            path: a.path.clone(),
-            size: a.size,
-            sha256: a.sha256.clone(),
-        });
+        emitter.emit(Event::ArtifactCollected(a.clone()));
     }
     hooks
         .finish(state, f.status.as_str(), shared.checklist())
         .await;
-    let artifacts_upload = super::uploads::upload_artifacts(
+    if let Some(c) = checkpoints {
+        emitter.emit(Event::ChangesRecorded(changes(c, diff.as_ref(), storage)));
+    }
+    super::uploads::upload_artifacts(
         job,
         &sinks.result.snapshot().run_id,
         &artifacts,
@@ -84,13 +80,10 @@ pub(crate) async fn finish(
         emitter,
     )
     .await;
-    let upload = match uploads {
-        Some(handle) => {
-            let patch = diff.as_ref().map(|(p, _, _)| p.clone());
-            Some(super::uploads::finish(handle, hooks.path.clone(), patch, emitter).await)
-        }
-        None => None,
-    };
+    if let Some(handle) = uploads {
+        let patch = diff.as_ref().map(|(p, _, _)| p.clone());
+        super::uploads::finish(handle, hooks.path.clone(), patch, emitter).await;
+    }
     emitter.emit(Event::RunCompleted {
         status: f.status,
         exit_code: f.status.exit_code(),
@@ -102,35 +95,16 @@ pub(crate) async fn finish(
         usage: state.budget.usage,
         total_cost_usd: state.budget.cost_usd,
         cost_unknown: state.budget.cost_usd.is_none(),
+        agent_finished: matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_)),
+        checklist: shared.checklist(),
     });
-    sinks.result.update(|r| {
-        r.agent_finished = matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_));
-        r.attempts = f.report.attempts;
-        r.structured_output = f.report.structured_output.clone();
-        r.checklist = shared.checklist();
-        r.artifacts = artifacts;
-        r.session_path = Some(hooks.path.display().to_string());
-        r.checks_declared = job.checks.iter().map(|c| c.name.clone()).collect();
-        if let Some((path, stat, secret)) = &diff {
-            r.patch_path = Some(path.display().to_string());
-            r.diff = Some(*stat);
-            r.secret_in_diff = *secret;
-        }
-        r.checkpoints = checkpoints.map(|c| c.list()).unwrap_or_default();
-        if let Some((skipped, added)) = storage {
-            r.skipped = skipped;
-            r.git_added_bytes = Some(added);
-        }
-        r.upload = upload;
-        r.artifacts_upload = artifacts_upload;
-        r.isolation = isolation.map(str::to_owned);
-    });
+    // Everything result.json says is in the events now: the files are their fold.
     let mut result = sinks.result.snapshot();
-    if let Err(e) = write_json(&out_dir.join("result.json"), &result, redactor) {
+    let text = rebuild::result_text(&result, redactor);
+    if let Err(e) = crate::out_file::write_whole(&out_dir.join("result.json"), &[text.as_bytes()]) {
         tracing::error!("cannot write result.json: {e}");
     }
-    let suite = crate::report::junit::suite(&result, redactor);
-    let xml = crate::report::junit::render(vec![suite.clone()]);
+    let (suite, xml) = rebuild::junit_xml(&result, redactor);
     result.junit_suite = Some(suite);
     if let Err(e) = std::fs::write(out_dir.join("junit.xml"), xml) {
         tracing::error!("cannot write junit.xml: {e}");
@@ -155,4 +129,24 @@ pub(crate) async fn finish(
         }
     }
     result
+}
+
+/// The `changes.recorded` event: diff.patch and its stats, the checkpoints, the storage.
+fn changes(
+    c: &super::checkpoints::Checkpoints,
+    diff: Option<&(std::path::PathBuf, crate::report::DiffStat, bool)>,
+    storage: Option<(Vec<crate::checkpoint::Skipped>, u64)>,
+) -> Changes {
+    let (skipped, git_added_bytes) = match storage {
+        Some((skipped, added)) => (skipped, Some(added)),
+        None => (Vec::new(), None),
+    };
+    Changes {
+        patch_path: diff.map(|(p, _, _)| p.display().to_string()),
+        diff: diff.map(|(_, stat, _)| *stat),
+        secret_in_diff: diff.is_some_and(|(_, _, secret)| *secret),
+        checkpoints: c.list(),
+        skipped,
+        git_added_bytes,
+    }
 }

@@ -12,6 +12,7 @@ mod inspect;
 mod outputs;
 mod parallel;
 mod parallel_report;
+mod report_cmd;
 mod resume;
 mod run;
 mod run_parts;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Sessions { action }) => sessions::run(&action),
         Some(Command::Schedule(a)) => schedule_cmd::run(&a),
         Some(Command::Export(a)) => export_cmd::run(&a),
+        Some(Command::Report(a)) => report_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
         Some(Command::Run(args)) => run_command(*args, &log),

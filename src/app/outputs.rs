@@ -4,15 +4,16 @@
 use std::fs::OpenOptions;
 use std::io::LineWriter;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::start_error::StartError;
 use crate::cli::{Format, RunArgs};
 use crate::events::Emitter;
+use crate::events::EventSink as _;
 use crate::observability::LogHandle;
 use crate::redact::Redactor;
 use crate::report::progress::ProgressSink;
-use crate::report::{JsonlSink, ResultBuilder, ResultSink};
+use crate::report::{JsonlSink, ResultSink};
 
 /// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git). A
 /// folder that cannot be made or written is an environment error (exit 6), in words.
@@ -58,9 +59,7 @@ pub(crate) struct Sinks {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attach(
     emitter: Arc<Emitter>,
-    run_id: &str,
     out_dir: &Path,
-    workspace: &Path,
     job: &str,
     args: &RunArgs,
     log: &LogHandle,
@@ -68,8 +67,11 @@ pub(crate) fn attach(
     resume: bool,
 ) -> Result<Sinks, String> {
     let events_path = out_dir.join("events.jsonl");
+    // The result is the fold of the whole file: a resumed run continues its events.
+    let result = ResultSink::default();
     if resume {
         emitter.resume_at(last_seq(&events_path));
+        seed(&result, &events_path);
     }
     let file = OpenOptions::new()
         .create(true)
@@ -82,12 +84,6 @@ pub(crate) fn attach(
         LineWriter::new(file),
         redactor.clone(),
     )));
-    let result = ResultSink(Arc::new(Mutex::new(ResultBuilder::new(
-        run_id,
-        &out_dir.display().to_string(),
-        &events_path.display().to_string(),
-        &workspace.display().to_string(),
-    ))));
     emitter.add_sink(Box::new(result.clone()));
     if args.format == Format::StreamJson {
         emitter.add_sink(Box::new(JsonlSink::new(
@@ -104,4 +100,14 @@ pub(crate) fn attach(
         None => emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job))),
     }
     Ok(Sinks { emitter, result })
+}
+
+/// Feeds the events of the runs before a resumed one to its result (a file that cannot
+/// be read back is said, and the result then starts with the resumed run).
+fn seed(result: &ResultSink, events_path: &Path) {
+    let mut sink = result.clone();
+    match crate::report::rebuild::read_events(events_path) {
+        Ok(events) => events.iter().for_each(|e| sink.on_event(e)),
+        Err(e) => tracing::warn!("the earlier events of this run are not in its result: {e}"),
+    }
 }

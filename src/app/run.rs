@@ -154,9 +154,7 @@ pub(crate) async fn run_job(
     }
     let sinks = outputs::attach(
         emitter.clone(),
-        &run_id,
         &out_dir,
-        &workspace,
         &job.name,
         args,
         opts.log,
@@ -282,6 +280,11 @@ pub(crate) async fn run_job(
         tools: registry.names(),
         mode: policy.mode().as_str().to_owned(),
         resumed,
+        output_dir: out_dir.display().to_string(),
+        session_path: Some(out_dir.join("session.json").display().to_string()),
+        checks: job.checks.iter().map(|c| c.name.clone()).collect(),
+        isolation: opts.isolation.map(str::to_owned),
+        sandbox: sandbox_status.clone(),
     });
     super::extensions::report_mcp(&mcp_statuses, &emitter);
     for message in rule_warnings {
@@ -311,7 +314,6 @@ pub(crate) async fn run_job(
         Ok(None) => None,
         Err(reason) => Some(reason),
     };
-    sinks.result.update(|r| r.sandbox = sandbox_status.clone());
     let session_path = out_dir.join("session.json");
     // Written once now, so the first upload has something to send.
     if let Err(e) = session.save(&session_path, &redactor) {
@@ -406,7 +408,6 @@ pub(crate) async fn run_job(
     if let Some(hub) = mcp_hub {
         hub.shutdown().await;
     }
-    sinks.result.update(|r| r.mcp_servers = mcp_statuses);
     if let (false, Some(c)) = (report.checks.is_empty(), &checkpoints) {
         c.note_change();
     }
@@ -416,7 +417,6 @@ pub(crate) async fn run_job(
         status,
         reason,
         limit,
-        report: &report,
         jobs_in_call: opts.args.jobs_in_call.max(1),
     };
     let result = finish(
@@ -430,7 +430,6 @@ pub(crate) async fn run_job(
         finished,
         checkpoints.as_deref(),
         uploads,
-        opts.isolation,
     )
     .await;
     stop.token().cancel();

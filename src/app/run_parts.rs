@@ -9,7 +9,6 @@ use crate::cli::{Format, RunArgs};
 use crate::context::pricing;
 use crate::exit_code::{Limit, Status};
 use crate::job::{Job, ProviderKind};
-use crate::redact::Redactor;
 use crate::session::JobRecord;
 use crate::tools::ToolLimits;
 
@@ -33,17 +32,6 @@ pub(crate) fn read_stdin_prompt() -> Result<String, String> {
         return Err("the prompt is `-` but stdin was empty".to_owned());
     }
     Ok(text.trim().to_owned())
-}
-
-/// Write `value` as pretty JSON to `path` atomically, secrets masked.
-pub(crate) fn write_json(
-    path: &Path,
-    value: &impl serde::Serialize,
-    redactor: &Redactor,
-) -> std::io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-    let text = redactor.redact(&text);
-    crate::out_file::write_whole(path, &[text.as_bytes(), b"\n"])
 }
 
 /// Status, reason and limit of an outcome.

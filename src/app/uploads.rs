@@ -93,6 +93,7 @@ pub(crate) async fn upload_artifacts(
     let status = uploader
         .upload_artifacts(&template, &list, Some(deadline))
         .await;
+    emitter.emit(status.event_for("artifacts"));
     if !status.ok {
         let why = status.last_error.clone().unwrap_or_default();
         emitter.emit(Event::Warning {

@@ -8,7 +8,7 @@ mod sink;
 
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::{ToolCall, Usage};
@@ -19,7 +19,7 @@ use crate::permissions::Decision;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What the dispatcher did with a tool call after the permission check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     Allowed,
@@ -28,7 +28,7 @@ pub enum Resolution {
 }
 
 /// How a tool call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Ok,
@@ -37,7 +37,7 @@ pub enum ToolStatus {
 }
 
 /// One thing that happened during a run.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type")]
 pub enum Event {
     #[serde(rename = "run.started")]
@@ -51,6 +51,20 @@ pub enum Event {
         tools: Vec<String>,
         mode: String,
         resumed: bool,
+        /// The run's folder (result.json, events.jsonl, session.json, diff.patch).
+        #[serde(default)]
+        output_dir: String,
+        #[serde(default)]
+        session_path: Option<String>,
+        /// The names of the checks the job declares (also those that never run).
+        #[serde(default)]
+        checks: Vec<String>,
+        /// `worktree` when the run works in a throwaway git worktree.
+        #[serde(default)]
+        isolation: Option<String>,
+        /// The Bash sandbox in force (null when off).
+        #[serde(default)]
+        sandbox: Option<crate::sandbox::SandboxStatus>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },
@@ -136,26 +150,40 @@ pub enum Event {
     #[serde(rename = "check.finished")]
     CheckFinished(crate::checks::CheckResult),
     #[serde(rename = "output.validated")]
-    OutputValidated { valid: bool, errors: Vec<String> },
-    #[serde(rename = "artifact.collected")]
-    ArtifactCollected {
-        path: String,
-        size: u64,
-        sha256: String,
+    OutputValidated {
+        valid: bool,
+        errors: Vec<String>,
+        /// The final answer as JSON, when it validated.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<Value>,
     },
+    #[serde(rename = "artifact.collected")]
+    ArtifactCollected(crate::tools::ArtifactRecord),
+    /// An upload ended: the session's (on failure, on recovery and at the end) or the
+    /// artifacts'. The status fields are those of result.json's `upload`.
     #[serde(rename = "upload.finished")]
     UploadFinished {
+        /// `session` or `artifacts`.
+        #[serde(default = "session_target")]
+        target: String,
         ok: bool,
         status: Option<u16>,
         message: String,
+        #[serde(default)]
+        uploads: u32,
+        #[serde(default)]
+        failures: u32,
+        #[serde(default)]
+        last_error: Option<String>,
+        #[serde(default)]
+        last_at: Option<String>,
     },
     #[serde(rename = "mcp.server")]
-    McpServer {
-        name: String,
-        status: String,
-        tools: usize,
-        message: Option<String>,
-    },
+    McpServer(crate::mcp::ServerStatus),
+    /// What the run changed, measured once at the end: diff.patch, its stats, the
+    /// checkpoints kept and the git storage they added.
+    #[serde(rename = "changes.recorded")]
+    ChangesRecorded(Changes),
     #[serde(rename = "rule.applied")]
     RuleApplied {
         turn: u32,
@@ -178,7 +206,29 @@ pub enum Event {
         usage: Usage,
         total_cost_usd: Option<f64>,
         cost_unknown: bool,
+        /// Whether the agent finished its work (even if checks then failed).
+        #[serde(default)]
+        agent_finished: bool,
+        /// The checklist the agent kept, as last written.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checklist: Option<String>,
     },
+}
+
+fn session_target() -> String {
+    "session".to_owned()
+}
+
+/// The `changes.recorded` event: what result.json says about the run's changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Changes {
+    pub patch_path: Option<String>,
+    pub diff: Option<crate::report::DiffStat>,
+    pub secret_in_diff: bool,
+    pub checkpoints: Vec<Value>,
+    #[serde(default)]
+    pub skipped: Vec<crate::checkpoint::Skipped>,
+    pub git_added_bytes: Option<u64>,
 }
 
 impl Event {
@@ -199,9 +249,10 @@ impl Event {
             Event::CheckpointCreated { .. } => "checkpoint.created",
             Event::CheckFinished(_) => "check.finished",
             Event::OutputValidated { .. } => "output.validated",
-            Event::ArtifactCollected { .. } => "artifact.collected",
+            Event::ArtifactCollected(_) => "artifact.collected",
             Event::UploadFinished { .. } => "upload.finished",
-            Event::McpServer { .. } => "mcp.server",
+            Event::McpServer(_) => "mcp.server",
+            Event::ChangesRecorded(_) => "changes.recorded",
             Event::RuleApplied { .. } => "rule.applied",
             Event::Warning { .. } => "warning",
             Event::RunCompleted { .. } => "run.completed",
@@ -210,7 +261,7 @@ impl Event {
 }
 
 /// An event with the fields every line of events.jsonl carries.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Envelope {
     pub schema_version: u32,
     pub seq: u64,
@@ -228,3 +279,7 @@ pub struct Envelope {
 pub fn event_schema() -> serde_json::Value {
     crate::json_schema::schema_for::<Envelope>()
 }
+
+#[cfg(test)]
+#[path = "roundtrip_tests.rs"]
+mod roundtrip_tests;

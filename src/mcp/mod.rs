@@ -73,14 +73,18 @@ impl Transport {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum TransportKind {
     Stdio,
     Http,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ServerState {
     Ready,
@@ -97,7 +101,7 @@ impl ServerState {
 }
 
 /// How a server's start went, for result.json and the `mcp.server` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ServerStatus {
     pub name: String,
     pub transport: TransportKind,
@@ -113,12 +117,7 @@ pub struct ServerStatus {
 impl ServerStatus {
     /// The `mcp.server` event for this status.
     pub fn to_event(&self) -> Event {
-        Event::McpServer {
-            name: self.name.clone(),
-            status: self.status.as_str().to_owned(),
-            tools: self.tools,
-            message: self.message.clone(),
-        }
+        Event::McpServer(self.clone())
     }
 }
 

@@ -77,7 +77,7 @@ impl Mode {
 }
 
 /// Where the rule (or check) behind a decision came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// Fixed by the mode (plan mode's write exclusions, auto mode's widening of ask).
@@ -145,7 +145,7 @@ pub struct Tighten {
 }
 
 /// The engine's answer for one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Decision {
     /// What happens to the call.
     pub permission: Permission,

@@ -2,12 +2,15 @@
 //! stdout formats (`text`, `json`, `stream-json`).
 
 pub mod clean;
+pub mod fold;
 pub mod github;
 pub mod jsonl;
 pub mod junit;
 pub mod live;
 pub mod progress;
+pub mod rebuild;
 pub mod result;
 
+pub use fold::{ResultBuilder, ResultSink, fold};
 pub use jsonl::{JsonlSink, StreamJsonSink};
-pub use result::{Denial, DiffStat, ResultBuilder, ResultSink, RunResult};
+pub use result::{Denial, DiffStat, RunResult};

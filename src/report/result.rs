@@ -1,15 +1,12 @@
 //! result.json: one object a pipeline reads to learn how a run ended. Built only from
-//! events (plus paths the composition root knows), so it is the same whatever wrote it.
+//! events (see [`super::fold`]), so the run and `cn-run report` write the same file.
 //! Fields that mean what a field of `claude -p`'s result means have that name.
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::conversation::Usage;
-use crate::events::{Envelope, Event, EventSink, SCHEMA_VERSION};
 use crate::exit_code::{Limit, Status};
 
 /// A tool call that was not allowed to run as asked. The first three fields have the
@@ -40,7 +37,7 @@ pub struct Denial {
 }
 
 /// Files, insertions and deletions a run made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DiffStat {
     pub files: usize,
     pub insertions: usize,
@@ -143,180 +140,5 @@ impl RunResult {
             (Status::Failed, _) => "error_during_execution".to_owned(),
             (other, _) => format!("error_{}", other.as_str()),
         }
-    }
-}
-
-/// Builds a [`RunResult`] from events.
-#[derive(Debug, Clone)]
-pub struct ResultBuilder {
-    pub result: RunResult,
-}
-
-impl ResultBuilder {
-    pub fn new(run_id: &str, output_dir: &str, events_path: &str, workspace: &str) -> Self {
-        ResultBuilder {
-            result: RunResult {
-                kind: "result",
-                schema_version: SCHEMA_VERSION,
-                subtype: "error_internal_error".to_owned(),
-                status: Status::InternalError,
-                exit_code: Status::InternalError.exit_code(),
-                is_error: true,
-                reason: "the run did not finish".to_owned(),
-                limit: None,
-                stop_reason: None,
-                result: String::new(),
-                agent_finished: false,
-                run_id: run_id.to_owned(),
-                session_id: run_id.to_owned(),
-                job: String::new(),
-                provider: String::new(),
-                model: String::new(),
-                num_turns: 0,
-                num_tool_calls: 0,
-                duration_ms: 0,
-                usage: Usage::default(),
-                total_cost_usd: None,
-                cost_unknown: true,
-                permission_denials: Vec::new(),
-                attempts: 1,
-                checks: Vec::new(),
-                checks_declared: Vec::new(),
-                structured_output: None,
-                checklist: None,
-                artifacts: Vec::new(),
-                diff: None,
-                patch_path: None,
-                secret_in_diff: false,
-                checkpoints: Vec::new(),
-                skipped: Vec::new(),
-                git_added_bytes: None,
-                rules_applied: Vec::new(),
-                upload: None,
-                artifacts_upload: None,
-                sandbox: None,
-                mcp_servers: Vec::new(),
-                warnings: Vec::new(),
-                junit_suite: None,
-                started_at: crate::events::now(),
-                finished_at: String::new(),
-                output_dir: output_dir.to_owned(),
-                events_path: events_path.to_owned(),
-                session_path: None,
-                workspace: workspace.to_owned(),
-                isolation: None,
-            },
-        }
-    }
-
-    pub fn on_event(&mut self, env: &Envelope) {
-        let r = &mut self.result;
-        match &env.event {
-            Event::RunStarted {
-                job,
-                provider,
-                model,
-                ..
-            } => {
-                r.job = job.clone();
-                r.provider = provider.clone();
-                r.model = model.clone();
-            }
-            Event::ToolStarted { .. } => r.num_tool_calls += 1,
-            Event::AssistantMessage { stop_reason, .. } => r.stop_reason.clone_from(stop_reason),
-            Event::PermissionDecision {
-                turn,
-                call_id,
-                tool,
-                arguments,
-                resolution,
-                decision,
-            } => {
-                let text = |v: Value| v.as_str().unwrap_or_default().to_owned();
-                r.permission_denials.push(Denial {
-                    turn: *turn,
-                    call_id: call_id.clone(),
-                    tool: tool.clone(),
-                    arguments: arguments.clone(),
-                    permission: text(serde_json::to_value(decision.permission).unwrap_or_default()),
-                    resolution: text(serde_json::to_value(resolution).unwrap_or_default()),
-                    rule: decision.rule.clone(),
-                    source: text(serde_json::to_value(decision.source).unwrap_or_default()),
-                    reason: decision.reason.clone(),
-                    allow_hint: decision.allow_hint.clone(),
-                });
-            }
-            Event::Warning { message } => r.warnings.push(message.clone()),
-            Event::CheckFinished(c) => r.checks.push(c.clone()),
-            Event::RuleApplied {
-                turn,
-                name,
-                origin,
-                reason,
-            } => r.rules_applied.push(serde_json::json!({
-                "turn": turn, "name": name, "origin": origin, "reason": reason
-            })),
-            Event::RunCompleted {
-                status,
-                exit_code,
-                reason,
-                limit,
-                result,
-                num_turns,
-                duration_ms,
-                usage,
-                total_cost_usd,
-                cost_unknown,
-            } => {
-                r.status = *status;
-                r.exit_code = *exit_code;
-                r.is_error = *status != Status::Success;
-                r.subtype = RunResult::subtype_for(*status, *limit);
-                if *status == Status::Failed {
-                    match r.stop_reason.as_deref() {
-                        Some("length") => r.subtype = "error_max_output_tokens".to_owned(),
-                        Some("content_filter") => r.subtype = "error_content_filter".to_owned(),
-                        _ => {}
-                    }
-                }
-                r.reason = reason.clone();
-                r.limit = *limit;
-                r.result = result.clone();
-                r.num_turns = *num_turns;
-                r.duration_ms = *duration_ms;
-                r.usage = *usage;
-                r.total_cost_usd = *total_cost_usd;
-                r.cost_unknown = *cost_unknown;
-                r.finished_at = env.ts.clone();
-            }
-            _ => {}
-        }
-    }
-}
-
-/// A sink that feeds a shared [`ResultBuilder`].
-#[derive(Clone)]
-pub struct ResultSink(pub Arc<Mutex<ResultBuilder>>);
-
-impl ResultSink {
-    pub fn snapshot(&self) -> RunResult {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .result
-            .clone()
-    }
-
-    pub fn update(&self, f: impl FnOnce(&mut RunResult)) {
-        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner).result);
-    }
-}
-
-impl EventSink for ResultSink {
-    fn on_event(&mut self, envelope: &Envelope) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .on_event(envelope);
     }
 }

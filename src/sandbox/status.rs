@@ -281,7 +281,7 @@ fn requested(asked: bool, value: Enforcement) -> Enforcement {
 }
 
 /// The containment of a run, for result.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SandboxStatus {
     /// `off`, `workspace-write` or `read-only`, as the job asked.
     pub mode: SandboxMode,

@@ -19,7 +19,7 @@ use crate::conversation::ToolSpec;
 use crate::permissions::Tighten;
 
 /// One uploaded file, as result.json lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ArtifactRecord {
     /// The file's path relative to the workspace (absolute if it lies outside).
     pub path: String,

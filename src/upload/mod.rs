@@ -58,7 +58,7 @@ pub struct UploadBody {
 }
 
 /// How the uploads of a run went, for result.json.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct UploadStatus {
     /// Whether every PUT of the latest upload (the final one, at the end) succeeded.
     pub ok: bool,
@@ -75,8 +75,13 @@ pub struct UploadStatus {
 }
 
 impl UploadStatus {
-    /// The `upload.finished` event for this status.
+    /// The `upload.finished` event for this status of the session upload.
     pub fn event(&self) -> Event {
+        self.event_for("session")
+    }
+
+    /// The `upload.finished` event for this status; `target` is `session` or `artifacts`.
+    pub fn event_for(&self, target: &str) -> Event {
         let message = if self.ok {
             format!(
                 "uploaded ({} PUTs succeeded, {} failed so far)",
@@ -88,9 +93,14 @@ impl UploadStatus {
                 .unwrap_or_else(|| "upload failed".to_owned())
         };
         Event::UploadFinished {
+            target: target.to_owned(),
             ok: self.ok,
             status: self.last_status,
             message,
+            uploads: self.uploads,
+            failures: self.failures,
+            last_error: self.last_error.clone(),
+            last_at: self.last_at.clone(),
         }
     }
 }

@@ -71,6 +71,9 @@ pub fn run(mut cmd: Command, out: Option<&Path>) -> Run {
         cmd.arg("--out").arg(o);
     }
     let output = cmd.output().expect("spawn cn-run");
+    if let Some(o) = out {
+        super::outputs_replay::assert_replays(o);
+    }
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -82,12 +85,14 @@ pub fn run(mut cmd: Command, out: Option<&Path>) -> Run {
 /// The folder of the run made in `workspace` without `--out` (`.cn-run/<run-id>`; the
 /// first one found when there are several).
 pub fn run_folder(workspace: &Path) -> PathBuf {
-    std::fs::read_dir(workspace.join(".cn-run"))
+    let folder = std::fs::read_dir(workspace.join(".cn-run"))
         .unwrap()
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.is_dir())
-        .expect("a run folder")
+        .expect("a run folder");
+    super::outputs_replay::assert_replays(&folder);
+    folder
 }
 
 /// Write `files` (path, content) under `dir`.

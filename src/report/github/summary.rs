@@ -321,7 +321,7 @@ mod tests {
     }
 
     fn result_with_diff(files: usize) -> RunResult {
-        let mut r = ResultBuilder::new("run", "out", "out/events.jsonl", ".").result;
+        let mut r = ResultBuilder::default().result();
         r.diff = Some(DiffStat {
             files,
             insertions: 7,

@@ -1,0 +1,51 @@
+//! Every run folder a test leaves behind is checked here: its events.jsonl, read back and
+//! folded, must give the very bytes of the result.json and junit.xml the run wrote
+//! (`cn_run::report::rebuild`, the code `cn-run report` uses). `runner::run` and
+//! `runner::run_folder` call it, so every end-to-end test replays its runs.
+//!
+//! No field is exempt: the events carry everything the outputs say.
+
+use std::path::{Path, PathBuf};
+
+/// The run folders in `dir`: itself, and (for `--parallel`) its sub-folders.
+fn run_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut found = vec![dir.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        found.extend(entries.filter_map(Result::ok).map(|e| e.path()));
+    }
+    found
+        .into_iter()
+        .filter(|d| d.join("events.jsonl").is_file() && d.join("result.json").is_file())
+        .collect()
+}
+
+/// Replays every run folder in `dir` and compares; returns how many were compared.
+pub fn assert_replays(dir: &Path) -> usize {
+    let folders = run_folders(dir);
+    for folder in &folders {
+        assert_replays_one(folder);
+    }
+    folders.len()
+}
+
+/// The outputs rebuilt from `folder`'s events equal the files the run wrote.
+pub fn assert_replays_one(folder: &Path) {
+    let none = cn_run::redact::Redactor::none();
+    let rebuilt = cn_run::report::rebuild::rebuild(folder, &none)
+        .unwrap_or_else(|e| panic!("replaying {}: {e}", folder.display()));
+    let written = std::fs::read_to_string(folder.join("result.json")).unwrap();
+    pretty_assertions::assert_eq!(
+        written,
+        rebuilt.result_json,
+        "result.json of {} is not the fold of its events.jsonl",
+        folder.display()
+    );
+    if let Ok(written) = std::fs::read_to_string(folder.join("junit.xml")) {
+        pretty_assertions::assert_eq!(
+            written,
+            rebuilt.junit_xml,
+            "junit.xml of {} is not the fold of its events.jsonl",
+            folder.display()
+        );
+    }
+}
