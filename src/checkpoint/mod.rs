@@ -105,6 +105,13 @@ pub struct DiffStat {
     pub deletions: usize,
 }
 
+/// Logs how long a step took (`CN_RUN_LOG=cn_run=debug`), in the form
+/// `benches/checkpoint_run.sh` reads: `checkpoint-timing what=<step> us=<microseconds>`.
+pub(crate) fn timing(what: &str, since: std::time::Instant) {
+    let us = since.elapsed().as_micros() as u64;
+    tracing::debug!(what = %what, us, "checkpoint-timing");
+}
+
 /// The namespace of every checkpoint reference.
 const REF_ROOT: &str = "refs/cn-run/";
 /// Commit-message trailer naming a path the run excluded from its snapshots.
