@@ -23,6 +23,7 @@ mod queue;
 mod refresh;
 mod restore;
 mod rollback;
+mod run;
 mod scan;
 mod snapshot;
 mod spread;
@@ -33,6 +34,7 @@ pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
+pub(crate) use run::{Checkpoints, Early};
 pub(crate) use spread::spawn_beside;
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
