@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
-# Whole runs through the binary on a generated 100,000-file repository (issue 23), beside the
-# checkpointer-only figures of benches/checkpoint_scale.rs:
-#   edits:    a scripted run of 10 Write calls and 10 Bash calls (each changing files);
-#   artifact: a run whose one Bash call writes a 200 MB untracked file of random data;
-# each with checkpoints on (as shipped) and with `git: {checkpoints: false}`. Reports wall
-# time, .git growth (du -sb), diff.patch size, result.json's git_added_bytes and skipped, and
-# per tool call the gap from `tool.finished` to its `checkpoint.created` (events carry
-# millisecond timestamps: an upper bound on the checkpoint's cost, queueing included) and from
-# `tool.finished` to the next `turn.started` (what the next request waited); plus `git status`
-# and `git add -A && git write-tree` on the same tree.
+# Whole runs of the release binary on a generated 100,000-file repository (issue 23), beside
+# the checkpointer-only figures of benches/checkpoint_scale.rs. Scenarios (scripted model,
+# so every figure is cn-run's own cost):
+#   writes:   10 Write calls, one per turn, then an answer;
+#   bash:     10 Bash calls, each appending to a tracked file and adding a new one;
+#   artifact: one Bash call writing a 200 MB untracked file of random data;
+# each with checkpoints on (as shipped) and with `git: {checkpoints: false}`, RUNS times
+# (default 5), alternating on/off. Reported per scenario as medians, each with the load
+# average (1 min) taken at its runs:
+#   wall            the whole process;
+#   next request    `tool.finished` -> the next `turn.started` (what the model waits);
+#   end             the last `turn.started` -> `run.completed` (the final answer is instant);
+#   per call        the worker's own time per checkpoint (debug log `checkpoint-timing`);
+#   start           the start snapshot (same log);
+# plus .git growth, diff.patch size, git_added_bytes and skipped, and `git status` and
+# `git add -A && git write-tree` on the same tree (median of RUNS).
 # The Bash sandbox stays as shipped (bubblewrap when present).
-# Needs a release build, python3 and ~1.5 GB of disk:
-#   cargo build --release && benches/checkpoint_run.sh        (FILES=100000 by default)
+# Needs python3 and ~1.5 GB of disk. Builds the release binary unless BIN is given:
+#   benches/checkpoint_run.sh        (FILES=100000 RUNS=5 SCENARIOS="writes bash artifact")
 set -euo pipefail
-BIN=$(realpath "${BIN:-$(dirname "$0")/../target/release/cn-run}")
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${BIN:-}" ]; then
+  (cd "$here/.." && cargo build --release --bin cn-run >&2)
+  BIN=$here/../target/release/cn-run
+fi
+BIN=$(realpath "$BIN")
 FILES=${FILES:-100000}
+RUNS=${RUNS:-5}
+SCENARIOS=${SCENARIOS:-writes bash artifact}
 dir=$(mktemp -d)
 [ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
 repo=$dir/repo
 now() { date +%s.%N; }
-secs() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$1" "$2"; }
+load() { cut -d' ' -f1 /proc/loadavg; }
 gitsize() { du -sb "$repo/.git" 2>/dev/null | cut -f1; }
 
 python3 - "$repo" "$FILES" <<'PY'
@@ -32,16 +45,17 @@ for i in range(n):
     with open(os.path.join(d, f"f{i}.txt"), "w") as f:
         f.write(f"file {i}\nsome text line\n")
 PY
-t0=$(now)
 ( cd "$repo" && git init -q && git config gc.auto 0 && git add -A && git -c user.name=b -c user.email=b@b commit -qm base )
-echo "repository: $FILES files; git add -A && git commit: $(secs "$t0" "$(now)") s"
+echo "repository: $FILES files; binary $BIN; $RUNS runs each"
 
 # git's own commands on the same tree (the index is fresh after the commit).
-t0=$(now); git -C "$repo" status --porcelain >/dev/null; t1=$(now)
-echo "git status:                       $(secs "$t0" "$t1") s"
-cp "$repo/.git/index" "$dir/index.copy"
-t0=$(now); (cd "$repo" && GIT_INDEX_FILE="$dir/index.copy" git add -A && GIT_INDEX_FILE="$dir/index.copy" git write-tree >/dev/null); t1=$(now)
-echo "git add -A && git write-tree:     $(secs "$t0" "$t1") s"
+timed() { local t0 t1; t0=$(now); "$@" >/dev/null; t1=$(now); echo "$t0 $t1"; }
+median_ms() { python3 -c "import sys,statistics; xs=[float(b)-float(a) for a,b in (l.split() for l in sys.stdin)]; print(f'{statistics.median(xs)*1000:.0f} ms')"; }
+for i in $(seq "$RUNS"); do timed git -C "$repo" status --porcelain; done > "$dir/status.t"
+echo "git status:                   $(median_ms < "$dir/status.t") (load $(load))"
+addtree() { cp "$repo/.git/index" "$dir/index.copy"; (cd "$repo" && GIT_INDEX_FILE="$dir/index.copy" git add -A && GIT_INDEX_FILE="$dir/index.copy" git write-tree); }
+for i in $(seq "$RUNS"); do timed addtree; done > "$dir/add.t"
+echo "git add -A && git write-tree: $(median_ms < "$dir/add.t") (load $(load))"
 
 mkdir -p "$dir/jobs"
 {
@@ -49,17 +63,21 @@ mkdir -p "$dir/jobs"
   for i in $(seq 10); do
     echo "  - tool_calls: [{name: Write, arguments: {filepath: d$(printf %04d "$i")/f${i}00.txt, content: \"edit $i\"}}]"
   done
+  echo "  - text: done"
+} > "$dir/jobs/writes.script.yaml"
+{
+  echo "turns:"
   for i in $(seq 10); do
     echo "  - tool_calls: [{name: Bash, arguments: {command: \"echo more >> d0020/f$((2000 + i)).txt && echo new > new$i.txt\"}}]"
   done
   echo "  - text: done"
-} > "$dir/jobs/edits.script.yaml"
+} > "$dir/jobs/bash.script.yaml"
 cat > "$dir/jobs/artifact.script.yaml" <<'SCRIPT'
 turns:
   - tool_calls: [{name: Bash, arguments: {command: "mkdir -p target && head -c 200M /dev/urandom > target/big.bin"}}]
   - text: done
 SCRIPT
-for s in edits artifact; do
+for s in $SCENARIOS; do
   for cp in on off; do
     git_line=""
     [ "$cp" = off ] && git_line="git: {checkpoints: false}"
@@ -68,52 +86,73 @@ for s in edits artifact; do
   done
 done
 
-report() { # out-dir
-  python3 - "$1" <<'PY'
-import json, os, sys
+# One run's figures as a JSON line: wall, load, next-request waits, end wait, checkpoint
+# times from the debug log, .git growth, patch size, git_added_bytes, skipped.
+measure() { # out-dir wall-seconds load git-growth
+  python3 - "$@" <<'PY'
+import json, os, re, sys
 from datetime import datetime
-out = sys.argv[1]
+out, wall, load, grew = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 r = json.load(open(os.path.join(out, "result.json")))
 patch = os.path.join(out, "diff.patch")
-size = os.path.getsize(patch) if os.path.exists(patch) else 0
 ev = [json.loads(l) for l in open(os.path.join(out, "events.jsonl"))]
 ts = lambda e: datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
-finished = {e.get("call_id"): (e, ts(e)) for e in ev if e["type"] == "tool.finished"}
-gaps = {}
-for e in ev:
-    if e["type"] == "checkpoint.created" and e.get("call_id") in finished:
-        f, t = finished[e["call_id"]]
-        name = f.get("tool") or f.get("name") or f.get("tool_name") or "?"
-        gaps.setdefault(name, []).append((ts(e) - t) * 1000)
 waits = []
 for i, e in enumerate(ev):
     if e["type"] == "tool.finished":
         nxt = next((x for x in ev[i + 1:] if x["type"] == "turn.started"), None)
         if nxt:
             waits.append((ts(nxt) - ts(e)) * 1000)
-med = lambda xs: sorted(xs)[len(xs) // 2]
-print(f"  status {r.get('status')}, diff.patch {size} B, git_added_bytes {r.get('git_added_bytes')},"
-      f" skipped {[(s.get('path'), s.get('bytes')) for s in (r.get('skipped') or [])]}")
-start = next((x for x in ev if x["type"] == "checkpoint.created" and x.get("index") == 0), None)
 last = [x for x in ev if x["type"] == "turn.started"][-1]
-print(f"  run.started -> start snapshot: {((ts(start) - ts(ev[0])) * 1000) if start else 0:.0f} ms;"
-      f" last turn.started -> run.completed: {(ts(ev[-1]) - ts(last)) * 1000:.0f} ms")
-if waits:
-    print(f"  tool.finished -> next turn.started: median {med(waits):.0f} ms, max {max(waits):.0f} ms")
-for name, xs in gaps.items():
-    print(f"  tool.finished -> checkpoint.created, {name}: median {med(xs):.0f} ms, max {max(xs):.0f} ms (n={len(xs)})")
+timing = {}
+for line in open(out + ".stderr", errors="replace"):
+    m = re.search(r"checkpoint-timing what=(\w+) us=(\d+)", line)
+    if m:
+        timing.setdefault(m.group(1), []).append(int(m.group(2)) / 1000)
+print(json.dumps({
+    "status": r.get("status"), "wall": wall * 1000, "load": load, "git_growth": grew,
+    "patch": os.path.getsize(patch) if os.path.exists(patch) else 0,
+    "added": r.get("git_added_bytes"),
+    "skipped": [(s.get("path"), s.get("bytes")) for s in (r.get("skipped") or [])],
+    "waits": waits, "end": (ts(ev[-1]) - ts(last)) * 1000, "timing": timing,
+}))
 PY
 }
 
-for s in edits artifact; do
-  for cp in on off; do
-    (cd "$repo" && git reset -q --hard && git clean -qfdx)
-    before=$(gitsize)
-    t0=$(now)
-    (cd "$repo" && "$BIN" --quiet --format json --out "$dir/out-$s-$cp" "$dir/jobs/$s-$cp.yaml" >/dev/null) || true
-    t1=$(now)
-    after=$(gitsize)
-    echo "$s, checkpoints $cp: wall $(secs "$t0" "$t1") s, .git +$((after - before)) B"
-    report "$dir/out-$s-$cp"
+summary() { # jsonl file, label
+  python3 - "$1" "$2" <<'PY'
+import json, statistics, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+flat = lambda key: [x for r in runs for x in r["timing"].get(key, [])]
+loads = [r["load"] for r in runs]
+r0 = runs[-1]
+print(f"{sys.argv[2]}: status {sorted({r['status'] for r in runs})}, load {min(loads):.1f}-{max(loads):.1f}")
+print(f"  wall median {med([r['wall'] for r in runs]):.0f} ms (each: {', '.join(f'{r['wall']:.0f}' for r in runs)})")
+print(f"  next request waited: median {med([x for r in runs for x in r['waits']]):.1f} ms,"
+      f" max {max([x for r in runs for x in r['waits']] or [0]):.1f} ms")
+print(f"  end (last turn.started -> run.completed): median {med([r['end'] for r in runs]):.0f} ms")
+for key in sorted({k for r in runs for k in r["timing"]}):
+    xs = flat(key)
+    if xs:
+        print(f"  checkpoint-timing {key}: median {med(xs):.1f} ms, max {max(xs):.1f} ms (n={len(xs)})")
+print(f"  .git +{r0['git_growth']} B, diff.patch {r0['patch']} B, git_added_bytes {r0['added']}, skipped {r0['skipped']}")
+PY
+}
+
+for s in $SCENARIOS; do
+  : > "$dir/$s-on.jsonl"; : > "$dir/$s-off.jsonl"
+  for i in $(seq "$RUNS"); do
+    for cp in on off; do
+      (cd "$repo" && git reset -q --hard && git clean -qfdx && git for-each-ref --format='delete %(refname)' refs/cn-run | git update-ref --stdin)
+      before=$(gitsize); l=$(load); out="$dir/out-$s-$cp-$i"
+      t0=$(now)
+      (cd "$repo" && CN_RUN_LOG=cn_run=debug "$BIN" --quiet --format json --out "$out" "$dir/jobs/$s-$cp.yaml" >/dev/null 2>"$out.stderr") || true
+      t1=$(now)
+      after=$(gitsize)
+      measure "$out" "$(python3 -c "print($t1 - $t0)")" "$l" "$((after - before))" >> "$dir/$s-$cp.jsonl"
+    done
   done
+  summary "$dir/$s-on.jsonl" "$s, checkpoints on"
+  summary "$dir/$s-off.jsonl" "$s, checkpoints off"
 done

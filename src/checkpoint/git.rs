@@ -105,8 +105,10 @@ impl GitCheckpointer {
         let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
         snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
         snap.set_limits(limits);
+        let started = std::time::Instant::now();
         let tree = snap.tree()?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
+        super::timing("start", started);
         let start = Checkpoint {
             index: 0,
             reference: reference_name(run_id, 0),

@@ -23,6 +23,7 @@ mod queue;
 mod refresh;
 mod restore;
 mod rollback;
+mod run;
 mod scan;
 mod snapshot;
 mod spread;
@@ -33,6 +34,7 @@ pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
+pub(crate) use run::{Checkpoints, Early};
 pub(crate) use spread::spawn_beside;
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
@@ -103,6 +105,13 @@ pub struct DiffStat {
     pub insertions: usize,
     /// Lines removed (binary files count none).
     pub deletions: usize,
+}
+
+/// Logs how long a step took (`CN_RUN_LOG=cn_run=debug`), in the form
+/// `benches/checkpoint_run.sh` reads: `checkpoint-timing what=<step> us=<microseconds>`.
+pub(crate) fn timing(what: &str, since: std::time::Instant) {
+    let us = since.elapsed().as_micros() as u64;
+    tracing::debug!(what = %what, us, "checkpoint-timing");
 }
 
 /// The namespace of every checkpoint reference.

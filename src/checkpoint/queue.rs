@@ -137,10 +137,14 @@ impl<T: Send + 'static> Drop for Queue<T> {
 /// Takes one checkpoint; a panic in it is reported as a failed checkpoint, so that
 /// [`Queue::settle`] never waits for a job that will not finish.
 fn take<T>(git: &GitCheckpointer, job: &Job<T>) -> Result<Option<Checkpoint>, CheckpointError> {
+    let started = std::time::Instant::now();
     let run = || match &job.touched {
         Some(paths) => git.checkpoint_paths(&job.label, paths),
         None => git.checkpoint(&job.label),
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
-        .unwrap_or_else(|_| Err(CheckpointError::Failed("it panicked".into())))
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        .unwrap_or_else(|_| Err(CheckpointError::Failed("it panicked".into())));
+    let what = if job.touched.is_some() { "paths" } else { "scan" };
+    super::timing(what, started);
+    result
 }

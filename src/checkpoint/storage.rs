@@ -131,7 +131,11 @@ fn refs_of(repo: &Repository, run_id: &str) -> Result<Vec<String>, CheckpointErr
 }
 
 /// The run's snapshot commits and the trees and blobs in them that the tree of HEAD at
-/// the start (snapshot 0's parent) did not hold.
+/// the start (snapshot 0's parent) did not hold at the same path. The walk goes down only
+/// where a snapshot's tree differs from that tree, so it costs what the run changed, not
+/// the size of the repository. (A file the run copied or moved from elsewhere in the tree
+/// is counted although git already held its blob; [`prune`] asks git what is reached
+/// before removing anything.)
 fn run_objects(repo: &Repository, run_id: &str) -> Result<BTreeSet<Oid>, CheckpointError> {
     let mut commits = Vec::new();
     for name in refs_of(repo, run_id)? {
@@ -139,39 +143,53 @@ fn run_objects(repo: &Repository, run_id: &str) -> Result<BTreeSet<Oid>, Checkpo
             commits.push(c);
         }
     }
-    let mut known = HashSet::new();
     let base = repo
         .find_reference(&super::reference_name(run_id, 0))
         .and_then(|r| r.peel_to_commit())
         .and_then(|c| c.parent(0))
-        .map(|p| p.tree_id());
-    if let Ok(base) = base {
-        collect(repo, base, &mut known, &mut BTreeSet::new())?;
-    }
+        .map(|p| p.tree_id())
+        .ok();
+    let mut seen = HashSet::new();
     let mut found = BTreeSet::new();
     for c in &commits {
         found.insert(c.id());
-        collect(repo, c.tree_id(), &mut known, &mut found)?;
+        collect(repo, c.tree_id(), base, &mut seen, &mut found)?;
     }
     Ok(found)
 }
 
-/// Adds the objects of tree `tree` not in `known` to `found` and to `known`.
+/// Adds to `found` tree `tree` and what it holds that `base` (the tree at the same path
+/// at the start) does not hold at the same name; equal subtrees are skipped whole, and
+/// objects in `seen` are not looked at again.
 fn collect(
     repo: &Repository,
     tree: Oid,
-    known: &mut HashSet<Oid>,
+    base: Option<Oid>,
+    seen: &mut HashSet<Oid>,
     found: &mut BTreeSet<Oid>,
 ) -> Result<(), CheckpointError> {
-    if !known.insert(tree) {
+    if base == Some(tree) || !seen.insert(tree) {
         return Ok(());
     }
     found.insert(tree);
     let t = repo.find_tree(tree).map_err(git("read a snapshot tree"))?;
+    let old = match base {
+        Some(b) => Some(repo.find_tree(b).map_err(git("read the start tree"))?),
+        None => None,
+    };
     for entry in t.iter() {
+        let before = old.as_ref().and_then(|o| o.get_name_bytes(entry.name_bytes()));
+        if before.as_ref().is_some_and(|b| b.id() == entry.id()) {
+            continue;
+        }
         match entry.kind() {
-            Some(ObjectType::Tree) => collect(repo, entry.id(), known, found)?,
-            Some(ObjectType::Blob) if known.insert(entry.id()) => {
+            Some(ObjectType::Tree) => {
+                let old_tree = before
+                    .filter(|b| b.kind() == Some(ObjectType::Tree))
+                    .map(|b| b.id());
+                collect(repo, entry.id(), old_tree, seen, found)?;
+            }
+            Some(ObjectType::Blob) if seen.insert(entry.id()) => {
                 found.insert(entry.id());
             }
             _ => {}
