@@ -75,8 +75,7 @@ impl Guarded {
             ),
             Err(StreamableHttpError::ResponseBodyTooLarge { max_size }) if id.is_some() => {
                 let message = id.as_ref().map(|id| too_large(id, max_size));
-                match message.and_then(|m| serde_json::from_value::<ServerJsonRpcMessage>(m).ok())
-                {
+                match message.and_then(|m| serde_json::from_value::<ServerJsonRpcMessage>(m).ok()) {
                     Some(message) => Ok(StreamableHttpPostResponse::Json(message, None)),
                     None => Err(StreamableHttpError::ResponseBodyTooLarge { max_size }),
                 }
@@ -228,7 +227,12 @@ mod tests {
     fn the_replacement_answer_is_a_server_error_for_the_same_id() {
         let value = too_large(&RequestId::Number(7), 16 * 1024 * 1024);
         assert_eq!(value["id"], 7);
-        assert!(value["error"]["message"].as_str().unwrap().contains("16 MiB"));
+        assert!(
+            value["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("16 MiB")
+        );
         assert!(serde_json::from_value::<ServerJsonRpcMessage>(value).is_ok());
     }
 }

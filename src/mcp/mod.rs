@@ -8,6 +8,7 @@
 
 mod child;
 mod connect;
+mod content;
 mod http_guard;
 mod line_guard;
 mod names;

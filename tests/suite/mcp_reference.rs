@@ -322,13 +322,16 @@ fn everything_resources_are_inlined_with_their_uri_and_images_are_named() {
         blob.contains("binary resource") && blob.contains("/2"),
         "{blob}"
     );
+    // Described by type and size, not dropped.
+    assert!(blob.contains(" B) not shown") || blob.contains("iB) not shown"), "{blob}");
     assert!(
         output(&r, "links").contains("resource link"),
         "{}",
         output(&r, "links")
     );
+    // The image goes to the model as an image part (mcp_images_e2e); the text names it.
     assert!(
-        output(&r, "img").contains("image (image/png)"),
+        output(&r, "img").contains("[image 1: image/png, "),
         "{}",
         output(&r, "img")
     );
