@@ -175,6 +175,7 @@ fn message(rng: &mut fastrand::Rng, i: usize) -> Message {
                 name: "Read".into(),
                 content,
                 is_error: false,
+                images: Vec::new(),
             }
         }
     }

@@ -9,8 +9,10 @@
 //! HTTP request that carried the call), `pid {}` and `dotted.name {}` (a name that must be
 //! sanitised), `write_file {path, text}` (writes a file: not read-only), `lookup {name}`
 //! (read-only, closed world), `big {bytes}` (a result of that size) and `progress {steps, ms}`
-//! (a progress notification after each step). `echo`, `pid`,
-//! `lookup` and `big` are annotated read-only.
+//! (a progress notification after each step), `image {mime, data, repeat, env}` (a text block
+//! and an image whose base64 is `data` repeated `repeat` times, or with `env`, a PNG header
+//! and the value of that variable of the server's environment). `echo`, `pid`, `lookup`, `big`
+//! and `image` are annotated read-only.
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
 //! 127.0.0.1:PORT (any path); `--hang` reads stdin and never answers; `--crash` writes to
@@ -66,6 +68,16 @@ struct WriteArgs {
 struct ProgressArgs {
     steps: u32,
     ms: u64,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct ImageArgs {
+    mime: String,
+    /// Base64; repeated `repeat` times (default once).
+    data: String,
+    repeat: Option<usize>,
+    /// Put this variable's value inside the picture's bytes instead.
+    env: Option<String>,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -159,6 +171,35 @@ impl Fixture {
     )]
     fn big(&self, Parameters(BigArgs { bytes }): Parameters<BigArgs>) -> String {
         "x".repeat(bytes)
+    }
+
+    #[tool(
+        description = "Return a caption and one image.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    fn image(
+        &self,
+        Parameters(ImageArgs {
+            mime,
+            data,
+            repeat,
+            env,
+        }): Parameters<ImageArgs>,
+    ) -> CallToolResult {
+        use base64::Engine as _;
+        let data = match env {
+            Some(name) => {
+                let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+                bytes.extend_from_slice(std::env::var(name).unwrap_or_default().as_bytes());
+                bytes.extend_from_slice(b"rest of the picture");
+                base64::engine::general_purpose::STANDARD.encode(bytes)
+            }
+            None => data.repeat(repeat.unwrap_or(1)),
+        };
+        CallToolResult::success(vec![
+            ContentBlock::text("a picture:"),
+            ContentBlock::image(data, mime),
+        ])
     }
 
     #[tool(description = "Work in `steps` steps of `ms` ms, sending progress after each.")]

@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::{Agent, Outcome, control_outcome};
-use crate::conversation::{Message, ToolCall};
+use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::job::OnAsk;
 use crate::permissions::{Decision, Permission, Source};
@@ -21,6 +21,9 @@ const EVENT_OUTPUT_CHARS: usize = 16_000;
 /// How long a running tool may take to finish by itself once the run is stopped: limits
 /// bind within a second.
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_millis(700);
+
+/// One call's result: its text, whether it failed, a stop it asks for, and its images.
+type Answered = (String, bool, Option<Outcome>, Vec<ImagePart>);
 
 /// The tool results of a turn and whether the run must stop.
 pub(super) struct Dispatched {
@@ -85,7 +88,7 @@ impl Agent<'_> {
             .map(|(call, c)| self.execute(turn, call, c, parallel));
         let results = join_all(runs).await;
         let mut messages = Vec::with_capacity(calls.len());
-        for (call, (content, is_error, stop)) in calls.iter().zip(results) {
+        for (call, (content, is_error, stop, images)) in calls.iter().zip(results) {
             if outcome.is_none() {
                 outcome = stop;
             }
@@ -94,6 +97,7 @@ impl Agent<'_> {
                 name: call.name.clone(),
                 content,
                 is_error,
+                images,
             });
         }
         Dispatched { messages, outcome }
@@ -268,7 +272,7 @@ impl Agent<'_> {
         call: &ToolCall,
         checked: Checked<'_>,
         parallel: usize,
-    ) -> (String, bool, Option<Outcome>) {
+    ) -> Answered {
         let (tool, args) = match checked {
             Checked::Done { content, is_error } => {
                 return self.answer(turn, call, content, is_error);
@@ -300,20 +304,22 @@ impl Agent<'_> {
                 .after_mutation(turn, &call.id, &call.name, args)
                 .await;
         }
-        let (content, is_error, control) = match result {
+        let (content, is_error, control, images) = match result {
             Ok(out) => (
                 out.content,
                 false,
                 out.control.as_ref().map(control_outcome),
+                out.images,
             ),
-            Err(ToolError::RespondToModel(msg)) => (msg, true, None),
+            Err(ToolError::RespondToModel(msg)) => (msg, true, None, Vec::new()),
             Err(ToolError::Fatal(msg)) => {
                 let content = format!("The tool could not run: {msg}");
                 self.finished(turn, call, ToolStatus::Error, &content, ms);
-                self.record(turn, call, &content, true).await;
-                return (content, true, Some(Outcome::Internal(msg)));
+                self.record(turn, call, &content, true, &[]).await;
+                return (content, true, Some(Outcome::Internal(msg)), Vec::new());
             }
         };
+        let (content, images) = self.screen_images(content, images);
         let content = self
             .config
             .trust
@@ -324,20 +330,14 @@ impl Agent<'_> {
             ToolStatus::Ok
         };
         self.finished(turn, call, status, &content, ms);
-        self.record(turn, call, &content, is_error).await;
-        (content, is_error, control)
+        self.record(turn, call, &content, is_error, &images).await;
+        (content, is_error, control, images)
     }
 
     /// A call answered without running: its events, and its result kept for the next
     /// session write (nothing ran, so there is nothing to save at once; saving the whole
     /// session for each of thousands of such calls made a turn quadratic).
-    fn answer(
-        &self,
-        turn: u32,
-        call: &ToolCall,
-        content: String,
-        is_error: bool,
-    ) -> (String, bool, Option<Outcome>) {
+    fn answer(&self, turn: u32, call: &ToolCall, content: String, is_error: bool) -> Answered {
         let status = if is_error {
             ToolStatus::Error
         } else {
@@ -349,19 +349,50 @@ impl Agent<'_> {
             name: call.name.clone(),
             content: content.clone(),
             is_error,
+            images: Vec::new(),
         };
         self.hooks.tool_answered(turn, &message);
-        (content, is_error, None)
+        (content, is_error, None, Vec::new())
+    }
+
+    /// An image whose bytes spell a registered secret (base64 at any alignment) does not
+    /// go to the model: a note naming its type and size stands in its place.
+    fn screen_images(
+        &self,
+        mut content: String,
+        images: Vec<ImagePart>,
+    ) -> (String, Vec<ImagePart>) {
+        let images = images
+            .into_iter()
+            .filter(|image| {
+                let secret = self.redactor.finds_secret(&image.data);
+                if secret {
+                    content.push('\n');
+                    content
+                        .push_str(&image.placeholder("it holds the value of a registered secret"));
+                }
+                !secret
+            })
+            .collect();
+        (content, images)
     }
 
     /// Tell the hooks (the session file) that a call has its result.
     /// Once the run is stopped, the final write saves it: no write may delay the end.
-    async fn record(&self, turn: u32, call: &ToolCall, content: &str, is_error: bool) {
+    async fn record(
+        &self,
+        turn: u32,
+        call: &ToolCall,
+        content: &str,
+        is_error: bool,
+        images: &[ImagePart],
+    ) {
         let message = Message::Tool {
             tool_call_id: call.id.clone(),
             name: call.name.clone(),
             content: content.to_owned(),
             is_error,
+            images: images.to_vec(),
         };
         if self.stop.is_stopped() {
             self.hooks.tool_answered(turn, &message);

@@ -153,6 +153,7 @@ mod tests {
                 name: "Read".into(),
                 content: "data".into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ];
         let text = to_text_history(&history);

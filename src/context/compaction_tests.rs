@@ -21,6 +21,7 @@ fn result(id: &str, content: &str) -> Message {
         name: "Read".into(),
         content: content.into(),
         is_error: false,
+        images: Vec::new(),
     }
 }
 

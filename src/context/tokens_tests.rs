@@ -155,6 +155,7 @@ fn messages_carry_cn_overheads() {
         name: "Read".into(),
         content: "fn main() {}".into(),
         is_error: false,
+        images: Vec::new(),
     };
     assert_eq!(counter.count_message(&tool), o200k("fn main() {}") + 10);
     assert_eq!(
@@ -232,6 +233,7 @@ fn random_message(rng: &mut fastrand::Rng, id: &mut u32) -> Message {
             name: "Bash".into(),
             content: random_text(rng),
             is_error: rng.bool(),
+            images: Vec::new(),
         },
     }
 }

@@ -3,9 +3,11 @@
 //! Providers translate these to and from their wire formats; the session file stores them
 //! as they are. The system message is not part of the history: it is rebuilt every turn.
 
+mod image;
 mod reasoning;
 mod usage_wire;
 
+pub use image::{ImagePart, human_size};
 pub use reasoning::{CallExtra, Reasoning, ThinkingBlock};
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +45,9 @@ pub enum Message {
         content: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned beside its text (an MCP server's image content).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<ImagePart>,
     },
 }
 

@@ -23,7 +23,7 @@ pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
 pub(crate) struct Opened {
     pub(crate) client: Client,
     pub(crate) tools: Vec<rmcp::model::Tool>,
-    /// Tools that can only be called as tasks (seen on stdio only).
+    /// Tools that can only be called as tasks.
     pub(crate) task_only: line_guard::TaskOnly,
     pub(crate) guard: Option<GroupGuard>,
     /// The stdio server's process (killed and reaped when dropped).
@@ -67,7 +67,10 @@ pub(crate) async fn open(
             super::retry::wait_for_listener(url, deadline)
                 .await
                 .map_err(fail)?;
-            let transport = StreamableHttpClientTransport::from_config(
+            let task_only = line_guard::TaskOnly::default();
+            let client = super::http_guard::Guarded::new(task_only.clone()).map_err(fail)?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
             let left = deadline.saturating_duration_since(Instant::now());
@@ -81,7 +84,7 @@ pub(crate) async fn open(
             Ok(Opened {
                 client,
                 tools,
-                task_only: line_guard::TaskOnly::default(),
+                task_only,
                 guard: None,
                 process: None,
                 stderr: StderrTail::default(),

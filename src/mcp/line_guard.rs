@@ -30,7 +30,7 @@ impl TaskOnly {
             .contains(name)
     }
 
-    fn note(&self, line: &[u8]) {
+    pub(crate) fn note(&self, line: &[u8]) {
         let Ok(message) = serde_json::from_slice::<serde_json::Value>(line) else {
             return;
         };

@@ -8,6 +8,8 @@
 
 mod child;
 mod connect;
+mod content;
+mod http_guard;
 mod line_guard;
 mod names;
 mod retry;

@@ -7,8 +7,7 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock,
-    ResourceContents, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde::Serialize;
@@ -223,14 +222,18 @@ impl Tool for McpTool {
             }
         };
         let max_chars = MAX_RESULT_CHARS / ctx.parallel_calls.max(1);
-        let text = bounded(render(&result), max_chars);
+        let rendered = super::content::render(&result);
+        let text = bounded(rendered.text, max_chars);
         if result.is_error == Some(true) {
             return Err(ToolError::RespondToModel(format!(
                 "{} (tool `{}` of the MCP server \"{}\") reported an error: {text}",
                 self.spec.name, self.remote_name, self.server
             )));
         }
-        Ok(ToolOutput::text(text))
+        Ok(ToolOutput {
+            images: rendered.images,
+            ..ToolOutput::text(text)
+        })
     }
 }
 
@@ -244,41 +247,6 @@ fn object_schema(schema: &serde_json::Map<String, Value>) -> Value {
         .entry("properties")
         .or_insert_with(|| Value::Object(serde_json::Map::new()));
     Value::Object(schema)
-}
-
-/// A result as text: text blocks verbatim, other media as a short note, structured content
-/// when there is nothing else.
-pub(crate) fn render(result: &CallToolResult) -> String {
-    let parts: Vec<String> = result.content.iter().map(render_block).collect();
-    if parts.is_empty() {
-        return match &result.structured_content {
-            Some(v) => v.to_string(),
-            None => "(the tool returned no content)".into(),
-        };
-    }
-    parts.join("\n")
-}
-
-fn render_block(block: &ContentBlock) -> String {
-    match block {
-        ContentBlock::Text(t) => t.text.clone(),
-        ContentBlock::Image(i) => format!("[image ({}) not shown]", i.mime_type),
-        ContentBlock::Audio(a) => format!("[audio ({}) not shown]", a.mime_type),
-        ContentBlock::Resource(r) => match &r.resource {
-            ResourceContents::TextResourceContents { uri, text, .. } => {
-                format!("[resource {uri}]\n{text}")
-            }
-            ResourceContents::BlobResourceContents { uri, mime_type, .. } => format!(
-                "[binary resource {uri} ({}) not shown]",
-                mime_type.as_deref().unwrap_or("unknown type")
-            ),
-            _ => "[resource of an unknown kind not shown]".into(),
-        },
-        ContentBlock::ResourceLink(link) => {
-            format!("[resource link: {} ({})]", link.uri, link.name)
-        }
-        _ => "[content of an unknown kind not shown]".into(),
-    }
 }
 
 /// The first `max_chars` characters of `text`, with a note when the rest was cut.

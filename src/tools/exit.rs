@@ -27,6 +27,7 @@ impl Tool for Exit {
         Ok(ToolOutput {
             content: "Run stopped.".into(),
             control: Some(Control::Exit),
+            images: Vec::new(),
         })
     }
 }

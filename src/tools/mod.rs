@@ -77,6 +77,8 @@ pub enum Control {
 pub struct ToolOutput {
     pub content: String,
     pub control: Option<Control>,
+    /// Images beside the text (an MCP server's image content); most tools return none.
+    pub images: Vec<crate::conversation::ImagePart>,
 }
 
 impl ToolOutput {
@@ -84,6 +86,7 @@ impl ToolOutput {
         ToolOutput {
             content: content.into(),
             control: None,
+            images: Vec::new(),
         }
     }
 }

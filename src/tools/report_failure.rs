@@ -41,6 +41,7 @@ impl Tool for ReportFailure {
         Ok(ToolOutput {
             content: "Failure reported; the run ends as failed.".into(),
             control: Some(Control::ReportFailure(reason.to_owned())),
+            images: Vec::new(),
         })
     }
 }

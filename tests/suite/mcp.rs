@@ -744,3 +744,41 @@ async fn progress_keeps_a_long_call_alive_and_silence_still_ends_it() {
     );
     hub.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_answer_over_the_http_size_limit_says_too_large_and_the_server_goes_on() {
+    let (mut server, url) = http_fixture().await.unwrap();
+    let mut config = http("web", &url, &[]);
+    config.call_timeout = Duration::from_secs(120);
+    let (hub, _) = McpHub::start(vec![config], &base_env()).await.unwrap();
+    const MIB: u64 = 1024 * 1024;
+    for (bytes, fits) in [
+        (15 * MIB, true),
+        (16 * MIB - 4096, true),
+        (16 * MIB + 10, false),
+        (20 * MIB, false),
+        (40 * MIB, false),
+    ] {
+        let result = call(&hub, "mcp__web__big", json!({ "bytes": bytes })).await;
+        match (fits, result) {
+            (true, Ok(text)) => assert!(text.starts_with("xxxx"), "{bytes}"),
+            (false, Err(ToolError::RespondToModel(m))) => {
+                assert!(
+                    m.contains("too large") && m.contains("16 MiB"),
+                    "{bytes}: {m}"
+                );
+                assert!(m.contains("\"web\"") && m.contains("`big`"), "{m}");
+                assert!(!m.contains("no longer be reached"), "{m}");
+            }
+            (_, other) => panic!("{bytes} bytes: {other:?}"),
+        }
+        assert_eq!(
+            call(&hub, "mcp__web__echo", json!({"text": "still here"}))
+                .await
+                .unwrap(),
+            "still here"
+        );
+    }
+    hub.shutdown().await;
+    let _ = server.kill().await;
+}

@@ -220,6 +220,15 @@ fn everything_over_streamable_http_even_when_it_starts_after_the_run() {
     };
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["mcp_servers"][0]["transport"], "http");
+    // The task-only tool is not offered over HTTP either, and the run says so.
+    let offered = r.events()[0]["tools"].to_string();
+    assert!(offered.contains("mcp__web__echo"), "{offered}");
+    assert!(!offered.contains("simulate-research-query"), "{offered}");
+    let message = r.result()["mcp_servers"][0]["message"].to_string();
+    assert!(
+        message.contains("simulate-research-query") && message.contains("tasks"),
+        "{message}"
+    );
     assert!(output(&r, "echo").contains("over http"));
     assert!(output(&r, "sum").contains('3'));
     assert_eq!(denied(&r, "toggle")["resolution"], "denied");
@@ -313,13 +322,16 @@ fn everything_resources_are_inlined_with_their_uri_and_images_are_named() {
         blob.contains("binary resource") && blob.contains("/2"),
         "{blob}"
     );
+    // Described by type and size, not dropped.
+    assert!(blob.contains(" B) not shown") || blob.contains("iB) not shown"), "{blob}");
     assert!(
         output(&r, "links").contains("resource link"),
         "{}",
         output(&r, "links")
     );
+    // The image goes to the model as an image part (mcp_images_e2e); the text names it.
     assert!(
-        output(&r, "img").contains("image (image/png)"),
+        output(&r, "img").contains("[image 1: image/png, "),
         "{}",
         output(&r, "img")
     );

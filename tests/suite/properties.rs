@@ -304,6 +304,7 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
                             name: "Read".into(),
                             content: "line of a file\n".repeat(n / 15 + 1),
                             is_error: false,
+                            images: Vec::new(),
                         });
                     }
                 }

@@ -136,6 +136,7 @@ async fn the_history_pairs_tool_results_with_their_tool_use_ids() {
             name: "Bash".into(),
             content: "denied by policy".into(),
             is_error: true,
+            images: Vec::new(),
         },
     ];
     let mut req = request(history, vec![tool("Bash")]);

@@ -164,12 +164,14 @@ fn two_reads_and_their_results() -> Vec<Message> {
             name: "Read".into(),
             content: "A".into(),
             is_error: false,
+            images: Vec::new(),
         },
         Message::Tool {
             tool_call_id: "c2".into(),
             name: "Read".into(),
             content: "no such file".into(),
             is_error: true,
+            images: Vec::new(),
         },
     ]
 }

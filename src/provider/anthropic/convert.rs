@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::wire::{self, Block, EPHEMERAL};
-use crate::conversation::{Message, ThinkingBlock, Usage};
+use crate::conversation::{ImagePart, Message, ThinkingBlock, Usage};
 use crate::provider::family;
 use crate::provider::{ChatRequest, FinishReason};
 
@@ -139,17 +139,35 @@ fn blocks(message: &Message) -> (&'static str, Vec<Block<'_>>) {
             tool_call_id,
             content,
             is_error,
+            images,
             ..
         } => (
             "user",
             vec![Block::ToolResult {
                 tool_use_id: tool_call_id,
-                content,
+                content: result_content(content, images),
                 is_error: *is_error,
                 cache_control: None,
             }],
         ),
     }
+}
+
+/// A tool result's text, with its images (an MCP server's) as image blocks after it: every
+/// Claude model since Claude 3 takes images inside a tool result.
+fn result_content<'a>(text: &'a str, images: &'a [ImagePart]) -> wire::ResultContent<'a> {
+    if images.is_empty() {
+        return wire::ResultContent::Text(text);
+    }
+    let text = (!text.trim().is_empty()).then_some(wire::ResultPart::Text { text });
+    let images = images.iter().map(|image| wire::ResultPart::Image {
+        source: wire::ImageSource {
+            kind: "base64",
+            media_type: &image.mime_type,
+            data: &image.data,
+        },
+    });
+    wire::ResultContent::Parts(text.into_iter().chain(images).collect())
 }
 
 fn thinking_block(block: &ThinkingBlock) -> Block<'_> {

@@ -21,6 +21,7 @@ fn result(id: &str, content: &str, is_error: bool) -> Message {
         name: "Read".into(),
         content: content.into(),
         is_error,
+        images: Vec::new(),
     }
 }
 

@@ -72,12 +72,36 @@ pub(crate) enum Block<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+}
+
+/// A tool result's content: its text, or text and images as blocks.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ResultContent<'a> {
+    Text(&'a str),
+    Parts(Vec<ResultPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ResultPart<'a> {
+    Text { text: &'a str },
+    Image { source: ImageSource<'a> },
+}
+
+/// An image sent inline: `{"type": "base64", "media_type": "image/png", "data": …}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) media_type: &'a str,
+    pub(crate) data: &'a str,
 }
 
 impl Block<'_> {

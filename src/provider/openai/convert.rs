@@ -20,7 +20,18 @@ pub(crate) fn request<'a>(
             content: &request.system,
         });
     }
-    messages.extend(request.messages.iter().map(message));
+    let vision = super::images::takes_images(model);
+    let mut results: Vec<&Message> = Vec::new();
+    for m in &request.messages {
+        if matches!(m, Message::Tool { .. }) {
+            results.push(m);
+        } else if !results.is_empty() {
+            messages.extend(super::images::after_results(&results).filter(|_| vision));
+            results.clear();
+        }
+        messages.push(message(m, vision));
+    }
+    messages.extend(super::images::after_results(&results).filter(|_| vision));
     let tools = request
         .tools
         .iter()
@@ -56,7 +67,7 @@ pub(crate) fn request<'a>(
     }
 }
 
-fn message(message: &Message) -> wire::Message<'_> {
+fn message(message: &Message, vision: bool) -> wire::Message<'_> {
     match message {
         Message::User { content } => wire::Message::User { content },
         Message::Assistant {
@@ -86,10 +97,11 @@ fn message(message: &Message) -> wire::Message<'_> {
         Message::Tool {
             tool_call_id,
             content,
+            images,
             ..
         } => wire::Message::Tool {
             tool_call_id,
-            content,
+            content: super::images::tool_text(content, images, vision),
         },
     }
 }
@@ -248,6 +260,7 @@ mod tests {
                     name: "Read".into(),
                     content: "text".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
                 Message::assistant("", vec![]),
             ],

@@ -5,6 +5,7 @@
 //! send the request, how to authenticate, and how to read a `data:` chunk.
 
 mod convert;
+mod images;
 mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -53,8 +53,27 @@ pub(crate) enum Message<'a> {
     },
     Tool {
         tool_call_id: &'a str,
-        content: &'a str,
+        content: std::borrow::Cow<'a, str>,
     },
+    /// A user message of parts: how images reach the model (src/provider/openai/images.rs).
+    #[serde(rename = "user")]
+    UserParts {
+        content: Vec<Part>,
+    },
+}
+
+/// One part of a user message.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Part {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+/// An image as a `data:` URL.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImageUrl {
+    pub(crate) url: String,
 }
 
 #[derive(Debug, Serialize)]
