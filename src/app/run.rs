@@ -265,6 +265,16 @@ pub(crate) async fn run_job(
             )
         }
     };
+    // The session log exists before the first event: a run killed from here on leaves one.
+    let hooks = SessionHooks::start(
+        &out_dir,
+        &session,
+        &state,
+        resumed,
+        &redactor,
+        &emitter,
+        checkpoints.clone(),
+    );
     emitter.emit(Event::RunStarted {
         job: job.name.clone(),
         prompt: state
@@ -308,15 +318,6 @@ pub(crate) async fn run_job(
         Err(reason) => Some(reason),
     };
     sinks.result.update(|r| r.sandbox = sandbox_status.clone());
-    let hooks = SessionHooks::start(
-        &out_dir,
-        &session,
-        &state,
-        resumed,
-        &redactor,
-        &emitter,
-        checkpoints.clone(),
-    );
     let uploads = super::uploads::start(
         &job,
         args.upload_url.as_deref(),

@@ -50,6 +50,7 @@ mod sandbox;
 mod schedule;
 mod schemas;
 mod secrets_e2e;
+mod session_log_e2e;
 mod session_resume;
 mod skills;
 mod stop_reasons_e2e;

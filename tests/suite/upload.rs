@@ -433,7 +433,8 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
             );
         }
         let last = String::from_utf8_lossy(&puts.last().unwrap().body).into_owned();
-        assert!(last.contains("\"state\": \"finished\""), "{last}");
+        let end: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+        assert_eq!(end["type"], "finished", "{last}");
         let status = &r.result()["upload"];
         assert_eq!(status["ok"], !failing, "{status}");
         let all = r.result().to_string()
