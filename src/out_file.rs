@@ -1,13 +1,10 @@
-//! The runner's own output files (session.json, result.json), written whole.
+//! The runner's own output files written whole (result.json and the like).
 //!
-//! Each is written to a temporary file beside it and renamed into place, so a reader
-//! never sees half a file. The old file is removed just before the rename rather than
-//! replaced by it: on ext4 a rename over an existing file makes the kernel allocate and
-//! start writing the new file's data at once (`auto_da_alloc`), measured at 99 µs per
-//! rename against 8 µs for remove-then-rename, and session.json is rewritten after every
-//! tool call. For those few microseconds a reader may find no file (the interval upload
-//! then skips a tick); it never finds a partial one. Neither way syncs to disk: a killed
-//! process loses nothing, a power cut may lose the last writes.
+//! Each is written to a temporary file beside it and renamed over the old one, so a reader
+//! finds the old file or the new one, never half a file and never no file (a run killed
+//! at any moment leaves one). Neither way syncs to disk: a killed process loses nothing, a
+//! power cut may lose the last writes. (The session is not written this way: it is a log,
+//! only appended to; see `session`.)
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -18,11 +15,6 @@ pub(crate) fn write_whole(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     for part in parts {
         tmp.write_all(part)?;
-    }
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e),
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -44,11 +36,11 @@ mod tests {
     #[test]
     fn a_rewrite_leaves_only_the_new_content_and_no_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("session.json");
+        let path = dir.path().join("result.json");
         write_whole(&path, &[b"{\"turns\": 1}"]).unwrap();
         write_whole(&path, &[b"{\"turns\": 2}", b"\n"]).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"turns\": 2}\n");
-        assert_eq!(names(dir.path()), ["session.json"]);
+        assert_eq!(names(dir.path()), ["result.json"]);
     }
 
     #[test]

@@ -89,6 +89,9 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         Ok(s) => s,
         Err(e) => return super::start_failed(super::start_error::RunError::Session(e)),
     };
+    for note in &session.notes {
+        eprintln!("warning: {note}");
+    }
     let mut argv = vec!["cn-run".to_owned()];
     let current = current_argv();
     argv.extend(recorded_not_repeated(&session.job.args, &current));

@@ -1,12 +1,11 @@
 //! One job, start to finish: set up, run the agent loop, and always leave result.json,
-//! events.jsonl and session.json behind — on success, failure, timeout, interrupt or a
+//! events.jsonl and session.jsonl behind — on success, failure, timeout, interrupt or a
 //! panic. A resumed run continues in the same folder with the recorded conversation.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use tokio::sync::Mutex;
 
 use super::checkpoints::{Checkpoints, Early};
 use super::finish::{Finished, finish};
@@ -267,6 +266,16 @@ pub(crate) async fn run_job(
             )
         }
     };
+    // The session log exists before the first event: a run killed from here on leaves one.
+    let hooks = SessionHooks::start(
+        &out_dir,
+        &session,
+        &state,
+        resumed,
+        &redactor,
+        &emitter,
+        checkpoints.clone(),
+    );
     emitter.emit(Event::RunStarted {
         job: job.name.clone(),
         prompt: state
@@ -314,30 +323,15 @@ pub(crate) async fn run_job(
         Ok(None) => None,
         Err(reason) => Some(reason),
     };
-    let session_path = out_dir.join("session.json");
-    // Written once now, so the first upload has something to send.
-    if let Err(e) = session.save(&session_path, &redactor) {
-        tracing::warn!("cannot write the session file: {e}");
-    }
     let uploads = super::uploads::start(
         &job,
         args.upload_url.as_deref(),
         &run_id,
-        session_path.clone(),
+        hooks.path.clone(),
         checkpoints.clone(),
         &redactor,
         &emitter,
     );
-    let hooks = SessionHooks {
-        path: session_path.clone(),
-        redactor: redactor.clone(),
-        session: Mutex::new(session),
-        emitter: emitter.clone(),
-        checkpoints: checkpoints.clone(),
-        more_after_answer: !job.checks.is_empty() || job.output_schema.is_some(),
-        last_save: std::sync::Mutex::new(std::time::Instant::now()),
-        done: std::sync::Mutex::default(),
-    };
     let status = match status_rx {
         Some(rx) => rx.await.ok(),
         None => None,

@@ -1,4 +1,4 @@
-//! Session upload wired into a run: the (redacted) session.json and the run's diff are
+//! Session upload wired into a run: the (redacted) session log and the run's diff are
 //! PUT to the job's URL right away, on an interval, and once at the end. A failing upload
 //! is a warning and an event, never a failed run.
 

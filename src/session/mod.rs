@@ -1,12 +1,24 @@
-//! The session file: everything needed to audit a run and to continue it — the job, the
+//! The session of a run: everything needed to audit it and to continue it — the job, the
 //! conversation with every tool result, which calls were in flight, usage, checkpoints.
 //!
-//! It is rewritten atomically (temp file + rename) after every model response and every
-//! started and finished tool call, so a run killed with SIGKILL loses nothing that had
-//! completed.
+//! On disk it is `session.jsonl`, a log only ever appended to (as codex's rollout files):
+//! a meta line, then one line per conversation item and per change of state ([`Item`]),
+//! each redacted and written as it happens, so the cost of a turn does not grow with the
+//! length of the run and a process killed at any moment leaves a readable session (at
+//! worst a torn last line, which the reader skips and reports). [`Session`] is the log
+//! folded back; `Session::load` also reads the single `session.json` of earlier versions.
 
+mod item;
+mod log;
+mod read;
+mod recorder;
 mod store;
+#[cfg(test)]
+mod tests;
 
+pub use item::{Item, Progress};
+pub use log::SessionLog;
+pub use recorder::Recorder;
 pub use store::{SessionSummary, find_session, list_sessions};
 
 use std::path::Path;
@@ -14,10 +26,16 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Message, Usage};
-use crate::redact::Redactor;
 
-/// Version of the session format.
-pub const SESSION_VERSION: u32 = 1;
+/// Version of the session format: 2 is the log (`session.jsonl`), 1 the whole-file
+/// `session.json` of earlier versions (still read).
+pub const SESSION_VERSION: u32 = 2;
+
+/// The file name of the session in a run folder.
+pub const SESSION_FILE: &str = "session.jsonl";
+
+/// The file name of the session written by versions before the log.
+pub const LEGACY_SESSION_FILE: &str = "session.json";
 
 /// How to rebuild the job of a resumed run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -45,7 +63,8 @@ pub enum SessionState {
     Finished,
 }
 
-/// The session of one run.
+/// The session of one run, as read back (the shape of the old session.json, which
+/// `sessions show --json` prints).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Session {
     pub schema_version: u32,
@@ -58,8 +77,8 @@ pub struct Session {
     /// Final status when finished (`success`, `limit_reached`, …).
     pub status: Option<String>,
     pub history: Vec<Message>,
-    /// Calls of the last assistant message that started but had not finished when this
-    /// file was written. On resume they are answered as interrupted, never run twice.
+    /// Calls of the last assistant message that started but had not finished when the
+    /// process stopped. On resume they are answered as interrupted, never run twice.
     #[serde(default)]
     pub in_flight: Vec<String>,
     pub turns: u32,
@@ -71,24 +90,28 @@ pub struct Session {
     pub checkpoints: Vec<serde_json::Value>,
     #[serde(default)]
     pub checklist: Option<String>,
+    /// The run's resolved configuration, when the run recorded one ([`Item::Config`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+    /// What the reader had to pass over (a torn last line), for the user to be told.
+    #[serde(skip)]
+    pub notes: Vec<String>,
+    /// How many messages of `history` are in the log already (a resumed run appends the
+    /// rest); 0 for an old session.json, which the resumed run rewrites as a snapshot.
+    #[serde(skip)]
+    pub recorded: usize,
 }
 
 impl Session {
-    /// Write to `path` atomically, with secret values masked.
-    pub fn save(&self, path: &Path, redactor: &Redactor) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        let text = redactor.redact(&text);
-        // No fsync: a killed process loses nothing the kernel has, and syncing after
-        // every tool call would cost more than the agent's own work per turn. (A power
-        // cut may lose the last few writes.)
-        crate::out_file::write_whole(path, &[text.as_bytes()])
-    }
-
+    /// The session in `path`: a session.jsonl log, or an old session.json.
     pub fn load(path: &Path) -> Result<Session, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if read::is_log(&text) {
+            return read::fold(path, &text);
+        }
         let s: Session = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a session file: {e}", path.display()))?;
-        if s.schema_version != SESSION_VERSION {
+        if s.schema_version != 1 {
             return Err(format!(
                 "{}: session format {} is not supported",
                 path.display(),
@@ -97,27 +120,25 @@ impl Session {
         }
         Ok(s)
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+    /// The counters of the session.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            turns: self.turns,
+            usage: self.usage,
+            cost_usd: self.cost_usd,
+            last_seq: self.last_seq,
+        }
+    }
 
-    #[test]
-    fn round_trips_and_masks_secrets() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("session.json");
-        let s = Session {
+    /// The first line of a new log for this session.
+    pub fn meta(&self) -> Item {
+        Item::Meta {
             schema_version: SESSION_VERSION,
-            session_id: "r1".into(),
-            history: vec![Message::user("token sk-secret-123456 here")],
-            ..Session::default()
-        };
-        let r = Redactor::new(["sk-secret-123456"], Vec::new(), &[]);
-        s.save(&path, &r).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(!text.contains("sk-secret"));
-        let back = Session::load(&path).unwrap();
-        assert_eq!(back.history[0].text(), "token [REDACTED] here");
+            session_id: self.session_id.clone(),
+            job: self.job.clone(),
+            workspace: self.workspace.clone(),
+            created_at: self.created_at.clone(),
+        }
     }
 }

@@ -4,7 +4,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Session;
+use super::{LEGACY_SESSION_FILE, SESSION_FILE, Session};
+
+/// The session file of a run folder: the log, else an old session.json.
+fn in_folder(dir: &Path) -> Option<PathBuf> {
+    [SESSION_FILE, LEGACY_SESSION_FILE]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
+}
 
 /// One line of `cn-run sessions list`.
 #[derive(Debug, Clone, Serialize)]
@@ -25,7 +33,7 @@ pub fn list_sessions(root: &Path) -> Vec<(PathBuf, Session)> {
     };
     let mut found: Vec<(std::time::SystemTime, PathBuf, Session)> = entries
         .filter_map(Result::ok)
-        .map(|e| e.path().join("session.json"))
+        .filter_map(|e| in_folder(&e.path()))
         .filter_map(|p| {
             let mtime = std::fs::metadata(&p).and_then(|m| m.modified()).ok()?;
             let s = Session::load(&p).ok()?;
@@ -36,7 +44,7 @@ pub fn list_sessions(root: &Path) -> Vec<(PathBuf, Session)> {
     found.into_iter().map(|(_, p, s)| (p, s)).collect()
 }
 
-/// The session file for `id` (`latest`, a run id, a run folder or a session.json path).
+/// The session file for `id` (`latest`, a run id, a run folder or a session file path).
 pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
     if id == "latest" {
         return list_sessions(root)
@@ -46,14 +54,11 @@ pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
             .ok_or_else(|| format!("no sessions under {}", root.display()));
     }
     let direct = Path::new(id);
-    for candidate in [
-        direct.to_path_buf(),
-        direct.join("session.json"),
-        root.join(id).join("session.json"),
-    ] {
-        if candidate.is_file() {
-            return Ok(candidate);
-        }
+    if direct.is_file() {
+        return Ok(direct.to_path_buf());
+    }
+    if let Some(found) = in_folder(direct).or_else(|| in_folder(&root.join(id))) {
+        return Ok(found);
     }
     Err(format!("no session `{id}` (looked in {})", root.display()))
 }

@@ -1,12 +1,13 @@
-//! Session upload: PUT the run's session snapshot (and its diff) to URLs the job or
+//! Session upload: PUT the run's session log (and its diff) to URLs the job or
 //! `--upload-url` gives, right away, then on an interval (default 30 s), and once more
 //! when the run ends, so someone can follow or audit a CI run from outside the runner.
 //!
-//! - URLs: `upload.url` / `url_env` (or `--upload-url`) receives session.json as
-//!   `application/json`; the optional `upload.diff_url` / `diff_url_env` receives the diff
+//! - URLs: `upload.url` / `url_env` (or `--upload-url`) receives session.jsonl, the whole
+//!   log so far (one JSON object per line, see `session::Item`), as `application/x-ndjson`:
+//!   each upload is a longer prefix of the same log, the last one all of it; the optional `upload.diff_url` / `diff_url_env` receives the diff
 //!   as `text/plain`. Two URLs, because a presigned URL names one object. `{run_id}` in a
 //!   URL is replaced, for a plain server or bucket that takes any PUT.
-//! - Redaction: session.json is already masked on disk; it is masked again here. diff.patch
+//! - Redaction: session.jsonl is already masked on disk; it is masked again here. diff.patch
 //!   stays exact on disk (so it applies), but an upload is an output that leaves the
 //!   machine, so the uploaded diff is masked too (and a diff that is not UTF-8 is sent with
 //!   the bad bytes replaced). A body that still contains a secret after masking is never
@@ -49,7 +50,7 @@ pub enum UploadError {
     Client(String),
 }
 
-/// What one upload sends: session.json's bytes and, if known, diff.patch's.
+/// What one upload sends: session.jsonl's bytes and, if known, diff.patch's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UploadBody {
     pub session: Vec<u8>,
@@ -143,7 +144,7 @@ impl Uploader {
         let mut outcomes = vec![
             self.put(
                 &self.target.session,
-                "application/json",
+                "application/x-ndjson",
                 &body.session,
                 deadline,
             )

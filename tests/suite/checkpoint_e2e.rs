@@ -318,7 +318,7 @@ fn the_private_index_lives_in_the_runtime_folder_and_goes_with_the_run() {
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
     let (run_dir, _) = run_result(&ws);
-    let session = std::fs::read_to_string(run_dir.join("session.json")).unwrap();
+    let session = std::fs::read_to_string(run_dir.join("session.jsonl")).unwrap();
     assert!(
         session.contains("cn-run-index-"),
         "the listing shows the private index folder: {session}"
@@ -378,8 +378,7 @@ fn checkpoint_events_come_after_their_call_and_before_the_next() {
     }
     let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "seq out of order");
-    let session = std::fs::read_to_string(out.join("session.json")).unwrap();
-    let session: serde_json::Value = serde_json::from_str(&session).unwrap();
+    let session = crate::support::runner::session_of(&out);
     assert_eq!(
         session["checkpoints"].as_array().unwrap().len(),
         4,

@@ -45,10 +45,7 @@ fn a_failed_check_goes_back_to_the_agent_and_the_second_attempt_passes() {
     );
     assert_eq!(result["result"], "fixed now");
     // The failure was sent back to the agent as a message of the same conversation.
-    let session: Value = serde_json::from_str(
-        &std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap(),
-    )
-    .unwrap();
+    let session = crate::support::runner::session_of(&tmp.path().join("out"));
     let feedback = session["history"]
         .as_array()
         .unwrap()

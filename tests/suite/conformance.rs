@@ -176,7 +176,7 @@ async fn tool_round_trip(server: &str) -> (Vec<RecordedRequest>, Run, Value) {
     let finished = r.events_of("tool.finished");
     assert_eq!(finished.len(), 1, "{server}: one call, run once");
     assert_schema_valid(server, &mock.requests());
-    let all = std::fs::read_to_string(r.out.as_ref().unwrap().join("session.json")).unwrap()
+    let all = std::fs::read_to_string(r.out.as_ref().unwrap().join("session.jsonl")).unwrap()
         + &r.stderr
         + &r.stdout;
     assert!(!all.contains(KEY), "{server}: the key leaked");

@@ -188,7 +188,7 @@ impl Scene {
 
     /// The tool results of the run, for failure messages.
     pub(crate) fn transcript(&self, r: &Run) -> String {
-        let session = std::fs::read_to_string(self.out.join("session.json")).unwrap_or_default();
+        let session = std::fs::read_to_string(self.out.join("session.jsonl")).unwrap_or_default();
         format!("stderr:\n{}\nsession:\n{session}", r.stderr)
     }
 

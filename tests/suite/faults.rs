@@ -2,7 +2,7 @@
 //! truncated stream, a stall longer than the idle timeout, malformed tool-call arguments, an
 //! unknown tool, a huge argument, a 200 carrying an error, a connection reset mid-stream,
 //! HTML error pages. Every run must end in recovery (a retry, or an error tool result the
-//! model can act on) or in a clean exit 5 — with result.json and session.json written, and
+//! model can act on) or in a clean exit 5 — with result.json and session.jsonl written, and
 //! within a time bound: never a panic, never a hang.
 
 use std::path::{Path, PathBuf};
@@ -94,8 +94,7 @@ fn left_behind(r: &Run, code: i32) -> Value {
     let reason = result["reason"].as_str().unwrap_or_default();
     assert!(!reason.trim().is_empty(), "no reason: {result}");
     let out = r.out.as_ref().unwrap();
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("session.json")).unwrap()).unwrap();
+    let session: Value = crate::support::runner::session_of(out);
     assert!(session.is_object(), "{session}");
     result
 }

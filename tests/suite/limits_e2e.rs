@@ -48,10 +48,7 @@ fn ten_thousand_calls_end_at_the_time_limit_with_only_the_cap_run() {
         "{started_calls} calls started"
     );
     // Every call got a result (the API needs one per call), the rest say why they did not run.
-    let session: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap(),
-    )
-    .unwrap();
+    let session = crate::support::runner::session_of(&tmp.path().join("out"));
     let results: Vec<&serde_json::Value> = session["history"]
         .as_array()
         .unwrap()

@@ -52,6 +52,7 @@ mod sandbox;
 mod schedule;
 mod schemas;
 mod secrets_e2e;
+mod session_log_e2e;
 mod session_resume;
 mod skills;
 mod start_failures_e2e;

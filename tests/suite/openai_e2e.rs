@@ -134,7 +134,7 @@ async fn a_multi_turn_tool_run_over_real_sse() {
     // The key reached the server and nothing else.
     let all = std::fs::read_to_string(tmp.path().join("out/events.jsonl")).unwrap()
         + &std::fs::read_to_string(tmp.path().join("out/result.json")).unwrap()
-        + &std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap()
+        + &std::fs::read_to_string(tmp.path().join("out/session.jsonl")).unwrap()
         + &r.stderr;
     assert!(!all.contains("sk-test-KEY"), "the key leaked");
 }

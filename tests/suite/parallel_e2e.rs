@@ -127,7 +127,7 @@ fn parallel_jobs_with_out_each_get_a_folder_and_a_combined_report() {
             .collect();
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{folder}: {seqs:?}");
         assert_eq!(events.matches("\"run.completed\"").count(), 1, "{folder}");
-        assert!(dir.join("session.json").is_file() && dir.join("junit.xml").is_file());
+        assert!(dir.join("session.jsonl").is_file() && dir.join("junit.xml").is_file());
     }
     let top = super::junit_shape::assert_junit_10(
         &std::fs::read_to_string(out.join("junit.xml")).unwrap(),

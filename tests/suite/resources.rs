@@ -88,8 +88,7 @@ fn bash_outputs(r: &Run) -> Vec<String> {
 
 /// The tool results as the session recorded them (what the model saw).
 fn session_tool_results(r: &Run) -> Vec<String> {
-    let path = r.out.as_ref().unwrap().join("session.json");
-    let session: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let session = crate::support::runner::session_of(r.out.as_ref().unwrap());
     let mut out = Vec::new();
     collect_tool_results(&session, &mut out);
     out

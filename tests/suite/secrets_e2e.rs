@@ -321,6 +321,6 @@ async fn no_spelling_of_a_secret_leaves_by_fetch() {
         assert_absent(secret, what, &d.to_string());
     }
     // The model was told why.
-    let session = std::fs::read_to_string(tmp.path().join("out/session.json")).unwrap();
+    let session = std::fs::read_to_string(tmp.path().join("out/session.jsonl")).unwrap();
     assert!(session.contains("nothing secret may leave"), "{session}");
 }

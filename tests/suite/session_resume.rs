@@ -1,4 +1,4 @@
-//! Sessions: session.json after every step; `--resume` continues a run — also one killed
+//! Sessions: session.jsonl appended at every step; `--resume` continues a run — also one killed
 //! with SIGKILL — without losing a turn or running one twice.
 
 use std::path::Path;
@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::runner::{cn_run, run, run_folder, write_files};
+use crate::support::runner::{cn_run, run, run_folder, session_of, write_files};
 
 const JOB: &str = "version: 1\nname: resumable\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: count\npermissions: {allow: ['Bash(echo *)']}\n";
 const SCRIPT: &str = "turns:
@@ -19,8 +19,8 @@ const SCRIPT: &str = "turns:
 
 fn session(dir: &Path) -> (std::path::PathBuf, Value) {
     let run_dir = run_folder(dir);
-    let text = std::fs::read_to_string(run_dir.join("session.json")).unwrap();
-    (run_dir, serde_json::from_str(&text).unwrap())
+    let s = session_of(&run_dir);
+    (run_dir, s)
 }
 
 #[test]
@@ -181,7 +181,7 @@ fn an_interrupted_run_writes_its_result_and_session_and_exits_130() {
             .unwrap();
     assert_eq!(result["status"], "interrupted");
     assert_eq!(result["exit_code"], 130);
-    assert!(tmp.path().join("out/session.json").is_file());
+    assert!(tmp.path().join("out/session.jsonl").is_file());
     // The command the agent started did not outlive the run.
     let ps = std::process::Command::new("pgrep")
         .args(["-f", "^sleep 31$"])

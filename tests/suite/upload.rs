@@ -29,7 +29,7 @@ fn fast() -> UploadPolicy {
     }
 }
 
-/// A run folder with session.json (as if a bug had left secrets in it) and diff.patch.
+/// A run folder with session.jsonl (as if a bug had left secrets in it) and diff.patch.
 fn run_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     write_session(dir.path(), "running");
@@ -40,21 +40,39 @@ fn run_folder() -> tempfile::TempDir {
     dir
 }
 
+/// The session log: a meta line and a message on "running"; a `finished` line appended
+/// on "finished" (the log only grows, as a run's does).
 fn write_session(dir: &Path, state: &str) {
-    let session = serde_json::json!({
-        "session_id": "r-up",
-        "state": state,
-        "history": [{"role": "user", "content": format!("use {SECRET} and {TOKEN}")}],
-    });
-    let text = serde_json::to_string_pretty(&session).unwrap();
-    std::fs::write(dir.join("session.json"), text).unwrap();
+    let lines = match state {
+        "running" => vec![
+            serde_json::json!({"type": "meta", "schema_version": 2, "session_id": "r-up"}),
+            serde_json::json!({"type": "message", "message": {"role": "user", "content": format!("use {SECRET} and {TOKEN}")}}),
+        ],
+        _ => vec![serde_json::json!({"type": "finished", "status": "success"})],
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("session.jsonl"))
+        .unwrap();
+    for l in lines {
+        std::io::Write::write_all(&mut file, format!("{l}\n").as_bytes()).unwrap();
+    }
+}
+
+/// The lines of an uploaded session log.
+fn log_lines(r: &RecordedRequest) -> Vec<serde_json::Value> {
+    body_text(r)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// What the run gives the uploader: the files as they are on disk now.
 fn snapshot_of(dir: PathBuf) -> impl Fn() -> Option<UploadBody> + Send + Sync + 'static {
     move || {
         Some(UploadBody {
-            session: std::fs::read(dir.join("session.json")).ok()?,
+            session: std::fs::read(dir.join("session.jsonl")).ok()?,
             diff: std::fs::read(dir.join("diff.patch")).ok(),
         })
     }
@@ -122,15 +140,16 @@ async fn uploads_at_once_on_the_interval_and_at_the_end_with_secrets_masked() {
         assert_eq!(r.header("x-amz-server-side-encryption"), None);
     }
     for r in &sessions {
-        assert_eq!(r.header("content-type"), Some("application/json"));
-        assert_eq!(r.json()["session_id"], "r-up", "{}", body_text(r));
+        assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
+        assert_eq!(log_lines(r)[0]["session_id"], "r-up", "{}", body_text(r));
     }
     for r in &diffs {
         assert_eq!(r.header("content-type"), Some("text/plain"));
         assert!(body_text(r).contains(&format!("+API_KEY={MASK}")));
     }
-    assert_eq!(sessions.first().unwrap().json()["state"], "running");
-    assert_eq!(sessions.last().unwrap().json()["state"], "finished");
+    let last_type = |r: &&RecordedRequest| log_lines(r).last().unwrap()["type"].clone();
+    assert_eq!(last_type(sessions.first().unwrap()), "message");
+    assert_eq!(last_type(sessions.last().unwrap()), "finished");
 
     assert!(status.ok, "{status:?}");
     assert_eq!(status.uploads as usize, requests.len());
@@ -414,7 +433,8 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
             );
         }
         let last = String::from_utf8_lossy(&puts.last().unwrap().body).into_owned();
-        assert!(last.contains("\"state\": \"finished\""), "{last}");
+        let end: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+        assert_eq!(end["type"], "finished", "{last}");
         let status = &r.result()["upload"];
         assert_eq!(status["ok"], !failing, "{status}");
         let all = r.result().to_string()

@@ -131,3 +131,12 @@ pub fn git_init(dir: &Path) {
     git(&["add", "-A"]);
     git(&["commit", "-qm", "start", "--allow-empty"]);
 }
+
+/// The session a run folder holds (session.jsonl folded back, in the shape of the
+/// whole-file session.json of earlier versions: `history`, `state`, `in_flight`, …).
+pub fn session_of(run_dir: &Path) -> Value {
+    let path = run_dir.join("session.jsonl");
+    let s =
+        cn_run::session::Session::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::to_value(s).unwrap()
+}

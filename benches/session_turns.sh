@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# cn-run's own cost per turn as the history grows (issue 19 item 4): a 300-turn scripted run
+# whose history grows past 2 MB (each turn a Write of ~7.5 KB), on a model with a 1M-token
+# context window so nothing is compacted. The script provider answers at once and Write is
+# in-process, so the time between two `turn.started` events is cn-run's own work per turn:
+# the request built, the response handled, the tool run, the session log appended.
+# Reports the mean per turn over the first 30 and the last 30 turns, their ratio, and the
+# size of the history and of session.jsonl at the end. RUNS=3 runs by default.
+#   cargo build --release && benches/session_turns.sh
+#   BIN=path/to/other/cn-run benches/session_turns.sh       (e.g. an older build)
+set -euo pipefail
+BIN=$(realpath "${BIN:-$(dirname "$0")/../target/release/cn-run}")
+TURNS=${TURNS:-300}
+SIZE=${SIZE:-7500}
+RUNS=${RUNS:-3}
+dir=$(mktemp -d)
+[ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
+
+python3 - "$dir" "$TURNS" "$SIZE" <<'PY'
+import sys
+root, turns, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(f"{root}/s.yaml", "w") as f:
+    f.write("turns:\n")
+    for i in range(1, turns + 1):
+        body = (f"turn {i} " + "the quick brown fox jumps over the lazy dog " * (size // 44 + 1))[:size]
+        f.write(f"  - tool_calls: [{{name: Write, arguments: {{filepath: notes/f{i}.txt, content: \"{body}\"}}}}]\n")
+    f.write("  - text: done\n")
+with open(f"{root}/job.yaml", "w") as f:
+    f.write("version: 1\nname: long\nmodel: {provider: script, name: gpt-4.1, script: s.yaml, context_length: 1000000, max_tokens: 8192}\n"
+            f"prompt: write notes\npermissions: {{mode: auto}}\nlimits: {{max_turns: {turns + 5}}}\n")
+PY
+
+for run in $(seq "$RUNS"); do
+  rm -rf "$dir/ws" && mkdir -p "$dir/ws" && cp "$dir/job.yaml" "$dir/s.yaml" "$dir/ws/"
+  start=$(date +%s.%N)
+  (cd "$dir/ws" && "$BIN" job.yaml --out "$dir/ws/out" >/dev/null 2>"$dir/stderr") || { cat "$dir/stderr" >&2; exit 1; }
+  end=$(date +%s.%N)
+  python3 - "$dir/ws/out" "$TURNS" "$start" "$end" "$run" <<'PY'
+import json, os, sys, datetime
+out, turns, start, end, run = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+def ts(e):
+    return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
+started = {}
+for line in open(f"{out}/events.jsonl"):
+    e = json.loads(line)
+    if e["type"] == "turn.started":
+        started[e["turn"]] = ts(e)
+assert len(started) >= turns, f"only {len(started)} turns"
+w = 30
+first = (started[w + 1] - started[1]) / w * 1000
+last = (started[turns] - started[turns - w]) / w * 1000
+session = os.path.getsize(f"{out}/session.jsonl") if os.path.exists(f"{out}/session.jsonl") else os.path.getsize(f"{out}/session.json")
+result = json.load(open(f"{out}/result.json"))
+print(f"run {run}: {turns} turns in {end - start:.2f} s wall; per turn: first {w} {first:.2f} ms, last {w} {last:.2f} ms, "
+      f"ratio {last / first:.2f}; session file {session / 1e6:.2f} MB; status {result['status']}")
+PY
+done

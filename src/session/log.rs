@@ -1,0 +1,153 @@
+//! Appending to session.jsonl: one redacted line per item, written with one `write` call.
+//!
+//! The file is created once, whole (its first line written to a temporary file that is
+//! then renamed into place, where no file was), and from then on only appended to: at no
+//! moment is there no session file or a file without its first line. A process killed in
+//! the middle of an append leaves at most a torn last line, which the reader skips. No
+//! fsync: a killed process loses nothing the kernel has; a power cut may lose the last
+//! lines (syncing per item would cost more than the agent's own work per turn).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::item::Item;
+use crate::redact::Redactor;
+
+/// The open session log of a run.
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    file: File,
+    redactor: Redactor,
+}
+
+impl SessionLog {
+    /// A new log at `path` whose first lines are `first` (meta, and a snapshot on a resume of
+    /// an old session file). An existing file at `path` is an error: nothing is overwritten.
+    pub fn create(path: &Path, first: &[Item], redactor: &Redactor) -> io::Result<SessionLog> {
+        let mut text = String::new();
+        for item in first {
+            text.push_str(&line(item, redactor)?);
+        }
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(text.as_bytes())?;
+        let file = tmp.persist_noclobber(path).map_err(|e| e.error)?;
+        Self::opened(path, file, redactor)
+    }
+
+    /// The existing log at `path`, to continue it. A torn last line (a process killed while
+    /// writing it) is cut off first, so the next line starts on a line of its own.
+    pub fn append_to(path: &Path, redactor: &Redactor) -> io::Result<SessionLog> {
+        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
+        let len = file.metadata()?.len();
+        let keep = whole_lines_len(&mut file, len)?;
+        if keep < len {
+            file.set_len(keep)?;
+        }
+        Self::opened(path, file, redactor)
+    }
+
+    fn opened(path: &Path, mut file: File, redactor: &Redactor) -> io::Result<SessionLog> {
+        file.seek(SeekFrom::End(0))?;
+        Ok(SessionLog {
+            path: path.to_path_buf(),
+            file,
+            redactor: redactor.clone(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Append `item` as one line, in one write.
+    pub fn append(&mut self, item: &Item) -> io::Result<()> {
+        let text = line(item, &self.redactor)?;
+        self.file.write_all(text.as_bytes())
+    }
+
+    /// Append several items with one write.
+    pub fn append_all(&mut self, items: &[Item]) -> io::Result<()> {
+        let mut text = String::new();
+        for item in items {
+            text.push_str(&line(item, &self.redactor)?);
+        }
+        self.file.write_all(text.as_bytes())
+    }
+}
+
+/// `item` as a redacted JSON line (with its newline).
+fn line(item: &Item, redactor: &Redactor) -> io::Result<String> {
+    let json = serde_json::to_string(item).map_err(io::Error::other)?;
+    let mut out = redactor.redact(&json).into_owned();
+    out.push('\n');
+    Ok(out)
+}
+
+/// The length of the file up to and including its last newline (the tail is at most one line,
+/// so only the end of the file is read).
+fn whole_lines_len(file: &mut File, len: u64) -> io::Result<u64> {
+    let mut end = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Message;
+
+    fn msg(text: &str) -> Item {
+        Item::Message {
+            message: Message::user(text),
+        }
+    }
+
+    #[test]
+    fn create_refuses_to_replace_an_existing_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        std::fs::write(&path, "keep me\n").unwrap();
+        let r = Redactor::new(Vec::<&str>::new(), Vec::new(), &[]);
+        assert!(SessionLog::create(&path, &[msg("x")], &r).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn appending_after_a_torn_line_cuts_it_off_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.jsonl");
+        let r = Redactor::new(["sk-live-0000"], Vec::new(), &[]);
+        let mut log = SessionLog::create(&path, &[msg("a sk-live-0000")], &r).unwrap();
+        log.append(&msg("b")).unwrap();
+        drop(log);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("sk-live"), "{text}");
+        text.push_str("{\"type\":\"mess");
+        std::fs::write(&path, &text).unwrap();
+        let mut log = SessionLog::append_to(&path, &r).unwrap();
+        log.append(&msg("c")).unwrap();
+        let lines: Vec<String> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        for l in &lines {
+            serde_json::from_str::<Item>(l).unwrap();
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Reading session.jsonl back: the lines folded in order into a [`Session`].
+//!
+//! Only the history after the last snapshot is parsed (message lines before it are skipped
+//! by their prefix), so a resume after a compaction does not replay the whole run. A torn
+//! last line — a process killed while appending it — is left out and said in
+//! [`Session::notes`]; a bad line anywhere else is an error naming it.
+
+use std::path::Path;
+
+use super::item::{Item, Progress, SNAPSHOT_PREFIX};
+use super::{Session, SessionState};
+use crate::conversation::Message;
+
+const MESSAGE_PREFIX: &str = "{\"type\":\"message\"";
+const STARTED_PREFIX: &str = "{\"type\":\"tools_started\"";
+
+/// Whether `text` is a session log (its first line a meta item) rather than an old
+/// session.json.
+pub(super) fn is_log(text: &str) -> bool {
+    text.starts_with("{\"type\":\"meta\"")
+}
+
+/// The session folded from the log text of `path`.
+pub(super) fn fold(path: &Path, text: &str) -> Result<Session, String> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // After a last newline, `split` gives an empty tail: not a line.
+    let torn = match lines.pop() {
+        Some("") => None,
+        Some(tail) => Some(tail),
+        None => None,
+    };
+    let mut session = Session::default();
+    let start = lines
+        .iter()
+        .rposition(|l| l.starts_with(SNAPSHOT_PREFIX))
+        .unwrap_or(0);
+    for (i, line) in lines.iter().enumerate() {
+        let skipped =
+            i < start && (line.starts_with(MESSAGE_PREFIX) || line.starts_with(STARTED_PREFIX));
+        if skipped || line.is_empty() {
+            continue;
+        }
+        let item: Item = serde_json::from_str(line)
+            .map_err(|e| format!("{} line {}: not a session item: {e}", path.display(), i + 1))?;
+        if i == 0 && !matches!(item, Item::Meta { .. }) {
+            return Err(format!("{}: no meta item on line 1", path.display()));
+        }
+        apply(&mut session, item);
+    }
+    if let Some(tail) = torn {
+        match serde_json::from_str::<Item>(tail) {
+            Ok(item) => apply(&mut session, item),
+            Err(_) => session.notes.push(format!(
+                "{} line {}: the last line is incomplete ({} bytes; the run was killed while writing it) and is ignored",
+                path.display(),
+                lines.len() + 1,
+                tail.len()
+            )),
+        }
+    }
+    order_tool_results(&mut session.history);
+    session.recorded = session.history.len();
+    Ok(session)
+}
+
+fn apply(s: &mut Session, item: Item) {
+    match item {
+        Item::Meta {
+            schema_version,
+            session_id,
+            job,
+            workspace,
+            created_at,
+        } => {
+            s.schema_version = schema_version;
+            s.session_id = session_id;
+            s.job = job;
+            s.workspace = workspace;
+            s.updated_at.clone_from(&created_at);
+            s.created_at = created_at;
+        }
+        Item::Config { value } => s.config = Some(value),
+        Item::Message { message } => {
+            match &message {
+                Message::Assistant { .. } => s.in_flight.clear(),
+                Message::Tool { tool_call_id, .. } => s.in_flight.retain(|id| id != tool_call_id),
+                Message::User { .. } => {}
+            }
+            s.history.push(message);
+        }
+        Item::ToolsStarted { call_ids } => s.in_flight.extend(call_ids),
+        Item::Progress { at, progress } => {
+            s.updated_at = at;
+            set_progress(s, progress);
+        }
+        Item::Checkpoint { value } => s.checkpoints.push(value),
+        Item::Snapshot {
+            history,
+            in_flight,
+            progress,
+        } => {
+            s.history = history;
+            s.in_flight = in_flight;
+            set_progress(s, progress);
+        }
+        Item::Resumed { at } => {
+            s.updated_at = at;
+            s.state = SessionState::Running;
+            s.status = None;
+        }
+        Item::Finished {
+            at,
+            status,
+            checklist,
+            progress,
+        } => {
+            s.updated_at = at;
+            s.state = SessionState::Finished;
+            s.status = Some(status);
+            s.checklist = checklist;
+            s.in_flight.clear();
+            set_progress(s, progress);
+        }
+    }
+}
+
+fn set_progress(s: &mut Session, p: Progress) {
+    s.turns = p.turns;
+    s.usage = p.usage;
+    s.cost_usd = p.cost_usd;
+    s.last_seq = p.last_seq;
+}
+
+/// Tool results are logged as each call finishes; the history keeps them in the order of
+/// the calls. Each run of results after an assistant message is put back in that order.
+fn order_tool_results(history: &mut [Message]) {
+    let mut i = 0;
+    while i < history.len() {
+        let Message::Assistant { tool_calls, .. } = &history[i] else {
+            i += 1;
+            continue;
+        };
+        let order: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+        let end = history[i + 1..]
+            .iter()
+            .position(|m| !matches!(m, Message::Tool { .. }))
+            .map_or(history.len(), |p| i + 1 + p);
+        history[i + 1..end].sort_by_key(|m| match m {
+            Message::Tool { tool_call_id, .. } => order
+                .iter()
+                .position(|id| id == tool_call_id)
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        });
+        i = end.max(i + 1);
+    }
+}
