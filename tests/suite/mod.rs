@@ -41,6 +41,7 @@ mod properties;
 mod provider_anthropic;
 mod provider_openai;
 mod provider_script;
+mod read_limits_e2e;
 mod request_params_e2e;
 mod resources;
 mod resume_upload_e2e;
