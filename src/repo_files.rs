@@ -81,6 +81,33 @@ impl RepoFiles {
         }
     }
 
+    /// The paths of the files under the folder `rel` of a commit (recursively, relative to
+    /// the workspace, sorted); empty for the other sources, which have walks of their own.
+    pub fn paths_under(&self, rel: &str) -> Vec<String> {
+        let RepoFiles::Commit {
+            repo,
+            commit,
+            prefix,
+        } = self
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        walk_blobs(repo, commit, &prefix.join(rel), |_, path, _| {
+            out.push(format!("{rel}/{path}"));
+        });
+        out.sort();
+        out
+    }
+
+    /// The top of the repository a commit is read from.
+    pub fn repo_root(&self) -> Option<&Path> {
+        match self {
+            RepoFiles::Commit { repo, .. } => Some(repo),
+            _ => None,
+        }
+    }
+
     /// Every `*.md` file under the folder `rel` (recursively), as (relative path, text),
     /// sorted by path.
     pub fn markdown_under(&self, rel: &str) -> Vec<(String, String)> {
@@ -110,15 +137,37 @@ impl RepoFiles {
 
 fn tree_markdown(repo: &Path, commit: &str, dir: &Path, rel: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
+    walk_blobs(repo, commit, dir, |repo, path, entry| {
+        if path.ends_with(".md")
+            && let Some(text) = entry
+                .to_object(repo)
+                .ok()
+                .and_then(|o| o.peel_to_blob().ok())
+                .and_then(|b| String::from_utf8(b.content().to_vec()).ok())
+        {
+            out.push((format!("{rel}/{path}"), text));
+        }
+    });
+    out
+}
+
+/// Calls `visit` with every blob under `dir` of `commit` (its path relative to `dir`), read
+/// in-process by libgit2: no git program runs, so nothing the repository configures does.
+fn walk_blobs(
+    repo: &Path,
+    commit: &str,
+    dir: &Path,
+    mut visit: impl FnMut(&git2::Repository, &str, &git2::TreeEntry<'_>),
+) {
     let Ok(repo) = git2::Repository::open(repo) else {
-        return out;
+        return;
     };
     let Some(tree) = git2::Oid::from_str(commit)
         .ok()
         .and_then(|id| repo.find_commit(id).ok())
         .and_then(|c| c.tree().ok())
     else {
-        return out;
+        return;
     };
     let Some(sub) = tree
         .get_path(dir)
@@ -126,21 +175,13 @@ fn tree_markdown(repo: &Path, commit: &str, dir: &Path, rel: &str) -> Vec<(Strin
         .and_then(|e| e.to_object(&repo).ok())
         .and_then(|o| o.peel_to_tree().ok())
     else {
-        return out;
+        return;
     };
     let _ = sub.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
-        let name = entry.name().unwrap_or_default();
-        if name.ends_with(".md")
-            && entry.kind() == Some(git2::ObjectType::Blob)
-            && let Some(text) = entry
-                .to_object(&repo)
-                .ok()
-                .and_then(|o| o.peel_to_blob().ok())
-                .and_then(|b| String::from_utf8(b.content().to_vec()).ok())
-        {
-            out.push((format!("{rel}/{root}{name}"), text));
+        if entry.kind() == Some(git2::ObjectType::Blob) {
+            let name = entry.name().unwrap_or_default();
+            visit(&repo, &format!("{root}{name}"), entry);
         }
         git2::TreeWalkResult::Ok
     });
-    out
 }

@@ -11,7 +11,8 @@ use crate::mcp::{
     Transport,
 };
 use crate::permissions::Policy;
-use crate::skills::{SkillsTool, discover};
+use crate::repo_files::RepoFiles;
+use crate::skills::{SkillsTool, discover, discover_at_base};
 use crate::tools::ToolRegistry;
 
 /// `value` with every `${NAME}` replaced by that environment variable (which must be set).
@@ -120,24 +121,27 @@ pub(crate) fn report_mcp(statuses: &[ServerStatus], emitter: &Emitter) {
     }
 }
 
-/// Register the Skills tool when the workspace or the job has skills.
-/// Skills come from the workspace, which in untrusted mode is the pull request's tree: then
-/// none are offered (their names and descriptions would reach the model unmarked), and the
-/// warning says so.
+/// Register the Skills tool when the workspace or the job has skills. They are read where
+/// the run reads repository instructions: the workspace, or in untrusted mode the trusted
+/// base commit. Untrusted mode with no base commit offers none (the pull request's names and
+/// descriptions would reach the model unmarked), and the warning says so.
 pub(crate) fn register_skills(
     job: &Job,
     workspace: &Path,
     registry: &mut ToolRegistry,
     policy: &Policy,
-    untrusted: bool,
+    repo_files: &RepoFiles,
 ) -> Option<String> {
-    let skills = discover(workspace, &job.skills);
-    if untrusted {
-        return (!skills.is_empty()).then(|| {
-            "skills are off in untrusted mode: the workspace's skills come from the untrusted changes"
-                .to_owned()
-        });
-    }
+    let skills = match repo_files {
+        RepoFiles::Workdir(_) => discover(workspace, &job.skills),
+        RepoFiles::Commit { .. } => discover_at_base(repo_files, workspace, &job.skills),
+        RepoFiles::Nothing => {
+            return (!discover(workspace, &job.skills).is_empty()).then(|| {
+                "skills are off in untrusted mode without a base ref: the workspace's skills come from the untrusted changes"
+                    .to_owned()
+            });
+        }
+    };
     if skills.is_empty() || !policy.is_offered("Skills") {
         return None;
     }

@@ -167,7 +167,7 @@ pub(crate) async fn run_job(
         &workspace,
         &mut registry,
         &policy,
-        trust.untrusted,
+        &repo_files,
     ));
     let stop = StopSignal::new();
     stop.arm_timeout(crate::agent::budget::run_timeout(&job.limits).0);

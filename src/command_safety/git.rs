@@ -121,6 +121,11 @@ const CONFIG_WRITES: &[&str] = &[
 ];
 
 pub(crate) fn git(args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    // After `cd sub` (or `pushd sub`) git runs in `sub` as `git -C sub` would: it may be a
+    // nested repository the model made, whose `.git/config` git would obey.
+    if cx.cd_depth > 0 {
+        return cx.note(&GIT_LOCATION, "git after cd");
+    }
     let mut i = 0;
     while let Some(text) = args.get(i).map(|w| &*w.text) {
         if text == "-c" || text.starts_with("--exec-path") || text.starts_with("--config-env") {

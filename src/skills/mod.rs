@@ -3,10 +3,13 @@
 //!
 //! Only each skill's name and description go into the prompt (in the Skills tool's
 //! description); the model loads a skill's full text with the tool when a task calls for it.
-//! Skills are found in `.continue/skills/`, `.claude/skills/` and the job's `skills:` paths.
+//! Skills are found in `.continue/skills/`, `.claude/skills/` and the job's `skills:` paths;
+//! in untrusted mode those inside the repository are read from the trusted base commit.
 
+mod base;
 mod tool;
 
+pub use base::discover_at_base;
 pub use tool::SkillsTool;
 
 use std::collections::HashSet;
@@ -52,16 +55,22 @@ pub fn discover(workspace: &Path, extra_dirs: &[PathBuf]) -> Vec<Skill> {
         (workspace.join(".claude/skills"), false),
     ];
     roots.extend(extra_dirs.iter().map(|d| (workspace.join(d), true)));
+    let found = roots
+        .into_iter()
+        .flat_map(|(root, from_job)| skill_dirs(&root, from_job))
+        .filter_map(|dir| load(&dir));
+    first_of_each_name(found)
+}
+
+/// The skills in order, without those whose name an earlier one has (with a warning).
+fn first_of_each_name(found: impl IntoIterator<Item = Skill>) -> Vec<Skill> {
     let mut skills: Vec<Skill> = Vec::new();
     let mut names = HashSet::new();
-    for (root, from_job) in roots {
-        for dir in skill_dirs(&root, from_job) {
-            let Some(skill) = load(&dir) else { continue };
-            if names.insert(skill.name.clone()) {
-                skills.push(skill);
-            } else {
-                tracing::warn!(path = %dir.display(), "skill \"{}\" skipped: another skill has that name", skill.name);
-            }
+    for skill in found {
+        if names.insert(skill.name.clone()) {
+            skills.push(skill);
+        } else {
+            tracing::warn!(path = %skill.dir.display(), "skill \"{}\" skipped: another skill has that name", skill.name);
         }
     }
     skills
@@ -112,20 +121,23 @@ fn load(dir: &Path) -> Option<Skill> {
             return None;
         }
     };
-    let (front, body) = match parse(&text) {
-        Ok(parts) => parts,
-        Err(why) => {
-            skip(&why);
-            return None;
-        }
-    };
-    Some(Skill {
-        name: front.0,
-        description: front.1,
-        dir: dir.to_path_buf(),
+    let skill = parse(&text).map_err(|why| skip(&why)).ok()?;
+    Some(assemble(skill, dir.to_path_buf(), list_files(dir)))
+}
+
+/// A skill from its parsed SKILL.md, its folder and its other files.
+fn assemble(
+    ((name, description), body): ((String, String), String),
+    dir: PathBuf,
+    files: Vec<String>,
+) -> Skill {
+    Skill {
+        name,
+        description,
+        dir,
         body,
-        files: list_files(dir),
-    })
+        files,
+    }
 }
 
 /// Split SKILL.md into `(name, description)` and the body.

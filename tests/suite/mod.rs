@@ -42,6 +42,7 @@ mod properties;
 mod provider_anthropic;
 mod provider_openai;
 mod provider_script;
+mod read_limits_e2e;
 mod report_e2e;
 mod request_params_e2e;
 mod resources;

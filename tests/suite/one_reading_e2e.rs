@@ -130,3 +130,59 @@ fn check_command_says_whether_builds_run_contained() {
     assert!(bare.stdout.contains("build.uncontained"), "{bare:#?}");
     assert!(bare.stderr.contains("not contained"), "{bare:#?}");
 }
+
+/// A nested repository the model unpacked (`sub/`), whose config names programs for git to
+/// run (an fsmonitor, an external diff) that write a marker outside the workspace.
+fn plant_nested_repo(ws: &Path, outside: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let sub = ws.join("sub");
+    write_files(&sub, &[("a.txt", "one\n")]);
+    crate::support::runner::git(&sub, &["init", "-q"]);
+    crate::support::runner::git(&sub, &["add", "a.txt"]);
+    crate::support::runner::git(&sub, &["commit", "-qm", "one"]);
+    let trap = sub.join(".git/trap.sh");
+    let body = format!("#!/bin/sh\necho ran >> {}\n", outside.join("ran").display());
+    std::fs::write(&trap, body).unwrap();
+    std::fs::set_permissions(&trap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let trap = trap.to_str().unwrap();
+    crate::support::runner::git(&sub, &["config", "core.fsmonitor", trap]);
+    crate::support::runner::git(&sub, &["config", "diff.external", trap]);
+    std::fs::write(sub.join("a.txt"), "two\n").unwrap();
+}
+
+#[test]
+fn git_after_cd_into_a_nested_repository_runs_none_of_its_programs() {
+    let (_tmp, ws, outside) = setup();
+    plant_nested_repo(&ws, &outside);
+    let commands = [
+        "cd sub && git status",
+        "cd sub; git diff",
+        "pushd sub && git status --short",
+        "(cd sub && git diff)",
+        "cd sub\ngit status",
+        "cd ./sub && ls && git status --porcelain",
+        "sh -c 'cd sub && git diff'",
+        "cd sub && env git status",
+        "touch ../outside/control",
+    ];
+    let r = scripted(
+        &ws,
+        &commands,
+        &["--allow", "Bash(touch ../outside/control)"],
+    );
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(outside.join("control").exists(), "the control ran: {r:#?}");
+    assert!(
+        !outside.join("ran").exists(),
+        "a program from sub/.git/config ran: {r:#?}"
+    );
+
+    // The trap is live: with git allowed by a rule, the same command runs it.
+    let allow = ["--allow", "Bash(cd *)", "--allow", "Bash(git *)"];
+    let r = scripted(&ws, &["cd sub && git status"], &allow);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        outside.join("ran").exists(),
+        "the planted fsmonitor is not live: {r:#?}"
+    );
+}

@@ -41,7 +41,7 @@ fn peak_rss_kb(pid: u32) -> Option<u64> {
 
 /// Runs the binary, sampling its peak memory until it exits. Returns the run and the
 /// highest `VmHWM` seen (`None` where /proc is not available).
-fn run_measured(dir: &Path, job: &Path) -> (Run, Option<u64>, Duration) {
+pub(crate) fn run_measured(dir: &Path, job: &Path) -> (Run, Option<u64>, Duration) {
     let out = dir.join("out");
     let (stdout, stderr) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
     let mut cmd = cn_run(dir);

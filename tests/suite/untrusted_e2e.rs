@@ -225,3 +225,100 @@ fn untrusted_mode_offers_no_skills_from_the_pull_request() {
         assert_eq!(warned, untrusted);
     }
 }
+
+/// With a base ref, untrusted mode offers the skills of the base commit: a skill the pull
+/// request adds, changes or leaves untracked never reaches the provider (not in the Skills
+/// tool's description, not in what a call loads), while the base's skills are offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn untrusted_mode_reads_skills_from_the_base_commit() {
+    let skill = |name: &str, text: &str| {
+        format!("---\nname: {name}\ndescription: {text}-DESC\n---\n{text}-BODY\n")
+    };
+    let server = MockServer::start(vec![
+        call("s1", "Skills", json!({"skill_name": "style"})),
+        call("s2", "Skills", json!({"skill_name": "evil"})),
+        call("s3", "Skills", json!({"skill_name": "lint"})),
+        Reply::sse(200, openai::answer("done")),
+    ])
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let base_files = [
+        (
+            ".continue/skills/review/SKILL.md",
+            skill("review", "BASE-REVIEW"),
+        ),
+        (
+            ".continue/skills/style/SKILL.md",
+            skill("style", "BASE-STYLE"),
+        ),
+        (
+            ".continue/skills/style/guide.txt",
+            "base guide\n".to_owned(),
+        ),
+        ("tools/skills/lint/SKILL.md", skill("lint", "BASE-LINT")),
+    ];
+    let base_refs: Vec<(&str, &str)> = base_files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    write_files(&repo, &base_refs);
+    git_init(&repo);
+    let base = git(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
+    // The pull request changes two skills, adds one, and leaves one untracked.
+    let pr_files = [
+        (
+            ".continue/skills/style/SKILL.md",
+            skill("style", "PR-CHANGED"),
+        ),
+        (".continue/skills/evil/SKILL.md", skill("evil", "PR-ADDED")),
+        ("tools/skills/lint/SKILL.md", skill("lint", "PR-LINT")),
+        (".continue/skills/style/extra.txt", "PR-FILE\n".to_owned()),
+    ];
+    let pr_refs: Vec<(&str, &str)> = pr_files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    write_files(&repo, &pr_refs);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "pr"]);
+    let untracked = skill("sneaky", "PR-UNTRACKED");
+    write_files(&repo, &[(".claude/skills/sneaky/SKILL.md", &untracked)]);
+    let job = format!(
+        "version: 1\nmodel: {{provider: openai, name: gpt-4o, api_base: {}/v1}}\nprompt: review\nskills: [repo/tools/skills]\n",
+        server.url()
+    );
+    std::fs::write(tmp.path().join("job.yaml"), job).unwrap();
+    let (dir, job_path) = (repo.clone(), tmp.path().join("job.yaml"));
+    let r = tokio::task::spawn_blocking(move || {
+        let mut cmd = cn_run(&dir);
+        cmd.arg(&job_path)
+            .args(["--untrusted", "--base-ref", &base]);
+        run(cmd, Some(&dir.join(".out")))
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{r:#?}");
+    let requests: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|q| q.json().to_string())
+        .collect();
+    assert_eq!(requests.len(), 4, "{r:#?}");
+    for (i, body) in requests.iter().enumerate() {
+        for pr in [
+            "PR-CHANGED",
+            "PR-ADDED",
+            "PR-LINT",
+            "PR-UNTRACKED",
+            "PR-FILE",
+        ] {
+            assert!(!body.contains(pr), "request {i} holds {pr}: {body}");
+        }
+    }
+    for base in ["BASE-REVIEW-DESC", "BASE-STYLE-DESC", "BASE-LINT-DESC"] {
+        assert!(
+            requests[0].contains(base),
+            "{base} not offered: {}",
+            requests[0]
+        );
+    }
+    assert!(requests[1].contains("BASE-STYLE-BODY"), "{}", requests[1]);
+    assert!(requests[1].contains("guide.txt"), "{}", requests[1]);
+    assert!(requests[2].contains("no skill named"), "{}", requests[2]);
+    assert!(requests[3].contains("BASE-LINT-BODY"), "{}", requests[3]);
+}
