@@ -10,6 +10,7 @@ mod ci_outputs;
 mod claude_shape;
 mod command_safety;
 mod compaction_e2e;
+mod compaction_text_tools_e2e;
 mod conformance;
 mod containment_e2e;
 mod containment_leaks_e2e;
