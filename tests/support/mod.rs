@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 pub mod http;
 pub mod model;
+pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;
