@@ -31,6 +31,7 @@ mod mcp_egress_e2e;
 mod mcp_env_e2e;
 mod mcp_policy_e2e;
 mod mcp_reference;
+mod module_graph;
 mod one_reading_e2e;
 mod openai_e2e;
 mod parallel_e2e;
