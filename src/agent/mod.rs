@@ -7,6 +7,7 @@
 pub mod budget;
 mod dispatch;
 mod hooks;
+mod request;
 mod rule_trigger;
 mod stop;
 mod stop_reason;
@@ -31,7 +32,7 @@ use crate::events::{Emitter, Event};
 use crate::exit_code::Limit;
 use crate::job::OnAsk;
 use crate::permissions::Policy;
-use crate::provider::{ChatRequest, ModelClient, Notice, ProviderError, RetryPolicy, complete};
+use crate::provider::{ModelClient, Notice, ProviderError, RetryPolicy, complete};
 use crate::redact::Redactor;
 use crate::tools::{Control, ToolRegistry, ToolShared};
 
@@ -311,22 +312,7 @@ impl Agent<'_> {
         turn: u32,
         state: &RunState,
     ) -> Result<crate::provider::AssistantTurn, ProviderError> {
-        let mut request = ChatRequest {
-            model: self.config.model.clone(),
-            system: self.system.render(),
-            messages: state.history.clone(),
-            tools: self.tools.specs(),
-            max_tokens: self.config.max_tokens,
-            temperature: self.config.temperature,
-        };
-        if self.config.text_tools {
-            request.system.push_str("\n\n");
-            request
-                .system
-                .push_str(&text_tools::instructions(&request.tools));
-            request.tools.clear();
-            request.messages = text_tools::to_text_history(&request.messages);
-        }
+        let request = self.build_request(state.history.clone());
         let emitter = self.emitter;
         let redactor = self.redactor;
         let hooks = self.hooks;

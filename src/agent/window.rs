@@ -2,12 +2,14 @@
 //! (the model summarises the history, the summary replaces it) when a request would pass
 //! the threshold, force it when a request would not fit at all, prune the oldest messages
 //! when even that is not enough, and retry once after a provider's context-length error.
+//! Tokens are counted over the system prompt and tools as the request sends them, and the
+//! summary request is built by the same builder as every turn (`request.rs`).
 
 use crate::context::compaction::{self, AutoContinue};
 use crate::context::tokens::TokenCounter;
 use crate::conversation::Message;
 use crate::events::Event;
-use crate::provider::{ChatRequest, ProviderError, complete};
+use crate::provider::{ProviderError, complete};
 
 use super::{Agent, Outcome, RunState};
 
@@ -51,8 +53,7 @@ pub(super) enum Need {
 impl Agent<'_> {
     /// Tokens of the next request with the current history.
     fn request_tokens(&mut self, state: &RunState) -> u64 {
-        let system = self.system.render();
-        let tools = self.tools.specs();
+        let (system, tools) = self.request_frame();
         let Some(w) = self.window.as_mut() else {
             return 0;
         };
@@ -98,8 +99,7 @@ impl Agent<'_> {
         if self.need(state) != Need::Overflow {
             return Ok(());
         }
-        let system = self.system.render();
-        let tools = self.tools.specs();
+        let (system, tools) = self.request_frame();
         if let Some(w) = self.window.as_mut() {
             let (max, ctx) = (w.max_tokens, w.context_length);
             let counter = &mut w.counter;
@@ -120,8 +120,7 @@ impl Agent<'_> {
     /// Ask the model for a summary and replace the history with the task and the summary.
     /// A failed summary keeps the history (the run goes on, as in Continue).
     pub(super) async fn compact(&mut self, turn: u32, state: &mut RunState) -> Result<(), Outcome> {
-        let system = self.system.render();
-        let tools = self.tools.specs();
+        let (system, tools) = self.request_frame();
         let Some(w) = self.window.as_mut() else {
             return Ok(());
         };
@@ -137,14 +136,7 @@ impl Agent<'_> {
         if let Some(outcome) = self.stopped() {
             return Err(outcome);
         }
-        let request = ChatRequest {
-            model: self.config.model.clone(),
-            system,
-            messages,
-            tools,
-            max_tokens: self.config.max_tokens,
-            temperature: self.config.temperature,
-        };
+        let request = self.build_request(messages);
         let response = complete(
             self.client,
             &request,

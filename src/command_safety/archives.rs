@@ -2,11 +2,11 @@
 //! fine (the archive file is judged as a write), extracting can overwrite anything and needs
 //! permission, and options that run programs (`tar -I`, `--to-command`, `zip -TT`) need it too.
 
+use super::args::first_positional;
 use super::catalog::*;
-use super::rules::first_positional;
-use super::simple::check_write;
+use super::cx::Cx;
+use super::cx::check_write;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// `tar`: listing and creating are fine (the archive is judged as a write); extracting can
 /// overwrite anything; some options run programs.

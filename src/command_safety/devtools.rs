@@ -3,11 +3,11 @@
 //! Installing packages, publishing and running arbitrary programs need permission. The
 //! JavaScript package managers are in `node_tools`, git in `git`.
 
+use super::args::{assignment, is_dangerous_var};
+use super::args::{first_positional, positionals};
 use super::catalog::*;
-use super::rules::{first_positional, positionals};
-use super::simple::{assignment, is_dangerous_var};
+use super::cx::Cx;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// Script and target names that build, test, lint, type-check or format.
 const SAFE_SCRIPTS: &[&str] = &[

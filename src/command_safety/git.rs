@@ -2,11 +2,11 @@
 //! (commits, branches, config, the work tree) or reach a remote need permission, and so do the
 //! global options that make git run arbitrary commands (`-c`, `--exec-path`).
 
+use super::args::positionals;
 use super::catalog::*;
-use super::rules::positionals;
-use super::simple::check_write;
+use super::cx::Cx;
+use super::cx::check_write;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// Sub-commands that never change the repository.
 const READ_ONLY: &[&str] = &[

@@ -3,12 +3,12 @@
 //! the command after them (`env`, `nice`, `timeout`, `xargs`, …), and the shell builtins that
 //! change the environment or reveal it (`export`, `unset`, `set`, `printenv`, `history`, `trap`).
 
+use super::args::first_positional;
+use super::args::{assignment, is_dangerous_var};
 use super::catalog::*;
+use super::cx::Cx;
 use super::devtools;
-use super::rules::first_positional;
-use super::simple::{assignment, is_dangerous_var};
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// Options that make an interpreter run the next argument as code.
 const INLINE_FLAGS: &[&str] = &[
@@ -251,7 +251,7 @@ pub(crate) fn export(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 pub(crate) fn unset(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    match args.iter().find(|w| super::simple::controls_code(&w.text)) {
+    match args.iter().find(|w| super::args::controls_code(&w.text)) {
         Some(var) => cx.note(&ENV_DANGEROUS, &var.text),
         None => cx.note(&SAFE_SHELL, "unset"),
     }

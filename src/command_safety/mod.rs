@@ -12,9 +12,11 @@
 //! format-check commands a CI agent must run are safe. Pure: no IO.
 
 mod archives;
+mod args;
 mod brackets;
 mod catalog;
 mod chars;
+mod cx;
 mod destructive;
 mod devtools;
 mod finding;

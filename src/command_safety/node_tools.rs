@@ -3,11 +3,11 @@
 //! downloaded packages, publishing and other scripts (`preinstall`, `deploy`, `start`) need
 //! permission.
 
+use super::args::first_positional;
 use super::catalog::*;
+use super::cx::Cx;
 use super::devtools::{is_safe_script, split_sub};
-use super::rules::first_positional;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 fn script(tool: &str, name: Option<&str>, cx: &mut Cx<'_>) {
     match name {

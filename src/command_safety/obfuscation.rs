@@ -3,8 +3,8 @@
 //! a dangerous command gets past review, so each of these needs permission.
 
 use super::catalog;
+use super::cx::Cx;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// Whether the raw text holds `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
 pub(crate) fn has_hex_escapes(text: &str) -> bool {

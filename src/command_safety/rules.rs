@@ -5,6 +5,7 @@
 
 use super::archives;
 use super::catalog::*;
+use super::cx::Cx;
 use super::destructive;
 use super::devtools;
 use super::git;
@@ -14,7 +15,6 @@ use super::obfuscation;
 use super::sed;
 use super::text_tools;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// How a program is judged.
 #[derive(Debug, Clone, Copy)]
@@ -749,42 +749,6 @@ fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         Pager => text_tools::pager(args),
     };
     cx.note(rule, name);
-}
-
-/// Index of the first positional argument: options are skipped (with the values of those in
-/// `with_value`), and `--` ends them.
-pub(crate) fn first_positional(args: &[&Word<'_>], with_value: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(word) = args.get(i) {
-        let text = &*word.text;
-        if text == "--" {
-            return i + 1;
-        }
-        if text.len() < 2 || !text.starts_with('-') {
-            return i;
-        }
-        i += if with_value.contains(&text) { 2 } else { 1 };
-    }
-    args.len()
-}
-
-/// All positional arguments, in order (see [`first_positional`]).
-pub(crate) fn positionals<'w>(args: &'w [&Word<'_>], with_value: &'w [&str]) -> Vec<&'w str> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut options_done = false;
-    while let Some(word) = args.get(i) {
-        let text = &*word.text;
-        i += 1;
-        if options_done || text.len() < 2 || !text.starts_with('-') {
-            out.push(text);
-        } else if text == "--" {
-            options_done = true;
-        } else if with_value.contains(&text) {
-            i += 1;
-        }
-    }
-    out
 }
 
 #[cfg(test)]

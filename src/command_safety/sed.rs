@@ -4,8 +4,8 @@
 //! does a script file, which cannot be checked.
 
 use super::catalog::*;
+use super::cx::Cx;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 pub(crate) fn sed(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     // GNU sed takes options anywhere, so every argument is looked at.

@@ -3,85 +3,16 @@
 //! words, a program name hidden in a variable (evaluated both as if the variable were empty and as
 //! if it named a destructive program), and finally the program's own rule.
 
+use super::args::{assignment, is_dangerous_var};
 use super::catalog;
+use super::cx::{Cx, check_write};
 use super::destructive;
-use super::paths::{self, WriteTarget};
+use super::paths;
 use super::rules;
 use super::secrets;
 use super::tokenize::{
     ANSI_C, EXPANDS, INVISIBLE, LITERAL, MULTILINE, QUOTED, Redir, RedirKind, SECRET_VAR, Word,
 };
-use super::walk::Cx;
-
-/// Variables that cannot change which code runs: setting them needs no permission. Every other
-/// variable does (`GIT_EXTERNAL_DIFF`, `MAKEFLAGS`, `CC`, `LESSOPEN`, `npm_config_*`, …): the
-/// class of variables that run programs or load plugins is open-ended, so it is default-deny.
-const HARMLESS_VARS: &[&str] = &[
-    "CARGO_INCREMENTAL",
-    "CARGO_TERM_COLOR",
-    "CARGO_TERM_VERBOSE",
-    "CGO_ENABLED",
-    "CI",
-    "CLICOLOR",
-    "CLICOLOR_FORCE",
-    "COLORTERM",
-    "COLUMNS",
-    "DEBIAN_FRONTEND",
-    "FORCE_COLOR",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_NAME",
-    "GIT_TERMINAL_PROMPT",
-    "GOARCH",
-    "GOOS",
-    "LANG",
-    "LANGUAGE",
-    "LINES",
-    "LOG_LEVEL",
-    "NODE_ENV",
-    "NO_COLOR",
-    "PYTHONDONTWRITEBYTECODE",
-    "PYTHONHASHSEED",
-    "PYTHONUNBUFFERED",
-    "PY_COLORS",
-    "RUST_BACKTRACE",
-    "RUST_LIB_BACKTRACE",
-    "RUST_LOG",
-    "RUST_TEST_THREADS",
-    "TERM",
-    "TZ",
-    "VERBOSE",
-];
-
-/// Variables that decide which code runs; setting or unsetting them needs permission.
-const DANGEROUS_VARS: &[&str] = &[
-    "BASH_ENV",
-    "CDPATH",
-    "ENV",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_EXEC_PATH",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "HISTFILE",
-    "HOME",
-    "IFS",
-    "LD_AUDIT",
-    "LD_LIBRARY_PATH",
-    "LD_PRELOAD",
-    "NODE_OPTIONS",
-    "PATH",
-    "PERL5LIB",
-    "PERL5OPT",
-    "PROMPT_COMMAND",
-    "PS4",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "RUBYOPT",
-    "RUSTC_WRAPPER",
-    "SHELL",
-    "SHELLOPTS",
-];
 
 /// How many `$'…'` words per command are also evaluated as the start of a command.
 const MAX_DECODED: usize = 4;
@@ -94,29 +25,6 @@ const PREFIX_KEYWORDS: &[&str] = &[
 
 /// Words after which the rest of the command is data (loop lists, case subjects).
 const DATA_KEYWORDS: &[&str] = &["case", "for", "in", "select"];
-
-/// Setting this variable needs permission: it is not on the harmless list.
-pub(crate) fn is_dangerous_var(name: &str) -> bool {
-    !(HARMLESS_VARS.contains(&name) || name.starts_with("LC_"))
-}
-
-/// Unsetting this variable changes which code runs.
-pub(crate) fn controls_code(name: &str) -> bool {
-    DANGEROUS_VARS.contains(&name) || name.starts_with("DYLD_")
-}
-
-/// The variable name of a `NAME=value` (or `NAME+=value`) word.
-pub(crate) fn assignment<'w>(word: &'w Word<'_>) -> Option<&'w str> {
-    let eq = word.text.find('=')?;
-    let name = word.text[..eq]
-        .strip_suffix('+')
-        .unwrap_or(&word.text[..eq]);
-    let valid = !name.is_empty()
-        && eq < word.plain_len
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-    valid.then_some(name)
-}
 
 /// Evaluates a simple command with its redirections.
 pub(crate) fn evaluate<'w>(
@@ -175,20 +83,6 @@ fn check_redirect(redir: &Redir<'_>, secret_var: &str, cx: &mut Cx<'_>) {
     }
     if redir.kind == RedirKind::Write {
         check_write(&target.text, cx);
-    }
-}
-
-/// Judges a file the command writes (a redirection, `tee FILE`, `sort -o FILE`).
-pub(crate) fn check_write(path: &str, cx: &mut Cx<'_>) {
-    let path = paths::without_expansions(path);
-    match paths::write_target(&path) {
-        WriteTarget::Workspace if cx.context().read_only => {
-            cx.note(&catalog::READONLY_WRITE, &path)
-        }
-        WriteTarget::Workspace | WriteTarget::Harmless => {}
-        WriteTarget::GitInternals => cx.note(&catalog::WRITE_GIT, &path),
-        WriteTarget::Device => cx.note(&catalog::DEVICE_WRITE, &path),
-        WriteTarget::Outside => cx.note(&catalog::WRITE_OUTSIDE, &path),
     }
 }
 

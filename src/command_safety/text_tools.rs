@@ -3,12 +3,12 @@
 //! `jq`/`yq` (`env`, `-i`), `rg --pre`, `tee`, `cd`, `mkdir`/`touch`, `date -s`. `sed` and the
 //! archivers have files of their own.
 
+use super::args::{first_positional, positionals};
 use super::catalog::*;
+use super::cx::Cx;
+use super::cx::check_write;
 use super::paths;
-use super::rules::{first_positional, positionals};
-use super::simple::check_write;
 use super::tokenize::Word;
-use super::walk::Cx;
 
 /// `cd DIR`: fine inside the workspace; leaving it (or going home) needs permission. Earlier
 /// `cd`s in the same command count: `cd web && npm test && cd ..` stays inside.

@@ -4,7 +4,8 @@
 //! shared state through the rules.
 
 use super::Level;
-use super::catalog::{self, Rule};
+use super::catalog;
+use super::cx::Cx;
 use super::finding::Acc;
 use super::obfuscation;
 use super::simple;
@@ -15,39 +16,7 @@ const MAX_DEPTH: u8 = 8;
 /// How deep commands run by commands (`env nice xargs …`) are followed.
 const MAX_NESTING: u8 = 16;
 
-/// Evaluation context handed to every rule.
-pub(crate) struct Cx<'s> {
-    acc: &'s mut Acc,
-    depth: u8,
-    nesting: u8,
-    /// The command reads the output of a pipe.
-    pub(crate) after_pipe: bool,
-    /// Text fed to the command's standard input by a here-document or here-string.
-    pub(crate) stdin: Option<&'s str>,
-    /// How many directories below the workspace root earlier `cd`s of this text have gone.
-    pub(crate) cd_depth: i32,
-    /// The command is part of a pipeline or runs in the background, so its `cd` does not last.
-    pub(crate) detached: bool,
-    /// `cd_depth` at each open `(` (a subshell's `cd` does not outlast it).
-    subshells: [i32; 4],
-    open_subshells: usize,
-}
-
-impl<'s> Cx<'s> {
-    pub(crate) fn note(&mut self, rule: &'static Rule, subject: &str) {
-        self.acc.note(rule, subject);
-    }
-
-    /// Where the command runs.
-    pub(crate) fn context(&self) -> super::Context {
-        self.acc.context
-    }
-
-    /// Notes a finding whose subject is a tool and its sub-command (`cargo test`).
-    pub(crate) fn note_sub(&mut self, rule: &'static Rule, tool: &str, sub: &str) {
-        self.acc.note_parts(rule, &[tool, sub]);
-    }
-
+impl Cx<'_> {
     /// Evaluates `words` as a command run by the current one (`env X`, `xargs X`, `find -exec X`).
     pub(crate) fn command(&mut self, words: &[&Word<'_>], after_pipe: bool) {
         if self.nesting >= MAX_NESTING {

@@ -9,10 +9,31 @@ use super::file::JobFile;
 use super::suggest::closest;
 use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec, parse_rule_pattern};
 
+/// The name of every tool a run can offer: the built-in ones (both Edit and MultiEdit,
+/// whichever the model gets) and Subagent. Skills and MCP tools are named by their own
+/// modules. Written here, not asked of `tools`, so job validation (a leaf) does not depend on
+/// the tool bodies; a test in `tools::registry` keeps the two lists equal.
+pub(crate) const BUILTIN_TOOLS: &[&str] = &[
+    "Read",
+    "Write",
+    "List",
+    "Bash",
+    "Fetch",
+    "Checklist",
+    "CheckBackgroundJob",
+    "Search",
+    "ReportFailure",
+    "UploadArtifact",
+    "Edit",
+    "MultiEdit",
+    "Exit",
+    "Subagent",
+];
+
 /// Every tool name a rule may name exactly: the tools cn-run offers, and the names
 /// Continue's default rule tables use (so a rule written for `cn` stays valid).
 static KNOWN: LazyLock<Vec<String>> = LazyLock::new(|| {
-    let mut names = crate::tools::builtin_tool_names();
+    let mut names: Vec<String> = BUILTIN_TOOLS.iter().map(|&n| n.to_owned()).collect();
     let modes = [Mode::Headless, Mode::Normal, Mode::Plan, Mode::Auto];
     for rule in modes
         .into_iter()

@@ -9,46 +9,8 @@ use serde_json::{Value, json};
 use super::compound::{self, Uncovered};
 use super::explain::{self, argument_hint, origin, suggest_allow_rule};
 use super::paths::Workspace;
-use super::policy::Rule;
-use super::types::{Decision, Mode, Permission, Source, Tighten};
-use crate::command_safety::{Level, Reading, Verdict};
-
-/// A dynamic check's objection to a call (from the evaluator or the tool itself).
-#[derive(Debug, Clone)]
-pub(crate) struct Check {
-    pub(crate) permission: Permission,
-    pub(crate) rule: String,
-    pub(crate) reason: String,
-    pub(crate) source: Source,
-}
-
-impl Check {
-    /// The evaluator's verdict; a command it proves safe raises no objection.
-    pub(crate) fn from_verdict(verdict: Verdict) -> Option<Check> {
-        let permission = match verdict.level {
-            Level::AllowedWithoutPermission => return None,
-            Level::AllowedWithPermission => Permission::Ask,
-            Level::Disabled => Permission::Exclude,
-        };
-        let (rule, reason) = (verdict.rule.to_owned(), verdict.reason);
-        Some(Check {
-            permission,
-            rule,
-            reason,
-            source: Source::Evaluator,
-        })
-    }
-
-    /// A tool's tightening; `Allow` tightens nothing.
-    pub(crate) fn from_tighten(tighten: Tighten) -> Option<Check> {
-        (tighten.permission != Permission::Allow).then(|| Check {
-            permission: tighten.permission,
-            rule: tighten.rule.to_owned(),
-            reason: tighten.reason,
-            source: Source::Tool,
-        })
-    }
-}
+use super::types::{Check, Decision, Mode, Permission, Rule, Source};
+use crate::command_safety::Reading;
 
 /// The call being decided and the policy context it is decided in.
 pub(crate) struct Call<'a> {

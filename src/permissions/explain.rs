@@ -5,11 +5,9 @@
 
 use serde_json::Value;
 
-use super::decide::Check;
 use super::paths::Workspace;
 use super::pattern::{ArgKind, argument_of, argument_value};
-use super::policy::Rule;
-use super::types::{Mode, Permission, Source};
+use super::types::{Check, Mode, Permission, Rule, Source};
 
 /// Where a rule came from, in words.
 pub(crate) fn origin(source: Source, mode: Mode, repo_file: Option<&str>) -> String {

@@ -9,7 +9,8 @@
 use serde_json::Value;
 
 use super::defaults::MCP_TOOLS;
-use super::policy::{Policy, Rule};
+use super::policy::Policy;
+use super::types::Rule;
 use super::types::{Mode, Permission, Source};
 
 /// What the policy needs to know of one MCP tool.

@@ -13,6 +13,7 @@ mod compound;
 mod context;
 mod decide;
 mod defaults;
+mod error;
 mod explain;
 mod mcp;
 mod paths;

@@ -10,8 +10,8 @@
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 
+use super::error::PolicyError;
 use super::paths::Workspace;
-use super::types::PolicyError;
 
 /// How an argument pattern is matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

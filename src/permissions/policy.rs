@@ -8,61 +8,15 @@
 
 use serde_json::Value;
 
-use super::decide::{Call, Check, decide};
+use super::decide::{Call, decide};
 use super::defaults::{default_table, mode_rules};
 use super::explain::origin;
 use super::paths::Workspace;
 use super::pattern::CompiledPattern;
 use super::types::{
-    Decision, Mode, Permission, PolicyError, PolicyInput, RuleView, Source, Tighten,
+    Check, Decision, Mode, Permission, PolicyError, PolicyInput, Rule, RuleView, Source, Tighten,
 };
 use crate::command_safety::{Context, read};
-
-/// One compiled rule.
-#[derive(Debug, Clone)]
-pub(crate) struct Rule {
-    pub(crate) text: String,
-    pub(crate) permission: Permission,
-    pub(crate) source: Source,
-    pattern: CompiledPattern,
-}
-
-impl Rule {
-    /// A rule the policy adds itself (for a tool it learns of after assembly: MCP tools).
-    pub(crate) fn added(
-        text: &str,
-        permission: Permission,
-        source: Source,
-        ws: &Workspace,
-    ) -> Result<Rule, PolicyError> {
-        Ok(Rule {
-            text: text.to_owned(),
-            permission,
-            source,
-            pattern: CompiledPattern::compile(text, ws)?,
-        })
-    }
-
-    fn names_tool(&self, tool: &str) -> bool {
-        self.pattern.names_tool(tool)
-    }
-
-    pub(crate) fn has_argument(&self) -> bool {
-        self.pattern.has_argument()
-    }
-
-    /// A user's allow rule that names the call's argument (`Bash(cargo *)`, `Read(.env)`): the
-    /// only kind of rule that can lift an evaluator's or a tool's request for permission.
-    pub(crate) fn explicitly_allows_argument(&self) -> bool {
-        self.permission == Permission::Allow
-            && matches!(self.source, Source::Cli | Source::Job | Source::RepoFile)
-            && self.pattern.has_argument()
-    }
-
-    pub(crate) fn matches(&self, tool: &str, args: &Value, ws: &Workspace) -> bool {
-        self.pattern.matches(tool, args, ws)
-    }
-}
 
 /// The effective permission policy of a run.
 #[derive(Debug, Clone)]

@@ -44,7 +44,7 @@ pub use output::{TailBuffer, truncate_tail};
 pub use paths::{ResolvedPath, is_sensitive_path, resolve_in_workspace};
 pub use process::{CommandLimits, CommandOutcome, run_command, run_command_sandboxed};
 pub use read::Read;
-pub use registry::{ToolRegistry, builtin_tool_names, builtin_tools};
+pub use registry::{ToolRegistry, builtin_tools};
 pub use report_failure::ReportFailure;
 pub use search::Search;
 pub use subagent::{Spent, SubagentReport, SubagentRunner, SubagentTool};

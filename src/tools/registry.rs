@@ -1,9 +1,10 @@
 //! The tools offered in a run, in the order they are offered, looked up by name; and the
-//! list of built-in tools itself (also what job validation checks rule tool names against).
+//! list of built-in tools itself (job validation checks rule tool names against the same list,
+//! written in `job::rule_tools`; a test below keeps the two equal).
 
 use std::sync::Arc;
 
-use super::{MultiEdit, Tool, subagent};
+use super::Tool;
 use crate::conversation::ToolSpec;
 
 /// Every built-in tool, in the order offered to the model (as `cn` orders them); the
@@ -24,22 +25,6 @@ pub fn builtin_tools(model: &str) -> Vec<Arc<dyn Tool>> {
         super::edit_tool_for(model),
         Arc::new(super::Exit),
     ]
-}
-
-/// The name of every tool a run can offer: the built-in ones (both Edit and MultiEdit,
-/// whichever the model gets) and the Subagent tool. (Skills and MCP tools are named by
-/// their own modules.)
-pub fn builtin_tool_names() -> Vec<String> {
-    let mut names: Vec<String> = builtin_tools("")
-        .iter()
-        .map(|t| t.name().to_owned())
-        .collect();
-    for extra in [MultiEdit.name(), super::Edit.name(), subagent::NAME] {
-        if !names.iter().any(|n| n == extra) {
-            names.push(extra.to_owned());
-        }
-    }
-    names
 }
 
 #[derive(Default, Clone)]
@@ -87,5 +72,32 @@ impl ToolRegistry {
 impl std::fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.names()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{Edit, MultiEdit, subagent};
+
+    /// Job validation names the tools from its own list; it must be exactly the tools here.
+    #[test]
+    fn job_validation_knows_exactly_the_tools_a_run_can_offer() {
+        let mut offered: Vec<String> = builtin_tools("")
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        for extra in [MultiEdit.name(), Edit.name(), subagent::NAME] {
+            if !offered.iter().any(|n| n == extra) {
+                offered.push(extra.to_owned());
+            }
+        }
+        offered.sort();
+        let mut listed: Vec<String> = crate::job::BUILTIN_TOOLS
+            .iter()
+            .map(|&n| n.to_owned())
+            .collect();
+        listed.sort();
+        assert_eq!(offered, listed);
     }
 }

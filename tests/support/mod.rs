@@ -3,6 +3,7 @@
 pub mod http;
 pub mod model;
 pub mod outputs_replay;
+pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;

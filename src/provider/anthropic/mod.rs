@@ -9,13 +9,13 @@ mod wire;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::family;
 use super::sse::SseEvent;
-use super::sse::classify::{classify, error_in_json};
-use super::sse::http::{self, Dialect, MAX_RESPONSE_BYTES};
+use super::sse::endpoint::{Endpoint, EndpointSettings, Reply, event_json};
+use super::sse::http::{self, Dialect};
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
 use crate::conversation::ThinkingBlock;
 use crate::secret::Secret;
@@ -62,42 +62,26 @@ impl AnthropicConfig {
 /// A client for one Anthropic endpoint and model.
 #[derive(Debug, Clone)]
 pub struct AnthropicClient {
-    http: reqwest::Client,
-    url: String,
-    headers: HeaderMap,
-    model: String,
-    key: Option<Secret>,
+    endpoint: Endpoint,
     /// Thinking, and the output ceiling a server named (kept for the rest of the run).
     shape: Arc<Mutex<Shape>>,
 }
 
 impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let url = http::endpoint(&config.api_base, "v1/messages")?;
-        let key = config.api_key.filter(|key| !key.is_empty());
-        let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        headers.insert(
-            HeaderName::from_static("anthropic-version"),
-            HeaderValue::from_static(API_VERSION),
-        );
-        http::add_headers(&mut headers, &config.headers)?;
-        if let Some(key) = &key {
-            headers.insert(
-                HeaderName::from_static("x-api-key"),
-                http::sensitive(key.expose())?,
-            );
-        }
-        Ok(AnthropicClient {
-            http: http::build_client(
-                config.connect_timeout,
-                config.request_timeout,
-                &config.api_base,
-            )?,
-            url,
-            headers,
+        let mut endpoint = Endpoint::new(EndpointSettings {
+            api_base: &config.api_base,
+            path: "v1/messages",
+            headers: &config.headers,
+            connect_timeout: config.connect_timeout,
+            request_timeout: config.request_timeout,
             model: config.model,
-            key,
+            api_key: config.api_key,
+        })?;
+        endpoint.default_header("anthropic-version", API_VERSION);
+        endpoint.set_key_header(HeaderName::from_static("x-api-key"), "")?;
+        Ok(AnthropicClient {
+            endpoint,
             shape: Arc::new(Mutex::new(Shape {
                 thinking: config.thinking_budget,
                 ceiling: None,
@@ -126,64 +110,45 @@ impl AnthropicClient {
         tracing::warn!("the server caps max_tokens at {ceiling} for this model; using that");
         true
     }
-
-    /// A `200 application/json` answer is never a stream: an error object, or a shape we
-    /// did not ask for.
-    async fn json_reply(&self, response: reqwest::Response) -> ProviderError {
-        let body =
-            match http::read_body(response, MAX_RESPONSE_BYTES, self.key.as_ref(), false).await {
-                Ok(body) => body,
-                Err(err) => return err,
-            };
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(value) => match error_in_json(&value) {
-                Some(info) => classify(200, &info, None, self.key.as_ref()),
-                None => ProviderError::Decode("expected an event stream, got a JSON body".into()),
-            },
-            Err(e) => ProviderError::Decode(format!("the JSON response is invalid: {e}")),
-        }
-    }
 }
 
 #[async_trait::async_trait]
 impl ModelClient for AnthropicClient {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
+        let model = self.endpoint.model_for(request);
+        let body = || {
+            serde_json::to_vec(&convert::request(request, model, self.shape()))
+                .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))
         };
-        let key = self.key.as_ref();
         let mut lowered = false;
-        let response = loop {
-            let body = serde_json::to_vec(&convert::request(request, model, self.shape()))
-                .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))?;
-            match http::post(&self.http, &self.url, self.headers.clone(), body, key).await {
-                Ok(response) => break response,
-                Err(error) if !lowered && self.lower_to_ceiling(&error) => lowered = true,
-                Err(error) => return Err(error),
+        let adjust = |error: &ProviderError| {
+            let retry = !lowered && self.lower_to_ceiling(error);
+            lowered |= retry;
+            retry
+        };
+        let response = match self.endpoint.post(body, adjust).await? {
+            Reply::Stream(response) => response,
+            // A `200 application/json` answer is never a stream here.
+            Reply::Json(_) => {
+                return Err(ProviderError::Decode(
+                    "expected an event stream, got a JSON body".into(),
+                ));
             }
         };
-        let kind = http::content_type(&response);
-        if http::is_html(&kind) {
-            return Err(http::html_page_error(response, key).await);
-        }
-        if kind.starts_with("application/json") {
-            return Err(self.json_reply(response).await);
-        }
+        let key = self.endpoint.key().cloned();
         let dialect = AnthropicDialect {
             usage: UsageTally::default(),
             stopped: false,
-            key: self.key.clone(),
+            key: key.clone(),
             thinking: None,
         };
-        Ok(http::event_stream(response, dialect, self.key.clone()))
+        Ok(http::event_stream(response, dialect, key))
     }
 
     fn info(&self) -> ModelInfo {
         ModelInfo {
             provider: "anthropic".into(),
-            model: self.model.clone(),
+            model: self.endpoint.model().to_owned(),
         }
     }
 }
@@ -216,11 +181,7 @@ impl Dialect for AnthropicDialect {
         if event.data.trim().is_empty() {
             return Ok(false);
         }
-        let value: Value = serde_json::from_str(&event.data)
-            .map_err(|e| ProviderError::Decode(format!("a stream event is not JSON: {e}")))?;
-        if let Some(info) = error_in_json(&value) {
-            return Err(classify(200, &info, None, self.key.as_ref()));
-        }
+        let value = event_json(&event.data, "event", self.key.as_ref())?;
         let parsed: Event = serde_json::from_value(value)
             .map_err(|e| ProviderError::Decode(format!("unexpected stream event: {e}")))?;
         Ok(self.apply(parsed, out))

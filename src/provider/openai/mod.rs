@@ -1,8 +1,9 @@
 //! `provider: openai` — any OpenAI-compatible chat-completions endpoint (OpenAI itself,
 //! vLLM, llama.cpp, Ollama, LM Studio, OpenRouter, LiteLLM, …), streamed over SSE.
 //!
-//! The HTTP plumbing is shared ([`crate::provider::sse::http`]); this module says where to
-//! send the request, how to authenticate, and how to read a `data:` chunk.
+//! The client plumbing is shared with Anthropic ([`crate::provider::sse::endpoint`],
+//! [`crate::provider::sse::http`]); this module says where to send the request, how to
+//! authenticate, which parameters to send, and how to read a `data:` chunk.
 
 mod convert;
 mod images;
@@ -13,13 +14,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::stream;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde_json::Value;
 
 use super::family::{self, OpenAiParams, Param};
 use super::sse::SseEvent;
-use super::sse::classify::{classify, error_in_json};
-use super::sse::http::{self, Dialect, MAX_RESPONSE_BYTES};
+use super::sse::endpoint::{Endpoint, EndpointSettings, Reply, event_json};
+use super::sse::http::{self, Dialect};
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
 use crate::secret::Secret;
 
@@ -101,11 +102,7 @@ impl OpenAiConfig {
 /// A client for one OpenAI-compatible endpoint and model.
 #[derive(Debug, Clone)]
 pub struct OpenAiClient {
-    http: reqwest::Client,
-    url: String,
-    headers: HeaderMap,
-    model: String,
-    key: Option<Secret>,
+    endpoint: Endpoint,
     /// What the requests send; narrowed for the rest of the run when a server refuses a
     /// parameter by name.
     params: Arc<Mutex<Adjusted>>,
@@ -123,39 +120,29 @@ struct Adjusted {
 
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let url = http::endpoint(&config.api_base, "chat/completions")?;
-        let key = config.api_key.filter(|key| !key.is_empty());
-        let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        http::add_headers(&mut headers, &config.headers)?;
-        let auth = if url.contains("/openai/deployments/") {
+        let params = family::openai_params(&config.model, &config.api_base, config.stream_usage);
+        let mut endpoint = Endpoint::new(EndpointSettings {
+            api_base: &config.api_base,
+            path: "chat/completions",
+            headers: &config.headers,
+            connect_timeout: config.connect_timeout,
+            request_timeout: config.request_timeout,
+            model: config.model,
+            api_key: config.api_key,
+        })?;
+        let auth = if endpoint.url.contains("/openai/deployments/") {
             AuthHeader::ApiKey
         } else {
             config.auth
         };
-        if let Some(key) = &key {
-            match auth {
-                AuthHeader::Bearer => {
-                    let value = http::sensitive(&format!("Bearer {}", key.expose()))?;
-                    headers.insert(AUTHORIZATION, value);
-                }
-                AuthHeader::ApiKey => {
-                    let name = HeaderName::from_static("api-key");
-                    headers.insert(name, http::sensitive(key.expose())?);
-                }
+        match auth {
+            AuthHeader::Bearer => endpoint.set_key_header(AUTHORIZATION, "Bearer ")?,
+            AuthHeader::ApiKey => {
+                endpoint.set_key_header(HeaderName::from_static("api-key"), "")?
             }
         }
-        let params = family::openai_params(&config.model, &config.api_base, config.stream_usage);
         Ok(OpenAiClient {
-            http: http::build_client(
-                config.connect_timeout,
-                config.request_timeout,
-                &config.api_base,
-            )?,
-            url,
-            headers,
-            model: config.model,
-            key,
+            endpoint,
             params: Arc::new(Mutex::new(Adjusted {
                 params,
                 no_temperature: false,
@@ -226,15 +213,9 @@ impl OpenAiClient {
         true
     }
 
-    /// A `200 application/json` answer: an error object, or a server that ignored
+    /// A `200 application/json` answer that is no error object: a server that ignored
     /// `stream: true` and sent the whole completion at once.
-    async fn json_reply(&self, response: reqwest::Response) -> Result<EventStream, ProviderError> {
-        let body = http::read_body(response, MAX_RESPONSE_BYTES, self.key.as_ref(), false).await?;
-        let value: Value = serde_json::from_slice(&body)
-            .map_err(|e| ProviderError::Decode(format!("the JSON response is invalid: {e}")))?;
-        if let Some(info) = error_in_json(&value) {
-            return Err(classify(200, &info, None, self.key.as_ref()));
-        }
+    fn whole_completion(value: Value) -> Result<EventStream, ProviderError> {
         if value.get("choices").is_none() {
             return Err(ProviderError::Decode(
                 "the JSON response is neither a completion nor an error".into(),
@@ -251,41 +232,33 @@ impl OpenAiClient {
 #[async_trait::async_trait]
 impl ModelClient for OpenAiClient {
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
-        let key = self.key.as_ref();
+        let model = self.endpoint.model_for(request);
         let mut refusals = 0;
-        let response = loop {
-            let body = self.body(request, model)?;
-            match http::post(&self.http, &self.url, self.headers.clone(), body, key).await {
-                Ok(response) => break response,
-                Err(error) if refusals < MAX_REFUSALS && self.drop_refused(&error, request) => {
-                    refusals += 1;
-                }
-                Err(error) => return Err(error),
-            }
+        let adjust = |error: &ProviderError| {
+            let retry = refusals < MAX_REFUSALS && self.drop_refused(error, request);
+            refusals += usize::from(retry);
+            retry
         };
-        let kind = http::content_type(&response);
-        if http::is_html(&kind) {
-            return Err(http::html_page_error(response, key).await);
-        }
-        if kind.starts_with("application/json") {
-            return self.json_reply(response).await;
-        }
+        let response = match self
+            .endpoint
+            .post(|| self.body(request, model), adjust)
+            .await?
+        {
+            Reply::Stream(response) => response,
+            Reply::Json(value) => return Self::whole_completion(value),
+        };
+        let key = self.endpoint.key().cloned();
         let dialect = OpenAiDialect {
             finished: false,
-            key: self.key.clone(),
+            key: key.clone(),
         };
-        Ok(http::event_stream(response, dialect, self.key.clone()))
+        Ok(http::event_stream(response, dialect, key))
     }
 
     fn info(&self) -> ModelInfo {
         ModelInfo {
             provider: "openai".into(),
-            model: self.model.clone(),
+            model: self.endpoint.model().to_owned(),
         }
     }
 }
@@ -339,11 +312,7 @@ impl Dialect for OpenAiDialect {
         if data.is_empty() {
             return Ok(false);
         }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|e| ProviderError::Decode(format!("a stream chunk is not JSON: {e}")))?;
-        if let Some(info) = error_in_json(&value) {
-            return Err(classify(200, &info, None, self.key.as_ref()));
-        }
+        let value = event_json(data, "chunk", self.key.as_ref())?;
         let chunk = serde_json::from_value(value)
             .map_err(|e| ProviderError::Decode(format!("unexpected stream chunk: {e}")))?;
         if convert::chunk_events(chunk, out) {

@@ -8,6 +8,7 @@
 //! hostile server cannot make it buffer without bound.
 
 pub(crate) mod classify;
+pub(crate) mod endpoint;
 pub(crate) mod http;
 
 use super::ProviderError;
