@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates the seed corpora in fuzz/corpus/<target>/ from the conformance data
-(tests/fixtures/*.json), the job files (jobs/*.yaml, tests/fixtures/export/*.yaml) and
+(tests/fixtures/*.json, policy_classes.json included), the job files (jobs/*.yaml, tests/fixtures/export/*.yaml) and
 hand-written SSE byte samples. Run from anywhere: python3 fuzz/make_seeds.py"""
 import glob, hashlib, json, os, shutil
 
@@ -105,6 +105,14 @@ def bash_evaluator():
         write("bash_evaluator", command)
 
 
+def one_reading():
+    """The attack classes' commands (compound, quoted, substituted, nested) and the
+    conformance commands: the shapes where the two views of a command once drifted apart."""
+    for case in fixture("policy_classes.json") + fixture("terminal_security.json"):
+        if isinstance(case.get("command"), str):
+            write("one_reading", case["command"])
+
+
 def edit_match():
     for case in fixture("edit_match.json"):
         content = case.get("file_content", "")
@@ -143,7 +151,8 @@ def permission_pattern():
 if __name__ == "__main__":
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
-    job_file(); sse_openai(); sse_anthropic(); bash_evaluator(); edit_match(); permission_pattern()
+    job_file(); sse_openai(); sse_anthropic(); bash_evaluator(); one_reading(); edit_match()
+    permission_pattern()
     for target in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, target))
         size = sum(os.path.getsize(os.path.join(CORPUS, target, f)) for f in files)

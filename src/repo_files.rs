@@ -94,7 +94,10 @@ impl RepoFiles {
         };
         let mut out = Vec::new();
         walk_blobs(repo, commit, &prefix.join(rel), |_, path, _| {
-            out.push(format!("{rel}/{path}"));
+            out.push(match rel {
+                "" => path.to_owned(),
+                _ => format!("{rel}/{path}"),
+            });
         });
         out.sort();
         out

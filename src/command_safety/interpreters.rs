@@ -209,11 +209,33 @@ pub(crate) fn env(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     }
     match args.get(i..) {
         Some(inner) if !inner.is_empty() => {
+            // `env -C DIR CMD` runs CMD in DIR, as `cd DIR && CMD` would.
+            let saved = cx.cd_depth;
+            if let Some(dir) = env_chdir(&args[..i]) {
+                match super::paths::descend(dir, cx.cd_depth) {
+                    Some(depth) => cx.cd_depth = depth,
+                    None => cx.note(&CD_OUTSIDE, dir),
+                }
+            }
             let after_pipe = cx.after_pipe;
             cx.command(inner, after_pipe);
+            cx.cd_depth = saved;
         }
         _ => cx.note(&ENV_DUMP, "env"),
     }
+}
+
+/// The folder of `env -C DIR` / `-CDIR` / `--chdir DIR` / `--chdir=DIR`, among env's options.
+fn env_chdir<'a>(options: &'a [&Word<'_>]) -> Option<&'a str> {
+    options.iter().enumerate().find_map(|(k, w)| {
+        let next = || options.get(k + 1).map(|n| &*n.text);
+        match &*w.text {
+            "-C" | "--chdir" => next(),
+            text => text
+                .strip_prefix("--chdir=")
+                .or_else(|| text.strip_prefix("-C").filter(|d| !d.is_empty())),
+        }
+    })
 }
 
 /// `printenv [NAME…]`: all of the environment, or the named variables.

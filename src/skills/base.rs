@@ -57,16 +57,16 @@ fn place(files: &RepoFiles, ws: &Path, dir: &Path) -> Option<Place> {
 fn base_skills(files: &RepoFiles, ws: &Path, root: &str) -> Vec<Skill> {
     let root = root.trim_end_matches('/');
     let paths = files.paths_under(root);
-    let own = format!("{root}/{SKILL_FILE}");
+    let own = under(root, SKILL_FILE);
     let dirs: Vec<String> = if paths.contains(&own) {
         vec![root.to_owned()]
     } else {
         paths
             .iter()
-            .filter_map(|p| p.strip_prefix(root)?.strip_prefix('/'))
+            .filter_map(|p| p.strip_prefix(&under(root, "")))
             .filter_map(|p| p.strip_suffix(&format!("/{SKILL_FILE}")))
             .filter(|name| !name.contains('/'))
-            .map(|name| format!("{root}/{name}"))
+            .map(|name| under(root, name))
             .collect()
     };
     dirs.iter()
@@ -76,9 +76,9 @@ fn base_skills(files: &RepoFiles, ws: &Path, root: &str) -> Vec<Skill> {
 
 /// One skill folder at the base commit; `None` (with a warning) when its SKILL.md is unusable.
 fn base_skill(files: &RepoFiles, ws: &Path, dir: &str, paths: &[String]) -> Option<Skill> {
-    let shown = files.describe(&format!("{dir}/{SKILL_FILE}"));
+    let shown = files.describe(&under(dir, SKILL_FILE));
     let skip = |why: &str| tracing::warn!(path = %shown, "skill skipped: {why}");
-    let Some(text) = files.read(&format!("{dir}/{SKILL_FILE}")) else {
+    let Some(text) = files.read(&under(dir, SKILL_FILE)) else {
         skip("not readable as UTF-8 text at the base commit");
         return None;
     };
@@ -87,7 +87,7 @@ fn base_skill(files: &RepoFiles, ws: &Path, dir: &str, paths: &[String]) -> Opti
         return None;
     }
     let parsed = super::parse(&text).map_err(|why| skip(&why)).ok()?;
-    let prefix = format!("{dir}/");
+    let prefix = under(dir, "");
     let other: Vec<String> = paths
         .iter()
         .filter_map(|p| p.strip_prefix(&prefix))
@@ -97,4 +97,12 @@ fn base_skill(files: &RepoFiles, ws: &Path, dir: &str, paths: &[String]) -> Opti
         .map(str::to_owned)
         .collect();
     Some(super::assemble(parsed, ws.join(dir), other))
+}
+
+/// `name` in the folder `dir` (relative to the workspace; `""` is the workspace itself).
+fn under(dir: &str, name: &str) -> String {
+    match dir {
+        "" => name.to_owned(),
+        _ => format!("{dir}/{name}"),
+    }
 }

@@ -163,6 +163,7 @@ fn git_after_cd_into_a_nested_repository_runs_none_of_its_programs() {
         "cd ./sub && ls && git status --porcelain",
         "sh -c 'cd sub && git diff'",
         "cd sub && env git status",
+        "env -C sub git status",
         "touch ../outside/control",
     ];
     let r = scripted(
