@@ -44,10 +44,10 @@ pub(super) fn run(args: &ReportArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return usage_error(&format!("cannot rebuild the run's outputs: {e}")),
     };
-    if args.github {
-        if let Err(e) = github_files(&rebuilt.result, &redactor) {
-            return usage_error(&e);
-        }
+    if args.github
+        && let Err(e) = github_files(&rebuilt.result, &redactor)
+    {
+        return usage_error(&e);
     }
     for (name, text) in [
         ("result.json", &rebuilt.result_json),

@@ -293,7 +293,7 @@ pub(crate) async fn run_job(
         session_path: Some(out_dir.join("session.json").display().to_string()),
         checks: job.checks.iter().map(|c| c.name.clone()).collect(),
         isolation: opts.isolation.map(str::to_owned),
-        sandbox: sandbox_status.clone(),
+        sandbox: sandbox_status.clone().map(Box::new),
     });
     super::extensions::report_mcp(&mcp_statuses, &emitter);
     for message in rule_warnings {

@@ -64,7 +64,7 @@ pub enum Event {
         isolation: Option<String>,
         /// The Bash sandbox in force (null when off).
         #[serde(default)]
-        sandbox: Option<crate::sandbox::SandboxStatus>,
+        sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },

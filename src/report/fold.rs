@@ -236,7 +236,7 @@ impl ResultBuilder {
         r.session_path.clone_from(session_path);
         r.checks_declared.clone_from(checks);
         r.isolation.clone_from(isolation);
-        r.sandbox.clone_from(sandbox);
+        r.sandbox = sandbox.as_deref().cloned();
     }
 
     /// `run.completed`: the outcome and the run's totals (a resumed run's include the
@@ -387,3 +387,7 @@ impl EventSink for ResultSink {
             .on_event(envelope);
     }
 }
+
+#[cfg(test)]
+#[path = "fold_tests.rs"]
+mod tests;

@@ -310,12 +310,12 @@ fn report_github_writes_the_summary_and_outputs_the_run_wrote() {
     gh(&mut cmd, "report");
     let rebuilt = run(cmd, None);
     assert_eq!(rebuilt.code, 0, "{rebuilt:#?}");
+    // Multi-line outputs use a random heredoc delimiter each time.
+    let delim = regex::Regex::new("CN_RUN_EOF_[0-9a-f]{32}").unwrap();
     for name in ["summary", "output"] {
         let ext = if name == "summary" { "md" } else { "txt" };
         let read = |tag: &str| {
             let text = std::fs::read_to_string(dir.join(format!("{name}-{tag}.{ext}"))).unwrap();
-            // Multi-line outputs use a random heredoc delimiter each time.
-            let delim = regex::Regex::new("CN_RUN_EOF_[0-9a-f]{32}").unwrap();
             delim.replace_all(&text, "CN_RUN_EOF").into_owned()
         };
         let (a, b) = (read("run"), read("report"));

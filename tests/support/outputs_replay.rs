@@ -24,6 +24,7 @@ pub fn assert_replays(dir: &Path) -> usize {
     let folders = run_folders(dir);
     for folder in &folders {
         assert_replays_one(folder);
+        log_replayed(folder);
     }
     folders.len()
 }
@@ -47,5 +48,21 @@ pub fn assert_replays_one(folder: &Path) {
             "junit.xml of {} is not the fold of its events.jsonl",
             folder.display()
         );
+    }
+}
+
+/// With `CN_RUN_REPLAY_LOG=FILE`, each replayed folder is appended to FILE (to count what
+/// the suite replays).
+fn log_replayed(folder: &Path) {
+    use std::io::Write as _;
+    let Some(log) = std::env::var_os("CN_RUN_REPLAY_LOG") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        let _ = writeln!(f, "{}", folder.display());
     }
 }
