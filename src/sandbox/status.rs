@@ -179,6 +179,8 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
                 }
                 Err(why) => {
                     policy.run_net = None;
+                    // What bubblewrap could not do is moot when it cannot run at all.
+                    notes.clear();
                     notes.push(format!("bubblewrap ({}) cannot run: {why}", path.display()))
                 }
             },
