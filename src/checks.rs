@@ -65,6 +65,11 @@ pub async fn run_checks(
                     }
                     tail.push_str(&o.stderr);
                 }
+                for refused in &o.network_refused {
+                    tail.push_str(&format!(
+                        "\n[network: the sandbox's proxy refused {refused}]"
+                    ));
+                }
                 let (tail, _) = crate::tools::truncate_tail(&tail, TAIL_CHARS, TAIL_LINES);
                 CheckResult {
                     name: check.name.clone(),

@@ -220,10 +220,17 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
 fn sandbox_summary(job: &crate::job::Job) -> String {
     let t = &job.tools;
     let off = t.bash_sandbox == crate::sandbox::SandboxMode::Off;
-    let network = if t.bash_network.unwrap_or(off) {
-        "allowed"
+    let hosts: Vec<String> = t
+        .bash_network_hosts
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let network = if !hosts.is_empty() {
+        format!("only {} through cn-run's proxy", hosts.join(", "))
+    } else if t.bash_network.unwrap_or(off) {
+        "allowed".to_owned()
     } else {
-        "none"
+        "none".to_owned()
     };
     match t.bash_sandbox {
         crate::sandbox::SandboxMode::Off => format!(

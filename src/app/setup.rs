@@ -478,6 +478,7 @@ pub(crate) fn sandbox(
         env,
     )
     .with_readable(&readable)
+    .with_hosts(t.bash_network_hosts.clone())
     .required(t.bash_require_sandbox || require);
     policy.writable.extend(t.bash_writable.iter().map(place));
     policy.env_names = t.bash_env.clone();

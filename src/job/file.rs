@@ -469,7 +469,8 @@ pub struct BashSection {
     /// `off` (no containment; warned about).
     pub sandbox: Option<crate::sandbox::SandboxMode>,
     /// Whether commands may use the network (default false: a new, empty network
-    /// namespace). A list of hosts is not supported yet and is refused.
+    /// namespace), or a list of hosts (`[github.com, "*.example.com", "host:8080"]`) they
+    /// reach through cn-run's proxy and no other (an entry without a port: 80 and 443).
     pub network: Option<BashNetwork>,
     /// Fail the run when the whole containment profile cannot be enforced (default false:
     /// warn and run with what can be enforced).
@@ -487,7 +488,7 @@ pub struct BashSection {
     pub env: Vec<String>,
 }
 
-/// `tools.bash.network`: `true`/`false`, or (refused for now) a list of hosts.
+/// `tools.bash.network`: `true`/`false`, or a list of hosts reached through cn-run's proxy.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum BashNetwork {

@@ -192,6 +192,8 @@ pub struct ToolSettings {
     pub bash_sandbox: crate::sandbox::SandboxMode,
     /// Whether commands may use the network; `None`: no.
     pub bash_network: Option<bool>,
+    /// `network: [hosts]`: the hosts commands reach through cn-run's proxy (else none).
+    pub bash_network_hosts: Vec<crate::sandbox::HostRule>,
     /// Fail the run when the kernel cannot enforce the sandbox (else warn).
     pub bash_require_sandbox: bool,
     /// Extra writable folders under the sandbox, as written (resolved against the workspace).

@@ -222,7 +222,8 @@ pub(super) fn resolve(
         bash_max_chars: raw.tools.bash.max_output_chars,
         bash_max_lines: raw.tools.bash.max_output_lines,
         bash_sandbox: raw.tools.bash.sandbox.unwrap_or_default(),
-        bash_network: bash_network(&mut cx, raw.tools.bash.network.as_ref()),
+        bash_network: bash_network(raw.tools.bash.network.as_ref()),
+        bash_network_hosts: bash_network_hosts(&mut cx, raw.tools.bash.network.as_ref()),
         bash_require_sandbox: raw.tools.bash.require_sandbox.unwrap_or(false),
         bash_writable: raw.tools.bash.writable.clone(),
         bash_readable: raw.tools.bash.readable.clone(),
@@ -570,21 +571,34 @@ fn workspace(cx: &mut Ctx<'_>, raw: &JobFile) -> WorkspaceSpec {
     }
 }
 
-/// `tools.bash.network`: a host list would need an egress proxy, which cn-run does not run
-/// yet, so it is refused rather than quietly widened to every host or cut to none.
-fn bash_network(cx: &mut Ctx<'_>, raw: Option<&super::file::BashNetwork>) -> Option<bool> {
+/// `tools.bash.network`: `true`/`false`; a host list is `false` plus the hosts.
+fn bash_network(raw: Option<&super::file::BashNetwork>) -> Option<bool> {
     match raw? {
         super::file::BashNetwork::Allowed(allowed) => Some(*allowed),
-        super::file::BashNetwork::Hosts(hosts) => {
-            cx.push(
-                "tools.bash.network",
-                format!(
-                    "a list of hosts ({}) is not supported yet: cn-run has no egress proxy to \
-                     enforce it; write `network: true` (every host) or `network: false` (none)",
-                    hosts.join(", ")
-                ),
-            );
-            None
+        super::file::BashNetwork::Hosts(_) => Some(false),
+    }
+}
+
+/// The hosts of `tools.bash.network: [hosts]`, each one checked.
+fn bash_network_hosts(
+    cx: &mut Ctx<'_>,
+    raw: Option<&super::file::BashNetwork>,
+) -> Vec<crate::sandbox::HostRule> {
+    let Some(super::file::BashNetwork::Hosts(hosts)) = raw else {
+        return Vec::new();
+    };
+    if hosts.is_empty() {
+        cx.push(
+            "tools.bash.network",
+            "an empty list of hosts: write `network: false` for no network".to_owned(),
+        );
+    }
+    let mut rules = Vec::new();
+    for (i, host) in hosts.iter().enumerate() {
+        match crate::sandbox::HostRule::parse(host) {
+            Ok(rule) => rules.push(rule),
+            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why),
         }
     }
+    rules
 }

@@ -39,6 +39,7 @@ mod tests {
             writable: Vec::new(),
             hidden: Vec::new(),
             notes: Vec::new(),
+            hosts: Vec::new(),
         }
     }
 

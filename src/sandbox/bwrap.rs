@@ -45,14 +45,18 @@ pub(crate) fn temp_binds(root: &Path) -> [(&'static str, PathBuf); 3] {
 pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--die-with-parent", "--new-session", "--unshare-pid"]);
-    a.flags(&[
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--hostname",
-        "cn-run-sandbox",
-    ]);
-    if !policy.network {
-        a.flags(&["--unshare-net"]);
+    // With the run's shared namespaces the spawner thread is already in new network, IPC
+    // and UTS namespaces (see `run_net`).
+    if policy.run_net.is_none() {
+        a.flags(&[
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--hostname",
+            "cn-run-sandbox",
+        ]);
+        if !policy.network {
+            a.flags(&["--unshare-net"]);
+        }
     }
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
     a.one("--dev", Path::new("/dev"));

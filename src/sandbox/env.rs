@@ -60,6 +60,21 @@ pub fn allowed(name: &str, job_names: &[String]) -> bool {
         })
 }
 
+/// Where commands find cn-run's proxy (`network: [hosts]`): the usual variables in both
+/// cases, loopback left out so servers a command starts stay reachable.
+pub fn proxy_vars(port: u16) -> Vec<(String, String)> {
+    let url = format!("http://127.0.0.1:{port}");
+    let direct = "localhost,127.0.0.1,::1".to_owned();
+    let mut vars = Vec::new();
+    for name in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        vars.push((name.to_owned(), url.clone()));
+        vars.push((name.to_ascii_lowercase(), url.clone()));
+    }
+    vars.push(("NO_PROXY".to_owned(), direct.clone()));
+    vars.push(("no_proxy".to_owned(), direct));
+    vars
+}
+
 /// The allowed part of `env`.
 pub fn filter(env: &[(String, String)], job_names: &[String]) -> Vec<(String, String)> {
     env.iter()

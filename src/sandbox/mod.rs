@@ -4,7 +4,10 @@
 //! The mechanism is bubblewrap ([`bwrap`]): the workspace writable, everything else
 //! read-only, private temporary folders per run, credential locations hidden ([`hidden`]),
 //! an own PID namespace with a fresh `/proc` (nothing outlives the call), no network unless
-//! the job allows it, and an environment from an allow-list ([`env`]).
+//! the job allows it, and an environment from an allow-list ([`env`]). Where cn-run may
+//! (root), the network, IPC and UTS namespaces are made once per run ([`run_net`]) and
+//! shared by its commands; with `network: [hosts]` a proxy in that namespace ([`proxy`])
+//! is the only way out, to the listed hosts ([`hosts`]).
 //!
 //! Where bubblewrap is missing or the kernel refuses it, the older self-exec launcher (the
 //! hidden `__sandbox` subcommand: Landlock for writes, a network namespace) enforces what it
@@ -14,13 +17,18 @@
 mod bwrap;
 pub mod env;
 pub mod hidden;
+pub mod hosts;
 mod landlock;
 mod launcher;
 mod netns;
+mod proxy;
+mod run_net;
 mod status;
 
 pub use bwrap::find as find_bwrap;
+pub use hosts::HostRule;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
+pub use run_net::RunNet;
 pub use status::{Enforcement, Probe, Protection, SandboxStatus, describe, establish, probe};
 
 use std::ffi::{OsStr, OsString};
@@ -74,6 +82,10 @@ pub struct SandboxPolicy {
     pub mode: SandboxMode,
     /// Whether commands may use the network (`false`: a new, empty network namespace).
     pub network: bool,
+    /// With `network: false`, the hosts commands may still reach through cn-run's proxy.
+    pub hosts: Vec<HostRule>,
+    /// The run's shared namespaces (and proxy), set by [`establish`] where it could make them.
+    pub run_net: Option<Arc<RunNet>>,
     /// Folders writable under `workspace-write`: the workspace and the job's extra ones.
     pub writable: Vec<PathBuf>,
     /// Credential locations covered (see [`hidden`]).
@@ -110,6 +122,8 @@ impl SandboxPolicy {
         SandboxPolicy {
             mode: SandboxMode::Off,
             network: true,
+            hosts: Vec::new(),
+            run_net: None,
             writable: Vec::new(),
             hidden: Vec::new(),
             env_names: Vec::new(),
@@ -164,6 +178,16 @@ impl SandboxPolicy {
         self
     }
 
+    /// Let commands reach `hosts` (and no other) through cn-run's proxy; needs `network`
+    /// false.
+    pub fn with_hosts(mut self, hosts: Vec<HostRule>) -> Self {
+        if !hosts.is_empty() {
+            self.network = false;
+        }
+        self.hosts = hosts;
+        self
+    }
+
     /// Fail instead of running with less than the whole profile.
     pub fn required(mut self, require: bool) -> Self {
         self.require = require;
@@ -199,7 +223,52 @@ impl SandboxPolicy {
         } else {
             kept.extend(env.iter().filter(|(k, _)| k == "TMPDIR").cloned());
         }
+        if let Some(port) = self.proxy_port() {
+            for (name, value) in env::proxy_vars(port) {
+                if !kept.iter().any(|(k, _)| *k == name) {
+                    kept.push((name, value));
+                }
+            }
+        }
         kept
+    }
+
+    /// The proxy's port inside the run's network namespace, when it runs.
+    pub fn proxy_port(&self) -> Option<u16> {
+        self.run_net.as_ref().and_then(|n| n.proxy_port())
+    }
+
+    /// How many requests the proxy refused so far (see [`Self::refused_since`]).
+    pub fn refusal_mark(&self) -> usize {
+        self.refusals().map_or(0, |r| r.mark())
+    }
+
+    /// The proxy's refusals after `mark`, one sentence each.
+    pub fn refused_since(&self, mark: usize) -> Vec<String> {
+        self.refusals().map_or_else(Vec::new, |r| r.since(mark))
+    }
+
+    fn refusals(&self) -> Option<Arc<proxy::Refusals>> {
+        self.run_net.as_ref().and_then(|n| n.refusals())
+    }
+
+    /// Start `cmd` (built by [`Self::command_line`]): from the run's namespace thread when
+    /// there is one, so the command starts in the run's namespaces. Inside a tokio runtime.
+    pub fn spawn(
+        &self,
+        mut cmd: tokio::process::Command,
+    ) -> std::io::Result<tokio::process::Child> {
+        match (&self.run_net, self.is_active()) {
+            (Some(net), true) => {
+                let handle =
+                    tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+                net.run(move || {
+                    let _inside = handle.enter();
+                    cmd.spawn()
+                })?
+            }
+            _ => cmd.spawn(),
+        }
     }
 
     /// The fallback launcher's arguments (after the program) for running `argv`.

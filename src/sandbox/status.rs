@@ -71,6 +71,9 @@ pub struct Probe {
     pub enforced: Vec<Protection>,
     #[serde(default)]
     pub missing: Vec<Protection>,
+    /// The job lists hosts, but no proxy could be started: commands reach none of them.
+    #[serde(default)]
+    pub hosts_unreachable: bool,
 }
 
 impl Probe {
@@ -85,6 +88,7 @@ impl Probe {
             mechanism: "none".to_owned(),
             enforced: Vec::new(),
             missing: Vec::new(),
+            hosts_unreachable: false,
         }
     }
 
@@ -104,7 +108,7 @@ impl Probe {
 
     /// One sentence for a warning or an error when not everything is enforced.
     pub fn shortfall(&self) -> Option<String> {
-        (!self.fully_enforced()).then(|| {
+        (!self.fully_enforced() || self.hosts_unreachable).then(|| {
             let names = |list: &[Protection]| {
                 let v: Vec<&str> = list.iter().map(|p| p.as_str()).collect();
                 if v.is_empty() {
@@ -162,16 +166,21 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     let mut notes = Vec::new();
     if policy.mode != SandboxMode::Off {
-        match &policy.mechanism {
-            Mechanism::Bubblewrap(path) => match try_bwrap(&policy) {
+        match policy.mechanism.clone() {
+            Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes) {
                 Ok(()) => {
                     let mut p = Probe::off();
                     p.mechanism = "bubblewrap".to_owned();
                     p.enforced = profile(&policy);
+                    p.hosts_unreachable = !policy.hosts.is_empty() && policy.proxy_port().is_none();
+                    p.notes = notes;
                     policy.established_fully = true;
                     return (policy, p);
                 }
                 Err(why) => {
+                    policy.run_net = None;
+                    // What bubblewrap could not do is moot when it cannot run at all.
+                    notes.clear();
                     notes.push(format!("bubblewrap ({}) cannot run: {why}", path.display()))
                 }
             },
@@ -184,24 +193,47 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     let mut p = probe(&policy);
     notes.append(&mut p.notes);
     p.notes = notes;
+    p.hosts_unreachable = !policy.hosts.is_empty();
     policy.established_fully = p.fully_enforced();
     (policy, p)
 }
 
-/// Run `true` under the bubblewrap profile of `policy`.
-fn try_bwrap(policy: &SandboxPolicy) -> Result<(), String> {
+/// Make the run's shared namespaces (and proxy) where cn-run may, else say why in `notes`;
+/// then run `true` under the bubblewrap profile of `policy`.
+fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), String> {
+    if let (Mechanism::Bubblewrap(path), false) = (&policy.mechanism, policy.network) {
+        match super::RunNet::new(path, &policy.hosts) {
+            Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
+            Err(why) => {
+                notes.push(format!(
+                    "each command gets namespaces of its own (slower): the run's shared \
+                     namespaces could not be made: {why}"
+                ));
+                if !policy.hosts.is_empty() {
+                    notes.push(
+                        "tools.bash.network lists hosts, but cn-run's proxy needs the run's \
+                         shared network namespace (root or CAP_SYS_ADMIN): commands reach no host"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
     let cwd = policy
         .writable
         .first()
         .cloned()
         .unwrap_or_else(|| "/".into());
     let (program, args) = policy.command_line(&[std::ffi::OsStr::new("true")], &cwd);
-    let out = std::process::Command::new(program)
-        .args(args)
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args)
         .env_clear()
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
+        .stdin(std::process::Stdio::null());
+    let out = match &policy.run_net {
+        Some(net) => net.run(move || cmd.output()).and_then(|r| r),
+        None => cmd.output(),
+    }
+    .map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(())
     } else {
@@ -301,6 +333,9 @@ pub struct SandboxStatus {
     pub hidden: Vec<String>,
     /// Why something was not fully enforced.
     pub notes: Vec<String>,
+    /// With `network: [hosts]`: the hosts commands may reach through cn-run's proxy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 /// The result.json record of a run's containment.
@@ -326,5 +361,6 @@ pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
             Vec::new()
         },
         notes: probe.notes.clone(),
+        hosts: policy.hosts.iter().map(ToString::to_string).collect(),
     }
 }

@@ -165,8 +165,8 @@ impl BackgroundJobs {
                 running.join(", ")
             )));
         }
-        let mut child = shell_command(command, cwd, env, sandbox)
-            .spawn()
+        let mut child = sandbox
+            .spawn(shell_command(command, cwd, env, sandbox))
             .map_err(|e| super::bash::spawn_error(command, &e))?;
         reg.next += 1;
         let job = Arc::new(Job {

@@ -164,6 +164,11 @@ fn format_outcome(
              ended. For a server or a long job, use run_in_background]\n",
         );
     }
+    for refused in &o.network_refused {
+        text.push_str(&format!(
+            "[network: the sandbox's proxy refused {refused}]\n"
+        ));
+    }
     let cut = o.stdout_cut.lines + o.stdout_cut.chars + o.stderr_cut.lines + o.stderr_cut.chars;
     if parallel > 1 && cut > 0 {
         text.push_str(&format!(

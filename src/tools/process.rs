@@ -28,6 +28,8 @@ pub struct CommandOutcome {
     pub cancelled: bool,
     /// The shell exited but left processes running in its group; they were killed.
     pub leftovers_killed: bool,
+    /// Requests the sandbox's proxy refused while the command ran (`network: [hosts]`).
+    pub network_refused: Vec<String>,
 }
 
 /// Bounds for one command.
@@ -108,7 +110,8 @@ pub async fn run_command_sandboxed(
     cancel: &CancellationToken,
     sandbox: &SandboxPolicy,
 ) -> std::io::Result<CommandOutcome> {
-    let mut child = shell_command(command, cwd, env, sandbox).spawn()?;
+    let refusal_mark = sandbox.refusal_mark();
+    let mut child = sandbox.spawn(shell_command(command, cwd, env, sandbox))?;
     let pgid = child.id();
     let mut pipes = Pipes {
         out: child.stdout.take(),
@@ -164,6 +167,7 @@ pub async fn run_command_sandboxed(
         timed_out,
         cancelled,
         leftovers_killed,
+        network_refused: sandbox.refused_since(refusal_mark),
     })
 }
 

@@ -103,7 +103,13 @@ impl Scene {
 
     /// [`Scene::run`] with more command-line arguments.
     pub(crate) fn run_with(&self, calls: &[Value], extra: &str, args: &[&str]) -> Run {
-        let mut turns: Vec<Value> = calls.iter().map(|c| json!({"tool_calls": [c]})).collect();
+        let turns: Vec<Value> = calls.iter().map(|c| json!({"tool_calls": [c]})).collect();
+        run(self.command(turns, extra, args), Some(&self.out))
+    }
+
+    /// The cn-run command of [`Scene::run_with`] for these model `turns` (a final answer
+    /// is added), not started.
+    pub(crate) fn command(&self, mut turns: Vec<Value>, extra: &str, args: &[&str]) -> Command {
         turns.push(json!({"text": "done"}));
         let script = self.base.join("script.yaml");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
@@ -127,7 +133,7 @@ impl Scene {
                 cmd.env(var, v);
             }
         }
-        run(cmd, Some(&self.out))
+        cmd
     }
 
     /// Assert the run contained its commands with the whole profile.

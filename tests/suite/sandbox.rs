@@ -292,10 +292,21 @@ fn the_job_file_sets_the_sandbox() {
 
     let hosts = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
                  tools:\n  bash:\n    network: [github.com, \"*.example.com\"]\n";
-    let err = cn_run::job::load_str(hosts, "t.yaml", None, &Default::default()).unwrap_err();
+    let job = cn_run::job::load_str(hosts, "t.yaml", None, &Default::default()).unwrap();
+    assert_eq!(job.tools.bash_network, Some(false));
+    let hosts: Vec<String> = job
+        .tools
+        .bash_network_hosts
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    assert_eq!(hosts, ["github.com", "*.example.com"]);
+    let bad = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
+               tools:\n  bash:\n    network: [github.com, \"http://x.org/\"]\n";
+    let err = cn_run::job::load_str(bad, "t.yaml", None, &Default::default()).unwrap_err();
     let err = err.to_string();
     assert!(
-        err.contains("tools.bash.network") && err.contains("not supported yet"),
+        err.contains("tools.bash.network[1]") && err.contains("http://x.org/"),
         "{err}"
     );
 
