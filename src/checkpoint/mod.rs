@@ -25,7 +25,6 @@ mod restore;
 mod rollback;
 mod scan;
 mod snapshot;
-mod spread;
 mod storage;
 mod touch;
 
@@ -33,7 +32,6 @@ pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
-pub(crate) use spread::spawn_beside;
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.
