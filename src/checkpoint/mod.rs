@@ -26,7 +26,6 @@ mod rollback;
 mod run;
 mod scan;
 mod snapshot;
-mod spread;
 mod storage;
 mod touch;
 
@@ -35,7 +34,6 @@ pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
 pub(crate) use run::{Checkpoints, Early};
-pub(crate) use spread::spawn_beside;
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.

@@ -83,9 +83,9 @@ impl Early {
         let ws = workspace.to_path_buf();
         let waiting = Arc::new(AtomicBool::new(false));
         let flag = waiting.clone();
-        let opening = crate::checkpoint::spawn_beside("cn-run-checkpoint", move || {
-            open_new(&ws, status_tx, wait, &flag)
-        });
+        let opening = std::thread::Builder::new()
+            .name("cn-run-checkpoint".to_owned())
+            .spawn(move || open_new(&ws, status_tx, wait, &flag));
         Early {
             workspace: workspace.to_path_buf(),
             waiting,
