@@ -32,6 +32,7 @@ fn result(id: &str, text: &str) -> Message {
         tool_call_id: id.into(),
         name: "Bash".into(),
         content: text.into(),
+        images: Vec::new(),
         is_error: false,
     }
 }
