@@ -41,10 +41,13 @@ out, turns, start, end, run = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]),
 def ts(e):
     return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
 started = {}
+phase = {}  # turn -> {event type: first time}
 for line in open(f"{out}/events.jsonl"):
     e = json.loads(line)
     if e["type"] == "turn.started":
         started[e["turn"]] = ts(e)
+    if "turn" in e:
+        phase.setdefault(e["turn"], {}).setdefault(e["type"], ts(e))
 assert len(started) >= turns, f"only {len(started)} turns"
 w = 30
 first = (started[w + 1] - started[1]) / w * 1000
@@ -53,5 +56,17 @@ session = os.path.getsize(f"{out}/session.jsonl") if os.path.exists(f"{out}/sess
 result = json.load(open(f"{out}/result.json"))
 print(f"run {run}: {turns} turns in {end - start:.2f} s wall; per turn: first {w} {first:.2f} ms, last {w} {last:.2f} ms, "
       f"ratio {last / first:.2f}; session file {session / 1e6:.2f} MB; status {result['status']}")
+steps = [("request", "turn.started", "assistant.message"), ("to tool", "assistant.message", "tool.started"),
+         ("tool", "tool.started", "tool.finished"), ("after tool", "tool.finished", "turn.started+1")]
+def mean(turns_, a, b):
+    xs = []
+    for t in turns_:
+        p = phase.get(t, {})
+        end = started.get(t + 1) if b == "turn.started+1" else p.get(b)
+        if a in p and end is not None:
+            xs.append((end - p[a]) * 1000)
+    return sum(xs) / max(len(xs), 1)
+print("  phases (ms, first 30 -> last 30): " + ", ".join(
+    f"{name} {mean(range(1, w + 1), a, b):.2f} -> {mean(range(turns - w, turns), a, b):.2f}" for name, a, b in steps))
 PY
 done

@@ -15,6 +15,21 @@ use crate::conversation::Message;
 use crate::events::now;
 use crate::redact::Redactor;
 
+/// What a log continuing `session` (read from a session.json) starts with: its snapshot,
+/// its checkpoints, and that it was resumed.
+fn restart_items(session: &Session) -> Vec<Item> {
+    let mut items = vec![Item::Snapshot {
+        history: session.history.clone(),
+        in_flight: session.in_flight.clone(),
+        progress: session.progress(),
+    }];
+    items.extend(session.checkpoints.iter().map(|value| Item::Checkpoint {
+        value: value.clone(),
+    }));
+    items.push(Item::Resumed { at: now() });
+    items
+}
+
 /// The log of a run and what of the history it holds.
 #[derive(Debug)]
 pub struct Recorder {
@@ -42,23 +57,19 @@ impl Recorder {
         redactor: &Redactor,
     ) -> std::io::Result<Recorder> {
         let continued = resumed && session.schema_version == SESSION_VERSION && path.is_file();
-        let mut first = Vec::new();
         let log = if continued {
             let mut log = SessionLog::append_to(path, redactor)?;
             log.append(&Item::Resumed { at: now() })?;
             log
+        } else if resumed && path.is_file() {
+            // An old session.json resumed beside a log: the log gets its snapshot.
+            let mut log = SessionLog::append_to(path, redactor)?;
+            log.append_all(&restart_items(session))?;
+            log
         } else {
-            first.push(session.meta());
+            let mut first = vec![session.meta()];
             if resumed {
-                first.push(Item::Snapshot {
-                    history: session.history.clone(),
-                    in_flight: session.in_flight.clone(),
-                    progress: session.progress(),
-                });
-                first.extend(session.checkpoints.iter().map(|value| Item::Checkpoint {
-                    value: value.clone(),
-                }));
-                first.push(Item::Resumed { at: now() });
+                first.extend(restart_items(session));
             }
             SessionLog::create(path, &first, redactor)?
         };
