@@ -145,13 +145,22 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Write `text` to the file `path` (relative to the server's directory).",
+        description = "Write `text` to the file `path` (relative to the server's directory; \
+                       a file:// URI or ~/ as a filesystem server reads them).",
         annotations(destructive_hint = true, open_world_hint = false)
     )]
     fn write_file(
         &self,
         Parameters(WriteArgs { path, text }): Parameters<WriteArgs>,
     ) -> Result<String, ErrorData> {
+        let home = std::env::var("HOME").unwrap_or_default();
+        let path = match path.strip_prefix("file://") {
+            Some(rest) => rest.to_owned(),
+            None => match path.strip_prefix("~/") {
+                Some(rest) => format!("{home}/{rest}"),
+                None => path,
+            },
+        };
         std::fs::write(&path, text)
             .map(|()| format!("wrote {path}"))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))

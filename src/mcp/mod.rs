@@ -12,6 +12,7 @@ mod content;
 mod http_guard;
 mod line_guard;
 mod names;
+mod path_args;
 mod retry;
 mod tool;
 mod words;

@@ -17,7 +17,8 @@ use super::child::StderrTail;
 use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::permissions::{Permission, Tighten};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolShared};
 
 /// Characters of one result shown to the model at most (before dividing among parallel calls).
 const MAX_RESULT_CHARS: usize = 100_000;
@@ -210,6 +211,26 @@ impl Tool for McpTool {
 
     fn is_mutating(&self) -> bool {
         self.hints.read_only != Some(true)
+    }
+
+    /// The path rules of the built-in tools, for the arguments that name files
+    /// (`path_args`): a tool that may write is bound as Write is (outside the workspace,
+    /// `.git`, credential files need permission); a read-only one as Read is (credential
+    /// files need permission).
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let paths = super::path_args::named_paths(args, home.as_deref());
+        paths.iter().find_map(|raw| {
+            if self.is_mutating() {
+                return crate::tools::path_tighten(raw, shared);
+            }
+            let path = crate::tools::resolve_in_workspace(&shared.workspace, raw);
+            crate::tools::is_sensitive_path(&path.real).then(|| Tighten {
+                permission: Permission::Ask,
+                rule: "tool.sensitive_file",
+                reason: format!("{raw} looks like a credential file"),
+            })
+        })
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
