@@ -11,7 +11,8 @@
 //! (read-only, closed world), `big {bytes}` (a result of that size) and `progress {steps, ms}`
 //! (a progress notification after each step), `image {mime, data, repeat, env}` (a text block
 //! and an image whose base64 is `data` repeated `repeat` times, or with `env`, a PNG header
-//! and the value of that variable of the server's environment). `echo`, `pid`, `lookup`, `big`
+//! and the value of that variable of the server's environment), `log {count}` (that many log
+//! notifications, then an answer). `echo`, `pid`, `lookup`, `big`
 //! and `image` are annotated read-only.
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
@@ -78,6 +79,11 @@ struct ImageArgs {
     repeat: Option<usize>,
     /// Put this variable's value inside the picture's bytes instead.
     env: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct LogArgs {
+    count: u32,
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -209,6 +215,26 @@ impl Fixture {
             ContentBlock::text("a picture:"),
             ContentBlock::image(data, mime),
         ])
+    }
+
+    #[tool(
+        description = "Send `count` log notifications, then answer.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    #[allow(deprecated)] // logging notifications: deprecated by SEP-2577, still sent
+    async fn log(
+        &self,
+        Parameters(LogArgs { count }): Parameters<LogArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> String {
+        for i in 1..=count {
+            let note = rmcp::model::LoggingMessageNotificationParam::new(
+                rmcp::model::LoggingLevel::Warning,
+                serde_json::json!(format!("fixture log line {i}")),
+            );
+            let _ = ctx.peer.notify_logging_message(note).await;
+        }
+        format!("sent {count} log lines")
     }
 
     #[tool(description = "Work in `steps` steps of `ms` ms, sending progress after each.")]

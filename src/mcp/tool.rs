@@ -60,6 +60,8 @@ pub struct McpTool {
     peer: Peer<RoleClient>,
     /// The server's last stderr lines, logged when it stops answering.
     stderr: StderrTail,
+    /// Where the progress of this tool's calls is recorded.
+    notices: std::sync::Arc<super::notices::Notices>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -80,6 +82,7 @@ impl McpTool {
         call_timeout: Duration,
         peer: Peer<RoleClient>,
         stderr: StderrTail,
+        notices: std::sync::Arc<super::notices::Notices>,
     ) -> Self {
         let description = match tool.description.as_deref() {
             Some(d) if !d.trim().is_empty() => d.to_owned(),
@@ -97,6 +100,7 @@ impl McpTool {
             call_timeout,
             peer,
             stderr,
+            notices,
         }
     }
 
@@ -124,7 +128,7 @@ impl McpTool {
         }
     }
 
-    async fn call(&self, args: Value) -> Result<CallToolResult, ToolError> {
+    async fn call(&self, args: Value, call_id: &str) -> Result<CallToolResult, ToolError> {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
@@ -142,7 +146,13 @@ impl McpTool {
             PeerRequestOptions::with_timeout(self.call_timeout).reset_timeout_on_progress();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let answer = match self.peer.send_request_with_option(request, options).await {
-            Ok(handle) => handle.await_response().await,
+            Ok(handle) => {
+                let token = handle.progress_token.clone();
+                self.notices.track(&token, call_id);
+                let answer = handle.await_response().await;
+                self.notices.untrack(&token);
+                answer
+            }
             Err(e) => Err(e),
         };
         match answer {
@@ -235,7 +245,7 @@ impl Tool for McpTool {
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let result = tokio::select! {
-            r = self.call(args) => r?,
+            r = self.call(args, &ctx.call_id) => r?,
             _ = ctx.shared.cancel.cancelled() => {
                 return Err(ToolError::RespondToModel(format!(
                     "The call to {} was stopped: the run is ending.", self.spec.name
