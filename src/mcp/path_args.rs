@@ -60,10 +60,10 @@ fn collect(
         return;
     }
     match value {
-        Value::String(s) => {
-            if path_key || s.trim_start().to_ascii_lowercase().starts_with("file:") {
-                out.push(as_path(s.trim(), home));
-            }
+        Value::String(s)
+            if path_key || s.trim_start().to_ascii_lowercase().starts_with("file:") =>
+        {
+            out.push(as_path(s.trim(), home));
         }
         Value::Array(items) => {
             for item in items {
