@@ -11,7 +11,8 @@
 //! (read-only, closed world), `big {bytes}` (a result of that size) and `progress {steps, ms}`
 //! (a progress notification after each step), `image {mime, data, repeat, env}` (a text block
 //! and an image whose base64 is `data` repeated `repeat` times, or with `env`, a PNG header
-//! and the value of that variable of the server's environment). `echo`, `pid`, `lookup`, `big`
+//! and the value of that variable of the server's environment), `log {count}` (that many log
+//! notifications, then an answer). `echo`, `pid`, `lookup`, `big`
 //! and `image` are annotated read-only.
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
@@ -81,6 +82,11 @@ struct ImageArgs {
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct LogArgs {
+    count: u32,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 struct BigArgs {
     bytes: usize,
 }
@@ -145,13 +151,22 @@ impl Fixture {
     }
 
     #[tool(
-        description = "Write `text` to the file `path` (relative to the server's directory).",
+        description = "Write `text` to the file `path` (relative to the server's directory; \
+                       a file:// URI or ~/ as a filesystem server reads them).",
         annotations(destructive_hint = true, open_world_hint = false)
     )]
     fn write_file(
         &self,
         Parameters(WriteArgs { path, text }): Parameters<WriteArgs>,
     ) -> Result<String, ErrorData> {
+        let home = std::env::var("HOME").unwrap_or_default();
+        let path = match path.strip_prefix("file://") {
+            Some(rest) => rest.to_owned(),
+            None => match path.strip_prefix("~/") {
+                Some(rest) => format!("{home}/{rest}"),
+                None => path,
+            },
+        };
         std::fs::write(&path, text)
             .map(|()| format!("wrote {path}"))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -200,6 +215,26 @@ impl Fixture {
             ContentBlock::text("a picture:"),
             ContentBlock::image(data, mime),
         ])
+    }
+
+    #[tool(
+        description = "Send `count` log notifications, then answer.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    #[allow(deprecated)] // logging notifications: deprecated by SEP-2577, still sent
+    async fn log(
+        &self,
+        Parameters(LogArgs { count }): Parameters<LogArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> String {
+        for i in 1..=count {
+            let note = rmcp::model::LoggingMessageNotificationParam::new(
+                rmcp::model::LoggingLevel::Warning,
+                serde_json::json!(format!("fixture log line {i}")),
+            );
+            let _ = ctx.peer.notify_logging_message(note).await;
+        }
+        format!("sent {count} log lines")
     }
 
     #[tool(description = "Work in `steps` steps of `ms` ms, sending progress after each.")]

@@ -296,6 +296,9 @@ pub(crate) async fn run_job(
         sandbox: sandbox_status.clone().map(Box::new),
     });
     super::extensions::report_mcp(&mcp_statuses, &emitter);
+    if let Some(hub) = &mcp_hub {
+        hub.record_notifications(emitter.clone());
+    }
     for message in rule_warnings {
         emitter.emit(Event::Warning { message });
     }

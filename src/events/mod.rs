@@ -184,6 +184,20 @@ pub enum Event {
     /// checkpoints kept and the git storage they added.
     #[serde(rename = "changes.recorded")]
     ChangesRecorded(Changes),
+    /// A server's progress or log notification (src/mcp/notices.rs bounds how many);
+    /// `kind` is `progress`, `log`, or `suppressed` (the last one recorded for a server).
+    #[serde(rename = "mcp.notification")]
+    McpNotification {
+        server: String,
+        kind: String,
+        /// The tool call a progress notification belongs to.
+        call_id: Option<String>,
+        /// A log message's level (`info`, `warning`, …).
+        level: Option<String>,
+        progress: Option<f64>,
+        total: Option<f64>,
+        message: Option<String>,
+    },
     #[serde(rename = "rule.applied")]
     RuleApplied {
         turn: u32,
@@ -253,6 +267,7 @@ impl Event {
             Event::UploadFinished { .. } => "upload.finished",
             Event::McpServer(_) => "mcp.server",
             Event::ChangesRecorded(_) => "changes.recorded",
+            Event::McpNotification { .. } => "mcp.notification",
             Event::RuleApplied { .. } => "rule.applied",
             Event::Warning { .. } => "warning",
             Event::RunCompleted { .. } => "run.completed",

@@ -13,11 +13,12 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 
 use super::child::{self, GroupGuard, StderrTail};
 use super::line_guard;
+use super::notices::{Listener, Notices};
 use super::words::error_words;
 use super::{ServerConfig, Transport};
 
 /// The client side of one live connection.
-pub(crate) type Client = RunningService<RoleClient, ClientConfig>;
+pub(crate) type Client = RunningService<RoleClient, Listener>;
 
 /// A server that finished its handshake and listed its tools.
 pub(crate) struct Opened {
@@ -42,7 +43,13 @@ pub(crate) struct Failed {
 pub(crate) async fn open(
     config: &ServerConfig,
     base_env: &[(String, String)],
+    notices: std::sync::Arc<Notices>,
 ) -> Result<Opened, Failed> {
+    let listener = Listener {
+        server: config.name.clone(),
+        notices,
+        info: client_info(),
+    };
     match &config.transport {
         Transport::Stdio {
             command,
@@ -56,7 +63,7 @@ pub(crate) async fn open(
                 });
             }
             let cmd = child::command(command, args, env, cwd, base_env);
-            open_stdio(config, command, cmd).await
+            open_stdio(config, command, cmd, listener).await
         }
         Transport::Http { url, headers } => {
             let headers = header_map(headers).map_err(|reason| Failed { reason })?;
@@ -74,12 +81,11 @@ pub(crate) async fn open(
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
             let left = deadline.saturating_duration_since(Instant::now());
-            let (client, tools, server_version) =
-                handshake(transport, left).await.map_err(|reason| {
-                    match super::words::legacy_sse_hint(url, &reason) {
-                        Some(hint) => fail(format!("{reason}; {hint}")),
-                        None => fail(reason),
-                    }
+            let (client, tools, server_version) = handshake(transport, left, listener)
+                .await
+                .map_err(|reason| match super::words::legacy_sse_hint(url, &reason) {
+                    Some(hint) => fail(format!("{reason}; {hint}")),
+                    None => fail(reason),
                 })?;
             Ok(Opened {
                 client,
@@ -100,6 +106,7 @@ async fn open_stdio(
     config: &ServerConfig,
     command: &str,
     mut cmd: tokio::process::Command,
+    listener: Listener,
 ) -> Result<Opened, Failed> {
     let mut process = cmd.spawn().map_err(|e| Failed {
         reason: format!("could not start the stdio command `{command}`: {e}"),
@@ -122,7 +129,7 @@ async fn open_stdio(
         line_guard::guard(stdout, &config.name, task_only.clone()),
         stdin,
     );
-    match handshake(transport, config.startup_timeout).await {
+    match handshake(transport, config.startup_timeout, listener).await {
         Ok((client, tools, server_version)) => Ok(Opened {
             client,
             tools,
@@ -147,14 +154,18 @@ async fn open_stdio(
 type Handshake = (Client, Vec<rmcp::model::Tool>, Option<String>);
 
 /// Initialize and list every tool, or say why not (including "no answer in time").
-async fn handshake<T, E, A>(transport: T, deadline: Duration) -> Result<Handshake, String>
+async fn handshake<T, E, A>(
+    transport: T,
+    deadline: Duration,
+    listener: Listener,
+) -> Result<Handshake, String>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
 {
     let started = Instant::now();
     let work = async {
-        let client = client_info()
+        let client = listener
             .serve(transport)
             .await
             .map_err(|e| format!("the MCP handshake failed: {}", error_words(&e)))?;

@@ -12,6 +12,8 @@ mod content;
 mod http_guard;
 mod line_guard;
 mod names;
+mod notices;
+mod path_args;
 mod retry;
 mod tool;
 mod words;
@@ -144,6 +146,7 @@ struct Live {
 pub struct McpHub {
     servers: Vec<Live>,
     tools: Vec<Arc<McpTool>>,
+    notices: Arc<notices::Notices>,
 }
 
 impl std::fmt::Debug for McpHub {
@@ -167,11 +170,15 @@ impl McpHub {
         base_env: &[(String, String)],
     ) -> Result<(McpHub, Vec<ServerStatus>), McpError> {
         check_names(&configs)?;
+        let notices = Arc::new(notices::Notices::default());
         let mut slots: Vec<Option<Started>> = configs.iter().map(|_| None).collect();
         let mut pending: FuturesUnordered<_> = configs
             .iter()
             .enumerate()
-            .map(|(i, config)| async move { (i, start_one(config, base_env).await) })
+            .map(|(i, config)| {
+                let notices = Arc::clone(&notices);
+                async move { (i, start_one(config, base_env, notices).await) }
+            })
             .collect();
         while let Some((i, (status, live))) = pending.next().await {
             let config = &configs[i];
@@ -197,6 +204,7 @@ impl McpHub {
         let mut hub = McpHub {
             servers: Vec::new(),
             tools: Vec::new(),
+            notices,
         };
         let mut statuses = Vec::new();
         for (status, live) in slots.into_iter().flatten() {
@@ -222,6 +230,12 @@ impl McpHub {
         &self.tools
     }
 
+    /// From now on, the servers' progress and log notifications become `mcp.notification`
+    /// events (bounded: see `notices.rs`).
+    pub fn record_notifications(&self, emitter: Arc<crate::events::Emitter>) {
+        self.notices.record_to(emitter);
+    }
+
     /// Ask every server to stop, wait up to two seconds, then kill what is left.
     pub async fn shutdown(self) {
         close_all(self.servers).await;
@@ -241,9 +255,13 @@ async fn close_all(servers: Vec<Live>) {
 }
 
 /// Start one server; a failure is a status, the caller decides whether it is fatal.
-async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Started {
+async fn start_one(
+    config: &ServerConfig,
+    base_env: &[(String, String)],
+    notices: Arc<notices::Notices>,
+) -> Started {
     let started = Instant::now();
-    let outcome = connect::open(config, base_env).await;
+    let outcome = connect::open(config, base_env, Arc::clone(&notices)).await;
     let mut status = ServerStatus {
         name: config.name.clone(),
         transport: config.transport.kind(),
@@ -276,6 +294,7 @@ async fn start_one(config: &ServerConfig, base_env: &[(String, String)]) -> Star
                 config.call_timeout,
                 opened.client.peer().clone(),
                 opened.stderr.clone(),
+                Arc::clone(&notices),
             ))
         })
         .collect();

@@ -17,7 +17,8 @@ use super::child::StderrTail;
 use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::permissions::{Permission, Tighten};
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolShared};
 
 /// Characters of one result shown to the model at most (before dividing among parallel calls).
 const MAX_RESULT_CHARS: usize = 100_000;
@@ -59,6 +60,8 @@ pub struct McpTool {
     peer: Peer<RoleClient>,
     /// The server's last stderr lines, logged when it stops answering.
     stderr: StderrTail,
+    /// Where the progress of this tool's calls is recorded.
+    notices: std::sync::Arc<super::notices::Notices>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -79,6 +82,7 @@ impl McpTool {
         call_timeout: Duration,
         peer: Peer<RoleClient>,
         stderr: StderrTail,
+        notices: std::sync::Arc<super::notices::Notices>,
     ) -> Self {
         let description = match tool.description.as_deref() {
             Some(d) if !d.trim().is_empty() => d.to_owned(),
@@ -96,6 +100,7 @@ impl McpTool {
             call_timeout,
             peer,
             stderr,
+            notices,
         }
     }
 
@@ -123,7 +128,7 @@ impl McpTool {
         }
     }
 
-    async fn call(&self, args: Value) -> Result<CallToolResult, ToolError> {
+    async fn call(&self, args: Value, call_id: &str) -> Result<CallToolResult, ToolError> {
         let arguments = match args {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
@@ -141,7 +146,13 @@ impl McpTool {
             PeerRequestOptions::with_timeout(self.call_timeout).reset_timeout_on_progress();
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let answer = match self.peer.send_request_with_option(request, options).await {
-            Ok(handle) => handle.await_response().await,
+            Ok(handle) => {
+                let token = handle.progress_token.clone();
+                self.notices.track(&token, call_id);
+                let answer = handle.await_response().await;
+                self.notices.untrack(&token);
+                answer
+            }
             Err(e) => Err(e),
         };
         match answer {
@@ -212,9 +223,29 @@ impl Tool for McpTool {
         self.hints.read_only != Some(true)
     }
 
+    /// The path rules of the built-in tools, for the arguments that name files
+    /// (`path_args`): a tool that may write is bound as Write is (outside the workspace,
+    /// `.git`, credential files need permission); a read-only one as Read is (credential
+    /// files need permission).
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let paths = super::path_args::named_paths(args, home.as_deref());
+        paths.iter().find_map(|raw| {
+            if self.is_mutating() {
+                return crate::tools::path_tighten(raw, shared);
+            }
+            let path = crate::tools::resolve_in_workspace(&shared.workspace, raw);
+            crate::tools::is_sensitive_path(&path.real).then(|| Tighten {
+                permission: Permission::Ask,
+                rule: "tool.sensitive_file",
+                reason: format!("{raw} looks like a credential file"),
+            })
+        })
+    }
+
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let result = tokio::select! {
-            r = self.call(args) => r?,
+            r = self.call(args, &ctx.call_id) => r?,
             _ = ctx.shared.cancel.cancelled() => {
                 return Err(ToolError::RespondToModel(format!(
                     "The call to {} was stopped: the run is ending.", self.spec.name

@@ -50,6 +50,7 @@ pub use search::Search;
 pub use subagent::{Spent, SubagentReport, SubagentRunner, SubagentTool};
 pub use upload_artifact::{ArtifactRecord, UploadArtifact};
 pub use write::Write;
+pub(crate) use write::path_tighten;
 
 use std::collections::HashSet;
 use std::path::PathBuf;

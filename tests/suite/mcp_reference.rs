@@ -323,7 +323,10 @@ fn everything_resources_are_inlined_with_their_uri_and_images_are_named() {
         "{blob}"
     );
     // Described by type and size, not dropped.
-    assert!(blob.contains(" B) not shown") || blob.contains("iB) not shown"), "{blob}");
+    assert!(
+        blob.contains(" B) not shown") || blob.contains("iB) not shown"),
+        "{blob}"
+    );
     assert!(
         output(&r, "links").contains("resource link"),
         "{}",

@@ -30,6 +30,8 @@ mod mcp_e2e;
 mod mcp_egress_e2e;
 mod mcp_env_e2e;
 mod mcp_images_e2e;
+mod mcp_notify_e2e;
+mod mcp_paths_e2e;
 mod mcp_policy_e2e;
 mod mcp_reference;
 mod module_graph;
