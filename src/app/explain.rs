@@ -29,7 +29,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
     let (job, workspace) = (&config.job, &config.workspace);
     let (policy, repo_files, repo_note) = match config.enforced_policy(workspace) {
         Ok(p) => p,
-        Err(e) => return start_failed(RunError::Usage(e)),
+        Err(e) => return start_failed(RunError::from(e)),
     };
     let (policy, mcp_servers) = match super::explain_mcp::explain_servers(job, workspace, policy) {
         Ok(p) => p,

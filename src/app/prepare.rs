@@ -93,7 +93,7 @@ pub(crate) async fn prepare(
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
-        (None, None) => Some(read_stdin_prompt().map_err(RunError::Usage)?),
+        (None, None) => Some(read_stdin_prompt()?),
     };
     let redactor = setup::redactor(key.as_ref(), job, config.upload_url.as_deref());
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
@@ -248,7 +248,7 @@ fn guard(
     env: &[(String, String)],
 ) -> Result<Guard, StartError> {
     let ws = &placed.workspace;
-    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::Usage)?;
+    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::from)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
     let (sandbox, sandbox_status, sandbox_verdict) =

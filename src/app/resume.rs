@@ -22,7 +22,7 @@ use crate::session::{Session, SessionState, find_session};
 fn stored_settings(session: &Session) -> Result<Settings, RunError> {
     match &session.job.config {
         Some(view) => Ok(view.flags.clone()),
-        None => Settings::from_recorded_args(&session.job.args).map_err(RunError::Usage),
+        None => Ok(Settings::from_recorded_args(&session.job.args)?),
     }
 }
 

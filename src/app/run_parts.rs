@@ -4,6 +4,7 @@
 use std::io::Read as _;
 use std::path::Path;
 
+use super::start_error::RunError;
 use crate::agent::{Outcome, StopCause, StopSignal, SystemPrompt};
 use crate::cli::Format;
 use crate::config::RunConfig;
@@ -24,13 +25,15 @@ pub(crate) fn new_run_id() -> String {
     )
 }
 
-pub(crate) fn read_stdin_prompt() -> Result<String, String> {
+pub(crate) fn read_stdin_prompt() -> Result<String, RunError> {
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+        .map_err(|e| RunError::Usage(format!("cannot read the prompt from stdin: {e}")))?;
     if text.trim().is_empty() {
-        return Err("the prompt is `-` but stdin was empty".to_owned());
+        return Err(RunError::Usage(
+            "the prompt is `-` but stdin was empty".to_owned(),
+        ));
     }
     Ok(text.trim().to_owned())
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{RunConfig, Settings};
+use super::{ConfigError, RunConfig, Settings};
 use crate::job::Job;
 use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec, parse_permissions_yaml};
 use crate::repo_files::RepoFiles;
@@ -52,7 +52,7 @@ impl<'a> From<&'a Settings> for PolicyFlags<'a> {
 
 /// A `--allow`/`--ask`/`--exclude` pattern naming a tool that does not exist is a usage
 /// error: the rule would match nothing, silently.
-pub(super) fn check_flag_tools(flags: &PolicyFlags<'_>) -> Result<(), String> {
+pub(super) fn check_flag_tools(flags: &PolicyFlags<'_>) -> Result<(), ConfigError> {
     let lists = [
         ("--allow", flags.allow),
         ("--ask", flags.ask),
@@ -60,7 +60,7 @@ pub(super) fn check_flag_tools(flags: &PolicyFlags<'_>) -> Result<(), String> {
     ];
     for (flag, list) in lists {
         if let Some(m) = list.iter().find_map(|p| crate::job::unknown_rule_tool(p)) {
-            return Err(format!("{flag}: {m}"));
+            return Err(ConfigError::Flag(format!("{flag}: {m}")));
         }
     }
     Ok(())
@@ -74,7 +74,7 @@ fn build_policy(
     workspace: &Path,
     repo_files: &RepoFiles,
     untrusted: bool,
-) -> Result<Policy, String> {
+) -> Result<Policy, ConfigError> {
     check_flag_tools(flags)?;
     let mut mode = if flags.auto {
         Mode::Auto
@@ -95,14 +95,14 @@ fn build_policy(
         repo,
         repo_file,
     };
-    Policy::build(input, workspace).map_err(|e| e.to_string())
+    Policy::build(input, workspace).map_err(|e| ConfigError::Policy(e.to_string()))
 }
 
 /// The repo's permissions.yaml: the one the job names, else `.continue/permissions.yaml`.
 fn repo_rules(
     job: &Job,
     repo_files: &RepoFiles,
-) -> Result<(Vec<RuleSpec>, Option<String>), String> {
+) -> Result<(Vec<RuleSpec>, Option<String>), ConfigError> {
     let (rel, required) = match &job.permissions.file {
         Some(f) => (f.as_str(), true),
         None => (".continue/permissions.yaml", false),
@@ -110,11 +110,14 @@ fn repo_rules(
     let shown = repo_files.describe(rel);
     match repo_files.read(rel) {
         Some(text) => {
-            let rules = parse_permissions_yaml(&text).map_err(|e| format!("{shown}: {e}"))?;
+            let rules = parse_permissions_yaml(&text)
+                .map_err(|e| ConfigError::Policy(format!("{shown}: {e}")))?;
             Ok((rules, Some(shown)))
         }
         None if !required || matches!(repo_files, RepoFiles::Nothing) => Ok((Vec::new(), None)),
-        None => Err(format!("permissions file {shown} not found")),
+        None => Err(ConfigError::Policy(format!(
+            "permissions file {shown} not found"
+        ))),
     }
 }
 
@@ -127,7 +130,7 @@ fn enforced_policy(
     workspace: &Path,
     base_ref: Option<&str>,
     untrusted: bool,
-) -> Result<(Policy, RepoFiles, Option<String>), String> {
+) -> Result<(Policy, RepoFiles, Option<String>), ConfigError> {
     let (repo_files, note) = repo_files(base_ref, workspace, untrusted)?;
     let policy = build_policy(job, flags, workspace, &repo_files, untrusted)?;
     Ok((policy, repo_files, note))
@@ -139,12 +142,15 @@ fn repo_files(
     base_ref: Option<&str>,
     workspace: &Path,
     untrusted: bool,
-) -> Result<(RepoFiles, Option<String>), String> {
+) -> Result<(RepoFiles, Option<String>), ConfigError> {
     if !untrusted {
         return Ok((RepoFiles::Workdir(workspace.to_path_buf()), None));
     }
     match base_ref {
-        Some(r) => Ok((RepoFiles::at_ref(workspace, r)?, None)),
+        Some(r) => Ok((
+            RepoFiles::at_ref(workspace, r).map_err(ConfigError::Policy)?,
+            None,
+        )),
         None => Ok((
             RepoFiles::Nothing,
             Some("untrusted mode without a base ref: repository instructions (AGENTS.md, .continue/rules, .continue/permissions.yaml) are not used".to_owned()),
@@ -158,7 +164,7 @@ impl RunConfig {
     pub(crate) fn enforced_policy(
         &self,
         workspace: &Path,
-    ) -> Result<(Policy, RepoFiles, Option<String>), String> {
+    ) -> Result<(Policy, RepoFiles, Option<String>), ConfigError> {
         enforced_policy(
             &self.job,
             &self.policy_flags(),

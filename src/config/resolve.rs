@@ -22,6 +22,10 @@ pub(crate) enum ConfigError {
     /// A flag's value is wrong (`--timeout soon`, `--allow Bsh(x)`).
     #[error("{0}")]
     Flag(String),
+    /// The policy cannot be built: a permissions file that is not there or not valid, a
+    /// base ref that does not resolve.
+    #[error("{0}")]
+    Policy(String),
     /// The workspace named by `-C` or the job does not exist.
     #[error("workspace {}: {source}", .path.display())]
     Workspace {
@@ -45,7 +49,7 @@ impl RunConfig {
         settings: Settings,
         call: Call,
     ) -> Result<RunConfig, ConfigError> {
-        check_flag_tools(&PolicyFlags::from(&settings)).map_err(ConfigError::Flag)?;
+        check_flag_tools(&PolicyFlags::from(&settings))?;
         let timeout_flag = apply_overrides(&mut job, &settings)?;
         let workspace = workspace(&job, &settings)?;
         let (timeout, job_source) = run_timeout(&job.limits);

@@ -147,11 +147,12 @@ impl Settings {
 
     /// The settings of a session written before they were stored: its recorded
     /// command-line words, parsed as then.
-    pub fn from_recorded_args(words: &[String]) -> Result<Settings, String> {
+    pub(crate) fn from_recorded_args(words: &[String]) -> Result<Settings, super::ConfigError> {
         use clap::Parser;
         let argv = std::iter::once("cn-run".to_owned()).chain(words.iter().cloned());
-        let cli = crate::cli::Cli::try_parse_from(argv)
-            .map_err(|e| format!("the recorded flags no longer parse: {e}"))?;
+        let cli = crate::cli::Cli::try_parse_from(argv).map_err(|e| {
+            super::ConfigError::Flag(format!("the recorded flags no longer parse: {e}"))
+        })?;
         Ok(Settings::from(&cli.run))
     }
 }
