@@ -17,21 +17,21 @@ use super::start_error::{RunError, StartError};
 use crate::agent::{RunState, StopSignal, SystemPrompt};
 use crate::config::RunConfig;
 use crate::events::Emitter;
-use crate::mcp::{McpHub, ServerStatus};
 use crate::permissions::Policy;
 use crate::provider::ModelClient;
 use crate::redact::Redactor;
 use crate::repo_files::RepoFiles;
 use crate::rules::RuleDef;
-use crate::tools::{ToolRegistry, ToolShared};
+use crate::tools::ToolShared;
 use crate::upload::UploaderHandle;
 
 /// A run ready to execute: what the agent loop borrows and what `finish` writes from.
 pub(crate) struct Prepared {
     pub out_dir: PathBuf,
     pub client: Arc<dyn ModelClient>,
-    pub registry: ToolRegistry,
-    pub policy: Arc<Policy>,
+    /// The tool set, its policy, the MCP servers and why the run must end before its
+    /// first turn (an MCP server or the sandbox), if it must.
+    pub tools: Tools,
     pub shared: Arc<ToolShared>,
     pub emitter: Arc<Emitter>,
     pub redactor: Redactor,
@@ -41,10 +41,6 @@ pub(crate) struct Prepared {
     pub system: SystemPrompt,
     /// Rules that join once the run touches a matching file.
     pub conditional_rules: Vec<RuleDef>,
-    /// Why the run must end before its first turn (an MCP server or the sandbox).
-    pub failure: Option<String>,
-    pub mcp_hub: Option<McpHub>,
-    pub mcp_statuses: Vec<ServerStatus>,
     pub sinks: Sinks,
     pub checkpoints: Option<Arc<Checkpoints>>,
     pub uploads: Option<UploaderHandle>,
@@ -71,6 +67,17 @@ pub(crate) struct Guard {
     pub warnings: Vec<String>,
 }
 
+impl Guard {
+    /// The rules that join once the run touches a matching file.
+    fn conditional_rules(&self) -> Vec<RuleDef> {
+        let on_touch = |r: &&RuleDef| matches!(r.applies, crate::rules::Applies::OnTouch { .. });
+        self.rules.iter().filter(on_touch).cloned().collect()
+    }
+}
+
+/// The git status the checkpointer takes for the system prompt.
+type StatusRx = tokio::sync::oneshot::Receiver<String>;
+
 /// Everything a run needs, built from its configuration, or why it cannot start.
 pub(crate) async fn prepare(
     config: &RunConfig,
@@ -89,7 +96,7 @@ pub(crate) async fn prepare(
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
     let mcp = super::extensions::mcp_configs(job, &placed.workspace).map_err(RunError::Usage)?;
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let mut guard = guard(config, &placed, &env)?;
+    let guard = guard(config, &placed, &env)?;
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
@@ -99,7 +106,6 @@ pub(crate) async fn prepare(
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
-    let signals = listen_for_signals(stop.clone());
     let shared = Arc::new(
         ToolShared::new(
             placed.workspace.clone(),
@@ -111,62 +117,90 @@ pub(crate) async fn prepare(
         .with_sandbox(guard.sandbox.clone())
         .with_untrusted(config.trust.untrusted),
     );
-    let mut tools = parts::tools(config, &placed, &mut guard, &shared, mcp).await;
+    let grounds = Grounds {
+        signals: listen_for_signals(stop.clone()),
+        placed,
+        emitter,
+        checkpoints,
+        guard,
+        redactor,
+        sinks,
+        stop,
+        shared,
+    };
+    assemble(
+        config,
+        grounds,
+        client_task,
+        (mcp, status_rx),
+        resume,
+        prompt,
+    )
+    .await
+}
+
+/// What `prepare` has set up before the tools and the model client.
+struct Grounds {
+    placed: Placed,
+    emitter: Arc<Emitter>,
+    checkpoints: Option<Arc<Checkpoints>>,
+    guard: Guard,
+    redactor: Redactor,
+    sinks: Sinks,
+    stop: StopSignal,
+    signals: tokio::task::JoinHandle<()>,
+    shared: Arc<ToolShared>,
+}
+
+/// The tools, the client, the conversation, the session and the system prompt, with the
+/// run's start announced.
+async fn assemble(
+    config: &RunConfig,
+    g: Grounds,
+    client_task: setup::ClientTask,
+    (mcp, status_rx): (Vec<crate::mcp::ServerConfig>, Option<StatusRx>),
+    resume: Option<Resume>,
+    prompt: Option<String>,
+) -> Result<(Prepared, RunState), StartError> {
+    let (placed, mut guard) = (g.placed, g.guard);
+    let mut tools = parts::tools(config, &placed, &mut guard, &g.shared, mcp).await;
     let client = client_task.wait().await?.client;
     let base = parts::Base {
         client: &client,
-        shared: &shared,
-        emitter: &emitter,
-        redactor: &redactor,
-        stop: &stop,
-        checkpoints: &checkpoints,
+        shared: &g.shared,
+        emitter: &g.emitter,
+        redactor: &g.redactor,
+        stop: &g.stop,
+        checkpoints: &g.checkpoints,
     };
     parts::add_subagents(config, &placed, &guard, &mut tools, &base);
     let (state, session) = parts::conversation(config, resume, &placed, prompt);
-    let failure = parts::announce(
-        config,
-        &placed,
-        &mut guard,
-        &tools,
-        client.as_ref(),
-        &emitter,
-        &state,
-    );
-    sinks
-        .result
-        .update(|r| r.sandbox = guard.sandbox_status.clone());
+    let start = parts::Start {
+        placed: &placed,
+        tools: &tools,
+        client: client.as_ref(),
+        state: &state,
+    };
+    let sandbox_failure = parts::announce(config, &start, &mut guard, &g.emitter);
+    tools.failure = tools.failure.or(sandbox_failure);
+    let status = guard.sandbox_status.clone();
+    g.sinks.result.update(|r| r.sandbox = status);
     let (hooks, uploads) = parts::session(config, &placed, session, &base);
     let system = parts::system(config, &placed, &guard, &tools, status_rx).await?;
-    let Tools {
-        registry,
-        policy,
-        hub,
-        statuses,
-        failure: mcp_failure,
-    } = tools;
-    let conditional_rules = guard
-        .rules
-        .into_iter()
-        .filter(|r| matches!(r.applies, crate::rules::Applies::OnTouch { .. }))
-        .collect();
     let prepared = Prepared {
         out_dir: placed.out_dir,
         client,
-        registry,
-        policy,
-        shared,
-        emitter,
-        redactor,
-        stop,
-        signals,
+        tools,
+        shared: g.shared,
+        emitter: g.emitter,
+        redactor: g.redactor,
+        stop: g.stop,
+        signals: g.signals,
         hooks,
         system,
-        conditional_rules,
-        failure: mcp_failure.or(failure),
-        mcp_hub: hub,
-        mcp_statuses: statuses,
-        sinks,
-        checkpoints,
+        conditional_rules: guard.conditional_rules(),
+        sinks: g.sinks,
+        checkpoints: g.checkpoints,
         uploads,
     };
     Ok((prepared, state))
@@ -214,10 +248,7 @@ fn open_checkpoints(
     opts: &RunOptions<'_>,
     placed: &Placed,
     emitter: &Arc<Emitter>,
-) -> (
-    Option<Arc<Checkpoints>>,
-    Option<tokio::sync::oneshot::Receiver<String>>,
-) {
+) -> (Option<Arc<Checkpoints>>, Option<StatusRx>) {
     let git = &config.job.git;
     let (ws, id, out) = (&placed.workspace, &placed.run_id, &placed.out_dir);
     let early = opts

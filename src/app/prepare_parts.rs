@@ -152,31 +152,35 @@ pub(crate) fn conversation(
     }
 }
 
+/// A run about to start, as `announce` tells it.
+pub(crate) struct Start<'a> {
+    pub placed: &'a Placed,
+    pub tools: &'a Tools,
+    pub client: &'a dyn ModelClient,
+    pub state: &'a RunState,
+}
+
 /// The events that open a run: its start, MCP servers, warnings and the rules that always
 /// apply. Returns why the run must end at once (the sandbox it requires is not there).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn announce(
     config: &RunConfig,
-    placed: &Placed,
+    start: &Start<'_>,
     guard: &mut Guard,
-    tools: &Tools,
-    client: &dyn ModelClient,
     emitter: &Emitter,
-    state: &RunState,
 ) -> Option<String> {
-    let info = client.info();
-    let first = state.history.first().map(|m| m.text().to_owned());
+    let info = start.client.info();
+    let first = start.state.history.first().map(|m| m.text().to_owned());
     emitter.emit(Event::RunStarted {
         job: config.job.name.clone(),
         prompt: first.unwrap_or_default(),
         provider: info.provider,
         model: info.model,
-        workspace: placed.workspace.display().to_string(),
-        tools: tools.registry.names(),
-        mode: tools.policy.mode().as_str().to_owned(),
-        resumed: placed.resumed,
+        workspace: start.placed.workspace.display().to_string(),
+        tools: start.tools.registry.names(),
+        mode: start.tools.policy.mode().as_str().to_owned(),
+        resumed: start.placed.resumed,
     });
-    super::extensions::report_mcp(&tools.statuses, emitter);
+    super::extensions::report_mcp(&start.tools.statuses, emitter);
     for message in std::mem::take(&mut guard.warnings) {
         emitter.emit(Event::Warning { message });
     }

@@ -57,8 +57,8 @@ async fn execute(
     let job = &config.job;
     let mut agent = Agent {
         client: run.client.as_ref(),
-        tools: &run.registry,
-        policy: &run.policy,
+        tools: &run.tools.registry,
+        policy: &run.tools.policy,
         shared: run.shared.clone(),
         emitter: &run.emitter,
         redactor: &run.redactor,
@@ -75,7 +75,7 @@ async fn execute(
         )),
     };
     let attempts = async {
-        match &run.failure {
+        match &run.tools.failure {
             Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
             None => run_attempts(&mut agent, state, job).await,
         }
@@ -100,12 +100,12 @@ async fn conclude(
 ) -> RunResult {
     run.signals.abort();
     run.shared.background().kill_all().await;
-    if let Some(hub) = run.mcp_hub {
+    if let Some(hub) = run.tools.hub {
         hub.shutdown().await;
     }
     run.sinks
         .result
-        .update(|r| r.mcp_servers = run.mcp_statuses);
+        .update(|r| r.mcp_servers = run.tools.statuses);
     if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
         c.note_change();
     }
