@@ -218,85 +218,6 @@ pub struct RunArgs {
     pub jobs_in_call: usize,
 }
 
-impl RunArgs {
-    /// The flags that shape a run, as command-line words (recorded in the session so a
-    /// resumed run keeps them).
-    pub fn shaping_args(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut opt = |flag: &str, v: Option<String>| {
-            if let Some(v) = v {
-                out.push(flag.to_owned());
-                out.push(v);
-            }
-        };
-        let value = |v: &dyn erased::Named| v.name();
-        opt("--provider", self.provider.map(|p| value(&p)));
-        opt("--api-base", self.api_base.clone());
-        opt("--model", self.model.clone());
-        opt("--api-key-env", self.api_key_env.clone());
-        opt(
-            "--script",
-            self.script.as_ref().map(|p| p.display().to_string()),
-        );
-        opt("--max-turns", self.max_turns.map(|v| v.to_string()));
-        opt("--max-tokens", self.max_tokens.map(|v| v.to_string()));
-        opt("--timeout", self.timeout.clone());
-        opt("--max-cost-usd", self.max_cost_usd.map(|v| v.to_string()));
-        opt("--on-ask", self.on_ask.map(|v| value(&v)));
-        for (k, v) in &self.params {
-            out.push("--param".to_owned());
-            out.push(format!("{k}={v}"));
-        }
-        for (flag, list) in [
-            ("--allow", &self.allow),
-            ("--ask", &self.ask),
-            ("--exclude", &self.exclude),
-        ] {
-            for p in list {
-                out.push(flag.to_owned());
-                out.push(p.clone());
-            }
-        }
-        if self.auto {
-            out.push("--auto".to_owned());
-        }
-        if self.readonly {
-            out.push("--readonly".to_owned());
-        }
-        if self.require_sandbox {
-            out.push("--require-sandbox".to_owned());
-        }
-        // Trust is part of the run: a resumed untrusted run stays untrusted.
-        if self.untrusted {
-            out.push("--untrusted".to_owned());
-        }
-        opt_push(&mut out, "--base-ref", self.base_ref.clone());
-        out
-    }
-}
-
-fn opt_push(out: &mut Vec<String>, flag: &str, value: Option<String>) {
-    if let Some(v) = value {
-        out.push(flag.to_owned());
-        out.push(v);
-    }
-}
-
-mod erased {
-    //! The command-line spelling of a value-enum value.
-    pub(super) trait Named {
-        fn name(&self) -> String;
-    }
-
-    impl<T: clap::ValueEnum> Named for T {
-        fn name(&self) -> String {
-            self.to_possible_value()
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default()
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default, Args)]
 pub struct LogArgs {
     /// More logging on stderr (repeat for more).
@@ -352,6 +273,15 @@ pub struct ExplainArgs {
     pub auto: bool,
     #[arg(long)]
     pub readonly: bool,
+    /// Explain the job as an untrusted run (a pull request) enforces it.
+    #[arg(long)]
+    pub untrusted: bool,
+    /// The trusted commit whose repository instructions apply in untrusted mode.
+    #[arg(long, value_name = "REF")]
+    pub base_ref: Option<String>,
+    /// Workspace directory (overrides the job).
+    #[arg(short = 'C', long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -15,6 +15,7 @@ pub mod checkpoint;
 pub mod checks;
 pub mod cli;
 pub mod command_safety;
+pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod edit;

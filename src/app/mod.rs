@@ -4,6 +4,7 @@
 
 mod attempts;
 mod checkpoints;
+mod explain;
 mod explain_mcp;
 mod export_cmd;
 mod extensions;
@@ -12,6 +13,8 @@ mod inspect;
 mod outputs;
 mod parallel;
 mod parallel_report;
+mod prepare;
+mod prepare_parts;
 mod report_cmd;
 mod resume;
 mod run;
@@ -29,17 +32,19 @@ mod workspace;
 use std::io::Write;
 
 use crate::cli::{Cli, Command, Format, RunArgs};
+use crate::config::{Call, RunConfig, Settings};
 use crate::exit_code::Status;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
 use crate::observability::LogHandle;
 use crate::report::RunResult;
+use start_error::RunError;
 
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
     match cli.command {
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::CheckCommand(a)) => inspect::check_command(&a),
-        Some(Command::Explain(a)) => inspect::explain(&a),
+        Some(Command::Explain(a)) => explain::explain(&a),
         Some(Command::Schema { which }) => inspect::schema(which),
         Some(Command::Sessions { action }) => sessions::run(&action),
         Some(Command::Schedule(a)) => schedule_cmd::run(&a),
@@ -112,76 +117,57 @@ pub(crate) fn start_failed(e: start_error::RunError) -> i32 {
 }
 
 /// The job for `-p PROMPT`: no file, everything from flags.
-pub(crate) fn adhoc_job(args: &RunArgs, prompt: &str) -> Result<Job, String> {
-    let provider = args.provider.unwrap_or(if args.script.is_some() {
+pub(crate) fn adhoc_job(flags: &Settings, prompt: &str) -> Result<Job, RunError> {
+    let provider = flags.provider.unwrap_or(if flags.script.is_some() {
         ProviderKind::Script
     } else {
         ProviderKind::Openai
     });
-    let name = match (&args.model, provider) {
+    let name = match (&flags.model, provider) {
         (Some(m), _) => m.clone(),
         (None, ProviderKind::Script) => "script".to_owned(),
         (None, _) => {
-            return Err("-p needs --model NAME (or --provider script --script FILE)".to_owned());
+            return Err(RunError::Usage(
+                "-p needs --model NAME (or --provider script --script FILE)".to_owned(),
+            ));
         }
     };
     let mut model = serde_json::json!({"provider": provider, "name": name});
-    if let Some(script) = &args.script {
-        let abs = std::path::absolute(script).map_err(|e| e.to_string())?;
-        model["script"] = serde_json::Value::String(abs.display().to_string());
+    if let Some(script) = &flags.script {
+        model["script"] = serde_json::Value::String(script.display().to_string());
     }
     let raw: job::JobFile =
         serde_json::from_value(serde_json::json!({"name": "adhoc", "prompt": "-", "model": model}))
-            .map_err(|e| e.to_string())?;
-    let mut job =
-        job::load_raw(raw, "<command line>", &LoadOptions::default()).map_err(|e| e.to_string())?;
+            .map_err(|e| RunError::Usage(e.to_string()))?;
+    let mut job = job::load_raw(raw, "<command line>", &LoadOptions::default())?;
     job.prompt = (prompt != "-").then(|| prompt.to_owned());
     Ok(job)
 }
 
-/// Command-line values that override every job's.
-pub(crate) fn apply_overrides(job: &mut Job, args: &RunArgs) -> Result<(), String> {
-    if let Some(p) = args.provider {
-        job.model.provider = p;
+/// The call-wide settings of a `run` command line.
+fn call(args: &RunArgs) -> Call {
+    Call {
+        format: args.format,
+        out: args.out.clone(),
+        jobs_in_call: args.jobs_in_call,
     }
-    if let Some(m) = &args.model {
-        job.model.name = m.clone();
-    }
-    if let Some(b) = &args.api_base {
-        job.model.api_base = Some(b.clone());
-    }
-    if let Some(k) = &args.api_key_env {
-        job.model.api_key_env = Some(k.clone());
-    }
-    if let Some(s) = &args.script {
-        job.model.script = Some(s.clone());
-    }
-    if let Some(t) = args.max_turns {
-        job.limits.max_turns = Some(t);
-    }
-    if let Some(n) = args.max_tokens {
-        job.model.max_tokens = Some(n);
-    }
-    if let Some(t) = &args.timeout {
-        job.limits.timeout = Some(job::parse_duration(t).map_err(|e| format!("--timeout: {e}"))?);
-    }
-    if let Some(c) = args.max_cost_usd {
-        job.limits.max_cost_usd = Some(c);
-    }
-    Ok(())
 }
 
-fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
+/// Every job of the command line, resolved with the flags into its `RunConfig`. Any
+/// problem in any of them runs nothing.
+fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, RunError> {
+    let settings = Settings::from(args);
     let opts = LoadOptions {
         params: args.params.clone(),
     };
-    setup::check_flag_tools(&setup::PolicyFlags::from(args))?;
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {
         if !args.jobs.is_empty() {
-            return Err("give either job files or -p PROMPT, not both".to_owned());
+            return Err(RunError::Usage(
+                "give either job files or -p PROMPT, not both".to_owned(),
+            ));
         }
-        jobs.push(adhoc_job(args, prompt)?);
+        jobs.push(adhoc_job(&settings, prompt)?);
     }
     let mut problems = Vec::new();
     for path in &args.jobs {
@@ -191,18 +177,17 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<Job>, String> {
         }
     }
     if !problems.is_empty() {
-        return Err(problems.join("\n"));
+        return Err(RunError::Usage(problems.join("\n")));
     }
     if jobs.is_empty() {
-        return Err(
+        return Err(RunError::Usage(
             "nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help"
                 .to_owned(),
-        );
+        ));
     }
-    for job in &mut jobs {
-        apply_overrides(job, args)?;
-    }
-    Ok(jobs)
+    jobs.into_iter()
+        .map(|job| RunConfig::resolve(job, settings.clone(), call(args)).map_err(RunError::from))
+        .collect()
 }
 
 /// `cn-run [run] ...`: load the jobs (a bad one runs nothing), open a lone job's
@@ -215,7 +200,7 @@ fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
     }
     let jobs = match load_jobs(&args) {
         Ok(j) => j,
-        Err(e) => return usage_error(&e),
+        Err(e) => return start_failed(e),
     };
     let early = early_checkpoints(&jobs, &args);
     let runtime = match jobs.len() {
@@ -228,20 +213,20 @@ fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
 /// A lone job's checkpointer, opened before the runtime is built: the git status it
 /// takes (which the first request waits for) then overlaps with the rest of the set-up.
 /// None for several jobs (each gets a worktree), a copied workspace, or no checkpoints.
-fn early_checkpoints(jobs: &[Job], args: &RunArgs) -> Option<checkpoints::Early> {
-    let [job] = jobs else {
+fn early_checkpoints(jobs: &[RunConfig], args: &RunArgs) -> Option<checkpoints::Early> {
+    let [config] = jobs else {
         return None;
     };
     let isolated = args.isolate == Some(crate::cli::Isolate::Worktree);
+    let job = &config.job;
     if !job.git.checkpoints || job.workspace.copy || isolated {
         return None;
     }
-    let workspace = setup::workspace_dir(job, args).ok()?;
-    Some(checkpoints::Early::open(&workspace))
+    Some(checkpoints::Early::open(&config.workspace))
 }
 
 async fn run_jobs(
-    jobs: Vec<Job>,
+    jobs: Vec<RunConfig>,
     args: RunArgs,
     log: &LogHandle,
     early: Option<checkpoints::Early>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::start_error::StartError;
-use crate::cli::{Format, RunArgs};
+use crate::cli::Format;
 use crate::events::Emitter;
 use crate::events::EventSink as _;
 use crate::observability::LogHandle;
@@ -17,9 +17,9 @@ use crate::report::{JsonlSink, ResultSink};
 
 /// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git). A
 /// folder that cannot be made or written is an environment error (exit 6), in words.
-pub(crate) fn output_dir(args: &RunArgs, run_id: &str) -> Result<PathBuf, StartError> {
-    let dir = match &args.out {
-        Some(d) => d.clone(),
+pub(crate) fn output_dir(out: Option<&Path>, run_id: &str) -> Result<PathBuf, StartError> {
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
         None => {
             let root = PathBuf::from(".cn-run");
             std::fs::create_dir_all(&root).map_err(|e| StartError::run_folder(&root, &e))?;
@@ -61,7 +61,7 @@ pub(crate) fn attach(
     emitter: Arc<Emitter>,
     out_dir: &Path,
     job: &str,
-    args: &RunArgs,
+    format: Format,
     log: &LogHandle,
     redactor: &Redactor,
     resume: bool,
@@ -85,7 +85,7 @@ pub(crate) fn attach(
         redactor.clone(),
     )));
     emitter.add_sink(Box::new(result.clone()));
-    if args.format == Format::StreamJson {
+    if format == Format::StreamJson {
         emitter.add_sink(Box::new(JsonlSink::new(
             std::io::stdout(),
             redactor.clone(),

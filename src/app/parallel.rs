@@ -14,7 +14,7 @@ use super::checkpoints::Early;
 use super::run::{self, RunOptions, panic_message};
 use super::start_error::{RunError, StartError};
 use crate::cli::{Isolate, RunArgs};
-use crate::job::Job;
+use crate::config::RunConfig;
 use crate::observability::LogHandle;
 use crate::report::RunResult;
 use crate::worktree::RunWorktree;
@@ -22,7 +22,7 @@ use crate::worktree::RunWorktree;
 /// Run `jobs`; `Err` for a job that could not start (printed; exit 2, or 6). `early`
 /// is a lone job's checkpointer, opened before the runtime.
 pub(crate) async fn run_all(
-    mut jobs: Vec<Job>,
+    mut jobs: Vec<RunConfig>,
     args: &RunArgs,
     log: &LogHandle,
     mut early: Option<Early>,
@@ -33,11 +33,11 @@ pub(crate) async fn run_all(
         Isolate::None
     });
     if jobs.len() == 1
-        && let Some(job) = jobs.pop()
+        && let Some(config) = jobs.pop()
     {
         // A lone job runs on the thread that drives the runtime: handing it to a worker
         // thread costs a wake-up on another core before anything starts.
-        let run = run_one(job, args.clone(), log.clone(), isolate, early);
+        let run = run_one(config, log.clone(), isolate, early);
         let result = std::panic::AssertUnwindSafe(run)
             .catch_unwind()
             .await
@@ -46,17 +46,18 @@ pub(crate) async fn run_all(
     }
     let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
     let mut tasks = Vec::with_capacity(jobs.len());
-    let outs = super::parallel_report::job_out_dirs(&jobs, args.out.as_deref());
+    let all: Vec<_> = jobs.iter().map(|c| c.job.clone()).collect();
+    let outs = super::parallel_report::job_out_dirs(&all, args.out.as_deref());
     let jobs_in_call = jobs.len();
-    for (job, out) in jobs.into_iter().zip(outs) {
-        let (mut args, log, permits) = (args.clone(), log.clone(), permits.clone());
+    for (mut config, out) in jobs.into_iter().zip(outs) {
+        let (log, permits) = (log.clone(), permits.clone());
         // Each job its own folder: shared files would overwrite and interleave.
-        args.out = out;
-        args.jobs_in_call = jobs_in_call;
+        config.out = out;
+        config.jobs_in_call = jobs_in_call;
         let early = early.take();
         tasks.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;
-            run_one(job, args, log, isolate, early).await
+            run_one(config, log, isolate, early).await
         }));
     }
     let mut results = Vec::with_capacity(tasks.len());
@@ -70,19 +71,14 @@ pub(crate) async fn run_all(
 }
 
 async fn run_one(
-    mut job: Job,
-    mut args: RunArgs,
+    mut config: RunConfig,
     log: LogHandle,
     isolate: Isolate,
     early: Option<Early>,
 ) -> Result<RunResult, StartError> {
-    let name = job.name.clone();
-    let worktree = if isolate == Isolate::Worktree && !job.workspace.copy {
-        let base = args
-            .workspace
-            .clone()
-            .or_else(|| job.workspace.path.clone())
-            .unwrap_or_else(|| PathBuf::from("."));
+    let name = config.job.name.clone();
+    let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
+        let base = config.workspace.clone();
         let id = super::run_parts::new_run_id();
         let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
             .map_err(|e| RunError::run_folder(Path::new(".cn-run/worktrees"), e))?;
@@ -90,19 +86,18 @@ async fn run_one(
             .await
             .map_err(|e| RunError::Panic(e.to_string()))?
             .map_err(|source| RunError::Worktree { job: name, source })?;
-        args.workspace = Some(wt.workspace.clone());
-        job.workspace.path = Some(wt.workspace.clone());
+        config.workspace = wt.workspace.clone();
+        config.job.workspace.path = Some(wt.workspace.clone());
         Some(wt)
     } else {
         None
     };
     let opts = RunOptions {
-        args: &args,
         early: std::sync::Mutex::new(early),
         log: &log,
         isolation: worktree.as_ref().map(|_| "worktree"),
     };
-    let result = run::run_job(job, &opts, None).await;
+    let result = run::run_job(config, &opts, None).await;
     if let Some(wt) = worktree {
         let root = wt.root.display().to_string();
         let removed = tokio::task::spawn_blocking(move || wt.remove()).await;

@@ -4,11 +4,12 @@
 use std::io::Read as _;
 use std::path::Path;
 
+use super::start_error::RunError;
 use crate::agent::{Outcome, StopCause, StopSignal, SystemPrompt};
-use crate::cli::{Format, RunArgs};
-use crate::context::pricing;
+use crate::cli::Format;
+use crate::config::RunConfig;
 use crate::exit_code::{Limit, Status};
-use crate::job::{Job, ProviderKind};
+use crate::job::Job;
 use crate::session::JobRecord;
 use crate::tools::ToolLimits;
 
@@ -23,13 +24,15 @@ pub(crate) fn new_run_id() -> String {
     )
 }
 
-pub(crate) fn read_stdin_prompt() -> Result<String, String> {
+pub(crate) fn read_stdin_prompt() -> Result<String, RunError> {
     let mut text = String::new();
     std::io::stdin()
         .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read the prompt from stdin: {e}"))?;
+        .map_err(|e| RunError::Usage(format!("cannot read the prompt from stdin: {e}")))?;
     if text.trim().is_empty() {
-        return Err("the prompt is `-` but stdin was empty".to_owned());
+        return Err(RunError::Usage(
+            "the prompt is `-` but stdin was empty".to_owned(),
+        ));
     }
     Ok(text.trim().to_owned())
 }
@@ -112,40 +115,6 @@ pub(crate) fn tool_limits(job: &Job) -> ToolLimits {
     l
 }
 
-/// The context window of a model that the job does not describe: the provider's published
-/// size for well-known families, else 128k.
-pub(crate) fn default_context_length(model: &str) -> u64 {
-    let m = model.to_ascii_lowercase();
-    if m.contains("gpt-4.1") || m.contains("gemini") {
-        1_000_000
-    } else if m.contains("claude")
-        || m.starts_with("o1")
-        || m.starts_with("o3")
-        || m.starts_with("o4")
-    {
-        200_000
-    } else if m.contains("gpt-5") {
-        400_000
-    } else {
-        128_000
-    }
-}
-
-pub(crate) fn price_for(job: &Job) -> Option<pricing::Price> {
-    if let Some(p) = job.model.pricing {
-        return Some(p);
-    }
-    match job.model.provider {
-        ProviderKind::Script => Some(pricing::Price {
-            input_per_mtok: 0.0,
-            output_per_mtok: 0.0,
-            cache_read_per_mtok: None,
-            cache_write_per_mtok: None,
-        }),
-        _ => pricing::builtin_price(&job.model.name),
-    }
-}
-
 /// The system message with the rules that always apply; `rules` are the job's and the
 /// workspace's (conditional ones join later, when the run touches a matching file).
 /// `status` is the git status (whether the workspace is a repository, and the text):
@@ -183,7 +152,10 @@ pub(crate) fn system_prompt(
     system
 }
 
-pub(crate) fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
+/// How to rebuild the run on `--resume`: the job file (and its text) and the resolved
+/// configuration, whose flags the resume restores.
+pub(crate) fn job_record(config: &RunConfig) -> JobRecord {
+    let job = &config.job;
     JobRecord {
         name: job.name.clone(),
         file: job
@@ -195,8 +167,9 @@ pub(crate) fn job_record(job: &Job, args: &RunArgs) -> JobRecord {
             .source
             .as_ref()
             .and_then(|p| std::fs::read_to_string(p).ok()),
-        params: args.params.clone(),
-        args: args.shaping_args(),
-        upload_url_given: args.upload_url.is_some(),
+        params: config.settings.params.clone(),
+        args: Vec::new(),
+        upload_url_given: config.upload_url.is_some(),
+        config: Some(config.view()),
     }
 }

@@ -4,20 +4,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::start_error::RunError;
-use crate::cli::RunArgs;
 use crate::job::{Job, ProviderKind};
-use crate::permissions::{
-    Mode, Permission, Policy, PolicyInput, RuleSpec, Source, parse_permissions_yaml,
-};
+use crate::permissions::{Policy, Source};
+use crate::provider::ModelClient;
 use crate::provider::anthropic::{AnthropicClient, AnthropicConfig};
 use crate::provider::openai::{OpenAiClient, OpenAiConfig};
 use crate::provider::script::ScriptClient;
-use crate::provider::{ModelClient, RetryPolicy};
 use crate::redact::Redactor;
-use crate::repo_files::RepoFiles;
 use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use crate::secret::Secret;
 use crate::tools::{self, ToolRegistry};
@@ -172,79 +167,6 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
     Ok(ClientParts { client })
 }
 
-pub(crate) fn retry_policy(job: &Job) -> RetryPolicy {
-    let mut p = RetryPolicy::default();
-    if let Some(n) = job.model.max_retries {
-        p.max_retries = n;
-    }
-    if let Some(d) = job.model.initial_retry_delay {
-        p.initial_delay = d;
-        p.max_delay = p.max_delay.max(d);
-    }
-    p
-}
-
-pub(crate) fn idle_timeout(job: &Job) -> Duration {
-    job.model.idle_timeout.unwrap_or(Duration::from_secs(300))
-}
-
-/// Rules of one source in the order Continue uses: excludes, then asks, then allows.
-fn rules(allow: &[String], ask: &[String], exclude: &[String]) -> Vec<RuleSpec> {
-    let mut out = Vec::new();
-    out.extend(
-        exclude
-            .iter()
-            .map(|p| RuleSpec::new(p.clone(), Permission::Exclude)),
-    );
-    out.extend(
-        ask.iter()
-            .map(|p| RuleSpec::new(p.clone(), Permission::Ask)),
-    );
-    out.extend(
-        allow
-            .iter()
-            .map(|p| RuleSpec::new(p.clone(), Permission::Allow)),
-    );
-    out
-}
-
-/// Command-line policy flags (shared by `run` and `explain`).
-pub(crate) struct PolicyFlags<'a> {
-    pub allow: &'a [String],
-    pub ask: &'a [String],
-    pub exclude: &'a [String],
-    pub auto: bool,
-    pub readonly: bool,
-}
-
-impl<'a> From<&'a RunArgs> for PolicyFlags<'a> {
-    fn from(a: &'a RunArgs) -> Self {
-        PolicyFlags {
-            allow: &a.allow,
-            ask: &a.ask,
-            exclude: &a.exclude,
-            auto: a.auto,
-            readonly: a.readonly,
-        }
-    }
-}
-
-/// A `--allow`/`--ask`/`--exclude` pattern naming a tool that does not exist is a usage
-/// error: the rule would match nothing, silently.
-pub(crate) fn check_flag_tools(flags: &PolicyFlags<'_>) -> Result<(), String> {
-    let lists = [
-        ("--allow", flags.allow),
-        ("--ask", flags.ask),
-        ("--exclude", flags.exclude),
-    ];
-    for (flag, list) in lists {
-        if let Some(m) = list.iter().find_map(|p| crate::job::unknown_rule_tool(p)) {
-            return Err(format!("{flag}: {m}"));
-        }
-    }
-    Ok(())
-}
-
 /// Rules of the repository's permissions.yaml that name no existing tool. The file is read
 /// when the run starts (and may be shared with `cn`), so these warn instead of failing.
 pub(crate) fn repo_rule_warnings(policy: &Policy) -> Vec<String> {
@@ -258,103 +180,6 @@ pub(crate) fn repo_rule_warnings(policy: &Policy) -> Vec<String> {
             Some(format!("{file}: {m} (the rule matches no call)"))
         })
         .collect()
-}
-
-/// The run's policy. In untrusted mode auto mode is off (headless instead): network access
-/// and everything else that needs permission must be allowed by a rule that names it.
-pub(crate) fn build_policy(
-    job: &Job,
-    flags: &PolicyFlags<'_>,
-    workspace: &Path,
-    repo_files: &RepoFiles,
-    untrusted: bool,
-) -> Result<Policy, String> {
-    check_flag_tools(flags)?;
-    let mut mode = if flags.auto {
-        Mode::Auto
-    } else if flags.readonly {
-        Mode::Plan
-    } else {
-        job.permissions.mode
-    };
-    if untrusted && mode == Mode::Auto {
-        mode = Mode::Headless;
-    }
-    let (repo, repo_file) = repo_rules(job, repo_files)?;
-    let p = &job.permissions;
-    let input = PolicyInput {
-        mode,
-        cli: rules(flags.allow, flags.ask, flags.exclude),
-        job: rules(&p.allow, &p.ask, &p.exclude),
-        repo,
-        repo_file,
-    };
-    Policy::build(input, workspace).map_err(|e| e.to_string())
-}
-
-/// The repo's permissions.yaml: the one the job names, else `.continue/permissions.yaml`.
-fn repo_rules(
-    job: &Job,
-    repo_files: &RepoFiles,
-) -> Result<(Vec<RuleSpec>, Option<String>), String> {
-    let (rel, required) = match &job.permissions.file {
-        Some(f) => (f.as_str(), true),
-        None => (".continue/permissions.yaml", false),
-    };
-    let shown = repo_files.describe(rel);
-    match repo_files.read(rel) {
-        Some(text) => {
-            let rules = parse_permissions_yaml(&text).map_err(|e| format!("{shown}: {e}"))?;
-            Ok((rules, Some(shown)))
-        }
-        None if !required || matches!(repo_files, RepoFiles::Nothing) => Ok((Vec::new(), None)),
-        None => Err(format!("permissions file {shown} not found")),
-    }
-}
-
-/// Where repository instructions come from: the workspace, or in untrusted mode the
-/// trusted base commit (`--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`);
-/// with no base commit, none are used (the second value says so).
-/// The policy a run enforces, the repository files it reads instructions from, and a note
-/// about them: the one function behind both a run and `cn-run explain`, so what `explain`
-/// shows is what the run does (untrusted mode included).
-pub(crate) fn enforced_policy(
-    job: &Job,
-    flags: &PolicyFlags<'_>,
-    workspace: &Path,
-    base_ref: Option<&str>,
-    untrusted: bool,
-) -> Result<(Policy, RepoFiles, Option<String>), String> {
-    let (repo_files, note) = repo_files(job, base_ref, workspace, untrusted)?;
-    let policy = build_policy(job, flags, workspace, &repo_files, untrusted)?;
-    Ok((policy, repo_files, note))
-}
-
-pub(crate) fn repo_files(
-    job: &Job,
-    base_ref: Option<&str>,
-    workspace: &Path,
-    untrusted: bool,
-) -> Result<(RepoFiles, Option<String>), String> {
-    if !untrusted {
-        return Ok((RepoFiles::Workdir(workspace.to_path_buf()), None));
-    }
-    let base = base_ref
-        .map(str::to_owned)
-        .or_else(|| job.base_ref.clone())
-        .or_else(|| {
-            std::env::var("GITHUB_BASE_REF")
-                .ok()
-                .filter(|b| !b.is_empty())
-                .map(|b| format!("origin/{b}"))
-        });
-    match base {
-        Some(r) => Ok((RepoFiles::at_ref(workspace, &r)?, None)),
-        None => Ok((
-            RepoFiles::Nothing,
-            Some("untrusted mode without a base ref: repository instructions (AGENTS.md, .continue/rules, .continue/permissions.yaml) are not used".to_owned()),
-        )),
-    }
 }
 
 /// The environment tools run with: ours, minus the provider key.
@@ -427,17 +252,6 @@ pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {
     }
     reg.retain(|t| policy.is_offered(t.name()));
     reg
-}
-
-/// The workspace: `-C`, else the job's, else the current directory; canonical.
-pub(crate) fn workspace_dir(job: &Job, args: &RunArgs) -> Result<PathBuf, String> {
-    let dir = args
-        .workspace
-        .clone()
-        .or_else(|| job.workspace.path.clone())
-        .unwrap_or_else(|| PathBuf::from("."));
-    dir.canonicalize()
-        .map_err(|e| format!("workspace {}: {e}", dir.display()))
 }
 
 /// The containment of the job's commands, established once: the policy, its status for

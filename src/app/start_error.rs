@@ -16,6 +16,10 @@ pub(crate) enum RunError {
     /// The job file is wrong (its problems are located: file:line:column).
     #[error(transparent)]
     Job(#[from] JobError),
+    /// The flags and the job do not resolve into a configuration (a bad `--timeout`, a
+    /// workspace that is not there).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The command line or a setting of the job is wrong (a missing key, an unknown tool in
     /// `--allow`, a permissions file that is not there).
     #[error("{0}")]
@@ -55,7 +59,7 @@ impl RunError {
     /// The outcome class of this failure (its exit code comes from `Status`).
     pub(crate) fn status(&self) -> Status {
         match self {
-            RunError::Job(_) | RunError::Usage(_) => Status::Invalid,
+            RunError::Job(_) | RunError::Config(_) | RunError::Usage(_) => Status::Invalid,
             // No repository to make a worktree of: the command line asked for something the
             // workspace cannot give, and nothing ran.
             RunError::Worktree {

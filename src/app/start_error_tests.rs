@@ -65,6 +65,7 @@ fn every_variant() -> Vec<(RunError, Status)> {
     for (e, _) in &all {
         match e {
             RunError::Job(_)
+            | RunError::Config(_)
             | RunError::Usage(_)
             | RunError::RunFolder { .. }
             | RunError::RunFiles(_)

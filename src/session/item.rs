@@ -26,7 +26,7 @@ pub enum Item {
     Meta {
         schema_version: u32,
         session_id: String,
-        job: JobRecord,
+        job: Box<JobRecord>,
         workspace: String,
         created_at: String,
     },

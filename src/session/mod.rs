@@ -46,12 +46,18 @@ pub struct JobRecord {
     /// The job file's text when the run started (used if the file is gone or changed).
     pub text: Option<String>,
     pub params: Vec<(String, String)>,
-    /// The command-line arguments that shaped the run (overrides, policy flags).
+    /// The command-line arguments that shaped the run, as sessions before `config` kept
+    /// them (read for those only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// Whether the run was given `--upload-url` (the URL is a secret and is not kept, so a
     /// resume must give it again; the resumed run says so when it does not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub upload_url_given: bool,
+    /// The run's resolved configuration with the flags as given (`--resume` restores them;
+    /// the upload URL is never in it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<crate::config::ConfigView>,
 }
 
 /// Whether the run is still going (or was killed while going) or has ended.
@@ -136,7 +142,7 @@ impl Session {
         Item::Meta {
             schema_version: SESSION_VERSION,
             session_id: self.session_id.clone(),
-            job: self.job.clone(),
+            job: Box::new(self.job.clone()),
             workspace: self.workspace.clone(),
             created_at: self.created_at.clone(),
         }

@@ -74,7 +74,7 @@ fn apply(s: &mut Session, item: Item) {
         } => {
             s.schema_version = schema_version;
             s.session_id = session_id;
-            s.job = job;
+            s.job = *job;
             s.workspace = workspace;
             s.updated_at.clone_from(&created_at);
             s.created_at = created_at;

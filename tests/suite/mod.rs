@@ -53,6 +53,7 @@ mod request_params_e2e;
 mod resources;
 mod resume_upload_e2e;
 mod rules_e2e;
+mod run_config_e2e;
 mod run_e2e;
 mod sandbox;
 mod schedule;

@@ -1,0 +1,277 @@
+//! `cn-run explain JOB`: the run's resolved configuration, policy, limits and tools, and
+//! where each came from. It goes through the run's own resolution (`RunConfig::resolve`
+//! and `RunConfig::enforced_policy`), so what it shows is what a run with the same flags
+//! enforces — an untrusted run (`--untrusted`, `untrusted_paths:`) included.
+
+use crate::cli::ExplainArgs;
+use crate::config::{Call, RunConfig, Settings};
+use crate::job::{self, LoadOptions};
+
+use super::setup;
+use super::start_error::RunError;
+use super::{start_failed, stdout, usage_error};
+
+/// The configuration a run of this job with these flags resolves to.
+fn resolve(args: &ExplainArgs) -> Result<RunConfig, RunError> {
+    let settings = Settings::from(args);
+    let opts = LoadOptions {
+        params: settings.params.clone(),
+    };
+    let job = job::load_file(&args.job, &opts)?;
+    Ok(RunConfig::resolve(job, settings, Call::default())?)
+}
+
+pub(super) fn explain(args: &ExplainArgs) -> i32 {
+    let config = match resolve(args) {
+        Ok(c) => c,
+        Err(e) => return start_failed(e),
+    };
+    let (job, workspace) = (&config.job, &config.workspace);
+    let (policy, repo_files, repo_note) = match config.enforced_policy(workspace) {
+        Ok(p) => p,
+        Err(e) => return start_failed(RunError::from(e)),
+    };
+    let (policy, mcp_servers) = match super::explain_mcp::explain_servers(job, workspace, policy) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e),
+    };
+    let mcp_tools = mcp_servers
+        .iter()
+        .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
+        .filter(|t| t["offered"] == true)
+        .filter_map(|t| t["name"].as_str().map(str::to_owned));
+    let plan = policy.mode() == crate::permissions::Mode::Plan;
+    let (_, sandbox_status, _) =
+        setup::sandbox(job, workspace, &[], config.settings.require_sandbox, plan);
+    let context = crate::permissions::command_context(policy.mode(), sandbox_status.as_ref());
+    let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
+        .iter()
+        .map(|t| t.name().to_owned())
+        .filter(|n| policy.is_offered(n))
+        .chain(mcp_tools)
+        .collect();
+    let view = config.view();
+    let rules = rule_rows(job, &repo_files);
+    let value = serde_json::json!({
+        "job": job.name,
+        "mode": policy.mode().as_str(),
+        "on_ask": view.on_ask,
+        "model": view.model,
+        "limits": view.limits,
+        "trust": view.trust,
+        "repository_files": instructions_from(&repo_files),
+        "repository_note": repo_note,
+        "config": view,
+        "tools_offered": tools,
+        "sandbox": sandbox_summary(job),
+        "mcp_servers": mcp_servers,
+        "commands": {
+            "contained": context.contained,
+            "readonly": context.read_only,
+            "meaning": context.describe(),
+        },
+        "rules": rules,
+        "policy": policy.table(),
+    });
+    if args.json {
+        stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+        return 0;
+    }
+    let mut text = format!(
+        "job: {}\nworkspace: {}\nmode: {}   on_ask: {}\n",
+        job.name,
+        workspace.display(),
+        policy.mode().as_str(),
+        wire_name(&config.agent.on_ask)
+    );
+    text.push_str(&format!(
+        "model: {} {}\n",
+        wire_name(&job.model.provider),
+        job.model.name
+    ));
+    text.push_str(&format!("limits: {}\n", limits_text(&config)));
+    text.push_str(&config_text(&config, &repo_files, repo_note.as_deref()));
+    text.push_str(&format!("tools offered: {}\n", tools.join(", ")));
+    text.push_str(&format!("sandbox: {}\n", sandbox_summary(job)));
+    text.push_str(&format!("bash commands: {}\n", context.describe()));
+    if let Some(note) = edit_tool_note(&tools) {
+        text.push_str(&format!("  ({note})\n"));
+    }
+    text.push_str(&super::explain_mcp::servers_text(&mcp_servers));
+    text.push_str("policy (first match wins):\n");
+    for row in policy.table() {
+        let source = serde_json::to_value(row.source)
+            .ok()
+            .and_then(|s| s.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let file = row.file.map(|f| format!(" ({f})")).unwrap_or_default();
+        text.push_str(&format!(
+            "  {:<8} {:<40} {source}{file}\n",
+            row.permission.as_str(),
+            row.pattern
+        ));
+    }
+    if !policy.table().iter().any(|row| row.pattern == "*") {
+        text.push_str("  ask      (no match)\n");
+    }
+    text.push_str("  (Bash commands are also judged by the safety evaluator: disabled ones never run, and\n   ones it cannot prove safe need an allow rule that names them, e.g. Bash(cargo *);\n   try `cn-run check-command CMD`.)\n");
+    text.push_str("rules:\n");
+    for row in &rules {
+        text.push_str(&format!(
+            "  {:<28} {:<40} {}\n",
+            row["name"].as_str().unwrap_or(""),
+            row["origin"].as_str().unwrap_or(""),
+            row["applies"].as_str().unwrap_or("")
+        ));
+    }
+    stdout(&text);
+    0
+}
+
+/// How the job's commands are contained, in one line (`off` is spelled out).
+fn sandbox_summary(job: &crate::job::Job) -> String {
+    let t = &job.tools;
+    let off = t.bash_sandbox == crate::sandbox::SandboxMode::Off;
+    let hosts: Vec<String> = t
+        .bash_network_hosts
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let network = if !hosts.is_empty() {
+        format!("only {} through cn-run's proxy", hosts.join(", "))
+    } else if t.bash_network.unwrap_or(off) {
+        "allowed".to_owned()
+    } else {
+        "none".to_owned()
+    };
+    match t.bash_sandbox {
+        crate::sandbox::SandboxMode::Off => format!(
+            "OFF (tools.bash.sandbox: off): commands run uncontained, with the whole \
+             filesystem and environment; network {network}"
+        ),
+        mode => format!("{} (network: {network})", mode.as_str()),
+    }
+}
+
+/// An enum as the job file spells it (`deny`, `openai`).
+fn wire_name(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn limits_text(config: &RunConfig) -> String {
+    let limits = &config.job.limits;
+    let none = || "none".to_owned();
+    let timeout_source = match config.timeout_source {
+        "default" => " (the default: the job sets none)",
+        "flag" => " (--timeout)",
+        _ => "",
+    };
+    format!(
+        "max_turns {}, timeout {}s{timeout_source}, max_cost_usd {}, max_tokens {}, max_calls_per_response {}",
+        limits.max_turns.map_or_else(none, |n| n.to_string()),
+        config.timeout.as_secs(),
+        limits.max_cost_usd.map_or_else(none, |c| format!("{c:.2}")),
+        limits.max_tokens.map_or_else(none, |n| n.to_string()),
+        config.agent.max_calls,
+    )
+}
+
+/// Where repository instructions (AGENTS.md, rules, permissions.yaml) come from.
+fn instructions_from(repo_files: &crate::repo_files::RepoFiles) -> String {
+    use crate::repo_files::RepoFiles;
+    match repo_files {
+        RepoFiles::Workdir(ws) => format!("the workspace {}", ws.display()),
+        RepoFiles::Nothing => "nowhere (untrusted, no base ref)".to_owned(),
+        RepoFiles::Commit { .. } => format!("the trusted base commit {}", repo_files.describe("")),
+    }
+}
+
+/// The trust settings and the model's context window, as the run resolves them.
+fn config_text(
+    config: &RunConfig,
+    repo_files: &crate::repo_files::RepoFiles,
+    note: Option<&str>,
+) -> String {
+    let trust = &config.trust;
+    let mut text = format!(
+        "context length: {} ({})\n",
+        config.context_length, config.context_length_source
+    );
+    if !trust.untrusted {
+        text.push_str("trust: trusted (repository instructions from the workspace)\n");
+        return text;
+    }
+    let what = match trust.paths.as_slice() {
+        [] => "the whole workspace (--untrusted)".to_owned(),
+        paths => format!("untrusted_paths {}", paths.join(", ")),
+    };
+    text.push_str(&format!(
+        "trust: UNTRUSTED — {what}; base ref {}; instructions from {}\n",
+        config.base_ref.as_deref().unwrap_or("none"),
+        instructions_from(repo_files)
+    ));
+    if let Some(note) = note {
+        text.push_str(&format!("  ({note})\n"));
+    }
+    text
+}
+
+/// Which edit tool the model gets, since rules and scripts may name the other.
+fn edit_tool_note(tools: &[String]) -> Option<&'static str> {
+    let has = |name: &str| tools.iter().any(|t| t == name);
+    match (has("Edit"), has("MultiEdit")) {
+        (false, true) => Some(
+            "MultiEdit, not Edit: the model name decides which one a run offers; rules naming either cover both",
+        ),
+        (true, false) => Some(
+            "Edit, not MultiEdit: the model name decides which one a run offers; rules naming either cover both",
+        ),
+        _ => None,
+    }
+}
+
+/// Every rule of the job and of the repository files the run reads (in untrusted mode the
+/// trusted base's), and when it applies.
+fn rule_rows(
+    job: &crate::job::Job,
+    repo_files: &crate::repo_files::RepoFiles,
+) -> Vec<serde_json::Value> {
+    use crate::rules::Applies;
+    let (ws_rules, warnings) = crate::rules::workspace_rules(repo_files);
+    let mut rows: Vec<serde_json::Value> = job
+        .rules
+        .iter()
+        .chain(ws_rules.iter())
+        .map(|r| {
+            let applies = match &r.applies {
+                Applies::Always => "always (in every system message)".to_owned(),
+                Applies::OnTouch { globs, regex } => {
+                    let mut what: Vec<String> = globs
+                        .iter()
+                        .map(|(g, _)| format!("a file matching `{g}`"))
+                        .collect();
+                    what.extend(
+                        regex
+                            .iter()
+                            .map(|x| format!("a file containing `{}`", x.as_str())),
+                    );
+                    format!("once the run touches {}", what.join(" or "))
+                }
+                Applies::Never(why) => format!("never: {why}"),
+            };
+            serde_json::json!({"name": r.name, "origin": r.origin, "applies": applies})
+        })
+        .collect();
+    rows.extend(
+        warnings
+            .into_iter()
+            .map(|w| serde_json::json!({"name": "-", "origin": "-", "applies": w})),
+    );
+    rows
+}

@@ -1,0 +1,339 @@
+//! The first step of a run: from its [`RunConfig`] to everything the agent loop needs —
+//! the run placed (id, folder, workspace), its policy and containment, its outputs, tools,
+//! model client, conversation and session — with the start announced on the event stream.
+//! Anything that fails here is a start error: nothing has run yet.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::checkpoints::{Checkpoints, Early};
+use super::outputs::{self, Sinks};
+use super::prepare_parts::{self as parts, Tools};
+use super::run::{Resume, RunOptions};
+use super::run_parts::{listen_for_signals, new_run_id, read_stdin_prompt, tool_limits};
+use super::session_hooks::SessionHooks;
+use super::setup;
+use super::start_error::{RunError, StartError};
+use crate::agent::{RunState, StopSignal, SystemPrompt};
+use crate::config::RunConfig;
+use crate::events::Emitter;
+use crate::permissions::Policy;
+use crate::provider::ModelClient;
+use crate::redact::Redactor;
+use crate::repo_files::RepoFiles;
+use crate::rules::RuleDef;
+use crate::tools::ToolShared;
+use crate::upload::UploaderHandle;
+
+/// A run ready to execute: what the agent loop borrows and what `finish` writes from.
+pub(crate) struct Prepared {
+    pub out_dir: PathBuf,
+    pub client: Arc<dyn ModelClient>,
+    /// The tool set, its policy, the MCP servers and why the run must end before its
+    /// first turn (an MCP server or the sandbox), if it must.
+    pub tools: Tools,
+    pub shared: Arc<ToolShared>,
+    pub emitter: Arc<Emitter>,
+    pub redactor: Redactor,
+    pub stop: StopSignal,
+    pub signals: tokio::task::JoinHandle<()>,
+    pub hooks: SessionHooks,
+    pub system: SystemPrompt,
+    /// Rules that join once the run touches a matching file.
+    pub conditional_rules: Vec<RuleDef>,
+    pub sinks: Sinks,
+    pub checkpoints: Option<Arc<Checkpoints>>,
+    pub uploads: Option<UploaderHandle>,
+}
+
+/// Where a run works and writes: new folders, or the resumed run's own.
+pub(crate) struct Placed {
+    pub run_id: String,
+    pub out_dir: PathBuf,
+    pub workspace: PathBuf,
+    pub resumed: bool,
+}
+
+/// The policy, containment and rules of a placed run.
+pub(crate) struct Guard {
+    pub policy: Arc<Policy>,
+    pub repo_files: RepoFiles,
+    pub sandbox: crate::sandbox::SandboxPolicy,
+    pub sandbox_status: Option<crate::sandbox::SandboxStatus>,
+    /// `Err(reason)`: the run requires containment it cannot have.
+    pub sandbox_verdict: Result<Option<String>, String>,
+    /// The job's and the repository's rules.
+    pub rules: Vec<RuleDef>,
+    pub warnings: Vec<String>,
+}
+
+impl Guard {
+    /// The rules that join once the run touches a matching file.
+    fn conditional_rules(&self) -> Vec<RuleDef> {
+        let on_touch = |r: &&RuleDef| matches!(r.applies, crate::rules::Applies::OnTouch { .. });
+        self.rules.iter().filter(on_touch).cloned().collect()
+    }
+}
+
+/// The git status the checkpointer takes for the system prompt.
+type StatusRx = tokio::sync::oneshot::Receiver<String>;
+
+/// Everything a run needs, built from its configuration, or why it cannot start.
+pub(crate) async fn prepare(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    resume: Option<Resume>,
+) -> Result<(Prepared, RunState), StartError> {
+    let job = &config.job;
+    // Key and headers are checked now (a usage error runs nothing); building an HTTPS
+    // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
+    let (key, key_env) = setup::api_key(job).map_err(RunError::Usage)?;
+    setup::headers(job).map_err(RunError::Usage)?;
+    let client_task = setup::ClientTask::start(job);
+    let placed = place(config, resume.as_ref())?;
+    // Sinks are attached below; nothing is emitted before.
+    let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
+    let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
+    let mcp = super::extensions::mcp_configs(job, &placed.workspace).map_err(RunError::Usage)?;
+    let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
+    let guard = guard(config, &placed, &env)?;
+    let prompt = match (&resume, &job.prompt) {
+        (Some(_), _) => None,
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) => Some(read_stdin_prompt()?),
+    };
+    let redactor = setup::redactor(key.as_ref(), job, config.upload_url.as_deref());
+    let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
+    let stop = StopSignal::new();
+    stop.arm_timeout(config.timeout);
+    let shared = Arc::new(
+        ToolShared::new(
+            placed.workspace.clone(),
+            env,
+            stop.token().clone(),
+            tool_limits(job),
+            placed.out_dir.join("artifacts"),
+        )
+        .with_sandbox(guard.sandbox.clone())
+        .with_untrusted(config.trust.untrusted),
+    );
+    let grounds = Grounds {
+        isolation: opts.isolation.map(str::to_owned),
+        signals: listen_for_signals(stop.clone()),
+        placed,
+        emitter,
+        checkpoints,
+        guard,
+        redactor,
+        sinks,
+        stop,
+        shared,
+    };
+    assemble(
+        config,
+        grounds,
+        client_task,
+        (mcp, status_rx),
+        resume,
+        prompt,
+    )
+    .await
+}
+
+/// What `prepare` has set up before the tools and the model client.
+struct Grounds {
+    placed: Placed,
+    emitter: Arc<Emitter>,
+    checkpoints: Option<Arc<Checkpoints>>,
+    guard: Guard,
+    redactor: Redactor,
+    sinks: Sinks,
+    stop: StopSignal,
+    signals: tokio::task::JoinHandle<()>,
+    shared: Arc<ToolShared>,
+    /// How the run is isolated from others in the same call (`--isolate`), if at all.
+    isolation: Option<String>,
+}
+
+/// The tools, the client, the conversation, the session and the system prompt, with the
+/// run's start announced.
+async fn assemble(
+    config: &RunConfig,
+    g: Grounds,
+    client_task: setup::ClientTask,
+    (mcp, status_rx): (Vec<crate::mcp::ServerConfig>, Option<StatusRx>),
+    resume: Option<Resume>,
+    prompt: Option<String>,
+) -> Result<(Prepared, RunState), StartError> {
+    let (placed, mut guard) = (g.placed, g.guard);
+    let mut tools = parts::tools(config, &placed, &mut guard, &g.shared, mcp).await;
+    let client = client_task.wait().await?.client;
+    let base = parts::Base {
+        client: &client,
+        shared: &g.shared,
+        emitter: &g.emitter,
+        redactor: &g.redactor,
+        stop: &g.stop,
+        checkpoints: &g.checkpoints,
+    };
+    parts::add_subagents(config, &placed, &guard, &mut tools, &base);
+    let (state, session) = parts::conversation(config, resume, &placed, prompt);
+    let start = parts::Start {
+        placed: &placed,
+        tools: &tools,
+        client: client.as_ref(),
+        state: &state,
+        isolation: g.isolation.as_deref(),
+    };
+    // The session log exists before the first event: a run killed from here on leaves one.
+    let (hooks, uploads) = parts::session(config, &placed, &session, &state, &base);
+    let sandbox_failure = parts::announce(config, &start, &mut guard, &hooks, &g.emitter);
+    tools.failure = tools.failure.or(sandbox_failure);
+    let system = parts::system(config, &placed, &guard, &tools, status_rx).await?;
+    let prepared = Prepared {
+        out_dir: placed.out_dir,
+        client,
+        tools,
+        shared: g.shared,
+        emitter: g.emitter,
+        redactor: g.redactor,
+        stop: g.stop,
+        signals: g.signals,
+        hooks,
+        system,
+        conditional_rules: guard.conditional_rules(),
+        sinks: g.sinks,
+        checkpoints: g.checkpoints,
+        uploads,
+    };
+    Ok((prepared, state))
+}
+
+/// The run's id, folder and workspace: new ones (a copied workspace made now), or the
+/// resumed run's own.
+fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartError> {
+    if let Some(r) = resume {
+        let out_dir = r
+            .path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .ok_or_else(|| RunError::Session("the session file has no folder".to_owned()))?;
+        return Ok(Placed {
+            run_id: r.session.session_id.clone(),
+            out_dir,
+            workspace: PathBuf::from(&r.session.workspace),
+            resumed: true,
+        });
+    }
+    let run_id = new_run_id();
+    let out_dir = outputs::output_dir(config.out.as_deref(), &run_id)?;
+    let workspace = if config.job.workspace.copy {
+        let dest = out_dir.join("workspace");
+        super::workspace::copy_workspace(&config.workspace, &dest).map_err(RunError::from)?;
+        dest.canonicalize()
+            .map_err(|e| RunError::run_folder(&dest, e))?
+    } else {
+        config.workspace.clone()
+    };
+    Ok(Placed {
+        run_id,
+        out_dir,
+        workspace,
+        resumed: false,
+    })
+}
+
+/// The run's checkpointer, if the job keeps checkpoints. The system prompt needs the git
+/// status; a new run's checkpointer takes it on its own thread, started before the runtime
+/// when the command line allowed (`early`), else now: the first request waits for it.
+fn open_checkpoints(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    placed: &Placed,
+    emitter: &Arc<Emitter>,
+) -> (Option<Arc<Checkpoints>>, Option<StatusRx>) {
+    let git = &config.job.git;
+    let (ws, id, out) = (&placed.workspace, &placed.run_id, &placed.out_dir);
+    let early = opts
+        .early
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+        .filter(|e| !placed.resumed && e.workspace() == ws);
+    match (git.checkpoints, placed.resumed) {
+        (false, _) => (None, None),
+        (true, true) => (
+            Some(Arc::new(Checkpoints::resume(ws, id, out, git, emitter))),
+            None,
+        ),
+        (true, false) => {
+            let early = early.unwrap_or_else(|| Early::open(ws));
+            let (checkpoints, status) = early.bind(id, out, git, emitter);
+            (Some(Arc::new(checkpoints)), Some(status))
+        }
+    }
+}
+
+/// The policy the run enforces (the configuration's, in the placed workspace), its
+/// containment, and the job's and repository's rules with the warnings about them.
+fn guard(
+    config: &RunConfig,
+    placed: &Placed,
+    env: &[(String, String)],
+) -> Result<Guard, StartError> {
+    let ws = &placed.workspace;
+    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::from)?;
+    // The evaluator must know whether commands run contained (and a read-only run kept so).
+    let plan = built.mode() == crate::permissions::Mode::Plan;
+    let (sandbox, sandbox_status, sandbox_verdict) =
+        setup::sandbox(&config.job, ws, env, config.settings.require_sandbox, plan);
+    let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
+    let policy = Arc::new(built.with_context(context));
+    let (workspace_rules, mut warnings) = crate::rules::workspace_rules(&repo_files);
+    warnings.extend(repo_note);
+    warnings.extend(setup::repo_rule_warnings(&policy));
+    warnings.extend(config.policy_warnings());
+    let rules = config
+        .job
+        .rules
+        .iter()
+        .cloned()
+        .chain(workspace_rules)
+        .collect();
+    Ok(Guard {
+        policy,
+        repo_files,
+        sandbox,
+        sandbox_status,
+        sandbox_verdict,
+        rules,
+        warnings,
+    })
+}
+
+/// Every output the events go to, with the log and GitHub's masks told the secrets.
+fn attach_outputs(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    placed: &Placed,
+    emitter: &Arc<Emitter>,
+    redactor: &Redactor,
+) -> Result<Sinks, StartError> {
+    opts.log.set_redactor(redactor.clone());
+    if crate::report::github::is_actions() {
+        let values = redactor.values();
+        let masks = crate::report::github::mask_commands(values.iter().map(String::as_str));
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
+    }
+    let sinks = outputs::attach(
+        emitter.clone(),
+        &placed.out_dir,
+        &config.job.name,
+        config.format,
+        opts.log,
+        redactor,
+        placed.resumed,
+    )
+    .map_err(RunError::RunFiles)?;
+    Ok(sinks)
+}
