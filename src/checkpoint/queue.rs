@@ -144,7 +144,11 @@ fn take<T>(git: &GitCheckpointer, job: &Job<T>) -> Result<Option<Checkpoint>, Ch
     };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
         .unwrap_or_else(|_| Err(CheckpointError::Failed("it panicked".into())));
-    let what = if job.touched.is_some() { "paths" } else { "scan" };
+    let what = if job.touched.is_some() {
+        "paths"
+    } else {
+        "scan"
+    };
     super::timing(what, started);
     result
 }

@@ -178,7 +178,9 @@ fn collect(
         None => None,
     };
     for entry in t.iter() {
-        let before = old.as_ref().and_then(|o| o.get_name_bytes(entry.name_bytes()));
+        let before = old
+            .as_ref()
+            .and_then(|o| o.get_name_bytes(entry.name_bytes()));
         if before.as_ref().is_some_and(|b| b.id() == entry.id()) {
             continue;
         }
