@@ -46,16 +46,16 @@ pub struct Settings {
 /// the run never needed its start snapshot) and what to report (the start snapshot, or
 /// why checkpoints are off).
 pub(super) struct Opened {
-    pub git: Option<GitCheckpointer>,
-    pub notice: Option<Notice>,
+    pub(super) git: Option<GitCheckpointer>,
+    pub(super) notice: Option<Notice>,
     /// The repository was usable, but the run ran no tool and no check: nothing changed,
     /// so no snapshot was taken.
-    pub unchanged: bool,
+    pub(super) unchanged: bool,
 }
 
 impl Opened {
     /// Checkpoints are off, and why (reported once as a warning).
-    pub fn off(why: impl std::fmt::Display) -> Opened {
+    pub(super) fn off(why: impl std::fmt::Display) -> Opened {
         Opened {
             git: None,
             notice: Some(Notice::Warning(format!(
@@ -80,9 +80,9 @@ enum AtEnd<'a> {
 /// What a new run's start snapshot waits for: the run has started, with this id, and
 /// writes its outputs here (never snapshotted).
 pub(super) struct Go {
-    pub run_id: String,
-    pub out_dir: PathBuf,
-    pub limits: Limits,
+    pub(super) run_id: String,
+    pub(super) out_dir: PathBuf,
+    pub(super) limits: Limits,
 }
 
 /// The run's checkpointer: being opened, then open (or off, with a warning).
