@@ -1,4 +1,184 @@
-//! The run's git checkpoints, as the composition root uses them (they live in
-//! `checkpoint::run`).
+//! The run's git checkpoints as the composition root uses them: the checkpointer of
+//! `checkpoint::run` given the job's `git:` settings, its notices made events, the file
+//! a Write or Edit call names, and diff.patch written into the run folder.
 
-pub(crate) use crate::checkpoint::{Checkpoints, Early};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::checkpoint::{Notice, Notify, Settings};
+use crate::events::{Emitter, Event};
+use crate::redact::Redactor;
+use crate::report::DiffStat;
+
+/// A new run's checkpointer, opened before the run exists (see `checkpoint::Early`).
+pub(crate) struct Early(crate::checkpoint::Early);
+
+impl Early {
+    /// Starts on `workspace` (a canonical path).
+    pub(crate) fn open(workspace: &Path) -> Early {
+        Early(crate::checkpoint::Early::open(
+            workspace,
+            crate::agent::status_text,
+        ))
+    }
+
+    /// The workspace it was opened on.
+    pub(crate) fn workspace(&self) -> &Path {
+        self.0.workspace()
+    }
+
+    /// The checkpointer of run `run_id`, and the git status when it comes.
+    pub(crate) fn bind(
+        self,
+        run_id: &str,
+        out_dir: &Path,
+        settings: &crate::job::GitSettings,
+        emitter: &Arc<Emitter>,
+    ) -> (Checkpoints, tokio::sync::oneshot::Receiver<String>) {
+        let notify = notify(emitter);
+        let (inner, status) = self.0.bind(run_id, out_dir, settings_of(settings), notify);
+        let checkpoints = Checkpoints {
+            inner,
+            emitter: emitter.clone(),
+        };
+        (checkpoints, status)
+    }
+}
+
+/// The run's checkpointer; what is not here is `checkpoint::Checkpoints`'s own.
+pub(crate) struct Checkpoints {
+    inner: crate::checkpoint::Checkpoints,
+    emitter: Arc<Emitter>,
+}
+
+impl std::ops::Deref for Checkpoints {
+    type Target = crate::checkpoint::Checkpoints;
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
+}
+
+impl Checkpoints {
+    /// Continues a resumed run's snapshot chain (see `checkpoint::Checkpoints::resume`).
+    pub(crate) fn resume(
+        workspace: &Path,
+        run_id: &str,
+        out_dir: &Path,
+        settings: &crate::job::GitSettings,
+        emitter: &Arc<Emitter>,
+    ) -> Checkpoints {
+        let (settings, notify) = (settings_of(settings), notify(emitter));
+        let inner =
+            crate::checkpoint::Checkpoints::resume(workspace, run_id, out_dir, settings, notify);
+        Checkpoints {
+            inner,
+            emitter: emitter.clone(),
+        }
+    }
+
+    /// Hands the checkpoint after a mutating call to the worker: a Write, Edit or
+    /// MultiEdit names the one file it changed; any other tool's checkpoint scans.
+    pub(crate) fn after_call(
+        &self,
+        turn: u32,
+        call_id: &str,
+        tool: &str,
+        args: &serde_json::Value,
+    ) {
+        let background = args.get("run_in_background").and_then(|v| v.as_bool());
+        if background == Some(true) || tool.starts_with("mcp__") {
+            self.inner.note_lasting_change();
+        }
+        let touched = touched_file(self.inner.workspace(), tool, args).map(|p| vec![p]);
+        let label = format!("{tool} {call_id}");
+        self.inner.after_call(turn, call_id, label, touched);
+    }
+
+    /// Every snapshot so far (start first), for result.json and the session.
+    pub(crate) fn list(&self) -> Vec<serde_json::Value> {
+        let list = self.inner.list();
+        list.iter()
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect()
+    }
+
+    /// Writes diff.patch (exact bytes); its stats, and whether it holds a secret.
+    pub(crate) fn write_diff(
+        &self,
+        out_dir: &Path,
+        redactor: &Redactor,
+    ) -> Option<(PathBuf, DiffStat, bool)> {
+        let warn = |message: String| self.emitter.emit(Event::Warning { message });
+        let (patch, stat) = match self.inner.diff()? {
+            Ok(diff) => diff,
+            Err(e) => {
+                warn(format!("cannot compute the run's diff: {e}"));
+                return None;
+            }
+        };
+        let path = out_dir.join("diff.patch");
+        if let Err(e) = std::fs::write(&path, &patch) {
+            warn(format!("cannot write diff.patch: {e}"));
+            return None;
+        }
+        let secret = redactor.finds_secret(&String::from_utf8_lossy(&patch));
+        if secret {
+            warn(
+                "diff.patch contains the value of a secret (kept exact; review it before sharing)"
+                    .to_owned(),
+            );
+        }
+        let stat = DiffStat {
+            files: stat.files,
+            insertions: stat.insertions,
+            deletions: stat.deletions,
+        };
+        Some((path, stat, secret))
+    }
+}
+
+/// The checkpointer's notices as events.
+fn notify(emitter: &Arc<Emitter>) -> Notify {
+    let emitter = emitter.clone();
+    Arc::new(move |notice| {
+        emitter.emit(match notice {
+            Notice::Created {
+                turn,
+                call_id,
+                checkpoint,
+            } => Event::CheckpointCreated {
+                turn,
+                index: checkpoint.index,
+                reference: checkpoint.reference,
+                commit: checkpoint.commit,
+                call_id,
+                skipped: checkpoint.skipped,
+            },
+            Notice::Warning(message) => Event::Warning { message },
+        })
+    })
+}
+
+/// The job's `git:` settings the checkpointer uses.
+fn settings_of(git: &crate::job::GitSettings) -> Settings {
+    Settings {
+        limits: crate::checkpoint::Limits {
+            max_file_bytes: git.max_file_bytes,
+            max_dir_files: git.max_dir_files,
+        },
+        binary_patch: git.binary_patch,
+        keep: git.keep.map(|k| k as usize),
+    }
+}
+
+/// The one file a Write, Edit or MultiEdit call changed (as the tool resolves it,
+/// symlinks followed); `None` for any other tool, or arguments without a path.
+fn touched_file(workspace: &Path, tool: &str, args: &serde_json::Value) -> Option<PathBuf> {
+    let key = match tool {
+        "Write" => "filepath",
+        "Edit" | "MultiEdit" => "file_path",
+        _ => return None,
+    };
+    let raw = args.get(key)?.as_str()?;
+    Some(crate::tools::resolve_in_workspace(workspace, raw).real)
+}

@@ -256,6 +256,19 @@ impl GitCheckpointer {
         super::diff::patch(state.snap.repo(), state.start_tree, now, binary, &skipped)
     }
 
+    /// As [`patch_since_start`](Self::patch_since_start), to the tree of the last
+    /// snapshot instead of a fresh one: no scan, for a run whose every change was
+    /// followed by a checkpoint. Scans when this process has taken no snapshot yet.
+    pub fn patch_to_latest(&self, binary: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        let mut state = self.lock();
+        let now = match state.snap.current {
+            Some(tree) => tree,
+            None => state.snap.tree()?,
+        };
+        let skipped = state.snap.skipped();
+        super::diff::patch(state.snap.repo(), state.start_tree, now, binary, &skipped)
+    }
+
     /// What is left out of the snapshots for its size, as of the last snapshot.
     pub fn skipped(&self) -> Vec<Skipped> {
         self.lock().snap.skipped()

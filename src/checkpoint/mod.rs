@@ -17,6 +17,7 @@
 //! the run goes on without checkpoints.
 
 mod diff;
+mod early;
 mod error;
 mod git;
 mod queue;
@@ -29,11 +30,12 @@ mod snapshot;
 mod storage;
 mod touch;
 
+pub use early::{Early, StatusOf};
 pub use error::CheckpointError;
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};
-pub(crate) use run::{Checkpoints, Early};
+pub use run::{Checkpoints, Notice, Notify, Settings};
 pub use storage::{PruneReport, added_bytes, keep_newest, prune};
 
 /// The seam the agent loop sees: snapshot after a call that may have changed files.

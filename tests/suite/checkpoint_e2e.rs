@@ -493,3 +493,39 @@ fn git_size_settings_are_checked() {
         assert_eq!(r.code, 0, "{good}: {r:#?}");
     }
 }
+
+/// The end of the run takes its diff from the last checkpoint's tree only when every
+/// change was a tool call checkpointed after it; a check command runs after the last
+/// call, so what it changes (six kinds) is in diff.patch too.
+#[test]
+fn what_a_check_changes_after_the_last_call_is_in_the_diff() {
+    let cases = [
+        ("echo late > late.txt", "late.txt", "+late"),
+        ("echo more >> keep.txt", "keep.txt", "+more"),
+        ("rm keep.txt", "keep.txt", "-same"),
+        ("echo tail >> a.txt", "a.txt", "+tail"),
+        (
+            "mkdir -p deep/er && echo x > deep/er/x.txt",
+            "deep/er/x.txt",
+            "+x",
+        ),
+        ("chmod +x keep.txt", "keep.txt", "new mode 100755"),
+    ];
+    for (command, path, line) in cases {
+        let check = format!("checks: [{{name: c, run: '{command}'}}]\n");
+        let (tmp, ws) = workspace(&check);
+        let out = tmp.path().join("out");
+        let mut cmd = cn_run_in(&ws);
+        cmd.arg(tmp.path().join("jobs/job.yaml"));
+        let r = run(cmd, Some(&out));
+        assert_eq!(r.code, 0, "{command}: {r:#?}");
+        let patch = std::fs::read_to_string(out.join("diff.patch")).unwrap();
+        let section = patch
+            .split("diff --git ")
+            .find(|s| s.starts_with(&format!("a/{path} ")))
+            .unwrap_or_else(|| panic!("{command}: {path} not in the patch:\n{patch}"));
+        assert!(section.contains(line), "{command}: {section}");
+        // The tools' own changes are there too.
+        assert!(patch.contains("a/new/b.txt"), "{command}: {patch}");
+    }
+}
