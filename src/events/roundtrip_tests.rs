@@ -23,6 +23,7 @@ const LINES: &[&str] = &[
     r#"{"type":"upload.finished","target":"artifacts","ok":false,"status":503,"message":"server error","uploads":2,"failures":1,"last_error":"503","last_at":"2026-01-01T00:00:00.000Z"}"#,
     r#"{"type":"mcp.server","name":"fx","transport":"stdio","status":"failed","tools":0,"message":"gone","startup_ms":12}"#,
     r#"{"type":"changes.recorded","patch_path":"/o/diff.patch","diff":{"files":1,"insertions":2,"deletions":3},"secret_in_diff":true,"checkpoints":[{"index":0,"commit":"abc"}],"skipped":[{"path":"big.bin","bytes":9000000}],"git_added_bytes":4096}"#,
+    r#"{"type":"mcp.notification","server":"fx","kind":"progress","call_id":"c1","level":null,"progress":2.0,"total":5.0,"message":"step 2"}"#,
     r#"{"type":"rule.applied","turn":0,"name":"style","origin":"AGENTS.md","reason":"always applies"}"#,
     r#"{"type":"warning","message":"careful"}"#,
     r#"{"type":"run.completed","status":"limit_reached","exit_code":4,"reason":"max turns","limit":"max_turns","result":"partial","num_turns":3,"duration_ms":1500,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"total_input_tokens":10},"total_cost_usd":0.30000000000000004,"cost_unknown":false,"agent_finished":false,"checklist":"- [x] one"}"#,

@@ -334,7 +334,7 @@ pub struct SandboxStatus {
     /// Why something was not fully enforced.
     pub notes: Vec<String>,
     /// With `network: [hosts]`: the hosts commands may reach through cn-run's proxy.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
 }
 
