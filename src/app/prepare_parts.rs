@@ -233,6 +233,13 @@ pub(crate) fn session(
         base.emitter,
         base.checkpoints.clone(),
     );
+    if placed.resumed {
+        // The log's first line has the configuration the run started with; from here on,
+        // the one with the resume's flags laid over it is in force.
+        if let Ok(view) = serde_json::to_value(config.view()) {
+            hooks.record_config(view);
+        }
+    }
     let uploads = super::uploads::start(
         &config.job,
         config.upload_url.as_deref(),

@@ -51,7 +51,6 @@ impl SessionHooks {
     }
 
     /// Log the run's resolved configuration (a JSON value, redacted like every line).
-    #[allow(dead_code)]
     pub(crate) fn record_config(&self, value: serde_json::Value) {
         self.with(|r| r.item(&Item::Config { value }));
     }

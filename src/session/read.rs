@@ -79,7 +79,13 @@ fn apply(s: &mut Session, item: Item) {
             s.updated_at.clone_from(&created_at);
             s.created_at = created_at;
         }
-        Item::Config { value } => s.config = Some(value),
+        Item::Config { value } => {
+            // The configuration in force from here on (a resume's flags laid over).
+            if let Ok(view) = serde_json::from_value(value.clone()) {
+                s.job.config = Some(view);
+            }
+            s.config = Some(value);
+        }
         Item::Message { message } => {
             match &message {
                 Message::Assistant { .. } => s.in_flight.clear(),

@@ -141,8 +141,7 @@ fn explain_in_text_says_the_run_is_untrusted_and_where_instructions_come_from() 
 
 /// The configuration the session keeps (the upload URL never in it).
 fn stored(ws: &Path) -> Value {
-    let session = crate::support::runner::run_folder(ws).join("session.json");
-    let s: Value = serde_json::from_str(&std::fs::read_to_string(session).unwrap()).unwrap();
+    let s = crate::support::runner::session_of(&crate::support::runner::run_folder(ws));
     s["job"]["config"].clone()
 }
 
@@ -216,11 +215,15 @@ fn an_older_session_resumes_with_its_recorded_trust_flags() {
         cn(ws, &["job.yaml", "--untrusted", "--base-ref", "HEAD"]).code,
         0
     );
-    let path = crate::support::runner::run_folder(ws).join("session.json");
-    let mut s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // The whole-file session.json of an earlier version, in place of the log.
+    let folder = crate::support::runner::run_folder(ws);
+    let mut s = crate::support::runner::session_of(&folder);
     s["job"].as_object_mut().unwrap().remove("config");
     s["job"]["args"] = serde_json::json!(["--untrusted", "--base-ref", "HEAD"]);
-    std::fs::write(&path, serde_json::to_string(&s).unwrap()).unwrap();
+    s["schema_version"] = serde_json::json!(1);
+    std::fs::remove_file(folder.join("session.jsonl")).unwrap();
+    let path = folder.join("session.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
     let r = cn(ws, &["--resume", "latest", "-p", "again"]);
     assert_eq!(r.code, 0, "{r:#?}");
     let c = stored(ws);
