@@ -1,9 +1,11 @@
 //! Cost of containment per command (issue 16 target: at most 5 ms over bare, median of
 //! 100 `true` calls): the Bash tool's own path (`run_command_sandboxed`, i.e. `bash -c
-//! true` with pipes and a process group) bare, under the default profile (bubblewrap, no
-//! network, the run's shared namespaces), with a host list (the proxy), with the network
-//! allowed, and with network/IPC/UTS namespaces made per command (the old way). Calls are
-//! interleaved so load hits all alike; the load average is printed with the figures.
+//! true` with pipes and a process group) bare, under the default profile (as root: the
+//! run's one bubblewrap, entered per command; else a bubblewrap per command), with a host
+//! list (the proxy), with the network allowed, with a bubblewrap per command in the run's
+//! shared namespaces (the way before the run's one sandbox), and with network/IPC/UTS
+//! namespaces made per command too (the first way). Calls are interleaved so load hits all
+//! alike; the load average is printed with the figures.
 
 use std::time::{Duration, Instant};
 
@@ -24,12 +26,20 @@ pub(crate) fn run() {
         .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
         .collect();
     let make = |mode, network| {
-        let (policy, probe) = establish(SandboxPolicy::new(mode, network, &ws, &env));
+        let (policy, probe) = establish(
+            SandboxPolicy::new(mode, network, &ws, &env)
+                .with_launcher(env!("CARGO_BIN_EXE_cn-run")),
+        );
         println!(
-            "  {} network={network}: mechanism {}, missing {:?}",
+            "  {} network={network}: mechanism {}, missing {:?}, {}",
             mode.as_str(),
             probe.mechanism,
-            probe.missing
+            probe.missing,
+            if policy.run_box.is_some() {
+                "the run's one sandbox, entered per command"
+            } else {
+                "a bubblewrap per command"
+            }
         );
         policy
     };
@@ -38,9 +48,15 @@ pub(crate) fn run() {
     // the run's shared ones): where the time went.
     let mut per_command = contained.clone();
     per_command.run_net = None;
+    per_command.run_box = None;
+    // A bubblewrap per command, in the run's shared namespaces.
+    let mut bwrap_per_call = contained.clone();
+    bwrap_per_call.run_box = None;
     let hosts = vec![cn_run::sandbox::HostRule::parse("example.com").unwrap()];
     let (with_hosts, _) = establish(
-        SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &ws, &env).with_hosts(hosts),
+        SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &ws, &env)
+            .with_launcher(env!("CARGO_BIN_EXE_cn-run"))
+            .with_hosts(hosts),
     );
     println!(
         "  load average: {}",
@@ -53,6 +69,7 @@ pub(crate) fn run() {
         ("contained", contained),
         ("contained+hosts", with_hosts),
         ("contained+network", make(SandboxMode::WorkspaceWrite, true)),
+        ("bwrap-per-command", bwrap_per_call),
         ("per-command-netns", per_command),
     ];
     let rt = tokio::runtime::Builder::new_current_thread()

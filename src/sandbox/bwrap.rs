@@ -43,6 +43,15 @@ pub(crate) fn temp_binds(root: &Path) -> [(&'static str, PathBuf); 3] {
 
 /// bubblewrap's arguments (after the program) that run `argv` in `cwd` under `policy`.
 pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<OsString> {
+    let mut a = Args(profile(policy));
+    a.one("--chdir", cwd);
+    a.flags(&["--"]);
+    a.0.extend(argv.iter().map(|s| s.to_os_string()));
+    a.0
+}
+
+/// The profile part of bubblewrap's arguments: namespaces and mounts, no command.
+pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--die-with-parent", "--new-session", "--unshare-pid"]);
     // With the run's shared namespaces the spawner thread is already in new network, IPC
@@ -80,9 +89,6 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<O
             a.pair("--ro-bind", Path::new("/dev/null"), hidden);
         }
     }
-    a.one("--chdir", cwd);
-    a.flags(&["--"]);
-    a.0.extend(argv.iter().map(|s| s.to_os_string()));
     a.0
 }
 

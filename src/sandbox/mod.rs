@@ -15,6 +15,8 @@
 //! `require_sandbox` refuses to run then.
 
 mod bwrap;
+mod call;
+mod entry;
 pub mod env;
 pub mod hidden;
 pub mod hosts;
@@ -23,9 +25,12 @@ mod launcher;
 mod netns;
 mod proxy;
 mod run_net;
+mod spawner;
 mod status;
 
 pub use bwrap::find as find_bwrap;
+pub use call::call_main;
+pub use entry::{CALL_BINARY, CALL_SUBCOMMAND, RunBox};
 pub use hosts::HostRule;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
 pub use run_net::RunNet;
@@ -86,6 +91,9 @@ pub struct SandboxPolicy {
     pub hosts: Vec<HostRule>,
     /// The run's shared namespaces (and proxy), set by [`establish`] where it could make them.
     pub run_net: Option<Arc<RunNet>>,
+    /// The run's one bubblewrap that commands enter ([`entry`]), where [`establish`] could
+    /// start it; else each command gets a bubblewrap of its own.
+    pub run_box: Option<Arc<RunBox>>,
     /// Folders writable under `workspace-write`: the workspace and the job's extra ones.
     pub writable: Vec<PathBuf>,
     /// Credential locations covered (see [`hidden`]).
@@ -124,6 +132,7 @@ impl SandboxPolicy {
             network: true,
             hosts: Vec::new(),
             run_net: None,
+            run_box: None,
             writable: Vec::new(),
             hidden: Vec::new(),
             env_names: Vec::new(),
@@ -252,16 +261,27 @@ impl SandboxPolicy {
         self.run_net.as_ref().and_then(|n| n.refusals())
     }
 
-    /// Start `cmd` (built by [`Self::command_line`]): from the run's namespace thread when
-    /// there is one, so the command starts in the run's namespaces. Inside a tokio runtime.
+    /// Start `cmd` (built by [`Self::command_line`]): from the thread inside the run's one
+    /// sandbox, or from the run's namespace thread, when there is one, so the command starts
+    /// in the run's namespaces. Inside a tokio runtime.
     pub fn spawn(
         &self,
         mut cmd: tokio::process::Command,
     ) -> std::io::Result<tokio::process::Child> {
-        match (&self.run_net, self.is_active()) {
-            (Some(net), true) => {
-                let handle =
-                    tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        if !self.is_active() {
+            return cmd.spawn();
+        }
+        let handle = || tokio::runtime::Handle::try_current().map_err(std::io::Error::other);
+        match (&self.run_box, &self.run_net) {
+            (Some(run_box), _) if self.mode != SandboxMode::Off => {
+                let handle = handle()?;
+                run_box.run(move || {
+                    let _inside = handle.enter();
+                    cmd.spawn()
+                })?
+            }
+            (_, Some(net)) => {
+                let handle = handle()?;
                 net.run(move || {
                     let _inside = handle.enter();
                     cmd.spawn()
@@ -313,7 +333,10 @@ impl SandboxPolicy {
                 rest.iter().map(|a| a.to_os_string()).collect(),
             ),
             (_, Mechanism::Bubblewrap(path)) if self.mode != SandboxMode::Off => {
-                (path.clone().into_os_string(), bwrap::args(self, cwd, argv))
+                match &self.run_box {
+                    Some(run_box) => run_box.command_line(argv),
+                    None => (path.clone().into_os_string(), bwrap::args(self, cwd, argv)),
+                }
             }
             _ => (
                 self.launcher.clone().into_os_string(),

@@ -17,55 +17,35 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use nix::sched::{CloneFlags, setns, unshare};
 
 use super::hosts::HostRule;
 use super::proxy::{self, Proxy, Refusals};
-
-/// Work for the spawner thread.
-type Job = Box<dyn FnOnce() + Send>;
+use super::spawner::Spawner;
 
 /// The run's shared namespaces and, with a host list, its proxy.
 #[derive(Debug)]
 pub struct RunNet {
-    jobs: Mutex<mpsc::Sender<Job>>,
+    spawner: Spawner,
     proxy: Option<Proxy>,
 }
 
 impl RunNet {
-    /// Make the namespaces with `bwrap`; start the proxy for `hosts` when there are any.
-    pub(crate) fn new(bwrap: &Path, hosts: &[HostRule]) -> Result<RunNet, String> {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let (ready_tx, ready_rx) = mpsc::channel();
+    /// Make the namespaces with `bwrap` (a new network namespace only when `isolate`, i.e.
+    /// the job does not allow the network); start the proxy for `hosts` when there are any.
+    pub(crate) fn new(bwrap: &Path, hosts: &[HostRule], isolate: bool) -> Result<RunNet, String> {
         let bwrap = bwrap.to_path_buf();
         let listen = !hosts.is_empty();
-        std::thread::Builder::new()
-            .name("cn-run-sandbox-net".into())
-            .spawn(move || {
-                let entered = enter(&bwrap).and_then(|()| bind(listen));
-                let ok = entered.is_ok();
-                let _ = ready_tx.send(entered);
-                if ok {
-                    while let Ok(job) = rx.recv() {
-                        job();
-                    }
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        let listener = ready_rx
-            .recv()
-            .map_err(|_| "the namespace thread ended".to_owned())??;
+        let (spawner, listener) = Spawner::start("cn-run-sandbox-net", move || {
+            enter(&bwrap, isolate).and_then(|()| bind(listen))
+        })?;
         let proxy = match listener {
             Some(l) => Some(proxy::start(l, hosts.to_vec())?),
             None => None,
         };
-        Ok(RunNet {
-            jobs: Mutex::new(tx),
-            proxy,
-        })
+        Ok(RunNet { spawner, proxy })
     }
 
     /// Run `f` on the spawner thread (so what it forks starts in the run's namespaces).
@@ -73,17 +53,7 @@ impl RunNet {
         &self,
         f: impl FnOnce() -> R + Send + 'static,
     ) -> std::io::Result<R> {
-        let (tx, rx) = mpsc::channel();
-        let job: Job = Box::new(move || {
-            let _ = tx.send(f());
-        });
-        let gone = || std::io::Error::other("the sandbox's namespace thread has ended");
-        self.jobs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .send(job)
-            .map_err(|_| gone())?;
-        rx.recv().map_err(|_| gone())
+        self.spawner.run(f)
     }
 
     /// The proxy's port on 127.0.0.1 inside the namespace, when the job lists hosts.
@@ -97,12 +67,15 @@ impl RunNet {
     }
 }
 
-/// Move the calling thread into new IPC and UTS namespaces and into a new network namespace
-/// that has only a loopback device, up.
-fn enter(bwrap: &Path) -> Result<(), String> {
+/// Move the calling thread into new IPC and UTS namespaces and, when `isolate`, into a new
+/// network namespace that has only a loopback device, up.
+fn enter(bwrap: &Path, isolate: bool) -> Result<(), String> {
     unshare(CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS)
         .map_err(|e| format!("cannot make IPC and UTS namespaces ({e})"))?;
     nix::unistd::sethostname("cn-run-sandbox").map_err(|e| format!("sethostname: {e}"))?;
+    if !isolate {
+        return Ok(());
+    }
     let mut holder = Command::new(bwrap)
         .args(["--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"])
         // The command runs once bubblewrap has set the namespace up (its loopback too) and

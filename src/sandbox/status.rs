@@ -201,8 +201,8 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
 /// Make the run's shared namespaces (and proxy) where cn-run may, else say why in `notes`;
 /// then run `true` under the bubblewrap profile of `policy`.
 fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), String> {
-    if let (Mechanism::Bubblewrap(path), false) = (&policy.mechanism, policy.network) {
-        match super::RunNet::new(path, &policy.hosts) {
+    if let Mechanism::Bubblewrap(path) = &policy.mechanism {
+        match super::RunNet::new(path, &policy.hosts, !policy.network) {
             Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
             Err(why) => {
                 notes.push(format!(
@@ -219,6 +219,44 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
             }
         }
     }
+    run_true(policy)?;
+    if policy.run_net.is_some() {
+        start_run_box(policy, notes);
+    }
+    Ok(())
+}
+
+/// Start the run's one bubblewrap that each command enters (root, with the shared
+/// namespaces); keep a bubblewrap per command when it cannot start or run `true`.
+fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
+    let (Some(net), Mechanism::Bubblewrap(path)) = (&policy.run_net, &policy.mechanism) else {
+        return;
+    };
+    let (path, profile) = (path.clone(), super::bwrap::profile(policy));
+    let cn_run = policy.launcher.clone();
+    let started = net
+        .run(move || super::RunBox::start(&path, profile, &cn_run))
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+    let why = match started {
+        Ok(run_box) => {
+            policy.run_box = Some(std::sync::Arc::new(run_box));
+            match run_true(policy) {
+                Ok(()) => return,
+                Err(why) => why,
+            }
+        }
+        Err(why) => why,
+    };
+    policy.run_box = None;
+    notes.push(format!(
+        "each command gets a bubblewrap of its own (slower): the run's one sandbox could not \
+         be entered: {why}"
+    ));
+}
+
+/// Run `true` the way a command of the run would start.
+fn run_true(policy: &SandboxPolicy) -> Result<(), String> {
     let cwd = policy
         .writable
         .first()
@@ -229,9 +267,10 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
     cmd.args(args)
         .env_clear()
         .stdin(std::process::Stdio::null());
-    let out = match &policy.run_net {
-        Some(net) => net.run(move || cmd.output()).and_then(|r| r),
-        None => cmd.output(),
+    let out = match (&policy.run_box, &policy.run_net) {
+        (Some(run_box), _) => run_box.run(move || cmd.output()).and_then(|r| r),
+        (None, Some(net)) => net.run(move || cmd.output()).and_then(|r| r),
+        (None, None) => cmd.output(),
     }
     .map_err(|e| e.to_string())?;
     if out.status.success() {

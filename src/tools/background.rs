@@ -207,15 +207,24 @@ impl BackgroundJobs {
         jobs.iter().map(|j| j.snapshot()).collect()
     }
 
-    /// Kill every running job's process group and wait (up to 5 s each) until they are
-    /// reaped. Call when the run ends; safe to call more than once.
+    /// Stop every running job and wait (up to 5 s each) until they are reaped: SIGTERM to
+    /// each group first (in the run's one sandbox the job's supervisor then kills what the
+    /// job started outside its group), SIGKILL to what is left a moment later. Call when
+    /// the run ends; safe to call more than once.
     pub async fn kill_all(&self) {
         let jobs = self.registry().jobs.clone();
-        for job in &jobs {
-            let running = job.state().status == JobStatus::Running;
-            if running {
-                kill_group(job.pid);
-            }
+        let running: Vec<&Arc<Job>> = jobs
+            .iter()
+            .filter(|j| j.state().status == JobStatus::Running)
+            .collect();
+        for job in &running {
+            signal_group(job.pid, rustix::process::Signal::TERM);
+        }
+        if !running.is_empty() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        for job in &running {
+            kill_group(job.pid);
         }
         for job in &jobs {
             let handle = job
@@ -243,11 +252,15 @@ impl Drop for BackgroundJobs {
 
 /// SIGKILL the process group led by `pid` (each job is spawned as a group leader).
 fn kill_group(pid: Option<u32>) {
+    signal_group(pid, rustix::process::Signal::KILL);
+}
+
+fn signal_group(pid: Option<u32>, signal: rustix::process::Signal) {
     let pid = pid
         .and_then(|p| i32::try_from(p).ok())
         .and_then(rustix::process::Pid::from_raw);
     if let Some(pid) = pid {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = rustix::process::kill_process_group(pid, signal);
     }
 }
 
@@ -281,10 +294,19 @@ async fn supervise(
     pumps: [JoinHandle<()>; 2],
     cancel: CancellationToken,
 ) {
-    let status = tokio::select! {
+    let mut status = tokio::select! {
         st = child.wait() => st.ok(),
         _ = cancel.cancelled() => None,
     };
+    if status.is_none() {
+        // Stopped by the model or the run: SIGTERM first, so the job's supervisor (in the
+        // run's one sandbox) kills what the job started outside its group.
+        signal_group(job.pid, rustix::process::Signal::TERM);
+        status = tokio::time::timeout(Duration::from_millis(500), child.wait())
+            .await
+            .ok()
+            .and_then(|st| st.ok());
+    }
     kill_group(job.pid);
     let status = match status {
         Some(st) => Some(st),

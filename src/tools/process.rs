@@ -70,11 +70,25 @@ pub(crate) fn shell_command(
 /// but the group lives on as long as anything the shell started is still in it. Returns
 /// whether the group had a process to kill.
 pub(crate) fn kill_group(pgid: Option<u32>) -> bool {
+    signal_group(pgid, rustix::process::Signal::KILL)
+}
+
+fn signal_group(pgid: Option<u32>, signal: rustix::process::Signal) -> bool {
     pgid.and_then(|id| i32::try_from(id).ok())
         .and_then(rustix::process::Pid::from_raw)
-        .is_some_and(|pid| {
-            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL).is_ok()
-        })
+        .is_some_and(|pid| rustix::process::kill_process_group(pid, signal).is_ok())
+}
+
+/// A call stopped before its shell ended (timeout, cancel). In the run's one sandbox the
+/// per-call supervisor is asked first (SIGTERM): it kills everything the command started,
+/// what left the process group included, before the group is killed.
+async fn stop(child: &mut tokio::process::Child, pgid: Option<u32>, sandbox: &SandboxPolicy) {
+    if sandbox.run_box.is_some() && signal_group(pgid, rustix::process::Signal::TERM) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+    }
+    let _ = kill_group(pgid);
+    let _ = child.start_kill();
+    let _ = child.wait().await;
 }
 
 async fn read_some<R: AsyncReadExt + Unpin>(reader: &mut Option<R>, buf: &mut [u8]) -> usize {
@@ -151,10 +165,10 @@ pub async fn run_command_sandboxed(
             }
         }
     }
-    let _ = kill_group(pgid);
     if status.is_none() {
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+        stop(&mut child, pgid, sandbox).await;
+    } else {
+        let _ = kill_group(pgid);
     }
     let (stdout, stdout_cut) = out.finish();
     let (stderr, stderr_cut) = err.finish();

@@ -94,6 +94,48 @@ fn nothing_a_command_starts_outlives_the_call_or_the_run() {
     assert!(late.is_empty(), "processes outlived the run: {late:?}");
 }
 
+/// What a call leaves behind ends with the call, not only with the run: the last call keeps
+/// the run going 4 s, long enough for every left-behind process to write its `late-*` file,
+/// under each network setting (each has its own way of starting commands). The foreground
+/// leftovers only: the background job lives on by design until the run ends.
+#[test]
+fn what_a_call_leaves_behind_is_gone_while_the_run_goes_on() {
+    if !namespaces_available() {
+        return;
+    }
+    for network in [
+        "",
+        "tools: {bash: {network: true}}\n",
+        "tools: {bash: {network: [example.com]}}\n",
+    ] {
+        let s = Scene::new();
+        let mut calls: Vec<serde_json::Value> = leftover_cases(&s)
+            .into_iter()
+            .map(|(tag, cmd)| bash(&format!("touch ran-{tag}; {cmd}")))
+            .collect();
+        calls.push(bash("sleep 4; ls"));
+        let r = s.run(&calls, network);
+        s.assert_contained(&r);
+        for (tag, _) in leftover_cases(&s) {
+            assert!(
+                s.ws.join(format!("ran-{tag}")).exists(),
+                "{tag} did not run ({network})"
+            );
+        }
+        let late: Vec<String> = std::fs::read_dir(&s.ws)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("late-"))
+            .collect();
+        assert!(
+            late.is_empty(),
+            "outlived their call ({network}): {late:?}\n{}",
+            s.transcript(&r)
+        );
+    }
+}
+
 #[test]
 fn control_without_containment_leftover_processes_outlive_the_run() {
     let s = Scene::new();

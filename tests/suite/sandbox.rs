@@ -411,3 +411,45 @@ fn a_job_with_a_sandbox_runs_its_commands_inside_it() {
         println!("skipped the enforcement check: {}", result["sandbox"]);
     }
 }
+
+/// Through the run's one sandbox (as root) or a bubblewrap per command, a command keeps what
+/// the shell would give it: its exit code, a death by signal, its two streams apart, the
+/// workspace as its folder, its caller's uid, and no capability at all (as root either).
+#[tokio::test]
+async fn a_contained_command_keeps_its_status_streams_folder_and_no_capabilities() {
+    let d = dirs();
+    let (p, probe) = sandbox::establish(policy(&d.ws, SandboxMode::WorkspaceWrite, false));
+    if !fs_enforced(&probe) {
+        return;
+    }
+    eprintln!("entered per command: {}", p.run_box.is_some());
+    let c = ctx(&d.ws, p);
+    let err = bash(&c, "echo out; echo err >&2; exit 7")
+        .await
+        .unwrap_err();
+    assert!(
+        err.contains("out") && err.contains("err") && err.contains("[exit code: 7]"),
+        "{err}"
+    );
+    // Mirrored as the signal (the run's one sandbox) or as bubblewrap's 128 + 9.
+    let err = bash(&c, "kill -9 $$").await.unwrap_err();
+    assert!(
+        err.contains("killed by a signal") || err.contains("[exit code: 137]"),
+        "{err}"
+    );
+    let out = bash(&c, "pwd; id -u").await.unwrap();
+    let ws = d.ws.canonicalize().unwrap();
+    assert!(out.contains(&ws.display().to_string()), "{out}");
+    assert!(out.contains(&own_uid().to_string()), "{out}");
+    let caps = bash(&c, "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status")
+        .await
+        .unwrap();
+    for line in caps.lines().filter(|l| l.starts_with("Cap")) {
+        assert!(
+            line.ends_with("0000000000000000"),
+            "a capability is left: {caps}"
+        );
+    }
+    let nnp = bash(&c, "grep NoNewPrivs /proc/self/status").await.unwrap();
+    assert!(nnp.contains('1'), "{nnp}");
+}

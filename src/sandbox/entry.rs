@@ -1,0 +1,171 @@
+//! One bubblewrap per run, entered by each command: the speed half of issue 16.
+//!
+//! Starting bubblewrap costs about 6 ms per command on this kind of machine, most of it in
+//! the kernel (the lazy unmount of the old root after `pivot_root` waits for an RCU grace
+//! period). So where cn-run may join namespaces (root, with the run's shared namespaces of
+//! [`super::run_net`]), it starts one bubblewrap per run with the run's profile, holding a
+//! `sleep` (the "holder"), and a thread of its own ([`super::spawner`]) joins the holder's
+//! mount and PID namespaces (`setns`; network, IPC and UTS it shares already). Every command
+//! of the run is started from that thread, so it starts inside: the same read-only `/`,
+//! workspace, private `/tmp`, covered credential files, `/dev`, `/proc` and network. It
+//! starts as `cn-run-call -- bash -c COMMAND`: the per-call supervisor ([`super::call`], a
+//! small binary beside cn-run) drops every capability and makes itself the reaper of what
+//! the command leaves behind, so everything a call starts still ends with the call.
+//!
+//! What differs from a bubblewrap per command, on purpose: the commands of one run share one
+//! PID namespace and `/proc`, so a command sees the other commands of its run (never cn-run
+//! or the host's processes); a command that kills its own supervisor can leave processes
+//! running until the run ends (never after: the holder's PID namespace ends with the run).
+
+use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+
+use nix::sched::{CloneFlags, setns, unshare};
+
+use super::spawner::Spawner;
+
+/// The hidden subcommand of cn-run that runs the per-call supervisor when the small binary
+/// is not beside it (slower: cn-run is a large binary to start per command).
+pub const CALL_SUBCOMMAND: &str = "__sandbox-call";
+/// The per-call supervisor's own binary, looked for beside cn-run.
+pub const CALL_BINARY: &str = "cn-run-call";
+
+/// The run's holder and the thread that has joined it.
+#[derive(Debug)]
+pub struct RunBox {
+    holder: Mutex<Child>,
+    spawner: Spawner,
+    /// The supervisor and its first arguments (before `--`).
+    supervisor: Vec<OsString>,
+}
+
+impl RunBox {
+    /// Start the holder (`bwrap PROFILE -- sh -c 'echo ready >&2; exec sleep infinity'`) from
+    /// a new thread, which then joins its mount and PID namespaces. Call it on the run's
+    /// namespace thread: the new thread inherits its network, IPC and UTS namespaces.
+    /// `cn_run` is cn-run's binary (the policy's launcher).
+    pub(crate) fn start(
+        bwrap: &Path,
+        profile: Vec<OsString>,
+        cn_run: &Path,
+    ) -> Result<RunBox, String> {
+        let supervisor = supervisor(cn_run)?;
+        let bwrap = bwrap.to_path_buf();
+        let (spawner, holder) = Spawner::start("cn-run-sandbox-box", move || {
+            let mut holder = start_holder(&bwrap, profile)?;
+            match holder_pid(&mut holder).and_then(enter) {
+                Ok(()) => Ok(holder),
+                Err(why) => {
+                    let _ = holder.kill();
+                    let _ = holder.wait();
+                    Err(why)
+                }
+            }
+        })?;
+        Ok(RunBox {
+            holder: Mutex::new(holder),
+            spawner,
+            supervisor,
+        })
+    }
+
+    /// The program and arguments that run `argv` inside, supervised (the working folder is
+    /// the spawned command's own, set when it starts).
+    pub(crate) fn command_line(&self, argv: &[&OsStr]) -> (OsString, Vec<OsString>) {
+        let (program, first) = self.supervisor.split_first().unzip();
+        let mut args: Vec<OsString> = first.map(|f| f.to_vec()).unwrap_or_default();
+        args.push("--".into());
+        args.extend(argv.iter().map(|a| a.to_os_string()));
+        (program.cloned().unwrap_or_default(), args)
+    }
+
+    /// Run `f` on the thread inside (what it forks starts in the holder's namespaces).
+    pub(crate) fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> std::io::Result<R> {
+        self.spawner.run(f)
+    }
+}
+
+/// `cn-run-call` beside cn-run, else cn-run's own hidden subcommand. `/proc/self/exe` is
+/// read now: inside the sandbox it would name the supervisor's parent, not cn-run.
+fn supervisor(cn_run: &Path) -> Result<Vec<OsString>, String> {
+    let me = std::fs::canonicalize(cn_run)
+        .map_err(|e| format!("cannot find cn-run's binary ({}): {e}", cn_run.display()))?;
+    let small = me.with_file_name(CALL_BINARY);
+    Ok(if small.is_file() {
+        vec![small.into_os_string()]
+    } else {
+        vec![me.into_os_string(), CALL_SUBCOMMAND.into()]
+    })
+}
+
+fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, String> {
+    Command::new(bwrap)
+        .args(profile)
+        .args(["--info-fd", "1", "--", "sh", "-c"])
+        .arg("echo ready >&2; exec sleep infinity")
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start bubblewrap: {e}"))
+}
+
+/// Join the holder's PID namespace (for the children) and mount namespace; the thread first
+/// stops sharing its filesystem attributes with cn-run's other threads, as joining a mount
+/// namespace requires.
+fn enter(pid: u32) -> Result<(), String> {
+    let open = |ns: &str| {
+        std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
+            .map_err(|e| format!("cannot open the sandbox's {ns} namespace: {e}"))
+    };
+    let (pid_ns, mnt_ns) = (open("pid")?, open("mnt")?);
+    unshare(CloneFlags::CLONE_FS).map_err(|e| format!("unshare(CLONE_FS): {e}"))?;
+    setns(&pid_ns, CloneFlags::CLONE_NEWPID)
+        .map_err(|e| format!("cannot join the sandbox's PID namespace: {e}"))?;
+    setns(&mnt_ns, CloneFlags::CLONE_NEWNS)
+        .map_err(|e| format!("cannot join the sandbox's mount namespace: {e}"))
+}
+
+impl Drop for RunBox {
+    fn drop(&mut self) {
+        let holder = self
+            .holder
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = holder.kill();
+        let _ = holder.wait();
+    }
+}
+
+/// bubblewrap's `child-pid` (from `--info-fd 1`), once the holder's command has said it runs
+/// (so the mounts are in place before anything joins them).
+fn holder_pid(holder: &mut Child) -> Result<u32, String> {
+    let mut ready = String::new();
+    let err = holder.stderr.take().ok_or("no pipe from bubblewrap")?;
+    BufReader::new(err)
+        .read_line(&mut ready)
+        .map_err(|e| e.to_string())?;
+    if ready.trim() != "ready" {
+        return Err(format!("bubblewrap did not start: {}", ready.trim()));
+    }
+    let mut info = String::new();
+    holder
+        .stdout
+        .take()
+        .ok_or("no pipe from bubblewrap")?
+        .read_to_string(&mut info)
+        .map_err(|e| e.to_string())?;
+    let v: serde_json::Value =
+        serde_json::from_str(&info).map_err(|e| format!("bubblewrap's info: {e}"))?;
+    v["child-pid"]
+        .as_u64()
+        .and_then(|p| u32::try_from(p).ok())
+        .ok_or_else(|| format!("bubblewrap's info has no child-pid: {info}"))
+}
