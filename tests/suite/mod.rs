@@ -34,6 +34,7 @@ mod mcp_notify_e2e;
 mod mcp_paths_e2e;
 mod mcp_policy_e2e;
 mod mcp_reference;
+mod mcp_task_only_http;
 mod module_graph;
 mod network_hosts_e2e;
 mod one_reading_e2e;
