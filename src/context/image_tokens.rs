@@ -95,6 +95,7 @@ mod tests {
         ImagePart {
             mime_type: "image/png".into(),
             data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            marker: None,
         }
     }
 
@@ -118,6 +119,7 @@ mod tests {
         let junk = ImagePart {
             mime_type: "image/png".into(),
             data: "bm90IGFuIGltYWdl".into(),
+            marker: None,
         };
         assert_eq!(image_tokens(&junk), MAX_TOKENS);
     }
