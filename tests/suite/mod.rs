@@ -35,6 +35,7 @@ mod mcp_notify_e2e;
 mod mcp_paths_e2e;
 mod mcp_policy_e2e;
 mod mcp_reference;
+mod mcp_reference_writes;
 mod mcp_task_only_http;
 mod module_graph;
 mod network_hosts_e2e;
