@@ -381,3 +381,95 @@ async fn task_only_tools_are_not_offered_in_either_framing_and_the_others_are_ca
         .await;
     }
 }
+
+/// The official Python SDK (`mcp` 2.x, installed with the reference servers) serving
+/// `tests/fixtures/mcp_task_server.py` in `framing`, killed when dropped.
+struct PythonServer(std::process::Child);
+
+impl Drop for PythonServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn python_server(framing: &str) -> Option<(PythonServer, u16)> {
+    use crate::support::runner::repo_root;
+    let dir = std::env::var_os("CN_RUN_MCP_REF")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/mcp-ref"));
+    let python = dir.join("py/bin/python");
+    if !python.exists() {
+        eprintln!(
+            "skipped: {} is not installed; run .ci/install-mcp-reference",
+            python.display()
+        );
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(python)
+        .arg(repo_root().join("tests/fixtures/mcp_task_server.py"))
+        .args([&port.to_string(), framing])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = PythonServer(child);
+    let up = (0..400).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    assert!(up, "the Python server did not listen on {port}");
+    Some((server, port))
+}
+
+#[test]
+fn the_python_sdk_server_keeps_its_task_only_tool_out_of_the_run_in_both_framings() {
+    use crate::support::runner::{cn_run, run, write_files};
+    for framing in ["json", "sse"] {
+        let Some((_server, port)) = python_server(framing) else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let job = format!(
+            "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: p\n\
+             permissions: {{allow: [mcp__py__echo, mcp__py__research]}}\n\
+             mcp_servers:\n  py:\n    url: http://127.0.0.1:{port}/mcp\n"
+        );
+        let script = "turns:\n  - tool_calls:\n      - {name: mcp__py__echo, id: e, arguments: {}}\n      - {name: mcp__py__research, id: r, arguments: {}}\n  - text: done\n";
+        write_files(tmp.path(), &[("job.yaml", &job), ("s.yaml", script)]);
+        let mut cmd = cn_run(tmp.path());
+        cmd.arg("job.yaml");
+        let r = run(cmd, Some(&tmp.path().join("out")));
+        assert_eq!(r.code, 0, "{framing}: {r:#?}");
+        let server = &r.result()["mcp_servers"][0];
+        assert_eq!(server["status"], "ready", "{framing}: {server}");
+        assert_eq!(server["tools"], 2, "{framing}: {server}");
+        let message = server["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("research") && message.contains("tasks"),
+            "{framing}: {message}"
+        );
+        let out = |id: &str| {
+            r.events_of("tool.finished")
+                .into_iter()
+                .find(|e| e["call_id"] == id)
+                .map(|e| e["output"].as_str().unwrap_or_default().to_owned())
+                .unwrap_or_default()
+        };
+        assert_eq!(out("e"), "called echo", "{framing}");
+        assert!(
+            out("r").contains("Unknown tool `mcp__py__research`"),
+            "{framing}: {}",
+            out("r")
+        );
+        let offered = r.events()[0]["tools"].to_string();
+        assert!(
+            offered.contains("mcp__py__sum") && !offered.contains("mcp__py__research"),
+            "{framing}: {offered}"
+        );
+    }
+}
