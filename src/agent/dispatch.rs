@@ -319,11 +319,14 @@ impl Agent<'_> {
                 return (content, true, Some(Outcome::Internal(msg)), Vec::new());
             }
         };
-        let (content, images) = self.screen_images(content, images);
+        let (content, mut images) = self.screen_images(content, images);
         let content = self
             .config
             .trust
             .mark(&call.name, self.redactor.redact(&content).into_owned());
+        for (n, image) in images.iter_mut().enumerate() {
+            image.marker = self.config.trust.image_marker(&call.name, n + 1);
+        }
         let status = if is_error {
             ToolStatus::Error
         } else {

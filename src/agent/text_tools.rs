@@ -97,11 +97,14 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
                 name,
                 content,
                 is_error,
+                images,
                 ..
             } => {
                 let status = if *is_error { " error=\"true\"" } else { "" };
-                let block =
-                    format!("<tool_result name=\"{name}\"{status}>\n{content}\n</tool_result>");
+                let notes = image_notes(images);
+                let block = format!(
+                    "<tool_result name=\"{name}\"{status}>\n{content}{notes}\n</tool_result>"
+                );
                 // Consecutive results join one user message.
                 match out.last_mut() {
                     Some(Message::User { content }) if content.starts_with("<tool_result") => {
@@ -115,6 +118,24 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
         }
     }
     out
+}
+
+/// What stands for a result's images in text mode: results go back as text, so each image
+/// is named (number, type, size) and the model is told it is not shown. The note is cn-run's,
+/// after any untrusted marker of the result's text.
+fn image_notes(images: &[crate::conversation::ImagePart]) -> String {
+    images
+        .iter()
+        .enumerate()
+        .map(|(n, image)| {
+            format!(
+                "\n[image {} of this result ({}) not shown: with tool_call_format: text, tool \
+                 results reach you as text only]",
+                n + 1,
+                image.describe()
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -27,14 +27,18 @@
 //!
 //! Per-item overheads follow `cn`: message text + 2, + 3 per history item, tool call =
 //! name + 10 + arguments, tool result + 5, system prompt + 4, tool list 12 + Σ tools + 12.
+//! Images a tool returned count by their pixels (`image_tokens.rs`).
 
 #[path = "tokens_counter.rs"]
 mod counter;
 #[path = "tokens_estimate.rs"]
 mod estimate;
+#[path = "image_tokens.rs"]
+mod image;
 
 pub use counter::TokenCounter;
 pub use estimate::estimate;
+pub use image::{MAX_TOKENS as MAX_IMAGE_TOKENS, image_tokens};
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -140,7 +144,9 @@ pub(crate) fn message_tokens(message: &Message, count: &impl Fn(&str) -> u64) ->
                 }
             }
         }
-        Message::Tool { .. } => total += TOOL_RESULT_OVERHEAD,
+        Message::Tool { images, .. } => {
+            total += TOOL_RESULT_OVERHEAD + images.iter().map(image_tokens).sum::<u64>();
+        }
     }
     total
 }
@@ -207,8 +213,22 @@ impl Fingerprint {
                 tool_call_id,
                 name,
                 is_error,
+                images,
                 ..
-            } => (tool_call_id, name, is_error).hash(&mut h),
+            } => {
+                (tool_call_id, name, is_error).hash(&mut h);
+                // An image's type, length and ends (hashing megabytes on every call would cost
+                // more than the count it guards).
+                for image in images {
+                    let data = image.data.as_bytes();
+                    len += data.len();
+                    let ends = (
+                        &data[..data.len().min(256)],
+                        &data[data.len().saturating_sub(256)..],
+                    );
+                    (&image.mime_type, ends).hash(&mut h);
+                }
+            }
         }
         Fingerprint {
             len,

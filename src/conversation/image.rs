@@ -10,6 +10,17 @@ use serde::{Deserialize, Serialize};
 pub struct ImagePart {
     pub mime_type: String,
     pub data: String,
+    /// In an untrusted run, the lines that enclose the image where it is sent (the same tag
+    /// as its result's text), so the model reads it as untrusted content too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<ImageMarker>,
+}
+
+/// The opening and closing tag around an image from an untrusted run's tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageMarker {
+    pub open: String,
+    pub close: String,
 }
 
 impl ImagePart {
@@ -57,6 +68,7 @@ mod tests {
         let image = ImagePart {
             mime_type: "image/png".into(),
             data: "aGVsbG8=".into(),
+            marker: None,
         };
         assert_eq!(image.bytes(), 5);
         assert_eq!(image.describe(), "image/png, 5 B");

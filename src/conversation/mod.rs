@@ -7,7 +7,7 @@ mod image;
 mod reasoning;
 mod usage_wire;
 
-pub use image::{ImagePart, human_size};
+pub use image::{ImageMarker, ImagePart, human_size};
 pub use reasoning::{CallExtra, Reasoning, ThinkingBlock};
 
 use serde::{Deserialize, Serialize};

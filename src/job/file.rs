@@ -137,9 +137,9 @@ pub struct SubagentSection {
 
 /// One MCP server: a command speaking MCP on stdio, or a streamable-HTTP `url` (the older
 /// HTTP+SSE transport is not spoken). One message from a server may be at most 16 MiB (one
-/// JSON-RPC line on stdio, one response body over HTTP): on stdio a larger answer ends its
-/// call at once with an error saying so; over HTTP the call fails. Only tools the server annotates `readOnlyHint: true` run
-/// without a rule that allows them.
+/// JSON-RPC line on stdio, one response body or event over HTTP): a larger answer ends its
+/// call at once with an error saying it was too large, and the server's other calls go on.
+/// Only tools the server annotates `readOnlyHint: true` run without a rule that allows them.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerSection {

@@ -140,6 +140,10 @@ async fn open_stdio(
             server_version,
         }),
         Err(reason) => {
+            let reason = match exited(&mut process).await {
+                Some(status) => format!("it exited ({status}) before answering the MCP handshake"),
+                None => reason,
+            };
             guard.kill();
             if let Some(reader) = reader {
                 child::drain(reader).await;
@@ -149,6 +153,19 @@ async fn open_stdio(
             })
         }
     }
+}
+
+/// How the server's process ended, when it has (a failed handshake is often a server that
+/// quit: its exit status says more than the broken pipe the client saw).
+async fn exited(process: &mut tokio::process::Child) -> Option<String> {
+    let status = tokio::time::timeout(Duration::from_millis(300), process.wait())
+        .await
+        .ok()?
+        .ok()?;
+    Some(match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => "killed by a signal".to_owned(),
+    })
 }
 
 type Handshake = (Client, Vec<rmcp::model::Tool>, Option<String>);

@@ -79,6 +79,7 @@ fn image(mime_type: &str, data: &str, images: &mut Vec<ImagePart>) -> String {
     let part = ImagePart {
         mime_type: mime_type.to_ascii_lowercase(),
         data,
+        marker: None,
     };
     let why = if !IMAGE_TYPES.contains(&part.mime_type.as_str()) {
         Some("models take only PNG, JPEG, GIF and WebP".to_owned())

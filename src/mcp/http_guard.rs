@@ -1,10 +1,9 @@
 //! The HTTP side of what [`super::line_guard`] does for stdio: the SDK's HTTP client wrapped so
 //! that an answer over the size limit ends its call at once with a "too large" error (the SDK
 //! would report a broken stream, read as "the server can no longer be reached"), and so that
-//! tools listed with `execution.taskSupport: "required"` are noted (the SDK drops that field).
-//! Task-only tools are seen in server-sent-event answers (what the TypeScript and Rust SDK
-//! servers send); a server that answers `tools/list` with a plain JSON body hides them, and a
-//! call to one gets the server's own error.
+//! tools listed with `execution.taskSupport: "required"` are noted (the SDK drops that field):
+//! `tools/list` is sent by [`super::http_list`], which reads its answer raw whether it comes
+//! as a plain JSON body or as server-sent events.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -21,7 +20,7 @@ use sse_stream::Sse;
 
 use super::line_guard::{TOO_LARGE_CODE, TaskOnly};
 
-type Events = BoxStream<'static, Result<Sse, SseError>>;
+pub(crate) type Events = BoxStream<'static, Result<Sse, SseError>>;
 type Answer = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
 
 /// `reqwest::Client` with the two promises above.
@@ -154,6 +153,19 @@ impl StreamableHttpClient for Guarded {
         limits: StreamableHttpResponseLimits,
     ) -> Answer {
         let id = request_id(&message);
+        if super::http_list::is_tool_list(&message) {
+            let post = super::http_list::Post {
+                uri: &uri,
+                session_id: session_id.as_deref(),
+                auth_header: auth_header.as_deref(),
+                headers: &custom_headers,
+                limits: &limits,
+            };
+            let raw = super::http_list::send(&self.inner, post, &message, &self.task_only);
+            if let Some(answer) = raw.await {
+                return self.answer(Ok(answer), id);
+            }
+        }
         let answer = self
             .inner
             .post_message_with_response_limits(

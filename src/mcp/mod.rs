@@ -10,6 +10,7 @@ mod child;
 mod connect;
 mod content;
 mod http_guard;
+mod http_list;
 mod line_guard;
 mod names;
 mod notices;

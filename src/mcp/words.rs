@@ -56,7 +56,13 @@ fn plain(text: &str) -> String {
         .replace("Transport  error: ", "")
         .replace("Send message error ", "");
     let out = out.trim().trim_end_matches(',').trim();
-    let out = out.replace("Client error: ", "");
+    let out = out
+        .replace("Client error: ", "")
+        .replace(
+            ", when send initialize request",
+            " to the initialize request",
+        )
+        .replace(", when send ", " to the ");
     fix_io(&out)
 }
 
@@ -95,6 +101,17 @@ mod tests {
         assert!(!out.contains("::"), "{out}");
         assert!(
             out.contains("error sending request for url (http://h/mcp)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn the_sdk_s_request_wording_reads_as_english() {
+        let out = plain("HTTP 501, when send initialize request");
+        assert_eq!(out, "HTTP 501 to the initialize request");
+        let out = plain("unexpected server response: HTTP 404, when send initialized notification");
+        assert!(
+            out.ends_with("HTTP 404 to the initialized notification"),
             "{out}"
         );
     }

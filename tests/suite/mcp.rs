@@ -777,3 +777,52 @@ async fn an_answer_over_the_http_size_limit_says_too_large_and_the_server_goes_o
     hub.shutdown().await;
     let _ = server.kill().await;
 }
+
+/// A stdio server that quits before the handshake is named with how it ended (exit code or
+/// signal) and its stderr, not with the broken pipe the client saw.
+#[tokio::test]
+async fn a_server_that_quits_before_the_handshake_says_how_it_ended() {
+    let cases = [
+        (
+            "echo 'config missing' >&2; exit 3",
+            "exit code 3",
+            Some("config missing"),
+        ),
+        ("exit 0", "exit code 0", None),
+        (
+            "echo 'usage: srv [opts]' >&2; exit 64",
+            "exit code 64",
+            Some("usage: srv"),
+        ),
+        ("kill -9 $$", "killed by a signal", None),
+        ("echo not-json; exit 1", "exit code 1", None),
+    ];
+    for (script, ended, stderr) in cases {
+        let config = ServerConfig {
+            transport: Transport::Stdio {
+                command: "sh".into(),
+                args: vec!["-c".into(), script.into()],
+                env: vec![],
+                cwd: std::env::temp_dir(),
+            },
+            ..stdio("quits", &[])
+        };
+        let err = McpHub::start(vec![config], &base_env()).await.unwrap_err();
+        let McpError::Startup { server, reason } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(server, "quits");
+        assert!(reason.contains("stdio command `sh`"), "{script}: {reason}");
+        assert!(reason.contains(ended), "{script}: {reason}");
+        assert!(
+            !reason.contains("os error") && !reason.contains("::"),
+            "{script}: {reason}"
+        );
+        if let Some(line) = stderr {
+            assert!(
+                reason.contains(line),
+                "{script}: stderr not quoted: {reason}"
+            );
+        }
+    }
+}

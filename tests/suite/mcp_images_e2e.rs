@@ -43,7 +43,7 @@ fn everything_server() -> Option<String> {
     ))
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Api {
     OpenAi(&'static str),
     Anthropic,
@@ -81,28 +81,59 @@ async fn image_run(
     args: &str,
     env: &[(&str, &str)],
 ) -> (Run, Value) {
-    let server = MockServer::start(replies(api, tool, args)).await;
+    let setup = Setup {
+        replies: replies(api, tool, args),
+        model: "",
+        job: "",
+        cli: &[],
+    };
+    image_run_with(api, servers, setup, env).await
+}
+
+/// What a run adds to the plain one: the provider's replies, job lines, command-line flags.
+struct Setup<'a> {
+    replies: Vec<Reply>,
+    /// Added inside the `model:` map (`, tool_call_format: text`).
+    model: &'a str,
+    job: &'a str,
+    cli: &'a [&'a str],
+}
+
+async fn image_run_with(
+    api: Api,
+    servers: String,
+    setup: Setup<'_>,
+    env: &[(&str, &str)],
+) -> (Run, Value) {
+    let server = MockServer::start(setup.replies).await;
     let model = match api {
         Api::OpenAi(name) => format!(
-            "{{provider: openai, name: {name}, api_base: {}/v1, api_key_env: TEST_OPENAI_KEY}}",
-            server.url()
+            "{{provider: openai, name: {name}, api_base: {}/v1, api_key_env: TEST_OPENAI_KEY{}}}",
+            server.url(),
+            setup.model
         ),
         Api::Anthropic => format!(
-            "{{provider: anthropic, name: claude-sonnet-4-5, api_base: {}}}",
-            server.url()
+            "{{provider: anthropic, name: claude-sonnet-4-5, api_base: {}{}}}",
+            server.url(),
+            setup.model
         ),
     };
     let tmp = tempfile::tempdir().unwrap();
-    let job = format!("version: 1\nmodel: {model}\nprompt: p\nmcp_servers:\n{servers}");
+    let job = format!(
+        "version: 1\nmodel: {model}\nprompt: p\n{}mcp_servers:\n{servers}",
+        setup.job
+    );
     write_files(tmp.path(), &[("job.yaml", &job)]);
     let dir = tmp.path().to_path_buf();
     let env: Vec<(String, String)> = env
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
+    let cli: Vec<String> = setup.cli.iter().map(|a| (*a).to_owned()).collect();
     let r = tokio::task::spawn_blocking(move || {
         let mut cmd = cn_run(&dir);
         cmd.arg("job.yaml")
+            .args(cli)
             .env("TEST_OPENAI_KEY", "sk-test-KEY-0123456789")
             .env("ANTHROPIC_API_KEY", "sk-ant-test-000000")
             .envs(env);
@@ -344,4 +375,150 @@ async fn server_everythings_tiny_image_reaches_both_providers_as_an_image() {
             .unwrap()
             .starts_with("iVBOR")
     );
+}
+
+/// The provider's replies in text tool-call mode: `calls` `<tool>` blocks, then an answer.
+fn text_replies(api: Api, calls: &[&str]) -> Vec<Reply> {
+    let blocks: String = calls
+        .iter()
+        .map(|c| format!("<tool>{c}</tool>\n"))
+        .collect();
+    let say = |text: &str| match api {
+        Api::OpenAi(_) => Reply::sse(200, o::answer(text)),
+        Api::Anthropic => Reply::sse(200, a::answer(text)),
+    };
+    vec![say(&format!("Let me look.\n{blocks}")), say("done")]
+}
+
+fn image_call(mime: &str) -> String {
+    format!(
+        "{{\"name\": \"mcp__fx__image\", \"arguments\": {}}}",
+        fixture_args(mime, PNG, 1)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_text_tool_mode_the_model_is_told_each_image_and_that_it_is_not_shown() {
+    let one = [image_call("image/png")];
+    let two = [image_call("image/png"), image_call("image/gif")];
+    let apis = [
+        Api::OpenAi("gpt-4o"),
+        Api::OpenAi("deepseek-chat"),
+        Api::OpenAi("openai/gpt-5"),
+        Api::Anthropic,
+    ];
+    for api in apis {
+        for (calls, untrusted) in [(&one[..], false), (&two[..], false), (&one[..], true)] {
+            let calls: Vec<&str> = calls.iter().map(String::as_str).collect();
+            let cli: &[&str] = if untrusted { &["--untrusted"] } else { &[] };
+            let setup = Setup {
+                replies: text_replies(api, &calls),
+                model: ", tool_call_format: text",
+                job: "",
+                cli,
+            };
+            let (r, body) = image_run_with(api, fixture_server(), setup, &[]).await;
+            let case = format!("{api:?} {} call(s) untrusted={untrusted}", calls.len());
+            assert_eq!(image_parts(&body), 0, "{case}: {body:.3000}");
+            let text = body.to_string();
+            // The call's arguments hold the bytes; the results must not.
+            let results = &text[text.find("<tool_result name=").expect("a result block")..];
+            assert!(
+                !results.contains(PNG),
+                "{case}: the image's bytes were sent as text"
+            );
+            assert!(
+                !text.contains("\"tools\""),
+                "{case}: native tools in text mode"
+            );
+            let notes = text
+                .matches(
+                    "not shown: with tool_call_format: text, tool results reach you as text only",
+                )
+                .count();
+            assert_eq!(notes, calls.len(), "{case}: {text:.3000}");
+            assert!(
+                text.contains("[image 1 of this result (image/png, 70 B) not shown"),
+                "{case}"
+            );
+            if calls.len() == 2 {
+                assert!(text.contains("(image/gif, 70 B) not shown"), "{case}");
+            }
+            if untrusted {
+                // The note is cn-run's: it comes after the untrusted marker's closing tag.
+                let close = text.rfind("</untrusted-content-").expect("a marker");
+                let note = text.find("not shown: with tool_call_format").unwrap();
+                assert!(
+                    note > close,
+                    "{case}: the note is inside the untrusted marker"
+                );
+            }
+            assert!(r.stdout.contains("done"), "{case}: {}", r.stdout);
+        }
+    }
+}
+
+/// The run's untrusted-marker token, from the system message.
+fn marker_token(body: &Value) -> String {
+    let text = body.to_string();
+    let at = text
+        .find("<untrusted-content-")
+        .expect("a marker in the request");
+    text[at + "<untrusted-content-".len()..]
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_an_untrusted_run_each_image_sits_inside_the_untrusted_marker() {
+    let args = fixture_args("image/png", PNG, 1);
+    for api in [
+        Api::Anthropic,
+        Api::OpenAi("gpt-4o"),
+        Api::OpenAi("gpt-4.1-mini"),
+        Api::OpenAi("openai/gpt-5"),
+        Api::OpenAi("qwen2.5-vl-7b"),
+    ] {
+        let setup = Setup {
+            replies: replies(api, "mcp__fx__image", &args),
+            model: "",
+            job: "",
+            cli: &["--untrusted"],
+        };
+        let (_, body) = image_run_with(api, fixture_server(), setup, &[]).await;
+        let token = marker_token(&body);
+        assert_eq!(token.len(), 32, "{api:?}: {token}");
+        let open = format!("<untrusted-content-{token} tool=\"mcp__fx__image\" image=\"1\">");
+        let close = format!("</untrusted-content-{token}>");
+        // The image part and the text parts right around it, in order.
+        let parts: Vec<Value> = match api {
+            Api::Anthropic => anthropic_result(&body)["content"]
+                .as_array()
+                .unwrap()
+                .clone(),
+            Api::OpenAi(_) => openai_result(&body).1["content"]
+                .as_array()
+                .unwrap()
+                .clone(),
+        };
+        let at = parts
+            .iter()
+            .position(|p| p["type"] == "image" || p["type"] == "image_url")
+            .unwrap_or_else(|| panic!("{api:?}: no image part: {body:.3000}"));
+        assert_eq!(parts[at - 1]["text"], open, "{api:?}: {parts:?}");
+        assert_eq!(parts[at + 1]["text"], close, "{api:?}: {parts:?}");
+        assert_eq!(image_parts(&body), 1, "{api:?}");
+        let system = body.to_string();
+        assert!(
+            system.contains("each image a tool returned"),
+            "{api:?}: the system message"
+        );
+    }
+    // Without --untrusted nothing marks the image.
+    for api in [Api::Anthropic, Api::OpenAi("gpt-4o")] {
+        let (_, body) = image_run(api, fixture_server(), "mcp__fx__image", &args, &[]).await;
+        assert_eq!(image_parts(&body), 1);
+        assert!(!body.to_string().contains("untrusted-content-"), "{api:?}");
+    }
 }

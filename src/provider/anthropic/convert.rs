@@ -160,12 +160,24 @@ fn result_content<'a>(text: &'a str, images: &'a [ImagePart]) -> wire::ResultCon
         return wire::ResultContent::Text(text);
     }
     let text = (!text.trim().is_empty()).then_some(wire::ResultPart::Text { text });
-    let images = images.iter().map(|image| wire::ResultPart::Image {
-        source: wire::ImageSource {
-            kind: "base64",
-            media_type: &image.mime_type,
-            data: &image.data,
-        },
+    // In an untrusted run each image sits between its marker's tags, like the text.
+    let images = images.iter().flat_map(|image| {
+        let open = image
+            .marker
+            .as_ref()
+            .map(|m| wire::ResultPart::Text { text: &m.open });
+        let close = image
+            .marker
+            .as_ref()
+            .map(|m| wire::ResultPart::Text { text: &m.close });
+        let part = wire::ResultPart::Image {
+            source: wire::ImageSource {
+                kind: "base64",
+                media_type: &image.mime_type,
+                data: &image.data,
+            },
+        };
+        open.into_iter().chain([part]).chain(close)
     });
     wire::ResultContent::Parts(text.into_iter().chain(images).collect())
 }

@@ -97,11 +97,21 @@ pub(crate) fn after_results(results: &[&Message]) -> Option<wire::Message<'stati
         parts.push(wire::Part::Text {
             text: format!("The images returned by call {tool_call_id} ({name}):"),
         });
-        parts.extend(images.iter().map(|image| wire::Part::ImageUrl {
-            image_url: wire::ImageUrl {
-                url: image.data_url(),
-            },
-        }));
+        // In an untrusted run each image sits between its marker's tags, like the text.
+        for image in images {
+            let marker = image.marker.as_ref();
+            parts.extend(marker.map(|m| wire::Part::Text {
+                text: m.open.clone(),
+            }));
+            parts.push(wire::Part::ImageUrl {
+                image_url: wire::ImageUrl {
+                    url: image.data_url(),
+                },
+            });
+            parts.extend(marker.map(|m| wire::Part::Text {
+                text: m.close.clone(),
+            }));
+        }
     }
     (!parts.is_empty()).then_some(wire::Message::UserParts { content: parts })
 }
