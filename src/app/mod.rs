@@ -150,6 +150,7 @@ fn call(args: &RunArgs) -> Call {
         format: args.format,
         out: args.out.clone(),
         jobs_in_call: args.jobs_in_call,
+        elsewhere: false,
     }
 }
 

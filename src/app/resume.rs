@@ -72,6 +72,7 @@ fn resume_config(
         format: args.format,
         out: None,
         jobs_in_call: 1,
+        elsewhere: false,
     };
     Ok(RunConfig::resolve(job, settings, call)?)
 }

@@ -22,35 +22,22 @@ pub(crate) struct ClientParts {
     pub client: Arc<dyn ModelClient>,
 }
 
-/// The API key for the job's provider: the named variable (which must be set), or the
-/// provider's usual variable when present.
+/// The API key for the job's provider, read from the variable the configuration names
+/// ([`crate::config::key_env`]): a variable the job names must be set; the provider's
+/// usual one is used when present.
 pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
     if job.model.provider == ProviderKind::Script {
         return Ok((None, None));
     }
-    let fallback = match job.model.provider {
-        ProviderKind::Openai => Some("OPENAI_API_KEY"),
-        ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY"),
-        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-        ProviderKind::Script => None,
+    let Some(name) = crate::config::key_env(job) else {
+        return Ok((None, None));
     };
-    match &job.model.api_key_env {
-        Some(name) => match std::env::var(name) {
-            Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name.clone()))),
-            _ => Err(format!(
-                "model.api_key_env names {name}, but that environment variable is not set"
-            )),
-        },
-        None => Ok(fallback
-            .and_then(|n| {
-                std::env::var(n)
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| (v, n))
-            })
-            .map_or((None, None), |(v, n)| {
-                (Some(Secret::new(v)), Some(n.to_owned()))
-            })),
+    match std::env::var(&name) {
+        Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name))),
+        _ if job.model.api_key_env.is_some() => Err(format!(
+            "model.api_key_env names {name}, but that environment variable is not set"
+        )),
+        _ => Ok((None, None)),
     }
 }
 
