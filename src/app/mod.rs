@@ -8,6 +8,7 @@ mod explain;
 mod explain_mcp;
 mod export_cmd;
 mod extensions;
+mod fault;
 mod finish;
 mod inspect;
 mod outputs;

@@ -38,6 +38,7 @@ mod module_graph;
 mod network_hosts_e2e;
 mod one_reading_e2e;
 mod openai_e2e;
+mod panic_e2e;
 mod parallel_e2e;
 mod params_e2e;
 mod permissions;
