@@ -22,7 +22,7 @@ fn folder(run: &str) -> Result<PathBuf, String> {
         return Ok(root.join(run));
     }
     if run == "latest" {
-        let session = crate::session::find_session(root, run)?;
+        let session = crate::session::find_session(root, run).map_err(|e| e.to_string())?;
         if let Some(dir) = session.parent() {
             return Ok(dir.to_path_buf());
         }

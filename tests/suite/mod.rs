@@ -72,6 +72,7 @@ mod tools_background;
 mod tools_edit;
 mod tools_fetch;
 mod tools_search;
+mod typed_errors_e2e;
 mod untrusted_e2e;
 mod upload;
 mod yaml_shape_e2e;
