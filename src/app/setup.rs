@@ -41,6 +41,21 @@ pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), Str
     }
 }
 
+/// How the job's provider is reached: the settings both HTTP providers share.
+fn connection(
+    m: &crate::job::ModelSpec,
+    api_base: String,
+    api_key: Option<Secret>,
+    headers: Vec<(String, String)>,
+) -> crate::provider::Connection {
+    crate::provider::Connection {
+        api_key,
+        headers,
+        request_timeout: m.request_timeout,
+        ..crate::provider::Connection::new(api_base, m.name.clone())
+    }
+}
+
 /// Header values `${NAME}` come from the environment.
 pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
     job.model
@@ -110,16 +125,13 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
             )
         }
         ProviderKind::Openai => {
-            let mut cfg = OpenAiConfig::new(
-                m.api_base
-                    .clone()
-                    .unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
-                m.name.clone(),
-            );
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.stream_usage = m.stream_usage;
-            cfg.request_timeout = m.request_timeout;
+            let base = m.api_base.clone();
+            let base = base.unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned());
+            let cfg = OpenAiConfig {
+                connection: connection(m, base, key, headers),
+                stream_usage: m.stream_usage,
+                auth: crate::provider::openai::AuthHeader::Bearer,
+            };
             Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Azure => {
@@ -128,26 +140,24 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
                 m.deployment.as_deref().unwrap_or(&m.name),
                 m.api_version.as_deref(),
             );
-            let mut cfg = OpenAiConfig::new(base, m.name.clone());
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.stream_usage = m.stream_usage;
-            cfg.auth = crate::provider::openai::AuthHeader::ApiKey;
-            cfg.request_timeout = m.request_timeout;
+            let cfg = OpenAiConfig {
+                connection: connection(m, base, key, headers),
+                stream_usage: m.stream_usage,
+                auth: crate::provider::openai::AuthHeader::ApiKey,
+            };
             Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Anthropic => {
-            let mut cfg = AnthropicConfig::new(m.name.clone());
-            if let Some(base) = &m.api_base {
-                cfg.api_base = base.clone();
-            }
             if key.is_none() {
                 return Err(RunError::Usage("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned()));
             }
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.thinking_budget = m.thinking_budget;
-            cfg.request_timeout = m.request_timeout;
+            let base = m.api_base.clone();
+            let base =
+                base.unwrap_or_else(|| crate::provider::anthropic::DEFAULT_API_BASE.to_owned());
+            let cfg = AnthropicConfig {
+                connection: connection(m, base, key, headers),
+                thinking_budget: m.thinking_budget,
+            };
             Arc::new(AnthropicClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
     };
