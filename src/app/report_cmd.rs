@@ -37,8 +37,7 @@ pub(super) fn run(args: &ReportArgs) -> i32 {
         Ok(d) => d,
         Err(e) => return usage_error(&e),
     };
-    // The events were masked by the run; this masks the secrets of this environment too
-    // (the step summary reads diff.patch).
+    // The events were masked by the run; this masks the secrets of this environment too.
     let redactor = Redactor::new([], std::env::vars(), &[]);
     let rebuilt = match rebuild::rebuild(&dir, &redactor) {
         Ok(r) => r,
