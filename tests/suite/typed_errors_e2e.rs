@@ -152,3 +152,43 @@ fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
         })
         .collect()
 }
+
+/// `cn-run report` keeps its words and codes: a run folder or session the command line gets
+/// wrong, or `--github` outside Actions, is exit 2; events that do not read back are exit 2
+/// naming the line; a run folder it cannot write is exit 6.
+#[test]
+fn report_failures_keep_their_words_and_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    expect(ws, &["report", "latest"], 2, "no sessions under .cn-run");
+    one_run(ws);
+    let folder = run_folder(ws);
+    let f = folder.to_str().unwrap();
+    expect(
+        ws,
+        &["report", "nosuch"],
+        2,
+        "no events.jsonl in `nosuch` (nor in .cn-run/nosuch): give a run folder",
+    );
+    expect(
+        ws,
+        &["report", f, "--github"],
+        2,
+        "--github writes to $GITHUB_STEP_SUMMARY, which is not set",
+    );
+    std::fs::remove_file(folder.join("result.json")).unwrap();
+    std::fs::create_dir(folder.join("result.json")).unwrap();
+    expect(
+        ws,
+        &["report", f],
+        6,
+        &format!("cannot write {}", folder.join("result.json").display()),
+    );
+    std::fs::remove_dir(folder.join("result.json")).unwrap();
+    let events = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines[1] = "{\"type\": 7}";
+    std::fs::write(folder.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+    expect(ws, &["report", f], 2, "cannot rebuild the run's outputs");
+    assert!(!folder.join("result.json").exists(), "nothing written");
+}
