@@ -103,11 +103,7 @@ impl Checkpoints {
     }
 
     /// Writes diff.patch (exact bytes); its stats, and whether it holds a secret.
-    pub(crate) fn write_diff(
-        &self,
-        out_dir: &Path,
-        redactor: &Redactor,
-    ) -> Option<(PathBuf, DiffStat, bool)> {
+    pub(crate) fn write_diff(&self, out_dir: &Path, redactor: &Redactor) -> Option<WrittenDiff> {
         let warn = |message: String| self.emitter.emit(Event::Warning { message });
         let (patch, stat) = match self.inner.diff()? {
             Ok(diff) => diff,
@@ -133,8 +129,22 @@ impl Checkpoints {
             insertions: stat.insertions,
             deletions: stat.deletions,
         };
-        Some((path, stat, secret))
+        let files = crate::report::github::patch_files::parse(&patch);
+        Some(WrittenDiff {
+            path,
+            stat,
+            secret,
+            files,
+        })
     }
+}
+
+/// diff.patch as written: where, its totals, whether it holds a secret, and its files.
+pub(crate) struct WrittenDiff {
+    pub path: PathBuf,
+    pub stat: DiffStat,
+    pub secret: bool,
+    pub files: Vec<crate::report::github::patch_files::FileChange>,
 }
 
 /// The checkpointer's notices as events.

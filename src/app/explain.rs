@@ -21,20 +21,45 @@ fn resolve(args: &ExplainArgs) -> Result<RunConfig, RunError> {
     Ok(RunConfig::resolve(job, settings, Call::default())?)
 }
 
+/// What `explain` shows, gathered the way a run gathers it.
+struct Explained {
+    config: RunConfig,
+    policy: crate::permissions::Policy,
+    repo_files: crate::repo_files::RepoFiles,
+    repo_note: Option<String>,
+    mcp_servers: Vec<serde_json::Value>,
+    tools: Vec<String>,
+    /// How Bash commands are contained: `contained`, `readonly`, `meaning`.
+    commands: serde_json::Value,
+    rules: Vec<serde_json::Value>,
+}
+
 pub(super) fn explain(args: &ExplainArgs) -> i32 {
-    let config = match resolve(args) {
-        Ok(c) => c,
-        Err(e) => return start_failed(e),
+    let e = match gather(args) {
+        Ok(e) => e,
+        Err(code) => return code,
     };
+    if args.json {
+        stdout(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&json_value(&e)).unwrap_or_default()
+        ));
+    } else {
+        stdout(&text(&e));
+    }
+    0
+}
+
+/// Resolve the configuration, build the policy and the offered tools; the exit code of a
+/// failure (said on stderr).
+fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
+    let config = resolve(args).map_err(start_failed)?;
     let (job, workspace) = (&config.job, &config.workspace);
-    let (policy, repo_files, repo_note) = match config.enforced_policy(workspace) {
-        Ok(p) => p,
-        Err(e) => return start_failed(RunError::from(e)),
-    };
-    let (policy, mcp_servers) = match super::explain_mcp::explain_servers(job, workspace, policy) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e),
-    };
+    let (policy, repo_files, repo_note) = config
+        .enforced_policy(workspace)
+        .map_err(|e| start_failed(RunError::from(e)))?;
+    let (policy, mcp_servers) =
+        super::explain_mcp::explain_servers(job, workspace, policy).map_err(|e| usage_error(&e))?;
     let mcp_tools = mcp_servers
         .iter()
         .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
@@ -50,41 +75,55 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         .filter(|n| policy.is_offered(n))
         .chain(mcp_tools)
         .collect();
-    let view = config.view();
     let rules = rule_rows(job, &repo_files);
-    let value = serde_json::json!({
+    let commands = serde_json::json!({
+        "contained": context.contained,
+        "readonly": context.read_only,
+        "meaning": context.describe(),
+    });
+    Ok(Explained {
+        config,
+        policy,
+        repo_files,
+        repo_note,
+        mcp_servers,
+        tools,
+        commands,
+        rules,
+    })
+}
+
+/// `explain --json`.
+fn json_value(e: &Explained) -> serde_json::Value {
+    let (job, policy) = (&e.config.job, &e.policy);
+    let view = e.config.view();
+    serde_json::json!({
         "job": job.name,
         "mode": policy.mode().as_str(),
         "on_ask": view.on_ask,
         "model": view.model,
         "limits": view.limits,
         "trust": view.trust,
-        "repository_files": instructions_from(&repo_files),
-        "repository_note": repo_note,
+        "repository_files": instructions_from(&e.repo_files),
+        "repository_note": e.repo_note,
         "config": view,
-        "tools_offered": tools,
+        "tools_offered": e.tools,
         "sandbox": sandbox_summary(job),
-        "mcp_servers": mcp_servers,
-        "commands": {
-            "contained": context.contained,
-            "readonly": context.read_only,
-            "meaning": context.describe(),
-        },
-        "rules": rules,
+        "mcp_servers": e.mcp_servers,
+        "commands": e.commands,
+        "rules": e.rules,
         "policy": policy.table(),
-    });
-    if args.json {
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
-        return 0;
-    }
+    })
+}
+
+/// `explain` for a reader.
+fn text(e: &Explained) -> String {
+    let (config, job) = (&e.config, &e.config.job);
     let mut text = format!(
         "job: {}\nworkspace: {}\nmode: {}   on_ask: {}\n",
         job.name,
-        workspace.display(),
-        policy.mode().as_str(),
+        config.workspace.display(),
+        e.policy.mode().as_str(),
         wire_name(&config.agent.on_ask)
     );
     text.push_str(&format!(
@@ -92,16 +131,32 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         wire_name(&job.model.provider),
         job.model.name
     ));
-    text.push_str(&format!("limits: {}\n", limits_text(&config)));
-    text.push_str(&config_text(&config, &repo_files, repo_note.as_deref()));
-    text.push_str(&format!("tools offered: {}\n", tools.join(", ")));
+    text.push_str(&format!("limits: {}\n", limits_text(config)));
+    text.push_str(&config_text(config, &e.repo_files, e.repo_note.as_deref()));
+    text.push_str(&format!("tools offered: {}\n", e.tools.join(", ")));
     text.push_str(&format!("sandbox: {}\n", sandbox_summary(job)));
-    text.push_str(&format!("bash commands: {}\n", context.describe()));
-    if let Some(note) = edit_tool_note(&tools) {
+    let meaning = e.commands["meaning"].as_str().unwrap_or_default();
+    text.push_str(&format!("bash commands: {meaning}\n"));
+    if let Some(note) = edit_tool_note(&e.tools) {
         text.push_str(&format!("  ({note})\n"));
     }
-    text.push_str(&super::explain_mcp::servers_text(&mcp_servers));
-    text.push_str("policy (first match wins):\n");
+    text.push_str(&super::explain_mcp::servers_text(&e.mcp_servers));
+    text.push_str(&policy_text(&e.policy));
+    text.push_str("rules:\n");
+    for row in &e.rules {
+        text.push_str(&format!(
+            "  {:<28} {:<40} {}\n",
+            row["name"].as_str().unwrap_or(""),
+            row["origin"].as_str().unwrap_or(""),
+            row["applies"].as_str().unwrap_or("")
+        ));
+    }
+    text
+}
+
+/// The policy table, first match first.
+fn policy_text(policy: &crate::permissions::Policy) -> String {
+    let mut text = "policy (first match wins):\n".to_owned();
     for row in policy.table() {
         let source = serde_json::to_value(row.source)
             .ok()
@@ -118,17 +173,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         text.push_str("  ask      (no match)\n");
     }
     text.push_str("  (Bash commands are also judged by the safety evaluator: disabled ones never run, and\n   ones it cannot prove safe need an allow rule that names them, e.g. Bash(cargo *);\n   try `cn-run check-command CMD`.)\n");
-    text.push_str("rules:\n");
-    for row in &rules {
-        text.push_str(&format!(
-            "  {:<28} {:<40} {}\n",
-            row["name"].as_str().unwrap_or(""),
-            row["origin"].as_str().unwrap_or(""),
-            row["applies"].as_str().unwrap_or("")
-        ));
-    }
-    stdout(&text);
-    0
+    text
 }
 
 /// How the job's commands are contained, in one line (`off` is spelled out).

@@ -81,12 +81,12 @@ fn load(common: &ExportCommon) -> Result<Vec<ExportJob>, String> {
     }
     let given = jobs.len();
     jobs.retain(|j| {
-        let scheduled = j.job.schedule.is_some();
+        let scheduled = j.job().schedule.is_some();
         if !scheduled {
             tracing::warn!(
                 "note: {}: job `{}` has no `schedule:`; skipped (add one to export it)",
                 j.path,
-                j.job.name
+                j.job().name
             );
         }
         scheduled

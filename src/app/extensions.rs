@@ -15,46 +15,78 @@ use crate::repo_files::RepoFiles;
 use crate::skills::{SkillsTool, discover, discover_at_base};
 use crate::tools::ToolRegistry;
 
+/// Why the job's MCP server settings cannot be made into configs: the job or its
+/// environment is wrong (exit 2, nothing ran).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum McpConfigError {
+    #[error("unclosed `${{` in `{value}`")]
+    Unclosed { value: String },
+    #[error("environment variable {name} is not set")]
+    Unset { name: String },
+    /// A value of `env:` or `headers:` that cannot be expanded.
+    #[error("mcp_servers.{server}.{key}: {source}")]
+    Value {
+        server: String,
+        key: String,
+        source: Box<McpConfigError>,
+    },
+    #[error("mcp_servers.{server}: no command and no url")]
+    NoTransport { server: String },
+}
+
+/// For `explain`'s server listing, which reports its problems as text.
+impl From<McpConfigError> for String {
+    fn from(e: McpConfigError) -> String {
+        e.to_string()
+    }
+}
+
 /// `value` with every `${NAME}` replaced by that environment variable (which must be set).
-pub(crate) fn expand_env(value: &str) -> Result<String, String> {
+pub(crate) fn expand_env(value: &str) -> Result<String, McpConfigError> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| format!("unclosed `${{` in `{value}`"))?;
+        let end = after.find('}').ok_or_else(|| McpConfigError::Unclosed {
+            value: value.to_owned(),
+        })?;
         let name = &after[..end];
-        out.push_str(
-            &std::env::var(name).map_err(|_| format!("environment variable {name} is not set"))?,
-        );
+        let set = std::env::var(name).map_err(|_| McpConfigError::Unset {
+            name: name.to_owned(),
+        })?;
+        out.push_str(&set);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
 }
 
-fn pairs(list: &[(String, String)], server: &str) -> Result<Vec<(String, String)>, String> {
+fn pairs(list: &[(String, String)], server: &str) -> Result<Vec<(String, String)>, McpConfigError> {
     list.iter()
         .map(|(k, v)| {
-            Ok((
-                k.clone(),
-                expand_env(v).map_err(|e| format!("mcp_servers.{server}.{k}: {e}"))?,
-            ))
+            let value = expand_env(v).map_err(|e| McpConfigError::Value {
+                server: server.to_owned(),
+                key: k.clone(),
+                source: Box::new(e),
+            })?;
+            Ok((k.clone(), value))
         })
         .collect()
 }
 
-/// MCP server configs with `${NAME}` values resolved. `Err` is a usage error (exit 2).
-pub(crate) fn mcp_configs(job: &Job, workspace: &Path) -> Result<Vec<ServerConfig>, String> {
+/// MCP server configs with `${NAME}` values resolved.
+pub(crate) fn mcp_configs(
+    job: &Job,
+    workspace: &Path,
+) -> Result<Vec<ServerConfig>, McpConfigError> {
     job.mcp_servers
         .iter()
         .map(|s| config(s, workspace))
         .collect()
 }
 
-fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, String> {
+fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, McpConfigError> {
     let transport = match (&s.command, &s.url) {
         (Some(command), _) => Transport::Stdio {
             command: command.clone(),
@@ -66,7 +98,11 @@ fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, String> {
             url: url.clone(),
             headers: pairs(&s.headers, &s.name)?,
         },
-        (None, None) => return Err(format!("mcp_servers.{}: no command and no url", s.name)),
+        (None, None) => {
+            return Err(McpConfigError::NoTransport {
+                server: s.name.clone(),
+            });
+        }
     };
     Ok(ServerConfig {
         name: s.name.clone(),

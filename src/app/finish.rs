@@ -81,7 +81,7 @@ pub(crate) async fn finish(
     )
     .await;
     if let Some(handle) = uploads {
-        let patch = diff.as_ref().map(|(p, _, _)| p.clone());
+        let patch = diff.as_ref().map(|d| d.path.clone());
         super::uploads::finish(handle, hooks.path.clone(), patch, emitter).await;
     }
     emitter.emit(Event::RunCompleted {
@@ -134,7 +134,7 @@ pub(crate) async fn finish(
 /// The `changes.recorded` event: diff.patch and its stats, the checkpoints, the storage.
 fn changes(
     c: &super::checkpoints::Checkpoints,
-    diff: Option<&(std::path::PathBuf, crate::report::DiffStat, bool)>,
+    diff: Option<&super::checkpoints::WrittenDiff>,
     storage: Option<(Vec<crate::checkpoint::Skipped>, u64)>,
 ) -> Changes {
     let (skipped, git_added_bytes) = match storage {
@@ -142,9 +142,10 @@ fn changes(
         None => (Vec::new(), None),
     };
     Changes {
-        patch_path: diff.map(|(p, _, _)| p.display().to_string()),
-        diff: diff.map(|(_, stat, _)| *stat),
-        secret_in_diff: diff.is_some_and(|(_, _, secret)| *secret),
+        patch_path: diff.map(|d| d.path.display().to_string()),
+        diff: diff.map(|d| d.stat),
+        secret_in_diff: diff.is_some_and(|d| d.secret),
+        files: diff.map(|d| d.files.clone()).unwrap_or_default(),
         checkpoints: c.list(),
         skipped,
         git_added_bytes,

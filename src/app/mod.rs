@@ -8,6 +8,7 @@ mod explain;
 mod explain_mcp;
 mod export_cmd;
 mod extensions;
+mod fault;
 mod finish;
 mod inspect;
 mod outputs;
@@ -150,6 +151,7 @@ fn call(args: &RunArgs) -> Call {
         format: args.format,
         out: args.out.clone(),
         jobs_in_call: args.jobs_in_call,
+        elsewhere: false,
     }
 }
 

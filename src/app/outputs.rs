@@ -6,7 +6,7 @@ use std::io::LineWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::start_error::StartError;
+use super::start_error::{RunError, StartError};
 use crate::cli::Format;
 use crate::events::Emitter;
 use crate::events::EventSink as _;
@@ -65,7 +65,7 @@ pub(crate) fn attach(
     log: &LogHandle,
     redactor: &Redactor,
     resume: bool,
-) -> Result<Sinks, String> {
+) -> Result<Sinks, RunError> {
     let events_path = out_dir.join("events.jsonl");
     // The result is the fold of the whole file: a resumed run continues its events.
     let result = ResultSink::default();
@@ -79,7 +79,10 @@ pub(crate) fn attach(
         .write(true)
         .truncate(!resume)
         .open(&events_path)
-        .map_err(|e| format!("{}: {e}", events_path.display()))?;
+        .map_err(|source| RunError::RunFiles {
+            path: events_path.clone(),
+            source,
+        })?;
     emitter.add_sink(Box::new(JsonlSink::new(
         LineWriter::new(file),
         redactor.clone(),

@@ -94,7 +94,7 @@ pub(crate) async fn prepare(
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
-    let mcp = super::extensions::mcp_configs(job, &placed.workspace).map_err(RunError::Usage)?;
+    let mcp = super::extensions::mcp_configs(job, &placed.workspace).map_err(RunError::from)?;
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
     let guard = guard(config, &placed, &env)?;
     let prompt = match (&resume, &job.prompt) {
@@ -217,7 +217,11 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
             .path
             .parent()
             .map(std::path::Path::to_path_buf)
-            .ok_or_else(|| RunError::Session("the session file has no folder".to_owned()))?;
+            .ok_or_else(|| {
+                RunError::from(crate::session::SessionError::NoFolder {
+                    path: r.path.clone(),
+                })
+            })?;
         return Ok(Placed {
             run_id: r.session.session_id.clone(),
             out_dir,
@@ -333,7 +337,6 @@ fn attach_outputs(
         opts.log,
         redactor,
         placed.resumed,
-    )
-    .map_err(RunError::RunFiles)?;
+    )?;
     Ok(sinks)
 }

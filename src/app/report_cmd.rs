@@ -10,9 +10,39 @@ use crate::cli::ReportArgs;
 use crate::exit_code::Status;
 use crate::redact::Redactor;
 use crate::report::{RunResult, github, rebuild};
+use crate::session::SessionError;
+
+/// Why `cn-run report` cannot do its work; [`ReportError::status`] is its class.
+#[derive(Debug, thiserror::Error)]
+enum ReportError {
+    #[error("no events.jsonl in `{run}` (nor in .cn-run/{run}): give a run folder")]
+    NoEvents { run: String },
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error("cannot rebuild the run's outputs: {0}")]
+    Rebuild(#[from] rebuild::EventsError),
+    #[error("--github writes to ${var}, which is not set (run it in a GitHub Actions step)")]
+    NotInActions { var: &'static str },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ReportError {
+    /// A run folder that cannot be written is the environment; the rest is the command line.
+    fn status(&self) -> Status {
+        match self {
+            ReportError::Write { .. } => Status::InternalError,
+            ReportError::Session(e) if !e.is_not_found() => Status::InternalError,
+            _ => Status::Invalid,
+        }
+    }
+}
 
 /// The run folder `RUN` names: a folder, or a run id (or `latest`) under `.cn-run/`.
-fn folder(run: &str) -> Result<PathBuf, String> {
+fn folder(run: &str) -> Result<PathBuf, ReportError> {
     let direct = Path::new(run);
     if direct.join("events.jsonl").is_file() {
         return Ok(direct.to_path_buf());
@@ -27,50 +57,50 @@ fn folder(run: &str) -> Result<PathBuf, String> {
             return Ok(dir.to_path_buf());
         }
     }
-    Err(format!(
-        "no events.jsonl in `{run}` (nor in .cn-run/{run}): give a run folder"
-    ))
+    Err(ReportError::NoEvents {
+        run: run.to_owned(),
+    })
 }
 
 pub(super) fn run(args: &ReportArgs) -> i32 {
-    let dir = match folder(&args.run) {
-        Ok(d) => d,
-        Err(e) => return usage_error(&e),
-    };
-    // The events were masked by the run; this masks the secrets of this environment too
-    // (the step summary reads diff.patch).
+    match rebuild_outputs(args) {
+        Ok(result_json) => {
+            stdout(&result_json);
+            0
+        }
+        Err(e) => {
+            let _ = usage_error(&e.to_string());
+            e.status().exit_code()
+        }
+    }
+}
+
+/// Rebuild and write the outputs; result.json's text.
+fn rebuild_outputs(args: &ReportArgs) -> Result<String, ReportError> {
+    let dir = folder(&args.run)?;
+    // The events were masked by the run; this masks the secrets of this environment too.
     let redactor = Redactor::new([], std::env::vars(), &[]);
-    let rebuilt = match rebuild::rebuild(&dir, &redactor) {
-        Ok(r) => r,
-        Err(e) => return usage_error(&format!("cannot rebuild the run's outputs: {e}")),
-    };
-    if args.github
-        && let Err(e) = github_files(&rebuilt.result, &redactor)
-    {
-        return usage_error(&e);
+    let rebuilt = rebuild::rebuild(&dir, &redactor)?;
+    if args.github {
+        github_files(&rebuilt.result, &redactor)?;
     }
     for (name, text) in [
         ("result.json", &rebuilt.result_json),
         ("junit.xml", &rebuilt.junit_xml),
     ] {
         let path = dir.join(name);
-        if let Err(e) = crate::out_file::write_whole(&path, &[text.as_bytes()]) {
-            let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
-            return Status::InternalError.exit_code();
-        }
+        crate::out_file::write_whole(&path, &[text.as_bytes()])
+            .map_err(|source| ReportError::Write { path, source })?;
     }
-    stdout(&rebuilt.result_json);
-    0
+    Ok(rebuilt.result_json)
 }
 
 /// The step summary and step outputs, appended where GitHub Actions reads them, and the
 /// annotations on stderr.
-fn github_files(result: &RunResult, redactor: &Redactor) -> Result<(), String> {
+fn github_files(result: &RunResult, redactor: &Redactor) -> Result<(), ReportError> {
     for var in ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"] {
         if std::env::var_os(var).is_none() {
-            return Err(format!(
-                "--github writes to ${var}, which is not set (run it in a GitHub Actions step)"
-            ));
+            return Err(ReportError::NotInActions { var });
         }
     }
     let summary = github::summary(result, github::STEP_SUMMARY_LIMIT);

@@ -72,6 +72,7 @@ fn resume_config(
         format: args.format,
         out: None,
         jobs_in_call: 1,
+        elsewhere: false,
     };
     Ok(RunConfig::resolve(job, settings, call)?)
 }
@@ -101,13 +102,10 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
-    let path = match find_session(&root, id) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e),
-    };
-    let mut session = match Session::load(&path) {
-        Ok(s) => s,
-        Err(e) => return start_failed(RunError::Session(e)),
+    let found = find_session(&root, id).and_then(|p| Session::load(&p).map(|s| (p, s)));
+    let (path, mut session) = match found {
+        Ok(f) => f,
+        Err(e) => return start_failed(RunError::from(e)),
     };
     for note in &session.notes {
         eprintln!("warning: {note}");

@@ -108,8 +108,9 @@ impl SessionHooks {
 
 #[async_trait::async_trait]
 impl AgentHooks for SessionHooks {
-    async fn after_response(&self, _turn: u32, state: &RunState) {
+    async fn after_response(&self, turn: u32, state: &RunState) {
         self.sync_progress(state);
+        super::fault::point("after_response", turn);
     }
 
     fn changes_coming(&self) {
@@ -137,8 +138,9 @@ impl AgentHooks for SessionHooks {
         self.with(|r| r.tool_result(result));
     }
 
-    async fn tool_finished(&self, _turn: u32, result: &Message) {
+    async fn tool_finished(&self, turn: u32, result: &Message) {
         self.with(|r| r.tool_result(result));
+        super::fault::point("tool_finished", turn);
     }
 
     async fn after_mutation(&self, turn: u32, call_id: &str, tool: &str, args: &serde_json::Value) {
@@ -147,7 +149,8 @@ impl AgentHooks for SessionHooks {
         }
     }
 
-    async fn after_turn(&self, _turn: u32, state: &RunState) {
+    async fn after_turn(&self, turn: u32, state: &RunState) {
         self.sync_progress(state);
+        super::fault::point("after_turn", turn);
     }
 }

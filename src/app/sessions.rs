@@ -44,7 +44,7 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
             let session =
                 match find_session(root, id).and_then(|p| Session::load(&p).map(|s| (p, s))) {
                     Ok(s) => s,
-                    Err(e) => return usage_error(&e),
+                    Err(e) => return usage_error(&e.to_string()),
                 };
             let (path, s) = session;
             if *json {

@@ -22,35 +22,37 @@ pub(crate) struct ClientParts {
     pub client: Arc<dyn ModelClient>,
 }
 
-/// The API key for the job's provider: the named variable (which must be set), or the
-/// provider's usual variable when present.
+/// The API key for the job's provider, read from the variable the configuration names
+/// ([`crate::config::key_env`]): a variable the job names must be set; the provider's
+/// usual one is used when present.
 pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
     if job.model.provider == ProviderKind::Script {
         return Ok((None, None));
     }
-    let fallback = match job.model.provider {
-        ProviderKind::Openai => Some("OPENAI_API_KEY"),
-        ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY"),
-        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-        ProviderKind::Script => None,
+    let Some(name) = crate::config::key_env(job) else {
+        return Ok((None, None));
     };
-    match &job.model.api_key_env {
-        Some(name) => match std::env::var(name) {
-            Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name.clone()))),
-            _ => Err(format!(
-                "model.api_key_env names {name}, but that environment variable is not set"
-            )),
-        },
-        None => Ok(fallback
-            .and_then(|n| {
-                std::env::var(n)
-                    .ok()
-                    .filter(|v| !v.is_empty())
-                    .map(|v| (v, n))
-            })
-            .map_or((None, None), |(v, n)| {
-                (Some(Secret::new(v)), Some(n.to_owned()))
-            })),
+    match std::env::var(&name) {
+        Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name))),
+        _ if job.model.api_key_env.is_some() => Err(format!(
+            "model.api_key_env names {name}, but that environment variable is not set"
+        )),
+        _ => Ok((None, None)),
+    }
+}
+
+/// How the job's provider is reached: the settings both HTTP providers share.
+fn connection(
+    m: &crate::job::ModelSpec,
+    api_base: String,
+    api_key: Option<Secret>,
+    headers: Vec<(String, String)>,
+) -> crate::provider::Connection {
+    crate::provider::Connection {
+        api_key,
+        headers,
+        request_timeout: m.request_timeout,
+        ..crate::provider::Connection::new(api_base, m.name.clone())
     }
 }
 
@@ -123,16 +125,13 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
             )
         }
         ProviderKind::Openai => {
-            let mut cfg = OpenAiConfig::new(
-                m.api_base
-                    .clone()
-                    .unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned()),
-                m.name.clone(),
-            );
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.stream_usage = m.stream_usage;
-            cfg.request_timeout = m.request_timeout;
+            let base = m.api_base.clone();
+            let base = base.unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned());
+            let cfg = OpenAiConfig {
+                connection: connection(m, base, key, headers),
+                stream_usage: m.stream_usage,
+                auth: crate::provider::openai::AuthHeader::Bearer,
+            };
             Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Azure => {
@@ -141,26 +140,24 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
                 m.deployment.as_deref().unwrap_or(&m.name),
                 m.api_version.as_deref(),
             );
-            let mut cfg = OpenAiConfig::new(base, m.name.clone());
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.stream_usage = m.stream_usage;
-            cfg.auth = crate::provider::openai::AuthHeader::ApiKey;
-            cfg.request_timeout = m.request_timeout;
+            let cfg = OpenAiConfig {
+                connection: connection(m, base, key, headers),
+                stream_usage: m.stream_usage,
+                auth: crate::provider::openai::AuthHeader::ApiKey,
+            };
             Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
         ProviderKind::Anthropic => {
-            let mut cfg = AnthropicConfig::new(m.name.clone());
-            if let Some(base) = &m.api_base {
-                cfg.api_base = base.clone();
-            }
             if key.is_none() {
                 return Err(RunError::Usage("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned()));
             }
-            cfg.api_key = key;
-            cfg.headers = headers;
-            cfg.thinking_budget = m.thinking_budget;
-            cfg.request_timeout = m.request_timeout;
+            let base = m.api_base.clone();
+            let base =
+                base.unwrap_or_else(|| crate::provider::anthropic::DEFAULT_API_BASE.to_owned());
+            let cfg = AnthropicConfig {
+                connection: connection(m, base, key, headers),
+                thinking_budget: m.thinking_budget,
+            };
             Arc::new(AnthropicClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
         }
     };

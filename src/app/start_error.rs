@@ -24,6 +24,9 @@ pub(crate) enum RunError {
     /// `--allow`, a permissions file that is not there).
     #[error("{0}")]
     Usage(String),
+    /// The job's MCP server settings cannot be made into configs (an unset `${NAME}`).
+    #[error(transparent)]
+    Mcp(#[from] super::extensions::McpConfigError),
     /// The run folder cannot be made or written.
     #[error("{}", run_folder_message(.dir, .source))]
     RunFolder {
@@ -32,9 +35,12 @@ pub(crate) enum RunError {
     },
     /// A file of the run folder cannot be opened (events.jsonl).
     #[error(
-        "cannot write the run's files: {0}. cn-run writes result.json, events.jsonl and the session in the run folder; give --out a writable folder"
+        "cannot write the run's files: {}: {source}. cn-run writes result.json, events.jsonl and the session in the run folder; give --out a writable folder", .path.display()
     )]
-    RunFiles(String),
+    RunFiles {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The workspace could not be copied for `workspace.copy`.
     #[error(transparent)]
     Workspace(#[from] super::workspace::WorkspaceError),
@@ -44,9 +50,10 @@ pub(crate) enum RunError {
     /// git failed on the workspace (its status for the system prompt).
     #[error("git failed on the workspace: {0}")]
     Git(String),
-    /// The session of the run to resume cannot be read.
-    #[error("cannot read the session to resume: {0}")]
-    Session(String),
+    /// The session to resume is not there (the command line is wrong), or cannot be read
+    /// (the environment).
+    #[error("{}", session_message(.0))]
+    Session(#[from] crate::session::SessionError),
     /// The model client could not be built (TLS roots, the HTTP stack).
     #[error("cannot build the model client: {0}")]
     Client(String),
@@ -59,7 +66,10 @@ impl RunError {
     /// The outcome class of this failure (its exit code comes from `Status`).
     pub(crate) fn status(&self) -> Status {
         match self {
-            RunError::Job(_) | RunError::Config(_) | RunError::Usage(_) => Status::Invalid,
+            RunError::Job(_) | RunError::Config(_) | RunError::Usage(_) | RunError::Mcp(_) => {
+                Status::Invalid
+            }
+            RunError::Session(e) if e.is_not_found() => Status::Invalid,
             // No repository to make a worktree of: the command line asked for something the
             // workspace cannot give, and nothing ran.
             RunError::Worktree {
@@ -67,7 +77,7 @@ impl RunError {
                 ..
             } => Status::Invalid,
             RunError::RunFolder { .. }
-            | RunError::RunFiles(_)
+            | RunError::RunFiles { .. }
             | RunError::Workspace(_)
             | RunError::Worktree { .. }
             | RunError::Git(_)
@@ -108,6 +118,14 @@ impl StartError {
     /// The run folder `dir` cannot be made or written.
     pub(crate) fn run_folder(dir: &Path, e: &std::io::Error) -> Self {
         RunError::run_folder(dir, std::io::Error::new(e.kind(), e.to_string())).into()
+    }
+}
+
+fn session_message(e: &crate::session::SessionError) -> String {
+    if e.is_not_found() {
+        e.to_string()
+    } else {
+        format!("cannot read the session to resume: {e}")
     }
 }
 

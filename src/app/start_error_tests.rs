@@ -1,10 +1,20 @@
 //! Every way a run can fail to start, and the outcome class it is given.
 
+use super::super::extensions::McpConfigError;
 use super::*;
 use crate::job::Problem;
+use crate::session::SessionError;
 
 fn io(kind: std::io::ErrorKind) -> std::io::Error {
     std::io::Error::new(kind, "refused")
+}
+
+fn session(e: SessionError) -> RunError {
+    RunError::Session(e)
+}
+
+fn json_error() -> serde_json::Error {
+    serde_json::from_str::<u8>("x").unwrap_err()
 }
 
 /// One value of every variant; the `match` fails to compile when a variant is added, so a
@@ -26,11 +36,20 @@ fn every_variant() -> Vec<(RunError, Status)> {
             Status::Invalid,
         ),
         (
+            RunError::Mcp(McpConfigError::Unset {
+                name: "TOKEN".into(),
+            }),
+            Status::Invalid,
+        ),
+        (
             RunError::run_folder(Path::new("/x"), io(std::io::ErrorKind::PermissionDenied)),
             Status::InternalError,
         ),
         (
-            RunError::RunFiles("events.jsonl: is a directory".into()),
+            RunError::RunFiles {
+                path: "/out/events.jsonl".into(),
+                source: io(std::io::ErrorKind::IsADirectory),
+            },
             Status::InternalError,
         ),
         (
@@ -55,7 +74,54 @@ fn every_variant() -> Vec<(RunError, Status)> {
             Status::InternalError,
         ),
         (RunError::Git("status".into()), Status::InternalError),
-        (RunError::Session("truncated".into()), Status::InternalError),
+        (
+            session(SessionError::NoSessions { root: "/r".into() }),
+            Status::Invalid,
+        ),
+        (
+            session(SessionError::NotFound {
+                id: "x".into(),
+                root: "/r".into(),
+            }),
+            Status::Invalid,
+        ),
+        (
+            session(SessionError::Read {
+                path: "/s".into(),
+                source: io(std::io::ErrorKind::PermissionDenied),
+            }),
+            Status::InternalError,
+        ),
+        (
+            session(SessionError::NotASession {
+                path: "/s".into(),
+                source: json_error(),
+            }),
+            Status::InternalError,
+        ),
+        (
+            session(SessionError::Unsupported {
+                path: "/s".into(),
+                version: 7,
+            }),
+            Status::InternalError,
+        ),
+        (
+            session(SessionError::BadItem {
+                path: "/s".into(),
+                line: 3,
+                source: json_error(),
+            }),
+            Status::InternalError,
+        ),
+        (
+            session(SessionError::NoFolder { path: "/s".into() }),
+            Status::InternalError,
+        ),
+        (
+            session(SessionError::NoMeta { path: "/s".into() }),
+            Status::InternalError,
+        ),
         (
             RunError::Client("no TLS roots".into()),
             Status::InternalError,
@@ -67,14 +133,24 @@ fn every_variant() -> Vec<(RunError, Status)> {
             RunError::Job(_)
             | RunError::Config(_)
             | RunError::Usage(_)
+            | RunError::Mcp(_)
             | RunError::RunFolder { .. }
-            | RunError::RunFiles(_)
+            | RunError::RunFiles { .. }
             | RunError::Workspace(_)
             | RunError::Worktree { .. }
             | RunError::Git(_)
-            | RunError::Session(_)
             | RunError::Client(_)
             | RunError::Panic(_) => {}
+            RunError::Session(e) => match e {
+                SessionError::NoSessions { .. }
+                | SessionError::NotFound { .. }
+                | SessionError::Read { .. }
+                | SessionError::NotASession { .. }
+                | SessionError::Unsupported { .. }
+                | SessionError::BadItem { .. }
+                | SessionError::NoFolder { .. }
+                | SessionError::NoMeta { .. } => {}
+            },
         }
     }
     all

@@ -1,8 +1,8 @@
 //! The run's configuration, resolved once: ripgrep's LowArgs → HiArgs. The command line
 //! ([`Settings`], the flags as given) and the job file (with the repository's files, the
 //! environment and the defaults) become one validated [`RunConfig`], made by
-//! [`RunConfig::resolve`] and nothing else. `run`, `--parallel`, `--resume` and `explain`
-//! all go through it, so where a flag's value is decided is this module, once:
+//! [`RunConfig::resolve`] and nothing else. `run`, `--parallel`, `--resume`, `explain`,
+//! `export` and `schedule` all go through it, so where a flag's value is decided is this module, once:
 //!
 //! flags + job → `RunConfig` → prepare → execute (agent loop, events) → finish (outputs).
 //!
@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub(crate) use policy::PolicyFlags;
-pub(crate) use resolve::{Call, ConfigError};
+pub(crate) use resolve::{Call, ConfigError, key_env};
 pub use settings::Settings;
 pub use view::ConfigView;
 
@@ -45,6 +45,9 @@ pub(crate) struct RunConfig {
     pub trust: Trust,
     /// The trusted commit repository instructions come from in untrusted mode.
     pub base_ref: Option<String>,
+    /// The environment variable the provider's key is read from (`api_key_env` or the
+    /// provider's usual one; none for the script provider).
+    pub key_env: Option<String>,
     /// `--upload-url` (a secret: never stored, never printed).
     pub upload_url: Option<String>,
     /// The model's context window: the job's, else the model family's known size.

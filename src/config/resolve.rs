@@ -40,6 +40,9 @@ pub(crate) struct Call {
     pub format: Format,
     pub out: Option<PathBuf>,
     pub jobs_in_call: usize,
+    /// The run happens on another machine (`export`) or later from another state
+    /// (`schedule`): the workspace is made absolute but not required to exist here.
+    pub elsewhere: bool,
 }
 
 impl RunConfig {
@@ -51,7 +54,8 @@ impl RunConfig {
     ) -> Result<RunConfig, ConfigError> {
         check_flag_tools(&PolicyFlags::from(&settings))?;
         let timeout_flag = apply_overrides(&mut job, &settings)?;
-        let workspace = workspace(&job, &settings)?;
+        let workspace = workspace(&job, &settings, call.elsewhere)?;
+        let key_env = key_env(&job);
         let (timeout, job_source) = run_timeout(&job.limits);
         let timeout_source = if timeout_flag { "flag" } else { job_source };
         let (context_length, context_length_source) = match job.model.context_length {
@@ -65,6 +69,7 @@ impl RunConfig {
         let agent = agent_config(&job, &settings, trust.clone());
         Ok(RunConfig {
             base_ref: base_ref(&job, &settings),
+            key_env,
             upload_url: settings.upload_url.clone(),
             workspace,
             trust,
@@ -110,15 +115,34 @@ fn replace<T>(slot: &mut T, value: Option<T>) {
     }
 }
 
-/// `-C`, else the job's, else the current directory; canonical.
-fn workspace(job: &Job, s: &Settings) -> Result<PathBuf, ConfigError> {
+/// `-C`, else the job's, else the current directory; canonical (absolute only for a run
+/// placed elsewhere).
+fn workspace(job: &Job, s: &Settings, elsewhere: bool) -> Result<PathBuf, ConfigError> {
     let dir = s
         .workspace
         .clone()
         .or_else(|| job.workspace.path.clone())
         .unwrap_or_else(|| PathBuf::from("."));
+    if elsewhere {
+        return Ok(std::path::absolute(&dir).unwrap_or(dir));
+    }
     dir.canonicalize()
         .map_err(|source| ConfigError::Workspace { path: dir, source })
+}
+
+/// The environment variable that holds the provider's key: the job's `api_key_env`, else
+/// the provider's usual one (none for the script provider).
+pub(crate) fn key_env(job: &Job) -> Option<String> {
+    let usual = match job.model.provider {
+        ProviderKind::Openai => Some("OPENAI_API_KEY"),
+        ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY"),
+        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+        ProviderKind::Script => None,
+    };
+    job.model
+        .api_key_env
+        .clone()
+        .or_else(|| usual.map(str::to_owned))
 }
 
 /// The trusted base: `--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`.

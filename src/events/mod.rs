@@ -243,6 +243,10 @@ pub struct Changes {
     #[serde(default)]
     pub skipped: Vec<crate::checkpoint::Skipped>,
     pub git_added_bytes: Option<u64>,
+    /// Each file of diff.patch with its line counts, in patch order (the step summary's
+    /// list of changed files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::report::github::patch_files::FileChange>,
 }
 
 impl Event {

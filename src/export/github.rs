@@ -42,7 +42,7 @@ pub fn github_workflow(jobs: &[ExportJob], opts: &GithubOptions) -> Result<Strin
             path: job.path.clone(),
             message,
         })?;
-        let id = unique_id(&job.job.name, &ids);
+        let id = unique_id(&job.job().name, &ids);
         ids.push(id.clone());
         gh_jobs.insert(id.clone(), workflow_job(job, &id, &cron, opts));
     }
@@ -54,7 +54,7 @@ pub fn github_workflow(jobs: &[ExportJob], opts: &GithubOptions) -> Result<Strin
         })
         .collect();
     let mut choices = vec!["all".to_owned()];
-    choices.extend(jobs.iter().map(|j| j.job.name.clone()));
+    choices.extend(jobs.iter().map(|j| j.job().name.clone()));
     let workflow = json!({
         "name": opts.name,
         "on": {
@@ -109,7 +109,7 @@ fn add_cron(
 }
 
 fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> Value {
-    let name = &job.job.name;
+    let name = &job.job().name;
     let mut with = serde_json::Map::new();
     with.insert("job".to_owned(), json!(job.path));
     if let Some(env) = job.key_env() {

@@ -9,7 +9,7 @@
 //!   five minutes late is dropped); `run-once` → 86400 (the latest run missed in the last day
 //!   starts once when the controller notices).
 //! - `backoffLimit: 0` and `restartPolicy: Never`: cn-run's exit code is the verdict, a failed
-//!   run is not retried. `activeDeadlineSeconds` = the job's timeout (default 6 h) + 5 min.
+//!   run is not retried. `activeDeadlineSeconds` = the run's resolved timeout (1 h when the job sets none) + 5 min.
 //! - The pod runs as uid 10001 (the image's user), without privilege escalation or
 //!   capabilities; the root filesystem stays writable because the agent writes its workspace.
 //!   `/workspace` is an `emptyDir`, filled by an optional `git clone` init container.
@@ -61,7 +61,7 @@ pub fn k8s_cronjob(jobs: &[ExportJob], opts: &K8sOptions) -> Result<String, Expo
     })];
     let mut names: Vec<String> = Vec::new();
     for (job, mine) in jobs.iter().zip(&per_job) {
-        let name = format!("{prefix}-{}", dns_label(&job.job.name, 51 - prefix.len()));
+        let name = format!("{prefix}-{}", dns_label(&job.job().name, 51 - prefix.len()));
         if names.contains(&name) {
             return Err(ExportError::Conflict(format!(
                 "two jobs would both be the CronJob `{name}`; give them different `name:`s"
@@ -144,7 +144,7 @@ fn warn_unshippable(job: &ExportJob) {
             job.path
         );
     }
-    if job.job.workspace.path.is_some() {
+    if job.job().workspace.path.is_some() {
         tracing::warn!(
             "{}: the job's `workspace:` is resolved under {JOBS_DIR} in the pod; \
              remove it to work in /workspace",
@@ -189,7 +189,7 @@ fn cron_job(
         crate::job::Missed::Skip => 300,
         crate::job::Missed::RunOnce => 86_400,
     };
-    let meta = metadata(name, opts, Some(&job.job.name));
+    let meta = metadata(name, opts, Some(&job.job().name));
     let labels = meta["labels"].clone();
     Ok(json!({
         "apiVersion": "batch/v1",
@@ -296,7 +296,7 @@ fn env(job: &ExportJob, opts: &K8sOptions) -> Vec<Value> {
         })
     };
     let mut out: Vec<Value> = job.key_env().iter().map(|k| secret(k, false)).collect();
-    if let Some(u) = &job.job.upload {
+    if let Some(u) = &job.job().upload {
         for name in [&u.url_env, &u.diff_url_env].into_iter().flatten() {
             out.push(secret(name, true));
         }

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 pub use github::{GithubOptions, github_workflow};
 pub use k8s::{K8sOptions, k8s_cronjob};
 
+use crate::config::{Call, RunConfig, Settings};
 use crate::job::file::{JobFile, OutputSchemaSpec, RuleEntry};
-use crate::job::{self, Job, LoadOptions, ProviderKind, Schedule};
+use crate::job::{self, Job, LoadOptions, Schedule};
 
 /// What can stop an export.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +27,9 @@ pub enum ExportError {
     },
     #[error("{0}")]
     Job(#[from] crate::job::JobError),
+    /// The job loads but its configuration does not resolve (as a run of it would fail).
+    #[error("{path}: {message}")]
+    Config { path: String, message: String },
     #[error("{path}: job `{name}` has no `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")")]
     NoSchedule { path: String, name: String },
     #[error("{path}: {message}")]
@@ -34,10 +38,11 @@ pub enum ExportError {
     Conflict(String),
 }
 
-/// A job to export: the loaded job, its file as written, and the files it names.
+/// A job to export: its configuration resolved as a run of it resolves it
+/// ([`RunConfig::resolve`]), its file as written, and the files it names.
 #[derive(Debug, Clone)]
 pub struct ExportJob {
-    pub job: Job,
+    pub(crate) config: RunConfig,
     /// The path as given (relative to where the workflow or image runs), `/`-separated.
     pub path: String,
     /// The job file's text.
@@ -63,6 +68,16 @@ impl ExportJob {
             params: params.to_vec(),
         };
         let job = job::load_file(path, &opts)?;
+        let call = Call {
+            elsewhere: true,
+            ..Call::default()
+        };
+        let config = RunConfig::resolve(job, Settings::default(), call).map_err(|e| {
+            ExportError::Config {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }
+        })?;
         let dir = path.parent().unwrap_or(Path::new(""));
         let mut companions = Vec::new();
         let mut outside = Vec::new();
@@ -82,7 +97,7 @@ impl ExportJob {
         let path = path.to_string_lossy().replace('\\', "/");
         let path = path.strip_prefix("./").unwrap_or(&path).to_owned();
         Ok(ExportJob {
-            job,
+            config,
             path,
             text,
             companions,
@@ -92,12 +107,12 @@ impl ExportJob {
 
     /// The job's schedule, or the error that says it has none.
     pub(crate) fn schedule(&self) -> Result<&Schedule, ExportError> {
-        self.job
+        self.job()
             .schedule
             .as_ref()
             .ok_or_else(|| ExportError::NoSchedule {
                 path: self.path.clone(),
-                name: self.job.name.clone(),
+                name: self.config.job.name.clone(),
             })
     }
 
@@ -111,20 +126,19 @@ impl ExportJob {
         Ok(cron)
     }
 
-    /// The environment variable that holds the provider key, if the provider needs one.
-    pub(crate) fn key_env(&self) -> Option<String> {
-        let m = &self.job.model;
-        m.api_key_env.clone().or_else(|| match m.provider {
-            ProviderKind::Openai => Some("OPENAI_API_KEY".to_owned()),
-            ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY".to_owned()),
-            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY".to_owned()),
-            ProviderKind::Script => None,
-        })
+    /// The job as the run resolves it.
+    pub fn job(&self) -> &Job {
+        &self.config.job
     }
 
-    /// The job's timeout, or cn-run schedule's default of 6 hours.
+    /// The environment variable the run reads the provider key from, if it needs one.
+    pub(crate) fn key_env(&self) -> Option<String> {
+        self.config.key_env.clone()
+    }
+
+    /// The run's time limit: the job's, else the run's default (what the run stops at).
     pub(crate) fn timeout_secs(&self) -> u64 {
-        self.job.limits.timeout.map_or(6 * 3600, |d| d.as_secs())
+        self.config.timeout.as_secs()
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod anthropic;
 mod collect;
+mod connection;
 mod error;
 mod family;
 #[doc(hidden)]
@@ -16,6 +17,7 @@ pub mod script;
 mod sse;
 
 pub use collect::{Notice, RetryPolicy, complete};
+pub use connection::Connection;
 pub use error::ProviderError;
 pub(crate) use sse::http::plain_http;
 

@@ -79,6 +79,7 @@ fn unfinished() -> RunResult {
         artifacts: Vec::new(),
         diff: None,
         patch_path: None,
+        changed_files: Vec::new(),
         secret_in_diff: false,
         checkpoints: Vec::new(),
         skipped: Vec::new(),
@@ -318,6 +319,7 @@ fn denial(event: &Event) -> Option<Denial> {
 
 fn changes(r: &mut RunResult, c: &Changes) {
     r.patch_path.clone_from(&c.patch_path);
+    r.changed_files.clone_from(&c.files);
     r.diff = c.diff;
     r.secret_in_diff = c.secret_in_diff;
     r.checkpoints.clone_from(&c.checkpoints);

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::RunResult;
 use crate::exit_code::Status;
 
-mod patch_files;
+pub mod patch_files;
 mod summary;
 
 pub use summary::{STEP_SUMMARY_LIMIT, summary};

@@ -93,6 +93,11 @@ pub struct RunResult {
     pub diff: Option<DiffStat>,
     /// diff.patch of the run's changes.
     pub patch_path: Option<String>,
+    /// Each file of diff.patch with its line counts (from `changes.recorded`; not in
+    /// result.json: the step summary lists them).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub changed_files: Vec<crate::report::github::patch_files::FileChange>,
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
     pub checkpoints: Vec<Value>,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::ScheduleError;
 use super::engine::Entry;
+use crate::config::{Call, RunConfig, Settings};
 use crate::job::{self, LoadOptions};
 
 /// The jobs found.
@@ -15,6 +16,19 @@ pub struct Discovered {
     pub entries: Vec<Entry>,
     /// Job files without a schedule.
     pub unscheduled: Vec<PathBuf>,
+}
+
+/// The job's configuration as a run started from here (`cn-run FILE`, no flags) resolves
+/// it; its workspace is checked when that run starts.
+fn resolve(file: &Path) -> Result<RunConfig, ScheduleError> {
+    let loaded = job::load_file(file, &LoadOptions::default());
+    let job = loaded.map_err(|e| ScheduleError::Jobs(e.to_string()))?;
+    let call = Call {
+        elsewhere: true,
+        ..Call::default()
+    };
+    RunConfig::resolve(job, Settings::default(), call)
+        .map_err(|e| ScheduleError::Jobs(format!("{}: {e}", file.display())))
 }
 
 /// Load every job under `paths`; any job file that does not load is an error (all of them
@@ -35,14 +49,14 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, ScheduleError> {
             found.unscheduled.push(file);
             continue;
         }
-        let loaded = job::load_file(&file, &LoadOptions::default());
-        let job = match loaded {
-            Ok(j) => j,
+        let config = match resolve(&file) {
+            Ok(c) => c,
             Err(e) => {
                 problems.push(e.to_string());
                 continue;
             }
         };
+        let job = &config.job;
         let Some(schedule) = job.schedule.clone() else {
             found.unscheduled.push(file);
             continue;
@@ -61,7 +75,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, ScheduleError> {
             file: abs,
             schedule,
             tab,
-            timeout: job.limits.timeout,
+            // The reaper's `--default-timeout` stands for a job that sets none.
+            timeout: (config.timeout_source != "default").then_some(config.timeout),
         });
     }
     if !problems.is_empty() {

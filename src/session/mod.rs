@@ -8,6 +8,7 @@
 //! worst a torn last line, which the reader skips and reports). [`Session`] is the log
 //! folded back; `Session::load` also reads the single `session.json` of earlier versions.
 
+mod error;
 mod item;
 mod log;
 mod read;
@@ -16,6 +17,7 @@ mod store;
 #[cfg(test)]
 mod tests;
 
+pub use error::SessionError;
 pub use item::{Item, Progress};
 pub use log::SessionLog;
 pub use recorder::Recorder;
@@ -110,19 +112,24 @@ pub struct Session {
 
 impl Session {
     /// The session in `path`: a session.jsonl log, or an old session.json.
-    pub fn load(path: &Path) -> Result<Session, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Session, SessionError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SessionError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if read::is_log(&text) {
             return read::fold(path, &text);
         }
-        let s: Session = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a session file: {e}", path.display()))?;
+        let s: Session =
+            serde_json::from_str(&text).map_err(|source| SessionError::NotASession {
+                path: path.to_path_buf(),
+                source,
+            })?;
         if s.schema_version != 1 {
-            return Err(format!(
-                "{}: session format {} is not supported",
-                path.display(),
-                s.schema_version
-            ));
+            return Err(SessionError::Unsupported {
+                path: path.to_path_buf(),
+                version: s.schema_version,
+            });
         }
         Ok(s)
     }

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::item::{Item, Progress, SNAPSHOT_PREFIX};
-use super::{Session, SessionState};
+use super::{Session, SessionError, SessionState};
 use crate::conversation::Message;
 
 const MESSAGE_PREFIX: &str = "{\"type\":\"message\"";
@@ -21,7 +21,7 @@ pub(super) fn is_log(text: &str) -> bool {
 }
 
 /// The session folded from the log text of `path`.
-pub(super) fn fold(path: &Path, text: &str) -> Result<Session, String> {
+pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
     let mut lines: Vec<&str> = text.split('\n').collect();
     // After a last newline, `split` gives an empty tail: not a line.
     let torn = match lines.pop() {
@@ -40,10 +40,15 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, String> {
         if skipped || line.is_empty() {
             continue;
         }
-        let item: Item = serde_json::from_str(line)
-            .map_err(|e| format!("{} line {}: not a session item: {e}", path.display(), i + 1))?;
+        let item: Item = serde_json::from_str(line).map_err(|source| SessionError::BadItem {
+            path: path.to_path_buf(),
+            line: i + 1,
+            source,
+        })?;
         if i == 0 && !matches!(item, Item::Meta { .. }) {
-            return Err(format!("{}: no meta item on line 1", path.display()));
+            return Err(SessionError::NoMeta {
+                path: path.to_path_buf(),
+            });
         }
         apply(&mut session, item);
     }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{LEGACY_SESSION_FILE, SESSION_FILE, Session};
+use super::{LEGACY_SESSION_FILE, SESSION_FILE, Session, SessionError};
 
 /// The session file of a run folder: the log, else an old session.json.
 fn in_folder(dir: &Path) -> Option<PathBuf> {
@@ -45,13 +45,15 @@ pub fn list_sessions(root: &Path) -> Vec<(PathBuf, Session)> {
 }
 
 /// The session file for `id` (`latest`, a run id, a run folder or a session file path).
-pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
+pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, SessionError> {
     if id == "latest" {
         return list_sessions(root)
             .into_iter()
             .next()
             .map(|(p, _)| p)
-            .ok_or_else(|| format!("no sessions under {}", root.display()));
+            .ok_or_else(|| SessionError::NoSessions {
+                root: root.to_path_buf(),
+            });
     }
     let direct = Path::new(id);
     if direct.is_file() {
@@ -60,7 +62,10 @@ pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, String> {
     if let Some(found) = in_folder(direct).or_else(|| in_folder(&root.join(id))) {
         return Ok(found);
     }
-    Err(format!("no session `{id}` (looked in {})", root.display()))
+    Err(SessionError::NotFound {
+        id: id.to_owned(),
+        root: root.to_path_buf(),
+    })
 }
 
 impl SessionSummary {

@@ -137,7 +137,7 @@ fn a_bad_line_in_the_middle_is_an_error_naming_it() {
     let mut lines: Vec<&str> = text.lines().collect();
     lines[2] = "{\"type\":\"message\",\"mess";
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let err = Session::load(&path).unwrap_err();
+    let err = Session::load(&path).unwrap_err().to_string();
     assert!(err.contains("line 3"), "{err}");
 }
 
@@ -255,7 +255,7 @@ fn a_session_of_an_unknown_version_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(LEGACY_SESSION_FILE);
     std::fs::write(&path, "{\"schema_version\": 7, \"session_id\": \"x\"}").unwrap();
-    let err = Session::load(&path).unwrap_err();
+    let err = Session::load(&path).unwrap_err().to_string();
     assert!(
         err.contains("not a session file") || err.contains("not supported"),
         "{err}"

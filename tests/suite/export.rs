@@ -343,3 +343,62 @@ fn jobs_without_a_schedule_are_skipped_with_a_note() {
         }
     }
 }
+
+/// The export resolves a job as a run of it does (`RunConfig::resolve`): the time limit a
+/// run records in its session is the one the workflow and the CronJob are given, for a
+/// job's own timeout in every unit and for a job that sets none (the run's default: the
+/// export said 6 h while the run stopped at 1 h, before).
+#[test]
+fn the_exported_time_limit_is_the_one_the_run_resolves() {
+    for limits in [
+        "",
+        "limits: { timeout: 10m }\n",
+        "limits: { timeout: 90s }\n",
+        "limits: { timeout: 2h }\n",
+        "limits: { timeout: 45m, max_turns: 3 }\n",
+        "limits: { max_turns: 4 }\n",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let job = format!(
+            "version: 1\nname: timed\nmodel: {{provider: script, name: s, script: s.yaml}}\n\
+             prompt: x\nschedule: \"0 3 * * *\"\n{limits}"
+        );
+        write_files(
+            ws,
+            &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: done\n")],
+        );
+        let mut cmd = cn_run(ws);
+        cmd.arg("job.yaml");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{limits}: {r:#?}");
+        let folder = crate::support::runner::run_folder(ws);
+        let session = crate::support::runner::session_of(&folder);
+        let secs = session["job"]["config"]["limits"]["timeout_s"]
+            .as_f64()
+            .unwrap() as u64;
+        let mut cmd = cn_run(ws);
+        cmd.args(["export", "github-workflow", "job.yaml"]);
+        let wf = run(cmd, None);
+        assert_eq!(wf.code, 0, "{wf:#?}");
+        let wf = &yaml_docs(&wf.stdout)[0];
+        assert_eq!(
+            wf["jobs"]["timed"]["timeout-minutes"],
+            secs.div_ceil(60) + 20,
+            "{limits}"
+        );
+        let mut cmd = cn_run(ws);
+        cmd.args(["export", "k8s-cronjob", "job.yaml"]);
+        let k8s = run(cmd, None);
+        assert_eq!(k8s.code, 0, "{k8s:#?}");
+        let cron = yaml_docs(&k8s.stdout)
+            .into_iter()
+            .find(|d| d["kind"] == "CronJob")
+            .unwrap();
+        assert_eq!(
+            cron["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"],
+            secs + 300,
+            "{limits}"
+        );
+    }
+}

@@ -19,8 +19,8 @@ const IDLE: Duration = Duration::from_secs(10);
 
 fn client(server: &MockServer) -> AnthropicClient {
     let mut config = AnthropicConfig::new("claude-test");
-    config.api_base = format!("{}/", server.url());
-    config.api_key = Some(Secret::new(KEY));
+    config.connection.api_base = format!("{}/", server.url());
+    config.connection.api_key = Some(Secret::new(KEY));
     AnthropicClient::new(config).unwrap_or_else(|e| panic!("cannot build the client: {e}"))
 }
 

@@ -20,7 +20,7 @@ const IDLE: Duration = Duration::from_secs(10);
 
 fn client(server: &MockServer) -> OpenAiClient {
     let mut config = OpenAiConfig::new(format!("{}/v1/", server.url()), "gpt-test");
-    config.api_key = Some(Secret::new(KEY));
+    config.connection.api_key = Some(Secret::new(KEY));
     OpenAiClient::new(config).unwrap_or_else(|e| panic!("cannot build the client: {e}"))
 }
 
@@ -180,7 +180,7 @@ fn two_reads_and_their_results() -> Vec<Message> {
 async fn the_history_is_sent_with_tool_results_paired_to_their_calls() {
     let server = MockServer::start(vec![ok_answer("done")]).await;
     let mut config = OpenAiConfig::new(server.url(), "local-model");
-    config.headers = vec![("X-Team".into(), "ci".into())];
+    config.connection.headers = vec![("X-Team".into(), "ci".into())];
     let client = OpenAiClient::new(config).unwrap();
     let mut req = request(two_reads_and_their_results(), vec![tool("Read")]);
     req.max_tokens = Some(512);
@@ -531,6 +531,6 @@ fn a_malformed_api_base_is_a_configuration_error() {
     let err = OpenAiClient::new(OpenAiConfig::new("localhost:8000", "m")).unwrap_err();
     assert_eq!(err.kind(), "config");
     let mut config = OpenAiConfig::new("http://127.0.0.1:1", "m");
-    config.headers = vec![("bad header".into(), "x".into())];
+    config.connection.headers = vec![("bad header".into(), "x".into())];
     assert_eq!(OpenAiClient::new(config).unwrap_err().kind(), "config");
 }

@@ -348,3 +348,102 @@ fn the_replay_check_catches_a_result_that_is_not_the_fold_of_its_events() {
         "a patched result.json must fail the replay check"
     );
 }
+
+/// The step summary's changed-file rows come from the `changes.recorded` event: they match
+/// what git reads from diff.patch (`git apply --numstat`), and `cn-run report --github`
+/// writes the same summary after diff.patch is deleted (it read the patch before).
+#[test]
+fn the_changed_files_of_the_step_summary_come_from_the_events() {
+    let w = |path: &str, content: &str| {
+        format!(
+            "  - tool_calls: [{{name: Write, arguments: {{filepath: \"{path}\", content: \"{content}\"}}}}]\n"
+        )
+    };
+    let bash = |command: &str| {
+        format!("  - tool_calls: [{{name: Bash, arguments: {{command: \"{command}\"}}}}]\n")
+    };
+    let many: String = (0..35)
+        .map(|i| w(&format!("many/f{i:02}.txt"), "x\\n"))
+        .collect();
+    let scenarios: [(&str, String); 5] = [
+        ("modified", w("keep.txt", "one\\nTWO\\nthree\\nfour\\n")),
+        (
+            "added, odd names",
+            w("dir/a b.txt", "hi\\n") + &w("caf\u{e9}.txt", "x\\ny\\n"),
+        ),
+        ("deleted", bash("rm gone.txt")),
+        ("binary", bash("printf 'a\\\\000b' > blob.bin")),
+        (
+            "mixed, over thirty",
+            many + &w("keep.txt", "one\\n") + &bash("rm gone.txt"),
+        ),
+    ];
+    for (what, turns) in scenarios {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let job = format!(
+            "version: 1\nname: files\n{MODEL}prompt: p\npermissions: {{mode: auto, allow: ['Bash(rm gone.txt)', 'Bash(printf *)']}}\n"
+        );
+        let script = format!("turns:\n{turns}  - text: done\n");
+        write_files(
+            dir,
+            &[
+                ("job.yaml", &job),
+                ("s.yaml", &script),
+                ("keep.txt", "one\ntwo\nthree\n"),
+                ("gone.txt", "a\nb\n"),
+            ],
+        );
+        git_init(dir);
+        let gh = |cmd: &mut std::process::Command, tag: &str| {
+            cmd.env("GITHUB_ACTIONS", "true")
+                .env("GITHUB_STEP_SUMMARY", dir.join(format!("summary-{tag}.md")))
+                .env("GITHUB_OUTPUT", dir.join(format!("output-{tag}.txt")));
+        };
+        let mut cmd = cn_run(dir);
+        cmd.arg("job.yaml");
+        gh(&mut cmd, "run");
+        let r = run(cmd, Some(&out(dir)));
+        assert_eq!(r.code, 0, "{what}: {r:#?}");
+        let summary = std::fs::read_to_string(dir.join("summary-run.md")).unwrap();
+        let numstat = crate::support::runner::git(
+            dir,
+            &[
+                "apply",
+                "--numstat",
+                "-z",
+                out(dir).join("diff.patch").to_str().unwrap(),
+            ],
+        );
+        let rows: Vec<&str> = numstat.split('\0').filter(|r| !r.is_empty()).collect();
+        assert!(!rows.is_empty(), "{what}: a diff");
+        for row in rows.iter().take(30) {
+            let mut parts = row.splitn(3, '\t');
+            let (ins, del, path) = (
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+                parts.next().unwrap(),
+            );
+            let (ins, del) = if ins == "-" {
+                ("binary", "binary")
+            } else {
+                (ins, del)
+            };
+            let listed = summary.lines().any(|l| {
+                l.starts_with(&format!("| `{path}`")) && l.ends_with(&format!(" | {ins} | {del} |"))
+            });
+            assert!(listed, "{what}: {path} +{ins} -{del} listed:\n{summary}");
+        }
+        if rows.len() > 30 {
+            let more = format!("… and {} more (see the patch).", rows.len() - 30);
+            assert!(summary.contains(&more), "{what}: {summary}");
+        }
+        std::fs::remove_file(out(dir).join("diff.patch")).unwrap();
+        let mut cmd = cn_run(dir);
+        cmd.arg("report").arg(out(dir)).arg("--github");
+        gh(&mut cmd, "report");
+        assert_eq!(run(cmd, None).code, 0, "{what}");
+        let rebuilt = std::fs::read_to_string(dir.join("summary-report.md")).unwrap();
+        pretty_assertions::assert_eq!(summary, rebuilt, "{what}");
+    }
+}

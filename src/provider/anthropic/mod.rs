@@ -7,14 +7,14 @@ mod convert;
 mod wire;
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use reqwest::header::HeaderName;
 use serde_json::Value;
 
+use super::Connection;
 use super::family;
 use super::sse::SseEvent;
-use super::sse::endpoint::{Endpoint, EndpointSettings, Reply, event_json};
+use super::sse::endpoint::{Endpoint, Reply, event_json};
 use super::sse::http::{self, Dialect};
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
 use crate::conversation::ThinkingBlock;
@@ -30,16 +30,9 @@ const API_VERSION: &str = "2023-06-01";
 /// Settings of an Anthropic endpoint.
 #[derive(Debug, Clone)]
 pub struct AnthropicConfig {
-    /// Base URL; the request goes to `{api_base}/v1/messages`.
-    pub api_base: String,
-    /// Sent as `x-api-key`.
-    pub api_key: Option<Secret>,
-    pub model: String,
-    /// Extra request headers (for example `anthropic-beta`).
-    pub headers: Vec<(String, String)>,
-    pub connect_timeout: Duration,
-    /// A limit on the whole request, body included; `None` leaves it to the idle timeout.
-    pub request_timeout: Option<Duration>,
+    /// Base URL (the request goes to `{api_base}/v1/messages`), the key (sent as
+    /// `x-api-key`), model, headers and timeouts.
+    pub connection: Connection,
     /// Extended thinking with this token budget (`model.thinking.budget_tokens`).
     pub thinking_budget: Option<u32>,
 }
@@ -48,12 +41,7 @@ impl AnthropicConfig {
     /// A config for the public API with no key, a 30 s connect timeout and no request timeout.
     pub fn new(model: impl Into<String>) -> Self {
         AnthropicConfig {
-            api_base: DEFAULT_API_BASE.into(),
-            api_key: None,
-            model: model.into(),
-            headers: Vec::new(),
-            connect_timeout: Duration::from_secs(30),
-            request_timeout: None,
+            connection: Connection::new(DEFAULT_API_BASE, model),
             thinking_budget: None,
         }
     }
@@ -69,15 +57,7 @@ pub struct AnthropicClient {
 
 impl AnthropicClient {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let mut endpoint = Endpoint::new(EndpointSettings {
-            api_base: &config.api_base,
-            path: "v1/messages",
-            headers: &config.headers,
-            connect_timeout: config.connect_timeout,
-            request_timeout: config.request_timeout,
-            model: config.model,
-            api_key: config.api_key,
-        })?;
+        let mut endpoint = Endpoint::new(config.connection, "v1/messages")?;
         endpoint.default_header("anthropic-version", API_VERSION);
         endpoint.set_key_header(HeaderName::from_static("x-api-key"), "")?;
         Ok(AnthropicClient {

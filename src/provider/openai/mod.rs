@@ -11,15 +11,15 @@ mod wire;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use futures_util::stream;
 use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde_json::Value;
 
+use super::Connection;
 use super::family::{self, OpenAiParams, Param};
 use super::sse::SseEvent;
-use super::sse::endpoint::{Endpoint, EndpointSettings, Reply, event_json};
+use super::sse::endpoint::{Endpoint, Reply, event_json};
 use super::sse::http::{self, Dialect};
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
 use crate::secret::Secret;
@@ -58,16 +58,9 @@ pub fn azure_api_base(resource: &str, deployment: &str, api_version: Option<&str
 /// Settings of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]
 pub struct OpenAiConfig {
-    /// Base URL; the request goes to `{api_base}/chat/completions`.
-    pub api_base: String,
-    /// Sent as `Authorization: Bearer …` when set (local servers often need none).
-    pub api_key: Option<Secret>,
-    pub model: String,
-    /// Extra request headers.
-    pub headers: Vec<(String, String)>,
-    pub connect_timeout: Duration,
-    /// A limit on the whole request, body included; `None` leaves it to the idle timeout.
-    pub request_timeout: Option<Duration>,
+    /// Base URL (the request goes to `{api_base}/chat/completions`), the key (sent as
+    /// `Authorization: Bearer …` when set), model, headers and timeouts.
+    pub connection: Connection,
     /// Ask for usage in the stream (`stream_options`); off for servers that refuse it.
     pub stream_usage: bool,
     /// How the key is sent: `Authorization: Bearer` (default) or Azure's `api-key` header.
@@ -87,12 +80,7 @@ impl OpenAiConfig {
     /// A config with no key, no extra headers, a 30 s connect timeout and no request timeout.
     pub fn new(api_base: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiConfig {
-            api_base: api_base.into(),
-            api_key: None,
-            model: model.into(),
-            headers: Vec::new(),
-            connect_timeout: Duration::from_secs(30),
-            request_timeout: None,
+            connection: Connection::new(api_base, model),
             stream_usage: true,
             auth: AuthHeader::default(),
         }
@@ -120,16 +108,9 @@ struct Adjusted {
 
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
-        let params = family::openai_params(&config.model, &config.api_base, config.stream_usage);
-        let mut endpoint = Endpoint::new(EndpointSettings {
-            api_base: &config.api_base,
-            path: "chat/completions",
-            headers: &config.headers,
-            connect_timeout: config.connect_timeout,
-            request_timeout: config.request_timeout,
-            model: config.model,
-            api_key: config.api_key,
-        })?;
+        let c = &config.connection;
+        let params = family::openai_params(&c.model, &c.api_base, config.stream_usage);
+        let mut endpoint = Endpoint::new(config.connection, "chat/completions")?;
         let auth = if endpoint.url.contains("/openai/deployments/") {
             AuthHeader::ApiKey
         } else {

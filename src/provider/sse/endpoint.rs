@@ -4,28 +4,13 @@
 //! error), and reading one event's JSON. The providers keep only what differs: the URL path,
 //! how the key is sent, the request body and how an event is read.
 
-use std::time::Duration;
-
 use reqwest::header::{ACCEPT, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::classify::{classify, error_in_json};
 use super::http::{self, MAX_RESPONSE_BYTES};
-use crate::provider::{ChatRequest, ProviderError};
+use crate::provider::{ChatRequest, Connection, ProviderError};
 use crate::secret::Secret;
-
-/// Where and how requests go; the providers' configs fill it.
-pub(crate) struct EndpointSettings<'a> {
-    pub(crate) api_base: &'a str,
-    /// The path below `api_base` (`chat/completions`, `v1/messages`).
-    pub(crate) path: &'a str,
-    /// The job's extra headers.
-    pub(crate) headers: &'a [(String, String)],
-    pub(crate) connect_timeout: Duration,
-    pub(crate) request_timeout: Option<Duration>,
-    pub(crate) model: String,
-    pub(crate) api_key: Option<Secret>,
-}
 
 /// One model endpoint: what every request of a provider client carries.
 #[derive(Debug, Clone)]
@@ -46,16 +31,17 @@ pub(crate) enum Reply {
 impl Endpoint {
     /// The endpoint with `Accept: text/event-stream`, the job's headers and no key header
     /// yet (the provider adds it: see [`Endpoint::set_key_header`]). An empty key is none.
-    pub(crate) fn new(settings: EndpointSettings<'_>) -> Result<Self, ProviderError> {
-        let url = http::endpoint(settings.api_base, settings.path)?;
+    /// `path` is below the connection's `api_base` (`chat/completions`, `v1/messages`).
+    pub(crate) fn new(settings: Connection, path: &str) -> Result<Self, ProviderError> {
+        let url = http::endpoint(&settings.api_base, path)?;
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-        http::add_headers(&mut headers, settings.headers)?;
+        http::add_headers(&mut headers, &settings.headers)?;
         Ok(Endpoint {
             http: http::build_client(
                 settings.connect_timeout,
                 settings.request_timeout,
-                settings.api_base,
+                &settings.api_base,
             )?,
             url,
             headers,

@@ -1,6 +1,6 @@
-//! Per-file line counts read back from the run's diff.patch, for the step summary's list
-//! of changed files. result.json carries only the totals; the patch is already on disk and
-//! in git's format, so reading it here costs one pass and needs no git repository.
+//! Per-file line counts of the run's patch, read once as diff.patch is written and carried
+//! by the `changes.recorded` event, from which the step summary lists the changed files
+//! (result.json carries only the totals). One pass over git's format, no repository.
 //!
 //! Lines are counted by the sizes each hunk header announces, so a removed line that
 //! itself starts with `--- ` or `diff --git` is still counted as content. Paths come from
@@ -8,22 +8,28 @@
 //! mode-only changes), with git's C-style quoting undone.
 
 /// How a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
     Added,
     Deleted,
     Modified,
 }
 
-/// One file of the patch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileChange {
-    pub(crate) path: String,
-    pub(crate) kind: Kind,
+/// One file of the patch (a row of the step summary's list, carried by
+/// `changes.recorded`).
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct FileChange {
+    pub path: String,
+    pub kind: Kind,
     /// Binary files have no line counts.
-    pub(crate) binary: bool,
-    pub(crate) insertions: usize,
-    pub(crate) deletions: usize,
+    pub binary: bool,
+    pub insertions: usize,
+    pub deletions: usize,
 }
 
 /// Where the reader is inside one file's section.
@@ -37,7 +43,7 @@ enum State {
 }
 
 /// The files of a patch in git's format, in patch order.
-pub(crate) fn parse(patch: &[u8]) -> Vec<FileChange> {
+pub fn parse(patch: &[u8]) -> Vec<FileChange> {
     let mut files: Vec<FileChange> = Vec::new();
     let mut state = State::Between;
     for line in patch.split(|&b| b == b'\n') {

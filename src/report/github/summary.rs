@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::patch_files::{self, FileChange, Kind};
+use super::patch_files::{FileChange, Kind};
 use crate::checks::CheckResult;
 use crate::exit_code::Status;
 use crate::report::RunResult;
@@ -21,21 +21,16 @@ pub const STEP_SUMMARY_LIMIT: usize = 1000 * 1000;
 /// Longest line of a failed check's output shown.
 const MAX_LINE: usize = 500;
 
-/// The markdown step summary of one run in at most `budget` bytes (reads the run's
-/// diff.patch for per-file counts).
+/// The markdown step summary of one run in at most `budget` bytes (the changed files are
+/// the ones `changes.recorded` listed, folded into `r`).
 pub fn summary(r: &RunResult, budget: usize) -> String {
-    let files = r
-        .patch_path
-        .as_deref()
-        .and_then(|p| std::fs::read(p).ok())
-        .map(|patch| patch_files::parse(&patch));
-    render(r, files.as_deref(), budget)
+    render(r, &r.changed_files, budget)
 }
 
-/// The summary, given the changed files (`None` when the patch could not be read). The
+/// The summary, given the changed files (none listed when there are none). The
 /// outcome and the checks table always stay; what does not fit in `budget` goes, in this
 /// order: the final answer (cut first), the changed files, the denials, the check outputs.
-pub(crate) fn render(r: &RunResult, files: Option<&[FileChange]>, budget: usize) -> String {
+pub(crate) fn render(r: &RunResult, files: &[FileChange], budget: usize) -> String {
     let mut md = outcome_and_checks(r);
     let mut tails = String::new();
     failed_outputs(&mut tails, &r.checks);
@@ -195,7 +190,7 @@ fn cut_line(line: &str) -> String {
 }
 
 /// The changed files with their counts, at most [`MAX_FILES`] of them.
-fn changes(md: &mut String, r: &RunResult, files: Option<&[FileChange]>) {
+fn changes(md: &mut String, r: &RunResult, files: &[FileChange]) {
     let Some(d) = &r.diff else {
         md.push_str("**Changes:** not recorded (no git repository, or checkpoints are off).\n\n");
         return;
@@ -214,9 +209,9 @@ fn changes(md: &mut String, r: &RunResult, files: Option<&[FileChange]>) {
         let _ = write!(md, " (`{p}`)");
     }
     md.push_str("\n\n");
-    let Some(files) = files.filter(|f| !f.is_empty()) else {
+    if files.is_empty() {
         return;
-    };
+    }
     md.push_str("| file | + | − |\n|---|--:|--:|\n");
     for f in files.iter().take(MAX_FILES) {
         let note = match (f.kind, f.binary) {
@@ -333,11 +328,7 @@ mod tests {
 
     #[test]
     fn the_changed_files_list_stops_at_thirty() {
-        let md = render(
-            &result_with_diff(45),
-            Some(&changed(45)),
-            STEP_SUMMARY_LIMIT,
-        );
+        let md = render(&result_with_diff(45), &changed(45), STEP_SUMMARY_LIMIT);
         assert!(
             md.contains("**Changes:** 45 files, +7 −45 (`out/diff.patch`)"),
             "{md}"
@@ -353,7 +344,7 @@ mod tests {
         files[0].path = "a|b`c`\nd".to_owned();
         files[0].binary = true;
         files[0].kind = Kind::Added;
-        let md = render(&result_with_diff(1), Some(&files), STEP_SUMMARY_LIMIT);
+        let md = render(&result_with_diff(1), &files, STEP_SUMMARY_LIMIT);
         assert!(
             md.contains("| ``a\\|b`c`\\nd`` (new) | binary | binary |"),
             "{md}"
@@ -372,7 +363,7 @@ mod tests {
             timed_out: true,
             output_tail: "```\n\u{1b}[1mboom\u{1b}[0m\n".to_owned(),
         }];
-        let md = render(&r, None, STEP_SUMMARY_LIMIT);
+        let md = render(&r, &[], STEP_SUMMARY_LIMIT);
         assert!(md.contains("**Changes:** none."), "{md}");
         assert!(
             md.contains("| lint &lt;all&gt; | 1 | ❌ timed out |"),

@@ -1,0 +1,194 @@
+//! The typed errors keep what a user sees: each failure below says the same words on stderr
+//! and exits with the code of its class, decided in one place (`RunError::status`, then
+//! `Status::exit_code`): a session or a setting the command line or job gets wrong is exit
+//! 2; a session that is there but cannot be read is the environment, exit 6.
+
+use std::path::Path;
+
+use crate::support::runner::{cn_run, run, run_folder, write_files};
+
+const JOB: &str =
+    "version: 1\nname: typed\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: go\n";
+
+fn cn(ws: &Path, args: &[&str]) -> crate::support::runner::Run {
+    let mut cmd = cn_run(ws);
+    cmd.args(args);
+    run(cmd, None)
+}
+
+/// A workspace with one finished run; its session file's path.
+fn one_run(ws: &Path) -> std::path::PathBuf {
+    write_files(
+        ws,
+        &[("job.yaml", JOB), ("s.yaml", "turns:\n  - text: done\n")],
+    );
+    assert_eq!(cn(ws, &["job.yaml"]).code, 0);
+    run_folder(ws).join("session.jsonl")
+}
+
+fn expect(ws: &Path, args: &[&str], code: i32, words: &str) {
+    let r = cn(ws, args);
+    assert_eq!(r.code, code, "{args:?}: {r:#?}");
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.starts_with("cn-run: ") && l.contains(words)),
+        "{args:?}: stderr says `{words}`: {}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_session_the_command_line_names_that_is_not_there_is_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    expect(
+        ws,
+        &["--resume", "latest", "-p", "more"],
+        2,
+        "no sessions under .cn-run",
+    );
+    one_run(ws);
+    for id in ["nosuch", "run-0000", "../elsewhere"] {
+        let words = format!("no session `{id}` (looked in .cn-run)");
+        expect(ws, &["--resume", id, "-p", "more"], 2, &words);
+    }
+}
+
+#[test]
+fn a_session_that_cannot_be_read_is_exit_6_saying_where() {
+    // (what the file becomes, the words said after the file's name)
+    let cases: [(&str, &str); 5] = [
+        ("bad line 2", " line 2: not a session item"),
+        ("bad line 3", " line 3: not a session item"),
+        ("not json at all", ": not a session file"),
+        ("unknown version", ": session format 7 is not supported"),
+        ("empty", ": not a session file"),
+    ];
+    for (what, tail) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let session = one_run(ws);
+        let text = std::fs::read_to_string(&session).unwrap();
+        let first = text.lines().next().unwrap().to_owned();
+        let broken = match what {
+            "bad line 2" => format!("{first}\n{{\"type\":\"mess\n{first}\n"),
+            "bad line 3" => format!("{first}\n{first}\n[1, 2]\n{first}\n"),
+            "not json at all" => "hello\n".to_owned(),
+            "unknown version" => {
+                let folder = session.parent().unwrap();
+                let mut whole = crate::support::runner::session_of(folder);
+                whole["schema_version"] = 7.into();
+                whole.to_string()
+            }
+            _ => String::new(),
+        };
+        std::fs::write(&session, broken).unwrap();
+        let id = session.to_str().unwrap();
+        let words = format!(
+            "cn-run: cannot read the session to resume: {}{tail}",
+            session.display()
+        );
+        let r = cn(ws, &["--resume", id, "-p", "more"]);
+        assert_eq!(r.code, 6, "{what}: {r:#?}");
+        assert!(r.stderr.contains(&words), "{what}: {words}\n{}", r.stderr);
+    }
+}
+
+/// MCP server settings that cannot be made into a config: the job's to fix, exit 2, the
+/// setting named.
+#[test]
+fn an_mcp_setting_that_cannot_be_expanded_is_exit_2_naming_it() {
+    let cases: [(&str, &str); 5] = [
+        (
+            "    command: srv\n    env:\n      TOKEN: ${NOT_SET_H19}\n",
+            "mcp_servers.fx.TOKEN: environment variable NOT_SET_H19 is not set",
+        ),
+        (
+            "    command: srv\n    env:\n      TOKEN: pre-${NOT_SET_H19}-post\n",
+            "mcp_servers.fx.TOKEN: environment variable NOT_SET_H19 is not set",
+        ),
+        (
+            "    command: srv\n    env:\n      A: ok\n      B: ${UNCLOSED\n",
+            "mcp_servers.fx.B: unclosed `${` in `${UNCLOSED`",
+        ),
+        (
+            "    url: http://127.0.0.1:9/mcp\n    headers:\n      Authorization: Bearer ${NOT_SET_H19}\n",
+            "mcp_servers.fx.Authorization: environment variable NOT_SET_H19 is not set",
+        ),
+        (
+            "    url: http://127.0.0.1:9/mcp\n    headers:\n      X-Key: ${HOME}${NOT_SET_H19}\n",
+            "mcp_servers.fx.X-Key: environment variable NOT_SET_H19 is not set",
+        ),
+    ];
+    for (server, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let job = format!("{JOB}mcp_servers:\n  fx:\n{server}");
+        write_files(
+            ws,
+            &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: done\n")],
+        );
+        expect(ws, &["job.yaml"], 2, words);
+        let events = walkdir(&ws.join(".cn-run"));
+        assert!(
+            !events.iter().any(|p| p.ends_with("events.jsonl")),
+            "{server}: nothing ran: {events:?}"
+        );
+    }
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .flat_map(|e| {
+            let p = e.path();
+            let mut below = walkdir(&p);
+            below.push(p);
+            below
+        })
+        .collect()
+}
+
+/// `cn-run report` keeps its words and codes: a run folder or session the command line gets
+/// wrong, or `--github` outside Actions, is exit 2; events that do not read back are exit 2
+/// naming the line; a run folder it cannot write is exit 6.
+#[test]
+fn report_failures_keep_their_words_and_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    expect(ws, &["report", "latest"], 2, "no sessions under .cn-run");
+    one_run(ws);
+    let folder = run_folder(ws);
+    let f = folder.to_str().unwrap();
+    expect(
+        ws,
+        &["report", "nosuch"],
+        2,
+        "no events.jsonl in `nosuch` (nor in .cn-run/nosuch): give a run folder",
+    );
+    expect(
+        ws,
+        &["report", f, "--github"],
+        2,
+        "--github writes to $GITHUB_STEP_SUMMARY, which is not set",
+    );
+    std::fs::remove_file(folder.join("result.json")).unwrap();
+    std::fs::create_dir(folder.join("result.json")).unwrap();
+    expect(
+        ws,
+        &["report", f],
+        6,
+        &format!("cannot write {}", folder.join("result.json").display()),
+    );
+    std::fs::remove_dir(folder.join("result.json")).unwrap();
+    let events = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
+    let mut lines: Vec<&str> = events.lines().collect();
+    lines[1] = "{\"type\": 7}";
+    std::fs::write(folder.join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+    expect(ws, &["report", f], 2, "cannot rebuild the run's outputs");
+    assert!(!folder.join("result.json").exists(), "nothing written");
+}
