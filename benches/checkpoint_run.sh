@@ -128,7 +128,8 @@ flat = lambda key: [x for r in runs for x in r["timing"].get(key, [])]
 loads = [r["load"] for r in runs]
 r0 = runs[-1]
 print(f"{sys.argv[2]}: status {sorted({r['status'] for r in runs})}, load {min(loads):.1f}-{max(loads):.1f}")
-print(f"  wall median {med([r['wall'] for r in runs]):.0f} ms (each: {', '.join(f'{r['wall']:.0f}' for r in runs)})")
+each = ", ".join(f"{r['wall']:.0f}" for r in runs)
+print(f"  wall median {med([r['wall'] for r in runs]):.0f} ms (each: {each})")
 print(f"  next request waited: median {med([x for r in runs for x in r['waits']]):.1f} ms,"
       f" max {max([x for r in runs for x in r['waits']] or [0]):.1f} ms")
 print(f"  end (last turn.started -> run.completed): median {med([r['end'] for r in runs]):.0f} ms")
