@@ -20,6 +20,7 @@ mod diff;
 mod early;
 mod error;
 mod git;
+mod grown;
 mod queue;
 mod refresh;
 mod restore;

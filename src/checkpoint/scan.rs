@@ -88,6 +88,15 @@ impl Scan {
         self.skipped_dirs.values().cloned()
     }
 
+    /// Leaves untracked folder `skipped.path` out from now on: it is not walked again,
+    /// nor any folder under it the scan knew.
+    pub(crate) fn skip_dir(&mut self, skipped: Skipped) {
+        let under = format!("{}/", skipped.path);
+        self.dirs
+            .retain(|d, _| d != &skipped.path && !d.starts_with(&under));
+        self.skipped_dirs.insert(skipped.path.clone(), skipped);
+    }
+
     /// Whether the next scan reads every folder.
     pub(crate) fn reads_everything_next(&self) -> bool {
         self.full
