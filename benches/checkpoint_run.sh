@@ -123,12 +123,15 @@ summary() { # jsonl file, label
   python3 - "$1" "$2" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
+if not runs:
+    sys.exit(print(f"{sys.argv[2]}: no run wrote result.json (see above)"))
 med = lambda xs: statistics.median(xs) if xs else float("nan")
 flat = lambda key: [x for r in runs for x in r["timing"].get(key, [])]
 loads = [r["load"] for r in runs]
 r0 = runs[-1]
 print(f"{sys.argv[2]}: status {sorted({r['status'] for r in runs})}, load {min(loads):.1f}-{max(loads):.1f}")
-print(f"  wall median {med([r['wall'] for r in runs]):.0f} ms (each: {', '.join(f'{r['wall']:.0f}' for r in runs)})")
+each = ", ".join(f"{r['wall']:.0f}" for r in runs)
+print(f"  wall median {med([r['wall'] for r in runs]):.0f} ms (each: {each})")
 print(f"  next request waited: median {med([x for r in runs for x in r['waits']]):.1f} ms,"
       f" max {max([x for r in runs for x in r['waits']] or [0]):.1f} ms")
 print(f"  end (last turn.started -> run.completed): median {med([r['end'] for r in runs]):.0f} ms")
@@ -144,12 +147,20 @@ for s in $SCENARIOS; do
   : > "$dir/$s-on.jsonl"; : > "$dir/$s-off.jsonl"
   for i in $(seq "$RUNS"); do
     for cp in on off; do
-      (cd "$repo" && git reset -q --hard && git clean -qfdx && git for-each-ref --format='delete %(refname)' refs/cn-run | git update-ref --stdin)
+      # Each run starts from the commit with no earlier run's objects (they would be
+      # reused, and .git would not grow by what this run adds).
+      (cd "$repo" && git reset -q --hard && git clean -qfdx && git for-each-ref --format='delete %(refname)' refs/cn-run | git update-ref --stdin && git prune --expire=now)
       before=$(gitsize); l=$(load); out="$dir/out-$s-$cp-$i"
       t0=$(now)
-      (cd "$repo" && CN_RUN_LOG=cn_run=debug "$BIN" --quiet --format json --out "$out" "$dir/jobs/$s-$cp.yaml" >/dev/null 2>"$out.stderr") || true
+      rc=0
+      (cd "$repo" && CN_RUN_LOG=cn_run=debug "$BIN" --quiet --format json --out "$out" "$dir/jobs/$s-$cp.yaml" >/dev/null 2>"$out.stderr") || rc=$?
       t1=$(now)
       after=$(gitsize)
+      if [ ! -f "$out/result.json" ]; then # say why, rather than stop at the summary
+        echo "$s-$cp run $i: exit $rc and no result.json; its stderr ends:" >&2
+        tail -n 20 "$out.stderr" >&2
+        continue
+      fi
       measure "$out" "$(python3 -c "print($t1 - $t0)")" "$l" "$((after - before))" >> "$dir/$s-$cp.jsonl"
     done
   done

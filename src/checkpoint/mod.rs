@@ -20,6 +20,7 @@ mod diff;
 mod early;
 mod error;
 mod git;
+mod grown;
 mod queue;
 mod refresh;
 mod restore;
@@ -158,8 +159,26 @@ fn commit_message(
     if let Some(l) = limits {
         message.push_str(&format!("{MAX_FILE_TRAILER}{}\n", l.max_file_bytes));
         message.push_str(&format!("{MAX_DIR_TRAILER}{}\n", l.max_dir_files));
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let nanos = now.map_or(0, |d| d.as_nanos());
+        message.push_str(&format!("{STARTED_TRAILER}{nanos}\n"));
     }
     message
+}
+
+/// Commit-message trailer of snapshot 0: when the run started, in nanoseconds since the
+/// epoch (a commit's own time has a resolution of one second, too coarse to order runs
+/// that start in the same second, as `git.keep` must).
+const STARTED_TRAILER: &str = "cn-run-started-ns: ";
+
+/// When the run whose snapshot 0 is `commit` started, in nanoseconds since the epoch:
+/// the trailer, else the commit's time (snapshots of earlier versions).
+fn started_nanos(commit: &git2::Commit<'_>) -> i128 {
+    let message = String::from_utf8_lossy(commit.message_bytes());
+    message
+        .lines()
+        .find_map(|l| l.strip_prefix(STARTED_TRAILER)?.parse().ok())
+        .unwrap_or(i128::from(commit.time().seconds()) * 1_000_000_000)
 }
 
 /// The size limits recorded in a snapshot commit's message (the defaults where absent).

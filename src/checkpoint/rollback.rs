@@ -118,9 +118,9 @@ pub fn list_runs(workspace: &Path) -> Result<Vec<(String, u32)>, CheckpointError
     }
     let started = |oid: Option<Oid>| {
         oid.and_then(|o| repo.find_commit(o).ok())
-            .map_or(i64::MAX, |c| c.time().seconds())
+            .map_or(i128::MAX, |c| super::started_nanos(&c))
     };
-    let mut listed: Vec<(i64, String, u32)> = runs
+    let mut listed: Vec<(i128, String, u32)> = runs
         .into_iter()
         .map(|(run, (start, last))| (started(start), run, last))
         .collect();

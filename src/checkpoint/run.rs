@@ -343,7 +343,7 @@ impl Checkpoints {
         let AtEnd::Open(git) = self.at_end() else {
             return;
         };
-        match super::keep_newest(git.root(), keep) {
+        match super::storage::keep_newest_and(git.root(), keep, Some(git.run_id())) {
             Ok(r) if r.runs.is_empty() => {}
             Ok(r) => tracing::info!(
                 "git.keep: removed the checkpoints of {} runs ({} objects, {} bytes)",

@@ -10,7 +10,7 @@
 //! The copy keeps the original's modification time, so git's "racily clean" check (a
 //! file changed within the same clock tick as the index was written) still applies.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -28,8 +28,12 @@ pub(crate) struct Snapshotter {
     pub(super) exclude: Vec<String>,
     pub(super) limits: Limits,
     pub(super) scan: Scan,
-    /// Paths in the index when the snapshotter was made: tracked, never left out for size.
-    pub(super) tracked: HashSet<Vec<u8>>,
+    /// Paths in the index when the snapshotter was made: tracked, never left out for size
+    /// (sorted, so whether a folder holds any is a range look-up).
+    pub(super) tracked: BTreeSet<Vec<u8>>,
+    /// Folders newly left out whose files the private index held: removed from the tree
+    /// by the next [`apply`](Self::apply).
+    pub(super) dropped_dirs: Vec<String>,
     /// Untracked files left out for their size → their size.
     pub(super) skipped_files: BTreeMap<String, u64>,
     /// The tree the private index holds now; `None` before the first snapshot.
@@ -71,6 +75,7 @@ impl Snapshotter {
             limits: Limits::default(),
             scan: Scan::new(since),
             tracked,
+            dropped_dirs: Vec::new(),
             skipped_files: BTreeMap::new(),
             current: None,
             _dir: dir,
@@ -115,7 +120,7 @@ impl Snapshotter {
     /// files, ignored ones left out unless already tracked, too-big untracked ones left
     /// out) and gives its tree. Only what the scan finds may have changed is read.
     pub(crate) fn tree(&mut self) -> Result<Oid, CheckpointError> {
-        let index = self.repo.index().map_err(git("open the private index"))?;
+        let mut index = self.repo.index().map_err(git("open the private index"))?;
         let root = self.root()?.to_path_buf();
         let found = {
             let cx = Context {
@@ -127,7 +132,8 @@ impl Snapshotter {
             };
             self.scan.run(&cx, &self.skipped_files)
         };
-        let tree = self.apply(index, &found.paths, Checked::Ignored)?;
+        let paths = self.skip_grown_dirs(&mut index, found.paths)?;
+        let tree = self.apply(index, &paths, Checked::Ignored)?;
         self.rescan_if_rules_changed(tree)
     }
 

@@ -112,10 +112,30 @@ pub fn prune(workspace: &Path, runs: &[String]) -> Result<PruneReport, Checkpoin
 
 /// Removes the checkpoints of all runs but the `keep` newest.
 pub fn keep_newest(workspace: &Path, keep: usize) -> Result<PruneReport, CheckpointError> {
-    let runs = super::list_runs(workspace)?;
+    keep_newest_and(workspace, keep, None)
+}
+
+/// As [`keep_newest`], `current` counted among the kept whatever its place: runs are
+/// ordered by their start snapshot's time, which has a resolution of one second, so a
+/// run that started in the same second as an older one may sort before it (`git.keep`
+/// at the end of a run must not remove that run's own checkpoints).
+pub(crate) fn keep_newest_and(
+    workspace: &Path,
+    keep: usize,
+    current: Option<&str>,
+) -> Result<PruneReport, CheckpointError> {
+    let mut runs: Vec<String> = super::list_runs(workspace)?
+        .into_iter()
+        .map(|(run, _)| run)
+        .collect();
+    let mut keep = keep;
+    if let Some(current) = current.filter(|_| keep > 0) {
+        runs.retain(|run| run != current);
+        keep -= 1;
+    }
     let old = runs.len().saturating_sub(keep);
-    let names: Vec<String> = runs.into_iter().take(old).map(|(run, _)| run).collect();
-    prune(workspace, &names)
+    runs.truncate(old);
+    prune(workspace, &runs)
 }
 
 /// The references of one run.

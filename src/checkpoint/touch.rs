@@ -31,7 +31,7 @@ impl Snapshotter {
         paths: &BTreeSet<String>,
         checked: Checked,
     ) -> Result<Oid, CheckpointError> {
-        let mut changes = Vec::with_capacity(paths.len());
+        let mut changes: Vec<Change> = self.dropped_dirs.drain(..).map(Change::Remove).collect();
         for rel in paths {
             let Some(change) = self.update(&mut index, rel, checked)? else {
                 continue;

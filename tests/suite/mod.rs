@@ -5,6 +5,8 @@ mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
 mod checkpoint_scan;
+mod checkpoint_skipped_e2e;
+mod checkpoint_storage_e2e;
 mod checks_e2e;
 mod ci_outputs;
 mod claude_shape;
