@@ -30,7 +30,8 @@ $extra
 YAML
 done
 [ -f "$bench/bigdata/big.log" ] || (cd "$bench" && python3 make_fixture.py >&2)
-run() { printf 'BENCH_KEY=dummy "$BIN" "$JOBS/%s.yaml" --param "prompt=$BENCH_PROMPT"' "$1"; }
+export BENCH_KEY=dummy
+run() { printf '"$BIN" "$JOBS/%s.yaml" --param "prompt=$BENCH_PROMPT"' "$1"; }
 cd "$bench"
 OUT=${OUT:-/tmp/cn-run-sandbox-bench} RUNS=${RUNS:-9} SCENARIOS=${SCENARIOS:-tools20 bigread} \
   LABEL_A=sandbox LABEL_B=off ./run_pair.sh "$(run shipped)" "$(run off)"

@@ -219,18 +219,18 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
             }
         }
     }
-    run_true(policy)?;
-    if policy.run_net.is_some() {
-        start_run_box(policy, notes);
+    // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
+    if policy.run_net.is_some() && start_run_box(policy, notes) {
+        return Ok(());
     }
-    Ok(())
+    run_true(policy)
 }
 
 /// Start the run's one bubblewrap that each command enters (root, with the shared
-/// namespaces); keep a bubblewrap per command when it cannot start or run `true`.
-fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
+/// namespaces) and run `true` in it; keep a bubblewrap per command when it cannot.
+fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> bool {
     let (Some(net), Mechanism::Bubblewrap(path)) = (&policy.run_net, &policy.mechanism) else {
-        return;
+        return false;
     };
     let (path, profile) = (path.clone(), super::bwrap::profile(policy));
     let cn_run = policy.launcher.clone();
@@ -242,7 +242,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
         Ok(run_box) => {
             policy.run_box = Some(std::sync::Arc::new(run_box));
             match run_true(policy) {
-                Ok(()) => return,
+                Ok(()) => return true,
                 Err(why) => why,
             }
         }
@@ -253,6 +253,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
         "each command gets a bubblewrap of its own (slower): the run's one sandbox could not \
          be entered: {why}"
     ));
+    false
 }
 
 /// Run `true` the way a command of the run would start.
