@@ -69,6 +69,13 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     }
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
     a.one("--dev", Path::new("/dev"));
+    if let Some(relay) = &policy.relay {
+        a.pair(
+            "--bind",
+            &relay.socket,
+            Path::new(super::relay::SOCKET_INSIDE),
+        );
+    }
     a.one("--proc", Path::new("/proc"));
     if let Some(root) = &policy.private_tmp {
         for (inside, host) in temp_binds(root.path()) {
