@@ -82,10 +82,14 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
             a.pair("--bind", &host, Path::new(inside));
         }
     }
-    if policy.mode == SandboxMode::WorkspaceWrite {
-        for dir in policy.writable.iter().filter(|d| d.exists()) {
-            a.pair("--bind", dir, dir);
-        }
+    // The workspace (and the job's folders) over the private `/tmp` too: writable, or under
+    // `read-only` bound read-only, so a workspace in `/tmp` is still there to read and run in.
+    let bind = match policy.mode {
+        SandboxMode::WorkspaceWrite => "--bind",
+        _ => "--ro-bind",
+    };
+    for dir in policy.writable.iter().filter(|d| d.exists()) {
+        a.pair(bind, dir, dir);
     }
     // After the writable binds, so an extra writable folder (`~/.config`) cannot show them.
     for hidden in &policy.hidden {
