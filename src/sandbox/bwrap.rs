@@ -69,16 +69,27 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     }
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
     a.one("--dev", Path::new("/dev"));
+    if let Some(relay) = &policy.relay {
+        a.pair(
+            "--bind",
+            &relay.socket,
+            Path::new(super::relay::SOCKET_INSIDE),
+        );
+    }
     a.one("--proc", Path::new("/proc"));
     if let Some(root) = &policy.private_tmp {
         for (inside, host) in temp_binds(root.path()) {
             a.pair("--bind", &host, Path::new(inside));
         }
     }
-    if policy.mode == SandboxMode::WorkspaceWrite {
-        for dir in policy.writable.iter().filter(|d| d.exists()) {
-            a.pair("--bind", dir, dir);
-        }
+    // The workspace (and the job's folders) over the private `/tmp` too: writable, or under
+    // `read-only` bound read-only, so a workspace in `/tmp` is still there to read and run in.
+    let bind = match policy.mode {
+        SandboxMode::WorkspaceWrite => "--bind",
+        _ => "--ro-bind",
+    };
+    for dir in policy.writable.iter().filter(|d| d.exists()) {
+        a.pair(bind, dir, dir);
     }
     // After the writable binds, so an extra writable folder (`~/.config`) cannot show them.
     for hidden in &policy.hidden {

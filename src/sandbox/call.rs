@@ -16,10 +16,20 @@ use rustix::process::{Pid, WaitOptions};
 /// Exit code when the program cannot be started.
 const EXEC_FAILED_EXIT: i32 = 127;
 
-/// Run `args` (`-- PROGRAM ARGS…`) supervised; returns the exit code to use (or does not
+/// Run `args` (`[--relay SOCKET] -- PROGRAM ARGS…`) supervised; returns the exit code to use (or does not
 /// return: a command killed by a signal is mirrored by the same signal).
 pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
+    let (relay, args) = match args {
+        [flag, socket, rest @ ..] if flag == "--relay" => (Some(socket), rest),
+        _ => (None, args),
+    };
     let argv = args.strip_prefix(&["--".into()]).unwrap_or(args);
+    if let Some(socket) = relay
+        && let Err(why) = super::relay::serve_inside(socket.into())
+    {
+        say(&why);
+        return EXEC_FAILED_EXIT;
+    }
     let Some((program, rest)) = argv.split_first() else {
         say("no command given after --");
         return EXEC_FAILED_EXIT;

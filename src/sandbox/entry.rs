@@ -93,7 +93,7 @@ impl RunBox {
 
 /// `cn-run-call` beside cn-run, else cn-run's own hidden subcommand. `/proc/self/exe` is
 /// read now: inside the sandbox it would name the supervisor's parent, not cn-run.
-fn supervisor(cn_run: &Path) -> Result<Vec<OsString>, String> {
+pub(crate) fn supervisor(cn_run: &Path) -> Result<Vec<OsString>, String> {
     let me = std::fs::canonicalize(cn_run)
         .map_err(|e| format!("cannot find cn-run's binary ({}): {e}", cn_run.display()))?;
     let small = me.with_file_name(CALL_BINARY);

@@ -24,6 +24,7 @@ mod landlock;
 mod launcher;
 mod netns;
 mod proxy;
+mod relay;
 mod run_net;
 mod spawner;
 mod status;
@@ -33,6 +34,7 @@ pub use call::call_main;
 pub use entry::{CALL_BINARY, CALL_SUBCOMMAND, RunBox};
 pub use hosts::HostRule;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
+pub use relay::RunRelay;
 pub use run_net::RunNet;
 pub use status::{Enforcement, Probe, Protection, SandboxStatus, describe, establish, probe};
 
@@ -94,6 +96,9 @@ pub struct SandboxPolicy {
     /// The run's one bubblewrap that commands enter ([`entry`]), where [`establish`] could
     /// start it; else each command gets a bubblewrap of its own.
     pub run_box: Option<Arc<RunBox>>,
+    /// With a host list where cn-run cannot make the shared namespaces (an ordinary user):
+    /// the proxy on a Unix socket that each command's supervisor relays to ([`relay`]).
+    pub relay: Option<Arc<RunRelay>>,
     /// Folders writable under `workspace-write`: the workspace and the job's extra ones.
     pub writable: Vec<PathBuf>,
     /// Credential locations covered (see [`hidden`]).
@@ -133,6 +138,7 @@ impl SandboxPolicy {
             hosts: Vec::new(),
             run_net: None,
             run_box: None,
+            relay: None,
             writable: Vec::new(),
             hidden: Vec::new(),
             env_names: Vec::new(),
@@ -244,7 +250,11 @@ impl SandboxPolicy {
 
     /// The proxy's port inside the run's network namespace, when it runs.
     pub fn proxy_port(&self) -> Option<u16> {
-        self.run_net.as_ref().and_then(|n| n.proxy_port())
+        let relayed = self.relay.as_ref().map(|r| r.proxy.port);
+        self.run_net
+            .as_ref()
+            .and_then(|n| n.proxy_port())
+            .or(relayed)
     }
 
     /// How many requests the proxy refused so far (see [`Self::refused_since`]).
@@ -258,7 +268,8 @@ impl SandboxPolicy {
     }
 
     fn refusals(&self) -> Option<Arc<proxy::Refusals>> {
-        self.run_net.as_ref().and_then(|n| n.refusals())
+        let relayed = self.relay.as_ref().map(|r| Arc::clone(&r.proxy.refusals));
+        self.run_net.as_ref().and_then(|n| n.refusals()).or(relayed)
     }
 
     /// Start `cmd` (built by [`Self::command_line`]): from the thread inside the run's one
@@ -289,6 +300,19 @@ impl SandboxPolicy {
             }
             _ => cmd.spawn(),
         }
+    }
+
+    /// `argv` under the supervisor with its relay to the proxy (`cn-run-call --relay`).
+    fn relayed(&self, argv: &[&OsStr]) -> Vec<OsString> {
+        let mut v = entry::supervisor(&self.launcher).unwrap_or_else(|_| {
+            vec![
+                self.launcher.clone().into_os_string(),
+                CALL_SUBCOMMAND.into(),
+            ]
+        });
+        v.extend(["--relay".into(), relay::SOCKET_INSIDE.into(), "--".into()]);
+        v.extend(argv.iter().map(|a| a.to_os_string()));
+        v
     }
 
     /// The fallback launcher's arguments (after the program) for running `argv`.
@@ -333,9 +357,18 @@ impl SandboxPolicy {
                 rest.iter().map(|a| a.to_os_string()).collect(),
             ),
             (_, Mechanism::Bubblewrap(path)) if self.mode != SandboxMode::Off => {
-                match &self.run_box {
-                    Some(run_box) => run_box.command_line(argv),
-                    None => (path.clone().into_os_string(), bwrap::args(self, cwd, argv)),
+                match (&self.run_box, &self.relay) {
+                    (Some(run_box), _) => run_box.command_line(argv),
+                    (None, Some(_)) => {
+                        let relayed = self.relayed(argv);
+                        let relayed: Vec<&OsStr> =
+                            relayed.iter().map(OsString::as_os_str).collect();
+                        (
+                            path.clone().into_os_string(),
+                            bwrap::args(self, cwd, &relayed),
+                        )
+                    }
+                    (None, None) => (path.clone().into_os_string(), bwrap::args(self, cwd, argv)),
                 }
             }
             _ => (

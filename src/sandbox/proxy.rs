@@ -9,8 +9,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio_util::sync::CancellationToken;
 
 use super::hosts::{HostRule, allowed, normalize, split_port};
@@ -43,6 +43,15 @@ impl Refusals {
     }
 }
 
+/// Where the proxy listens: TCP on 127.0.0.1 inside the run's network namespace (root), or
+/// a Unix socket that a relay inside each command's own namespace forwards to (an ordinary
+/// user: cn-run cannot join a namespace there, see [`super::relay`]).
+#[derive(Debug)]
+pub(crate) enum ProxyListener {
+    Tcp(std::net::TcpListener),
+    Unix(std::os::unix::net::UnixListener),
+}
+
 /// A running proxy; stopped when dropped.
 #[derive(Debug)]
 pub(crate) struct Proxy {
@@ -59,12 +68,16 @@ impl Drop for Proxy {
 
 /// Serve `listener` on a thread of its own (started from a thread in cn-run's own network
 /// namespace, so its connections go out from there).
-pub(crate) fn start(
-    listener: std::net::TcpListener,
-    rules: Vec<HostRule>,
-) -> Result<Proxy, String> {
-    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+pub(crate) fn start(listener: ProxyListener, rules: Vec<HostRule>) -> Result<Proxy, String> {
+    let port = match &listener {
+        ProxyListener::Tcp(l) => l.local_addr().map_err(|e| e.to_string())?.port(),
+        ProxyListener::Unix(_) => super::relay::PORT,
+    };
+    match &listener {
+        ProxyListener::Tcp(l) => l.set_nonblocking(true),
+        ProxyListener::Unix(l) => l.set_nonblocking(true),
+    }
+    .map_err(|e| e.to_string())?;
     let refusals = Arc::new(Refusals::default());
     let stop = CancellationToken::new();
     let (log, token) = (Arc::clone(&refusals), stop.clone());
@@ -84,27 +97,45 @@ pub(crate) fn start(
 }
 
 async fn serve(
-    listener: std::net::TcpListener,
+    listener: ProxyListener,
     rules: Arc<[HostRule]>,
     refusals: Arc<Refusals>,
     stop: CancellationToken,
 ) {
-    let Ok(listener) = TcpListener::from_std(listener) else {
-        return;
-    };
-    loop {
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            accepted = listener.accept() => {
-                if let Ok((client, _)) = accepted {
-                    let (rules, refusals) = (Arc::clone(&rules), Arc::clone(&refusals));
-                    tokio::spawn(async move {
-                        let _ = handle(client, &rules, &refusals).await;
-                    });
+    match listener {
+        ProxyListener::Tcp(l) => {
+            let Ok(l) = TcpListener::from_std(l) else {
+                return;
+            };
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    Ok((client, _)) = l.accept() => spawn_handle(client, &rules, &refusals),
+                }
+            }
+        }
+        ProxyListener::Unix(l) => {
+            let Ok(l) = UnixListener::from_std(l) else {
+                return;
+            };
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    Ok((client, _)) = l.accept() => spawn_handle(client, &rules, &refusals),
                 }
             }
         }
     }
+}
+
+fn spawn_handle<S>(client: S, rules: &Arc<[HostRule]>, refusals: &Arc<Refusals>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (rules, refusals) = (Arc::clone(rules), Arc::clone(refusals));
+    tokio::spawn(async move {
+        let _ = handle(client, &rules, &refusals).await;
+    });
 }
 
 /// One parsed request: where to, and what to send there first.
@@ -116,8 +147,8 @@ struct Request {
     head: Vec<u8>,
 }
 
-async fn handle(
-    mut client: TcpStream,
+async fn handle<S: AsyncRead + AsyncWrite + Unpin>(
+    mut client: S,
     rules: &[HostRule],
     refusals: &Refusals,
 ) -> std::io::Result<()> {
@@ -175,7 +206,9 @@ async fn handle(
 
 /// Read until the end of the request head; the buffer and the head's length (bytes after
 /// it belong to the body or the tunnel). `None` when the client closed or sent too much.
-async fn read_head(client: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+async fn read_head<S: AsyncRead + Unpin>(
+    client: &mut S,
+) -> std::io::Result<Option<(Vec<u8>, usize)>> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
@@ -264,7 +297,11 @@ fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> 
 }
 
 /// Answer with `status` and `why` (prefixed `cn-run sandbox:`) and close.
-async fn answer(client: &mut TcpStream, status: u16, why: &str) -> std::io::Result<()> {
+async fn answer<S: AsyncWrite + Unpin>(
+    client: &mut S,
+    status: u16,
+    why: &str,
+) -> std::io::Result<()> {
     let reason = match status {
         403 => "Forbidden",
         502 => "Bad Gateway",

@@ -42,7 +42,7 @@ impl RunNet {
             enter(&bwrap, isolate).and_then(|()| bind(listen))
         })?;
         let proxy = match listener {
-            Some(l) => Some(proxy::start(l, hosts.to_vec())?),
+            Some(l) => Some(proxy::start(proxy::ProxyListener::Tcp(l), hosts.to_vec())?),
             None => None,
         };
         Ok(RunNet { spawner, proxy })

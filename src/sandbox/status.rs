@@ -209,13 +209,7 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
                     "each command gets namespaces of its own (slower): the run's shared \
                      namespaces could not be made: {why}"
                 ));
-                if !policy.hosts.is_empty() {
-                    notes.push(
-                        "tools.bash.network lists hosts, but cn-run's proxy needs the run's \
-                         shared network namespace (root or CAP_SYS_ADMIN): commands reach no host"
-                            .to_owned(),
-                    );
-                }
+                start_relay(policy, notes);
             }
         }
     }
@@ -224,6 +218,25 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
         return Ok(());
     }
     run_true(policy)
+}
+
+/// With a host list and no shared namespace (an ordinary user): the proxy on a Unix socket
+/// in the run's private folder, relayed inside each command (see `relay`).
+fn start_relay(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
+    if policy.hosts.is_empty() {
+        return;
+    }
+    let started = match &policy.private_tmp {
+        Some(dir) => super::RunRelay::start(dir.path(), &policy.hosts),
+        None => Err("the run has no private folder for the proxy's socket".to_owned()),
+    };
+    match started {
+        Ok(relay) => policy.relay = Some(std::sync::Arc::new(relay)),
+        Err(why) => notes.push(format!(
+            "tools.bash.network lists hosts, but cn-run's proxy could not start ({why}): \
+             commands reach no host"
+        )),
+    }
 }
 
 /// Start the run's one bubblewrap that each command enters (root, with the shared

@@ -235,3 +235,100 @@ fn a_bad_host_entry_is_a_located_error_and_explain_names_the_hosts() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Run cn-run as the ordinary user `nobody` (65534) on one Bash call, in a workspace it owns:
+/// the command's output. Needs root to change user; `None` where that or an unprivileged
+/// bubblewrap is not possible here.
+fn run_as_nobody(command: &str, hosts: &[String]) -> Option<String> {
+    let uid = rustix::process::geteuid();
+    let unprivileged_bwrap = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !uid.is_root() || !namespaces_available() || !unprivileged_bwrap {
+        eprintln!("SKIPPED: needs root to become nobody, and bubblewrap for an ordinary user");
+        return None;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (ws, home) = (base.path().join("ws"), base.path().join("home"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let turns = json!({"turns": [{"tool_calls": [bash(command)]}, {"text": "done"}]});
+    std::fs::write(base.path().join("script.json"), turns.to_string()).unwrap();
+    let job_file = base.path().join("job.yaml");
+    let text = format!(
+        "version: 1\nmodel: {{provider: script, name: m, script: '{}'}}\nprompt: go\n\
+         permissions: {{mode: auto}}\n{}",
+        base.path().join("script.json").display(),
+        job(hosts)
+    );
+    std::fs::write(&job_file, text).unwrap();
+    let chown = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(base.path())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_cn-run"))
+        .arg(&job_file)
+        .arg("-C")
+        .arg(&ws)
+        .args(["--out"])
+        .arg(base.path().join("out"))
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(base.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = std::fs::read_to_string(base.path().join("out/events.jsonl")).unwrap();
+    let finished: Vec<String> = events
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["type"] == "tool.finished")
+        .map(|e| e["output"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    Some(finished.join("\n"))
+}
+
+/// An ordinary user's run (no shared namespace: each command has a network namespace of its
+/// own) reaches the listed host through the proxy's relay and nothing else.
+#[test]
+fn an_ordinary_users_commands_reach_only_the_listed_hosts() {
+    let (a, b) = (Listener::start(), Listener::start());
+    let (pa, pb) = (a.port, b.port);
+    let command = [
+        via_proxy("", &format!("http://localhost:{pa}/ok-plain")),
+        via_proxy("-p", &format!("http://localhost:{pa}/ok-tunnel")),
+        via_proxy("", &format!("http://localhost:{pb}/no-other-port")),
+        via_proxy("", &format!("http://127.0.0.1:{pa}/no-ip-literal")),
+        via_proxy("", &format!("http://LOCALHOST:{pb}/no-upper-other-port")),
+        format!("curl -sS -m 5 --noproxy '*' http://localhost:{pa}/no-direct"),
+        format!("env -u HTTP_PROXY -u http_proxy curl -sS -m 5 http://127.0.0.1:{pb}/no-unset"),
+        "ls -la / >/dev/null".to_owned(),
+    ]
+    .join("; echo; ");
+    let Some(output) = run_as_nobody(&command, &[format!("localhost:{pa}")]) else {
+        return;
+    };
+    let seen: Vec<String> = a.seen().into_iter().chain(b.seen()).collect();
+    for ok in ["/ok-plain", "/ok-tunnel"] {
+        assert!(
+            seen.iter().any(|l| l.contains(ok)),
+            "{ok} not reached: {seen:?}\n{output}"
+        );
+    }
+    assert!(
+        seen.iter().all(|l| !l.contains("/no-")),
+        "a refused request reached a listener: {seen:?}\n{output}"
+    );
+    assert!(output.contains("is not in tools.bash.network"), "{output}");
+}
