@@ -61,6 +61,11 @@ fn leftover_calls(s: &Scene) -> Vec<serde_json::Value> {
 
 fn late_files(s: &Scene) -> Vec<String> {
     std::thread::sleep(Duration::from_secs(4));
+    late_files_now(s)
+}
+
+/// The `late-*` files in the workspace now.
+fn late_files_now(s: &Scene) -> Vec<String> {
     std::fs::read_dir(&s.ws)
         .unwrap()
         .flatten()
@@ -134,12 +139,7 @@ fn what_a_call_leaves_behind_is_gone_while_the_run_goes_on() {
                 "{tag} did not run ({network})"
             );
         }
-        let late: Vec<String> = std::fs::read_dir(&s.ws)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("late-"))
-            .collect();
+        let late = late_files_now(&s);
         assert!(
             late.is_empty(),
             "outlived their call ({network}): {late:?}\n{}",
