@@ -106,6 +106,8 @@ pub(crate) struct Acc {
     pub(crate) substituted: bool,
     /// The command itself could not be tokenised.
     pub(crate) unreadable: bool,
+    /// A `cd` moved below the workspace root, so later parts are judged from there.
+    pub(crate) moved: bool,
     pub(crate) context: Context,
 }
 
@@ -123,6 +125,7 @@ impl Acc {
             parts: None,
             substituted: false,
             unreadable: false,
+            moved: false,
             context,
         }
     }

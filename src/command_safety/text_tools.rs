@@ -25,6 +25,7 @@ pub(crate) fn cd(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         Some(depth) => {
             if !cx.detached {
                 cx.cd_depth = depth;
+                cx.acc.moved |= depth != 0;
             }
             cx.note(&SAFE_SHELL, name);
         }

@@ -70,16 +70,9 @@ impl Cx<'_> {
 /// Evaluates one command text into `acc`. Every simple command is one part: when `acc` records
 /// parts, each is recorded with its text, so a rule matcher sees exactly what was judged.
 pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
-    if obfuscation::has_hex_escapes(text) {
-        acc.note(&catalog::OBF_ESCAPES, "");
-    }
     let scan = match tokenize::scan(text) {
         Ok(scan) => scan,
-        Err(rule) => {
-            acc.note(rule, "");
-            acc.unreadable |= depth == 0;
-            return acc.end_part(Some(text.trim()), depth);
-        }
+        Err(bad) => return unreadable(text, bad, depth, acc),
     };
     let records = acc.records();
     let mut cx = Cx {
@@ -126,6 +119,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
             }
             Tok::Op(op) => {
                 cx.detached = cx.after_pipe || matches!(op, Op::Pipe | Op::Background);
+                part.note_escapes(&redirs, cx.acc);
                 flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
                 part.end(cx.acc);
                 cx.after_pipe = *op == Op::Pipe;
@@ -135,8 +129,26 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         i += 1;
     }
     cx.detached = cx.after_pipe;
+    part.note_escapes(&redirs, cx.acc);
     flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
     part.end(cx.acc);
+}
+
+/// A text that cannot be tokenised: its complete lines are judged as they run (bash runs them
+/// before it stops at the broken one), and the rest is one part that needs permission. A
+/// `rm -rf ~` line before an unterminated quote is disabled, not a mere parse error that a
+/// rule or auto mode could allow.
+fn unreadable(text: &str, bad: tokenize::Unscanned, depth: u8, acc: &mut Acc) {
+    let (lines, rest) = text.split_at(bad.complete);
+    if !lines.trim().is_empty() {
+        evaluate_text(lines, depth, acc);
+    }
+    if obfuscation::has_hex_escapes(rest) {
+        acc.note(&catalog::OBF_ESCAPES, "");
+    }
+    acc.note(bad.rule, "");
+    acc.unreadable |= depth == 0;
+    acc.end_part(Some(rest.trim()), depth);
 }
 
 /// The tokens of the simple command being read, for recording it as a part.
@@ -164,17 +176,38 @@ impl<'t> Segment<'t> {
         self.last = tok;
     }
 
+    /// The segment's own text, from its first token to its last (here-document bodies lie
+    /// after the line and are not in it).
+    fn source(&self) -> &'t str {
+        let Some(first) = self.first else { return "" };
+        let start = self.spans.get(first).map_or(0, |s| s.0);
+        let end = self.spans.get(self.last).map_or(0, |s| s.1);
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    /// Hex and Unicode escapes (`\x72\x6d`) in the segment's text or its here-documents are a
+    /// finding of this command, so the part that holds them carries it: noted on the whole
+    /// text, the finding went to whichever part was open (the first one, or none when the text
+    /// began with `(` or `;`), and the parts disagreed with the whole.
+    fn note_escapes(&self, redirs: &[&Redir<'_>], acc: &mut Acc) {
+        let bodies = redirs.iter().map(|r| r.body);
+        if std::iter::once(self.source())
+            .chain(bodies)
+            .any(obfuscation::has_hex_escapes)
+        {
+            acc.note(&catalog::OBF_ESCAPES, "");
+        }
+    }
+
     /// Ends the segment: a part is recorded when it held any token, and findings made outside
     /// any segment (a lone operator) still count for the whole.
     fn end(&mut self, acc: &mut Acc) {
         if !acc.records() {
+            self.first = None;
             return;
         }
-        let text = self.first.take().and_then(|first| {
-            let start = self.spans.get(first)?.0;
-            let end = self.spans.get(self.last)?.1;
-            self.text.get(start..end)
-        });
+        let text = self.first.is_some().then(|| self.source());
+        self.first = None;
         acc.end_part(text, self.depth);
     }
 }

@@ -77,3 +77,34 @@ fn a_control_escape_before_a_multibyte_character_does_not_panic() {
     }
     assert_eq!(evaluate("echo $'\\cé'; rm -rf /").level, Level::Disabled);
 }
+
+/// `one_reading`: `(echo $\x1d\x44\mv ` — the parts were at most allowed while the whole needed
+/// permission. Not the unclosed `(` nor the control character: hex escapes (`\x44`) were noted
+/// on the whole text before any part began, so the finding went to whichever part was open —
+/// none when the text began with `(` or `;` (the parts allowed, the whole not), the first part
+/// otherwise (`ls; printf '\x72\x6d'` charged `ls` and let the `printf` part pass a rule that
+/// covered `ls*`). Fixed in `command_safety/walk.rs`: each part is checked for escapes in its
+/// own text and here-documents, so both views come from the one parse.
+#[test]
+fn escapes_belong_to_the_part_that_holds_them() {
+    use cn_run::command_safety::{Context, one_reading_holds, read};
+    let found = "(echo $\u{1d}\\x44\\mv ";
+    assert_eq!(one_reading_holds(found), Ok(()));
+    assert_eq!(evaluate(found).level, Level::AllowedWithPermission);
+    for (command, risky_part) in [
+        (found, "echo $\u{1d}\\x44\\mv"),
+        ("; printf '\\x72\\x6d'", "printf '\\x72\\x6d'"),
+        ("ls; printf '\\x72\\x6d'", "printf '\\x72\\x6d'"),
+        ("ls && cat <<E\n\\u0072\nE", "cat <<E"),
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let reading = read(command, Context::CONTAINED);
+        let risky: Vec<&str> = reading
+            .parts
+            .iter()
+            .filter(|p| p.verdict.level > Level::AllowedWithoutPermission)
+            .map(|p| p.text.as_str())
+            .collect();
+        assert_eq!(risky, [risky_part], "{command:?}");
+    }
+}
