@@ -22,6 +22,7 @@ mod devtools;
 mod finding;
 mod git;
 mod interpreters;
+mod loaders;
 mod node_tools;
 mod obfuscation;
 mod paths;

@@ -29,6 +29,29 @@ impl Cx<'_> {
         self.after_pipe = saved;
     }
 
+    /// Whether `words`, run as a command from here, would be disabled (judged apart: nothing
+    /// is noted).
+    pub(crate) fn would_be_disabled(&self, words: &[&Word<'_>]) -> bool {
+        if self.nesting >= MAX_NESTING {
+            return false;
+        }
+        let mut acc = Acc::new(self.acc.context);
+        let mut apart = Cx {
+            acc: &mut acc,
+            depth: self.depth,
+            nesting: self.nesting + 1,
+            after_pipe: self.after_pipe,
+            stdin: self.stdin,
+            cd_depth: self.cd_depth,
+            in_git: self.in_git,
+            detached: true,
+            subshells: [0; 4],
+            open_subshells: 0,
+        };
+        simple::command(words, &mut apart);
+        acc.level() == Level::Disabled
+    }
+
     /// Remembers the `cd` depth at `(` and restores it at `)`. The restored depth is never deeper
     /// than the one seen, so an unknown one (too much nesting) counts as the workspace root.
     fn track_subshell(&mut self, op: Op) {
@@ -82,6 +105,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         after_pipe: false,
         stdin: None,
         cd_depth: 0,
+        in_git: false,
         detached: false,
         subshells: [0; 4],
         open_subshells: 0,
@@ -99,7 +123,10 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     let mut words: Vec<&Word<'_>> = Vec::with_capacity(8);
     let mut redirs: Vec<&Redir<'_>> = Vec::new();
     let mut i = 0;
-    while i < toks.len() && (records || cx.acc.level() < Level::Disabled) {
+    // Every command is read to the end, recording parts or not: stopping at the first disabled
+    // one let a later, more specific disabled rule (a fork bomb after a disabled substitution)
+    // decide one view and not the other (found by the `one_reading` fuzz target).
+    while i < toks.len() {
         match &toks[i] {
             Tok::Word(word) => {
                 part.extend(i);

@@ -108,3 +108,26 @@ fn escapes_belong_to_the_part_that_holds_them() {
         assert_eq!(risky, [risky_part], "{command:?}");
     }
 }
+
+/// `one_reading`, second run: a disabled substitution (`` `whd su` ``: an unknown program
+/// around `su`) and later a fork bomb (`cd() { cd …`). Judging without recording parts stopped
+/// at the first disabled finding, recording went on and found the more specific fork bomb, so
+/// the two views named different rules. Fixed in `command_safety/walk.rs`: every command is
+/// read to the end in both.
+#[test]
+fn both_views_read_a_disabled_command_to_the_end() {
+    use cn_run::command_safety::one_reading_holds;
+    let found = "\0T ;;;cd() { cd() { e(ho )\u{1}\0\0T ;;;cd() { cd)( { echcd() llo&; \u{7f}/uuuuuuuu`whd su`wmld ahdoct\u{5}\0\0\nrg uuuuuuuuuuuuuuuuuuuuup$f/p$assw.r";
+    for command in [
+        found,
+        "echo `chrt 1 su`; f() { f | f & }; f",
+        "sudo ls; :(){ :|:& };:",
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let verdict = evaluate(command);
+        assert_eq!(
+            verdict.rule, "critical.fork_bomb",
+            "{command:?}: {verdict:?}"
+        );
+    }
+}
