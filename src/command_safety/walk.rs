@@ -175,7 +175,9 @@ fn unreadable(text: &str, bad: tokenize::Unscanned, depth: u8, acc: &mut Acc) {
     }
     acc.note(bad.rule, "");
     acc.unreadable |= depth == 0;
-    acc.end_part(Some(rest.trim()), depth);
+    // Only what the scanner takes for blanks is trimmed: `str::trim` also took a form feed,
+    // and `\f#…` (a word) became `#…` (a comment) when the part was read alone.
+    acc.end_part(Some(rest.trim_matches([' ', '\t', '\n', '\r'])), depth);
 }
 
 /// The tokens of the simple command being read, for recording it as a part.

@@ -131,3 +131,27 @@ fn both_views_read_a_disabled_command_to_the_end() {
         );
     }
 }
+
+/// `one_reading`, third run: `\f#\0\0$'\xb2\b` cannot be tokenised (an unterminated `$'`), so
+/// it is one part, whose text was the input passed through `str::trim`. That also removed the
+/// form feed, which the shell does not take for a blank, so the part read alone began with `#`
+/// and was a comment: no part at all. Fixed in `command_safety/walk.rs`: only spaces, tabs and
+/// line breaks are trimmed.
+#[test]
+fn an_unreadable_part_keeps_the_characters_the_shell_does_not_skip() {
+    use cn_run::command_safety::{Context, one_reading_holds, read};
+    for command in [
+        "\u{c}#\0\0$'\\xb2\\b",
+        "\u{b}# \"unterminated",
+        "\u{c}#x `ls",
+        "\u{c}\t#\u{c} $(",
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let reading = read(command, Context::CONTAINED);
+        assert!(
+            reading.verdict.level >= Level::AllowedWithPermission,
+            "{command:?}: {:?}",
+            reading.verdict
+        );
+    }
+}
