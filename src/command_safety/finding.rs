@@ -108,6 +108,9 @@ pub(crate) struct Acc {
     pub(crate) unreadable: bool,
     /// A `cd` moved below the workspace root, so later parts are judged from there.
     pub(crate) moved: bool,
+    /// This evaluation only asks whether a command would be disabled (see
+    /// `Cx::would_be_disabled`), and asks that itself once per unknown program at most.
+    pub(crate) probing: bool,
     pub(crate) context: Context,
 }
 
@@ -126,6 +129,7 @@ impl Acc {
             substituted: false,
             unreadable: false,
             moved: false,
+            probing: false,
             context,
         }
     }

@@ -695,7 +695,8 @@ fn unknown(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         !w.text.starts_with('-')
             && ProgramName::parse(&w.text).is_some_and(|n| lookup(n.as_str()).is_some())
     };
-    let mut starts = (0..args.len()).filter(|&k| known(args[k])).take(4);
+    let tries = if cx.acc.probing { 1 } else { 16 };
+    let mut starts = (0..args.len()).filter(|&k| known(args[k])).take(tries);
     if starts.any(|k| cx.would_be_disabled(&args[k..])) {
         cx.note(&UNKNOWN_WRAPS_DISABLED, &program.text);
     }

@@ -30,12 +30,16 @@ impl Cx<'_> {
     }
 
     /// Whether `words`, run as a command from here, would be disabled (judged apart: nothing
-    /// is noted).
+    /// is noted). Inside such a judgement an unknown program asks this only once (see
+    /// `rules::unknown`), so the questions form a chain, not a tree: asked at several places
+    /// at every level they branched without end (found by the `one_reading` fuzz target: a
+    /// 425-byte command of `env` and unknown programs took over a minute).
     pub(crate) fn would_be_disabled(&self, words: &[&Word<'_>]) -> bool {
         if self.nesting >= MAX_NESTING {
             return false;
         }
         let mut acc = Acc::new(self.acc.context);
+        acc.probing = true;
         let mut apart = Cx {
             acc: &mut acc,
             depth: self.depth,

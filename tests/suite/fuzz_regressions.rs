@@ -155,3 +155,32 @@ fn an_unreadable_part_keeps_the_characters_the_shell_does_not_skip() {
         );
     }
 }
+
+/// `one_reading`, third run: a 425-byte command of unknown programs and `env` (`echhh… env
+/// /pXtar -ck */env /pr$ho …`) ran for over a minute. An unknown program asks whether its
+/// arguments, from a known program on, would be disabled; `env` runs an unknown program,
+/// which asked again, four times at each of up to sixteen levels. Fixed in
+/// `command_safety/rules.rs`: while answering it, an unknown program asks it only once.
+#[test]
+fn unknown_programs_around_wrappers_are_judged_in_linear_time() {
+    let found = "ZWNoaGhoaGhoaGhlY2hoaGhvICBlbnYgL3BYdGFyIC1jayAqL2VudiAvcHIkaG8gIGVvICBlbnYgL3Byb2MAAC9vYy8gKi9lbnYgL2MqIGUvL24qL2VudiAvcHIkdCAqLyovZW52IS9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLy9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLyAqL2VudiAvYyogZS8vbiovZW52IC9wciR0ICovKi9lbnYgL3ByJGhvICBlbyAgZW52IC9wcm9jAAAvb2MvICovZW52IC9jLyovZW4gKi9lbnYgL3ByJHQgKi9lbnYgL2MvKi9lbiAqL2VudiAvAC9vYy8gKi9lbnYgL2MqIGUvL24qL2VudiAvcHIkdCAqLyovZW52IS9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLy9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLyAqL2VudiAvYyogZS8vbiovZW52IC9wciR0ICovKi9lbnYgL3ByJGhvICBlbyAgZW52IC9wcm9jcHIkdCAqbiQ=";
+    let bytes = base64_decode(found);
+    let command = std::str::from_utf8(&bytes).unwrap();
+    // Unknown programs need permission; nothing in it is disabled. The test harness's own
+    // timeout is the bound: before the fix this did not finish in a minute.
+    assert_eq!(evaluate(command).level, Level::AllowedWithPermission);
+    for chain in [
+        format!("{}rm -rf /", "x env ".repeat(5)),
+        format!("x {}rm -rf /", "ls ".repeat(12)),
+    ] {
+        assert_eq!(evaluate(&chain).level, Level::Disabled, "{chain}");
+    }
+    assert_eq!(cn_run::command_safety::one_reading_holds(command), Ok(()));
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}
