@@ -51,6 +51,9 @@ rules! {
         "takes ownership of files or grants rights on them on Windows";
     FORK_BOMB = "critical.fork_bomb", DENY, 2,
         "is a function that starts copies of itself (a fork bomb)";
+    UNKNOWN_WRAPS_DISABLED = "critical.unknown_wrapper", DENY, 1,
+        "is not a program cn-run knows, and its arguments hold a disabled command, which it may \
+         run (as `nice` or `timeout` would)";
     HIDDEN_DESTRUCTIVE = "critical.hidden_program", DENY, 1,
         "hides the program name in a variable, and its arguments would be destructive for rm, \
          chmod or chown";
@@ -103,6 +106,9 @@ rules! {
     FIND_EXEC = "find.exec", ASK, 1, "runs a command, deletes or writes files for each match";
     RUNS_COMMANDS = "tool.runs_commands", ASK, 1,
         "is given an option or script that runs other commands or writes files";
+    LOADS_ELSEWHERE = "tool.loads_elsewhere", ASK, 1,
+        "is given an option that loads a plugin, module or init script, or a config, build \
+         file or project from outside the workspace, so it runs code the repository does not hold";
     GIT_NETWORK = "git.network", ASK, 1, "contacts a remote repository";
     GIT_MODIFY = "git.modifies", ASK, 1,
         "changes the repository (commits, branches, history, config or the work tree)";

@@ -18,6 +18,9 @@ pub(crate) struct Cx<'s> {
     pub(crate) stdin: Option<&'s str>,
     /// How many directories below the workspace root earlier `cd`s of this text have gone.
     pub(crate) cd_depth: i32,
+    /// An earlier `cd` of this text may have entered a `.git` directory (its path names one,
+    /// or is only known when the shell runs it), so relative writes may land in it.
+    pub(crate) in_git: bool,
     /// The command is part of a pipeline or runs in the background, so its `cd` does not last.
     pub(crate) detached: bool,
     /// `cd_depth` at each open `(` (a subshell's `cd` does not outlast it).
@@ -44,7 +47,15 @@ impl<'s> Cx<'s> {
 /// Judges a file the command writes (a redirection, `tee FILE`, `sort -o FILE`).
 pub(crate) fn check_write(path: &str, cx: &mut Cx<'_>) {
     let path = paths::without_expansions(path);
-    match paths::write_target(&path) {
+    let target = match paths::write_target(&path) {
+        WriteTarget::Workspace | WriteTarget::Harmless
+            if cx.in_git && !paths::leaves_workspace(&path) =>
+        {
+            WriteTarget::GitInternals
+        }
+        target => target,
+    };
+    match target {
         WriteTarget::Workspace if cx.context().read_only => {
             cx.note(&catalog::READONLY_WRITE, &path)
         }

@@ -191,6 +191,7 @@ pub(crate) fn compiler(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         "-fplugin",
         "-fpass-plugin",
         "-fuse-ld",
+        "--ld-path",
         "-specs",
         "--specs",
         "-Xclang",
@@ -213,7 +214,14 @@ pub(crate) fn compiler(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 /// `rustc`: a build step, unless it is given a linker, a codegen backend or link arguments
 /// (programs it runs), or reads its options from a file (`@FILE`).
 pub(crate) fn rustc(args: &[&Word<'_>], cx: &mut Cx<'_>) {
-    const RUNS: &[&str] = &["linker", "link-arg", "codegen-backend", "llvm-args", "@"];
+    const RUNS: &[&str] = &[
+        "linker",
+        "link-arg",
+        "codegen-backend",
+        "llvm-args",
+        "llvm-plugins",
+        "@",
+    ];
     let runs = |text: &str| {
         let text = text
             .strip_prefix("-C")
@@ -246,7 +254,14 @@ pub(crate) fn pytest(args: &[&Word<'_>], cx: &mut Cx<'_>) {
             short || text == *o || text.strip_prefix(o).is_some_and(|r| r.starts_with('='))
         })
     };
-    match args.iter().find(|w| loads(&w.text)) {
+    // Tests outside the workspace bring their own `conftest.py` and plugins.
+    let outside =
+        |w: &&&Word<'_>| !w.text.starts_with('-') && super::paths::leaves_workspace(&w.text);
+    match args
+        .iter()
+        .find(|w| loads(&w.text))
+        .or_else(|| args.iter().find(outside))
+    {
         Some(option) => cx.note_sub(&RUNS_COMMANDS, "pytest", &option.text),
         None => cx.note(&SAFE_BUILD, "pytest"),
     }

@@ -106,6 +106,11 @@ pub(crate) struct Acc {
     pub(crate) substituted: bool,
     /// The command itself could not be tokenised.
     pub(crate) unreadable: bool,
+    /// A `cd` moved below the workspace root, so later parts are judged from there.
+    pub(crate) moved: bool,
+    /// This evaluation only asks whether a command would be disabled (see
+    /// `Cx::would_be_disabled`), and asks that itself once per unknown program at most.
+    pub(crate) probing: bool,
     pub(crate) context: Context,
 }
 
@@ -123,6 +128,8 @@ impl Acc {
             parts: None,
             substituted: false,
             unreadable: false,
+            moved: false,
+            probing: false,
             context,
         }
     }

@@ -117,6 +117,9 @@ pub(crate) fn lang(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 fn python_module(module: Option<&str>, rest: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if module.is_some_and(|m| super::loaders::loads_elsewhere(m, rest, cx)) {
+        return;
+    }
     match module {
         Some("pip") => devtools::pip(rest, cx),
         Some("pytest") => devtools::pytest(rest, cx),
@@ -210,8 +213,9 @@ pub(crate) fn env(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     match args.get(i..) {
         Some(inner) if !inner.is_empty() => {
             // `env -C DIR CMD` runs CMD in DIR, as `cd DIR && CMD` would.
-            let saved = cx.cd_depth;
+            let saved = (cx.cd_depth, cx.in_git);
             if let Some(dir) = env_chdir(&args[..i]) {
+                cx.in_git |= super::paths::names_git_dir(dir) || dir.contains('$');
                 match super::paths::descend(dir, cx.cd_depth) {
                     Some(depth) => cx.cd_depth = depth,
                     None => cx.note(&CD_OUTSIDE, dir),
@@ -219,7 +223,7 @@ pub(crate) fn env(args: &[&Word<'_>], cx: &mut Cx<'_>) {
             }
             let after_pipe = cx.after_pipe;
             cx.command(inner, after_pipe);
-            cx.cd_depth = saved;
+            (cx.cd_depth, cx.in_git) = saved;
         }
         _ => cx.note(&ENV_DUMP, "env"),
     }

@@ -22,6 +22,7 @@ mod devtools;
 mod finding;
 mod git;
 mod interpreters;
+mod loaders;
 mod node_tools;
 mod obfuscation;
 mod paths;
@@ -156,21 +157,26 @@ pub struct Reading {
     pub parts: Vec<Part>,
     /// The command itself holds a command substitution (`$(…)`, backticks, `<(…)`).
     pub substitution: bool,
-    /// The command could not be tokenised; it is then one part, the whole text.
+    /// The command could not be tokenised; its complete lines are parts as usual, and the rest
+    /// is one part.
     pub unreadable: bool,
+    /// A `cd` moved below the workspace root, so the parts after it are judged from there
+    /// (`cd sub && cat ../x` reads inside the workspace; `cat ../x` alone does not).
+    pub moved: bool,
 }
 
 /// Reads and judges a command, keeping its parts (see [`Reading`]).
 pub fn read(command: &str, context: Context) -> Reading {
     let mut acc = finding::Acc::recording(context);
     walk::evaluate_text(command, 0, &mut acc);
-    let (substitution, unreadable) = (acc.substituted, acc.unreadable);
+    let (substitution, unreadable, moved) = (acc.substituted, acc.unreadable, acc.moved);
     let (verdict, parts) = acc.into_parts();
     Reading {
         verdict,
         parts,
         substitution,
         unreadable,
+        moved,
     }
 }
 

@@ -288,6 +288,13 @@ pub(crate) fn write_target(path: &str) -> WriteTarget {
     }
 }
 
+/// Whether a directory path has a `.git` component, in any spelling a glob may give it
+/// (`.git`, `sub/.git/hooks`, `.g*`).
+pub(crate) fn names_git_dir(path: &str) -> bool {
+    path.split(['/', '\\'])
+        .any(|part| part.starts_with('.') && glob_matches(part, ".git"))
+}
+
 /// An absolute path, a home path, or a relative path that climbs above where it starts.
 pub(crate) fn leaves_workspace(path: &str) -> bool {
     descend(path, 0).is_none()

@@ -10,6 +10,7 @@ use super::destructive;
 use super::devtools;
 use super::git;
 use super::interpreters;
+use super::loaders;
 use super::node_tools;
 use super::obfuscation;
 use super::sed;
@@ -673,18 +674,38 @@ fn lookup(name: &str) -> Option<Kind> {
 /// Judges a program (not hidden in an expansion) with its arguments.
 pub(crate) fn classify(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) {
     let Some(name) = ProgramName::parse(&program.text) else {
-        return cx.note(&UNKNOWN, &program.text);
+        return unknown(program, args, cx);
     };
     if name.by_path {
         cx.note(&EXEC_BY_PATH, &program.text);
     }
     match lookup(name.as_str()) {
         Some(kind) => dispatch(kind, name.as_str(), args, cx),
-        None => cx.note(&UNKNOWN, &program.text),
+        None => unknown(program, args, cx),
+    }
+}
+
+/// An unknown program needs permission; if its arguments, from a known program on, are a
+/// disabled command (`chrt -r 1 rm -rf /`, `firejail rm -rf ~`), it may well run them as a
+/// wrapper does, and is disabled too: a wrapper cn-run does not know is no way around a
+/// disabled command.
+fn unknown(program: &Word<'_>, args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    cx.note(&UNKNOWN, &program.text);
+    let known = |w: &Word<'_>| {
+        !w.text.starts_with('-')
+            && ProgramName::parse(&w.text).is_some_and(|n| lookup(n.as_str()).is_some())
+    };
+    let tries = if cx.acc.probing { 1 } else { 16 };
+    let mut starts = (0..args.len()).filter(|&k| known(args[k])).take(tries);
+    if starts.any(|k| cx.would_be_disabled(&args[k..])) {
+        cx.note(&UNKNOWN_WRAPS_DISABLED, &program.text);
     }
 }
 
 fn dispatch(kind: Kind, name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
+    if loaders::loads_elsewhere(name, args, cx) {
+        return;
+    }
     let rule = match kind {
         Fixed(rule) if cx.after_pipe && std::ptr::eq(rule, &NETWORK) => &PIPE_TO_NETWORK,
         Fixed(rule) => rule,

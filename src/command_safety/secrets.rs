@@ -119,7 +119,8 @@ fn is_secret_file(path: &str) -> bool {
 }
 
 /// Files of a process that hold its environment, memory or arguments (`/proc/self/environ`,
-/// `/proc/1/mem`, `/proc/*/cmdline`), or a whole process directory read recursively.
+/// `/proc/1/mem`, `/proc/*/cmdline`, `/proc/$$/environ`), or a whole process directory read
+/// recursively.
 fn process_secret(path: &str) -> bool {
     const FILES: &[&str] = &[
         "environ", "mem", "cmdline", "auxv", "maps", "root", "cwd", "fd",
@@ -134,7 +135,8 @@ fn process_secret(path: &str) -> bool {
     let glob = |p: &str| p.contains(['*', '?', '[']);
     let is_process = process.bytes().all(|c| c.is_ascii_digit())
         || matches!(process, "self" | "thread-self")
-        || glob(process);
+        || glob(process)
+        || process.contains('$');
     let file = match parts.next() {
         Some("task") => parts.nth(1),
         other => other,
@@ -160,6 +162,12 @@ fn any_spelling_is_secret(word: &str, depth: u8) -> bool {
                     || process_secret(&spelled)
                     || any_spelling_is_secret(&spelled, depth + 1)
             });
+    }
+    if SYSTEM_SECRETS
+        .iter()
+        .any(|file| super::paths::glob_matches(word, file))
+    {
+        return true;
     }
     let parts: Vec<&str> = word.split('/').collect();
     let literal = |p: &str| p.bytes().any(|c| !matches!(c, b'*' | b'?' | b'[' | b']'));
@@ -207,12 +215,12 @@ fn has_component(path: &str, dir: &str) -> bool {
     })
 }
 
-/// `.env`, `.env.local`, `.env*`, `prod.env`; not `.env.example`.
+/// `.env`, `.env.local`, `.env*`, `.env~` (an editor's backup), `prod.env`; not `.env.example`.
 fn is_env_file(name: &str) -> bool {
     if let Some(rest) = name.strip_prefix(".env") {
         return match rest.strip_prefix('.') {
             Some(suffix) => !ENV_EXAMPLES.iter().any(|s| suffix.eq_ignore_ascii_case(s)),
-            None => rest.is_empty() || rest.starts_with('*'),
+            None => rest.is_empty() || rest.starts_with(['*', '~']),
         };
     }
     name.len() > 4 && name.ends_with(".env")

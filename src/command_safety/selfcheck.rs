@@ -2,7 +2,10 @@
 //! parts a rule matcher sees are exactly the commands the evaluator judged. For any text, the
 //! reading's verdict is the evaluator's; without substitutions the strictest part decides the
 //! whole; and each top-level part, read alone, is one part with the same text (no rule can be
-//! matched against a piece of it the evaluator never saw as a command).
+//! matched against a piece of it the evaluator never saw as a command) and is judged no more
+//! strictly than in the command (what comes before a part, a pipe or a `cd` out of the
+//! workspace, can only add risk; a finding of one part never lands on another). A `cd` into a
+//! subdirectory is the one exception: the parts after it are judged from there.
 
 use super::{Context, evaluate_in, read};
 
@@ -19,7 +22,8 @@ pub fn one_reading_holds(command: &str) -> Result<(), String> {
     }
     let top: Vec<_> = reading.parts.iter().filter(|p| p.depth == 0).collect();
     let strictest = top.iter().map(|p| p.verdict.level).max();
-    if !reading.substitution && !reading.unreadable {
+    let plain = !reading.substitution && !reading.unreadable;
+    if plain {
         let whole = reading.verdict.level;
         if strictest.is_some_and(|s| s != whole) {
             return Err(format!(
@@ -29,6 +33,12 @@ pub fn one_reading_holds(command: &str) -> Result<(), String> {
     }
     for part in top {
         let again = read(&part.text, context);
+        if plain && !reading.moved && again.verdict.level > part.verdict.level {
+            return Err(format!(
+                "{command:?}: part {:?} is {:?} in the command, {:?} alone",
+                part.text, part.verdict.level, again.verdict.level
+            ));
+        }
         let texts: Vec<&str> = again
             .parts
             .iter()

@@ -17,14 +17,19 @@ pub(crate) fn cd(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
         cx.cd_depth = 0;
         return cx.note(&SAFE_SHELL, name);
     }
-    let dir = match args.get(first_positional(args, &[])).map(|w| &*w.text) {
+    let word = args.get(first_positional(args, &[]));
+    let dir = match word.map(|w| &*w.text) {
         None | Some("-") => None,
         Some(dir) => Some(dir),
     };
+    if !cx.detached && word.is_some_and(|w| w.hidden() || paths::names_git_dir(&w.text)) {
+        cx.in_git = true;
+    }
     match dir.and_then(|d| paths::descend(d, cx.cd_depth)) {
         Some(depth) => {
             if !cx.detached {
                 cx.cd_depth = depth;
+                cx.acc.moved |= depth != 0;
             }
             cx.note(&SAFE_SHELL, name);
         }

@@ -102,6 +102,17 @@ pub(crate) struct Scan<'a> {
     pub(crate) secret_var: &'a str,
 }
 
+/// Why a text could not be tokenised, and how much of it could: bash reads and runs a text
+/// command by command, so the complete lines before an unterminated quote or substitution run
+/// before bash stops at it (`rm -rf ~` then `echo "abc`: the first line runs).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unscanned {
+    pub(crate) rule: &'static Rule,
+    /// Bytes of the text that end at a line break outside any quote, substitution or
+    /// here-document (0 when the failure is on the first line).
+    pub(crate) complete: usize,
+}
+
 /// A here-document whose body starts after the current line.
 struct Pending<'a> {
     tok: usize,
@@ -116,10 +127,12 @@ pub(super) struct Scanner<'a> {
     pub(super) i: usize,
     pub(super) out: Scan<'a>,
     pending: Vec<Pending<'a>>,
+    /// Where the text after the last complete line starts (see [`Unscanned`]).
+    complete: usize,
 }
 
 /// Tokenises one command text (which may span lines).
-pub(crate) fn scan(src: &str) -> Scanned<Scan<'_>> {
+pub(crate) fn scan(src: &str) -> Result<Scan<'_>, Unscanned> {
     let mut s = Scanner {
         src,
         b: src.as_bytes(),
@@ -131,9 +144,15 @@ pub(crate) fn scan(src: &str) -> Scanned<Scan<'_>> {
             secret_var: "",
         },
         pending: Vec::new(),
+        complete: 0,
     };
-    s.run()?;
-    Ok(s.out)
+    match s.run() {
+        Ok(()) => Ok(s.out),
+        Err(rule) => Err(Unscanned {
+            rule,
+            complete: s.complete,
+        }),
+    }
 }
 
 impl<'a> Scanner<'a> {
@@ -151,6 +170,7 @@ impl<'a> Scanner<'a> {
                     self.i += 1;
                     self.push_tok(Tok::Op(Op::Seq), self.i - 1);
                     self.read_heredocs()?;
+                    self.complete = self.i;
                     continue;
                 }
                 (b'#', _) => {

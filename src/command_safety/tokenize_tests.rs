@@ -4,7 +4,7 @@
 use super::*;
 
 fn words(src: &str) -> Vec<String> {
-    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.id));
+    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.rule.id));
     scan.toks
         .iter()
         .filter_map(|t| match t {
@@ -22,7 +22,7 @@ fn first(src: &str) -> Word<'_> {
 }
 
 fn ops(src: &str) -> Vec<Op> {
-    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.id));
+    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.rule.id));
     scan.toks
         .iter()
         .filter_map(|t| match t {
@@ -33,7 +33,7 @@ fn ops(src: &str) -> Vec<Op> {
 }
 
 fn redirs(src: &str) -> Vec<(RedirKind, String, String)> {
-    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.id));
+    let scan = scan(src).unwrap_or_else(|rule| panic!("{src:?}: {}", rule.rule.id));
     scan.toks
         .iter()
         .filter_map(|t| match t {
@@ -128,8 +128,8 @@ fn here_documents_are_read_after_their_line() {
 
 #[test]
 fn substitutions_are_collected_outermost_first() {
-    let scan =
-        scan("echo $(a $(b)) `c \\`d\\`` <(e) \"$(f)\"").unwrap_or_else(|r| panic!("{}", r.id));
+    let scan = scan("echo $(a $(b)) `c \\`d\\`` <(e) \"$(f)\"")
+        .unwrap_or_else(|r| panic!("{}", r.rule.id));
     let subs: Vec<&str> = scan.subs.iter().map(|s| &**s).collect();
     assert_eq!(subs, ["a $(b)", "c `d`", "e", "f"]);
     assert!(first("$(x)y").has(SUBST));

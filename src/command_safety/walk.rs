@@ -29,6 +29,33 @@ impl Cx<'_> {
         self.after_pipe = saved;
     }
 
+    /// Whether `words`, run as a command from here, would be disabled (judged apart: nothing
+    /// is noted). Inside such a judgement an unknown program asks this only once (see
+    /// `rules::unknown`), so the questions form a chain, not a tree: asked at several places
+    /// at every level they branched without end (found by the `one_reading` fuzz target: a
+    /// 425-byte command of `env` and unknown programs took over a minute).
+    pub(crate) fn would_be_disabled(&self, words: &[&Word<'_>]) -> bool {
+        if self.nesting >= MAX_NESTING {
+            return false;
+        }
+        let mut acc = Acc::new(self.acc.context);
+        acc.probing = true;
+        let mut apart = Cx {
+            acc: &mut acc,
+            depth: self.depth,
+            nesting: self.nesting + 1,
+            after_pipe: self.after_pipe,
+            stdin: self.stdin,
+            cd_depth: self.cd_depth,
+            in_git: self.in_git,
+            detached: true,
+            subshells: [0; 4],
+            open_subshells: 0,
+        };
+        simple::command(words, &mut apart);
+        acc.level() == Level::Disabled
+    }
+
     /// Remembers the `cd` depth at `(` and restores it at `)`. The restored depth is never deeper
     /// than the one seen, so an unknown one (too much nesting) counts as the workspace root.
     fn track_subshell(&mut self, op: Op) {
@@ -70,16 +97,9 @@ impl Cx<'_> {
 /// Evaluates one command text into `acc`. Every simple command is one part: when `acc` records
 /// parts, each is recorded with its text, so a rule matcher sees exactly what was judged.
 pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
-    if obfuscation::has_hex_escapes(text) {
-        acc.note(&catalog::OBF_ESCAPES, "");
-    }
     let scan = match tokenize::scan(text) {
         Ok(scan) => scan,
-        Err(rule) => {
-            acc.note(rule, "");
-            acc.unreadable |= depth == 0;
-            return acc.end_part(Some(text.trim()), depth);
-        }
+        Err(bad) => return unreadable(text, bad, depth, acc),
     };
     let records = acc.records();
     let mut cx = Cx {
@@ -89,6 +109,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         after_pipe: false,
         stdin: None,
         cd_depth: 0,
+        in_git: false,
         detached: false,
         subshells: [0; 4],
         open_subshells: 0,
@@ -106,7 +127,10 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
     let mut words: Vec<&Word<'_>> = Vec::with_capacity(8);
     let mut redirs: Vec<&Redir<'_>> = Vec::new();
     let mut i = 0;
-    while i < toks.len() && (records || cx.acc.level() < Level::Disabled) {
+    // Every command is read to the end, recording parts or not: stopping at the first disabled
+    // one let a later, more specific disabled rule (a fork bomb after a disabled substitution)
+    // decide one view and not the other (found by the `one_reading` fuzz target).
+    while i < toks.len() {
         match &toks[i] {
             Tok::Word(word) => {
                 part.extend(i);
@@ -126,6 +150,7 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
             }
             Tok::Op(op) => {
                 cx.detached = cx.after_pipe || matches!(op, Op::Pipe | Op::Background);
+                part.note_escapes(&redirs, cx.acc);
                 flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
                 part.end(cx.acc);
                 cx.after_pipe = *op == Op::Pipe;
@@ -135,8 +160,28 @@ pub(crate) fn evaluate_text(text: &str, depth: u8, acc: &mut Acc) {
         i += 1;
     }
     cx.detached = cx.after_pipe;
+    part.note_escapes(&redirs, cx.acc);
     flush(&mut words, &mut redirs, scan.secret_var, &mut cx);
     part.end(cx.acc);
+}
+
+/// A text that cannot be tokenised: its complete lines are judged as they run (bash runs them
+/// before it stops at the broken one), and the rest is one part that needs permission. A
+/// `rm -rf ~` line before an unterminated quote is disabled, not a mere parse error that a
+/// rule or auto mode could allow.
+fn unreadable(text: &str, bad: tokenize::Unscanned, depth: u8, acc: &mut Acc) {
+    let (lines, rest) = text.split_at(bad.complete);
+    if !lines.trim().is_empty() {
+        evaluate_text(lines, depth, acc);
+    }
+    if obfuscation::has_hex_escapes(rest) {
+        acc.note(&catalog::OBF_ESCAPES, "");
+    }
+    acc.note(bad.rule, "");
+    acc.unreadable |= depth == 0;
+    // Only what the scanner takes for blanks is trimmed: `str::trim` also took a form feed,
+    // and `\f#…` (a word) became `#…` (a comment) when the part was read alone.
+    acc.end_part(Some(rest.trim_matches([' ', '\t', '\n', '\r'])), depth);
 }
 
 /// The tokens of the simple command being read, for recording it as a part.
@@ -164,17 +209,38 @@ impl<'t> Segment<'t> {
         self.last = tok;
     }
 
+    /// The segment's own text, from its first token to its last (here-document bodies lie
+    /// after the line and are not in it).
+    fn source(&self) -> &'t str {
+        let Some(first) = self.first else { return "" };
+        let start = self.spans.get(first).map_or(0, |s| s.0);
+        let end = self.spans.get(self.last).map_or(0, |s| s.1);
+        self.text.get(start..end).unwrap_or("")
+    }
+
+    /// Hex and Unicode escapes (`\x72\x6d`) in the segment's text or its here-documents are a
+    /// finding of this command, so the part that holds them carries it: noted on the whole
+    /// text, the finding went to whichever part was open (the first one, or none when the text
+    /// began with `(` or `;`), and the parts disagreed with the whole.
+    fn note_escapes(&self, redirs: &[&Redir<'_>], acc: &mut Acc) {
+        let bodies = redirs.iter().map(|r| r.body);
+        if std::iter::once(self.source())
+            .chain(bodies)
+            .any(obfuscation::has_hex_escapes)
+        {
+            acc.note(&catalog::OBF_ESCAPES, "");
+        }
+    }
+
     /// Ends the segment: a part is recorded when it held any token, and findings made outside
     /// any segment (a lone operator) still count for the whole.
     fn end(&mut self, acc: &mut Acc) {
         if !acc.records() {
+            self.first = None;
             return;
         }
-        let text = self.first.take().and_then(|first| {
-            let start = self.spans.get(first)?.0;
-            let end = self.spans.get(self.last)?.1;
-            self.text.get(start..end)
-        });
+        let text = self.first.is_some().then(|| self.source());
+        self.first = None;
         acc.end_part(text, self.depth);
     }
 }

@@ -77,3 +77,110 @@ fn a_control_escape_before_a_multibyte_character_does_not_panic() {
     }
     assert_eq!(evaluate("echo $'\\cé'; rm -rf /").level, Level::Disabled);
 }
+
+/// `one_reading`: `(echo $\x1d\x44\mv ` — the parts were at most allowed while the whole needed
+/// permission. Not the unclosed `(` nor the control character: hex escapes (`\x44`) were noted
+/// on the whole text before any part began, so the finding went to whichever part was open —
+/// none when the text began with `(` or `;` (the parts allowed, the whole not), the first part
+/// otherwise (`ls; printf '\x72\x6d'` charged `ls` and let the `printf` part pass a rule that
+/// covered `ls*`). Fixed in `command_safety/walk.rs`: each part is checked for escapes in its
+/// own text and here-documents, so both views come from the one parse.
+#[test]
+fn escapes_belong_to_the_part_that_holds_them() {
+    use cn_run::command_safety::{Context, one_reading_holds, read};
+    let found = "(echo $\u{1d}\\x44\\mv ";
+    assert_eq!(one_reading_holds(found), Ok(()));
+    assert_eq!(evaluate(found).level, Level::AllowedWithPermission);
+    for (command, risky_part) in [
+        (found, "echo $\u{1d}\\x44\\mv"),
+        ("; printf '\\x72\\x6d'", "printf '\\x72\\x6d'"),
+        ("ls; printf '\\x72\\x6d'", "printf '\\x72\\x6d'"),
+        ("ls && cat <<E\n\\u0072\nE", "cat <<E"),
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let reading = read(command, Context::CONTAINED);
+        let risky: Vec<&str> = reading
+            .parts
+            .iter()
+            .filter(|p| p.verdict.level > Level::AllowedWithoutPermission)
+            .map(|p| p.text.as_str())
+            .collect();
+        assert_eq!(risky, [risky_part], "{command:?}");
+    }
+}
+
+/// `one_reading`, second run: a disabled substitution (`` `whd su` ``: an unknown program
+/// around `su`) and later a fork bomb (`cd() { cd …`). Judging without recording parts stopped
+/// at the first disabled finding, recording went on and found the more specific fork bomb, so
+/// the two views named different rules. Fixed in `command_safety/walk.rs`: every command is
+/// read to the end in both.
+#[test]
+fn both_views_read_a_disabled_command_to_the_end() {
+    use cn_run::command_safety::one_reading_holds;
+    let found = "\0T ;;;cd() { cd() { e(ho )\u{1}\0\0T ;;;cd() { cd)( { echcd() llo&; \u{7f}/uuuuuuuu`whd su`wmld ahdoct\u{5}\0\0\nrg uuuuuuuuuuuuuuuuuuuuup$f/p$assw.r";
+    for command in [
+        found,
+        "echo `chrt 1 su`; f() { f | f & }; f",
+        "sudo ls; :(){ :|:& };:",
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let verdict = evaluate(command);
+        assert_eq!(
+            verdict.rule, "critical.fork_bomb",
+            "{command:?}: {verdict:?}"
+        );
+    }
+}
+
+/// `one_reading`, third run: `\f#\0\0$'\xb2\b` cannot be tokenised (an unterminated `$'`), so
+/// it is one part, whose text was the input passed through `str::trim`. That also removed the
+/// form feed, which the shell does not take for a blank, so the part read alone began with `#`
+/// and was a comment: no part at all. Fixed in `command_safety/walk.rs`: only spaces, tabs and
+/// line breaks are trimmed.
+#[test]
+fn an_unreadable_part_keeps_the_characters_the_shell_does_not_skip() {
+    use cn_run::command_safety::{Context, one_reading_holds, read};
+    for command in [
+        "\u{c}#\0\0$'\\xb2\\b",
+        "\u{b}# \"unterminated",
+        "\u{c}#x `ls",
+        "\u{c}\t#\u{c} $(",
+    ] {
+        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+        let reading = read(command, Context::CONTAINED);
+        assert!(
+            reading.verdict.level >= Level::AllowedWithPermission,
+            "{command:?}: {:?}",
+            reading.verdict
+        );
+    }
+}
+
+/// `one_reading`, third run: a 425-byte command of unknown programs and `env` (`echhh… env
+/// /pXtar -ck */env /pr$ho …`) ran for over a minute. An unknown program asks whether its
+/// arguments, from a known program on, would be disabled; `env` runs an unknown program,
+/// which asked again, four times at each of up to sixteen levels. Fixed in
+/// `command_safety/rules.rs`: while answering it, an unknown program asks it only once.
+#[test]
+fn unknown_programs_around_wrappers_are_judged_in_linear_time() {
+    let found = "ZWNoaGhoaGhoaGhlY2hoaGhvICBlbnYgL3BYdGFyIC1jayAqL2VudiAvcHIkaG8gIGVvICBlbnYgL3Byb2MAAC9vYy8gKi9lbnYgL2MqIGUvL24qL2VudiAvcHIkdCAqLyovZW52IS9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLy9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLyAqL2VudiAvYyogZS8vbiovZW52IC9wciR0ICovKi9lbnYgL3ByJGhvICBlbyAgZW52IC9wcm9jAAAvb2MvICovZW52IC9jLyovZW4gKi9lbnYgL3ByJHQgKi9lbnYgL2MvKi9lbiAqL2VudiAvAC9vYy8gKi9lbnYgL2MqIGUvL24qL2VudiAvcHIkdCAqLyovZW52IS9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLy9wciRobyAgZW8gIGVudiAvcHJvYwAAL29jLyAqL2VudiAvYyogZS8vbiovZW52IC9wciR0ICovKi9lbnYgL3ByJGhvICBlbyAgZW52IC9wcm9jcHIkdCAqbiQ=";
+    let bytes = base64_decode(found);
+    let command = std::str::from_utf8(&bytes).unwrap();
+    // Unknown programs need permission; nothing in it is disabled. The test harness's own
+    // timeout is the bound: before the fix this did not finish in a minute.
+    assert_eq!(evaluate(command).level, Level::AllowedWithPermission);
+    for chain in [
+        format!("{}rm -rf /", "x env ".repeat(5)),
+        format!("x {}rm -rf /", "ls ".repeat(12)),
+    ] {
+        assert_eq!(evaluate(&chain).level, Level::Disabled, "{chain}");
+    }
+    assert_eq!(cn_run::command_safety::one_reading_holds(command), Ok(()));
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}

@@ -187,3 +187,54 @@ fn git_after_cd_into_a_nested_repository_runs_none_of_its_programs() {
         "the planted fsmonitor is not live: {r:#?}"
     );
 }
+
+/// Under `--auto`, which allows what only needs permission: a disabled command (`eval`, whose
+/// effect is a marker) before an unterminated quote, or behind a wrapper cn-run does not know,
+/// never runs; bash would have run both (it runs the complete lines before a broken one). The
+/// control, which only needs permission, runs.
+#[test]
+fn a_disabled_command_stays_disabled_before_a_broken_line_or_behind_an_unknown_wrapper() {
+    let (_tmp, ws, outside) = setup();
+    let commands = [
+        "eval 'touch ../outside/unterminated'\necho \"abc",
+        "eval 'touch ../outside/dollar'\necho $(date",
+        "taskset -c 0 sh -c \"eval 'touch ../outside/wrapper'\"",
+        "chrt -o 0 sh -c \"eval 'touch ../outside/chrt'\"",
+        "touch ../outside/control",
+    ];
+    let r = scripted(&ws, &commands, &["--auto"]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(outside.join("control").exists(), "{r:#?}");
+    for marker in ["unterminated", "dollar", "wrapper", "chrt"] {
+        assert!(!outside.join(marker).exists(), "{marker} ran: {r:#?}");
+    }
+}
+
+/// Writes after `cd` into `.git`, in several spellings, leave `.git/config` and the hooks
+/// unchanged when nobody grants permission; the same write after `cd src` runs.
+#[test]
+fn writes_after_cd_into_git_leave_its_config_and_hooks_unchanged() {
+    let (_tmp, ws, _outside) = setup();
+    crate::support::runner::git(&ws, &["init", "-q"]);
+    write_files(&ws, &[("src/a.txt", "a\n")]);
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    let commands = [
+        "cd .git && printf '\\tfsmonitor = touch fsmonitor-ran\\n' >> config",
+        "pushd .git && echo x >> config",
+        "(cd .git && echo x >> config)",
+        "cd .g?t; echo 'touch hook-ran' > hooks/pre-commit",
+        "env -C .git sh -c 'echo x >> config'",
+        "cd .git/hooks && echo id > post-merge",
+        "cd src && echo ok > note.txt",
+    ];
+    let r = scripted(&ws, &commands, &[]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        config
+    );
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(!ws.join(".git/hooks/post-merge").exists());
+    assert!(ws.join("src/note.txt").exists(), "{r:#?}");
+}

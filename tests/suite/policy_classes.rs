@@ -2,10 +2,12 @@
 //! each class, commands that once slipped through (and variants of them) with the level the
 //! evaluator must give, or the decision the policy must reach under the given rules and mode.
 //! Every class holds at least five cases; every mismatch is printed before the test fails.
+//! Every case's command also has one reading: the parts the rule matcher sees agree with the
+//! evaluator's verdict on the whole (`one_reading_holds`).
 
 use std::path::Path;
 
-use cn_run::command_safety::{Context, Level, evaluate_in};
+use cn_run::command_safety::{Context, Level, evaluate_in, one_reading_holds};
 use cn_run::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec};
 use serde_json::{Value, json};
 
@@ -60,6 +62,7 @@ fn decision(case: &Value) -> Option<Permission> {
 
 fn check(case: &Value) -> Result<(), String> {
     let command = field(case, "command");
+    one_reading_holds(command)?;
     if let Some(got) = decision(case) {
         let want: Permission = serde_json::from_value(case["decision"].clone())
             .map_err(|e| format!("bad decision in {case}: {e}"))?;
