@@ -181,7 +181,23 @@ fn unreadable(text: &str, bad: tokenize::Unscanned, depth: u8, acc: &mut Acc) {
     acc.unreadable |= depth == 0;
     // Only what the scanner takes for blanks is trimmed: `str::trim` also took a form feed,
     // and `\f#…` (a word) became `#…` (a comment) when the part was read alone.
-    acc.end_part(Some(rest.trim_matches([' ', '\t', '\n', '\r'])), depth);
+    acc.end_part(Some(trim_blanks(rest)), depth);
+}
+
+/// `text` without the blanks around it, but a blank a backslash escapes stays: `x \<newline>`
+/// read alone without its newline would end in a lone backslash, another reading.
+fn trim_blanks(text: &str) -> &str {
+    const BLANKS: [char; 4] = [' ', '\t', '\n', '\r'];
+    let mut rest = text.trim_start_matches(BLANKS);
+    while let Some(last) = rest.chars().last().filter(|c| BLANKS.contains(c)) {
+        let before = &rest[..rest.len() - last.len_utf8()];
+        let backslashes = before.len() - before.trim_end_matches('\\').len();
+        if backslashes % 2 == 1 {
+            break;
+        }
+        rest = before;
+    }
+    rest
 }
 
 /// The tokens of the simple command being read, for recording it as a part.
