@@ -52,7 +52,7 @@ impl RunBox {
         profile: Vec<OsString>,
         cn_run: &Path,
     ) -> Result<RunBox, String> {
-        let supervisor = supervisor(cn_run)?;
+        let supervisor = supervisor(cn_run);
         let bwrap = bwrap.to_path_buf();
         let (spawner, holder) = Spawner::start("cn-run-sandbox-box", move || {
             let mut holder = start_holder(&bwrap, profile)?;
@@ -82,26 +82,22 @@ impl RunBox {
         (program.cloned().unwrap_or_default(), args)
     }
 
-    /// Run `f` on the thread inside (what it forks starts in the holder's namespaces).
-    pub(crate) fn run<R: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> R + Send + 'static,
-    ) -> std::io::Result<R> {
-        self.spawner.run(f)
+    /// The thread inside (what it forks starts in the holder's namespaces).
+    pub(crate) fn spawner(&self) -> &Spawner {
+        &self.spawner
     }
 }
 
 /// `cn-run-call` beside cn-run, else cn-run's own hidden subcommand. `/proc/self/exe` is
 /// read now: inside the sandbox it would name the supervisor's parent, not cn-run.
-pub(crate) fn supervisor(cn_run: &Path) -> Result<Vec<OsString>, String> {
-    let me = std::fs::canonicalize(cn_run)
-        .map_err(|e| format!("cannot find cn-run's binary ({}): {e}", cn_run.display()))?;
+pub(crate) fn supervisor(cn_run: &Path) -> Vec<OsString> {
+    let me = std::fs::canonicalize(cn_run).unwrap_or_else(|_| cn_run.to_path_buf());
     let small = me.with_file_name(CALL_BINARY);
-    Ok(if small.is_file() {
+    if small.is_file() {
         vec![small.into_os_string()]
     } else {
         vec![me.into_os_string(), CALL_SUBCOMMAND.into()]
-    })
+    }
 }
 
 fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, String> {

@@ -279,40 +279,35 @@ impl SandboxPolicy {
         &self,
         mut cmd: tokio::process::Command,
     ) -> std::io::Result<tokio::process::Child> {
-        if !self.is_active() {
+        let Some(spawner) = self.spawner() else {
             return cmd.spawn();
-        }
-        let handle = || tokio::runtime::Handle::try_current().map_err(std::io::Error::other);
-        match (&self.run_box, &self.run_net) {
-            (Some(run_box), _) if self.mode != SandboxMode::Off => {
-                let handle = handle()?;
-                run_box.run(move || {
-                    let _inside = handle.enter();
-                    cmd.spawn()
-                })?
-            }
-            (_, Some(net)) => {
-                let handle = handle()?;
-                net.run(move || {
-                    let _inside = handle.enter();
-                    cmd.spawn()
-                })?
-            }
-            _ => cmd.spawn(),
-        }
+        };
+        let handle = tokio::runtime::Handle::try_current().map_err(std::io::Error::other)?;
+        spawner.run(move || {
+            let _inside = handle.enter();
+            cmd.spawn()
+        })?
     }
 
     /// `argv` under the supervisor with its relay to the proxy (`cn-run-call --relay`).
     fn relayed(&self, argv: &[&OsStr]) -> Vec<OsString> {
-        let mut v = entry::supervisor(&self.launcher).unwrap_or_else(|_| {
-            vec![
-                self.launcher.clone().into_os_string(),
-                CALL_SUBCOMMAND.into(),
-            ]
-        });
+        let mut v = entry::supervisor(&self.launcher);
         v.extend(["--relay".into(), relay::SOCKET_INSIDE.into(), "--".into()]);
         v.extend(argv.iter().map(|a| a.to_os_string()));
         v
+    }
+
+    /// The thread commands start from, when they must start in namespaces of the run's: the
+    /// one inside the run's sandbox, else the run's namespace thread.
+    pub(crate) fn spawner(&self) -> Option<&spawner::Spawner> {
+        if !self.is_active() {
+            return None;
+        }
+        match (&self.run_box, &self.run_net) {
+            (Some(run_box), _) if self.mode != SandboxMode::Off => Some(run_box.spawner()),
+            (_, Some(net)) => Some(net.spawner()),
+            _ => None,
+        }
     }
 
     /// The fallback launcher's arguments (after the program) for running `argv`.

@@ -48,6 +48,11 @@ impl RunNet {
         Ok(RunNet { spawner, proxy })
     }
 
+    /// The spawner thread (what it forks starts in the run's namespaces).
+    pub(crate) fn spawner(&self) -> &Spawner {
+        &self.spawner
+    }
+
     /// Run `f` on the spawner thread (so what it forks starts in the run's namespaces).
     pub(crate) fn run<R: Send + 'static>(
         &self,

@@ -281,10 +281,9 @@ fn run_true(policy: &SandboxPolicy) -> Result<(), String> {
     cmd.args(args)
         .env_clear()
         .stdin(std::process::Stdio::null());
-    let out = match (&policy.run_box, &policy.run_net) {
-        (Some(run_box), _) => run_box.run(move || cmd.output()).and_then(|r| r),
-        (None, Some(net)) => net.run(move || cmd.output()).and_then(|r| r),
-        (None, None) => cmd.output(),
+    let out = match policy.spawner() {
+        Some(spawner) => spawner.run(move || cmd.output()).and_then(|r| r),
+        None => cmd.output(),
     }
     .map_err(|e| e.to_string())?;
     if out.status.success() {

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::ToolError;
-use super::process::shell_command;
+use super::process::{shell_command, signal_group};
 use crate::sandbox::SandboxPolicy;
 
 /// How many background jobs may run at the same time.
@@ -253,15 +253,6 @@ impl Drop for BackgroundJobs {
 /// SIGKILL the process group led by `pid` (each job is spawned as a group leader).
 fn kill_group(pid: Option<u32>) {
     signal_group(pid, rustix::process::Signal::KILL);
-}
-
-fn signal_group(pid: Option<u32>, signal: rustix::process::Signal) {
-    let pid = pid
-        .and_then(|p| i32::try_from(p).ok())
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid {
-        let _ = rustix::process::kill_process_group(pid, signal);
-    }
 }
 
 /// Copy one output stream into the job's kept lines until it closes.

@@ -73,7 +73,7 @@ pub(crate) fn kill_group(pgid: Option<u32>) -> bool {
     signal_group(pgid, rustix::process::Signal::KILL)
 }
 
-fn signal_group(pgid: Option<u32>, signal: rustix::process::Signal) -> bool {
+pub(crate) fn signal_group(pgid: Option<u32>, signal: rustix::process::Signal) -> bool {
     pgid.and_then(|id| i32::try_from(id).ok())
         .and_then(rustix::process::Pid::from_raw)
         .is_some_and(|pid| rustix::process::kill_process_group(pid, signal).is_ok())
