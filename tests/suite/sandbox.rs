@@ -422,8 +422,19 @@ async fn a_contained_command_keeps_its_status_streams_folder_and_no_capabilities
     if !fs_enforced(&probe) {
         return;
     }
-    eprintln!("entered per command: {}", p.run_box.is_some());
+    let entered = p.run_box.is_some();
+    eprintln!("entered per command: {entered}");
     let c = ctx(&d.ws, p);
+    if entered {
+        // The supervisor (the command's parent) is not dumpable: its environment and memory
+        // in /proc are closed to the command.
+        for file in ["environ", "mem", "maps"] {
+            let err = bash(&c, &format!("head -c 64 /proc/$PPID/{file}"))
+                .await
+                .unwrap_err();
+            assert!(err.contains("Permission denied"), "{file}: {err}");
+        }
+    }
     let err = bash(&c, "echo out; echo err >&2; exit 7")
         .await
         .unwrap_err();
