@@ -72,16 +72,12 @@ impl Agent<'_> {
             checked.push(c);
             outcome = stop;
         }
-        let starting: Vec<String> = calls
+        // Each call is in flight from its `tool.started` event until its result's
+        // `message.appended` (a resume answers such a call as interrupted).
+        let parallel = checked
             .iter()
-            .zip(&checked)
-            .filter(|(_, c)| matches!(c, Checked::Run { .. }))
-            .map(|(call, _)| call.id.clone())
-            .collect();
-        let parallel = starting.len();
-        if parallel > 0 {
-            self.hooks.tools_starting(turn, &starting).await;
-        }
+            .filter(|c| matches!(c, Checked::Run { .. }))
+            .count();
         let runs = calls
             .iter()
             .zip(checked)
@@ -337,9 +333,7 @@ impl Agent<'_> {
         (content, is_error, control, images)
     }
 
-    /// A call answered without running: its events, and its result kept for the next
-    /// session write (nothing ran, so there is nothing to save at once; saving the whole
-    /// session for each of thousands of such calls made a turn quadratic).
+    /// A call answered without running: its events.
     fn answer(&self, turn: u32, call: &ToolCall, content: String, is_error: bool) -> Answered {
         let status = if is_error {
             ToolStatus::Error
@@ -347,14 +341,7 @@ impl Agent<'_> {
             ToolStatus::Ok
         };
         self.finished(turn, call, status, &content, 0);
-        let message = Message::Tool {
-            tool_call_id: call.id.clone(),
-            name: call.name.clone(),
-            content: content.clone(),
-            is_error,
-            images: Vec::new(),
-        };
-        self.hooks.tool_answered(turn, &message);
+        self.result_appended(call, &content, is_error, &[]);
         (content, is_error, None, Vec::new())
     }
 
@@ -380,8 +367,8 @@ impl Agent<'_> {
         (content, images)
     }
 
-    /// Tell the hooks (the session file) that a call has its result.
-    /// Once the run is stopped, the final write saves it: no write may delay the end.
+    /// The call's whole result on the event stream (the session log takes it from there),
+    /// then the hooks told. Once the run is stopped nothing may delay the end.
     async fn record(
         &self,
         turn: u32,
@@ -390,18 +377,30 @@ impl Agent<'_> {
         is_error: bool,
         images: &[ImagePart],
     ) {
-        let message = Message::Tool {
-            tool_call_id: call.id.clone(),
-            name: call.name.clone(),
-            content: content.to_owned(),
-            is_error,
-            images: images.to_vec(),
-        };
-        if self.stop.is_stopped() {
-            self.hooks.tool_answered(turn, &message);
-            return;
+        self.result_appended(call, content, is_error, images);
+        if !self.stop.is_stopped() {
+            self.hooks.tool_finished(turn, &call.id).await;
         }
-        self.hooks.tool_finished(turn, &message).await;
+    }
+
+    /// A call's result joins the conversation: the loop adds the turn's results to the
+    /// history together, in the order of the calls; the event comes as each is known.
+    fn result_appended(
+        &self,
+        call: &ToolCall,
+        content: &str,
+        is_error: bool,
+        images: &[ImagePart],
+    ) {
+        self.emitter.emit(Event::MessageAppended {
+            message: Message::Tool {
+                tool_call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: content.to_owned(),
+                is_error,
+                images: images.to_vec(),
+            },
+        });
     }
 
     fn finished(&self, turn: u32, call: &ToolCall, status: ToolStatus, content: &str, ms: u64) {

@@ -1,8 +1,8 @@
 //! Points where the composition root plugs into the loop without the loop knowing what is
-//! behind them: saving the session as the run goes, checkpointing after changes.
+//! behind them: checkpointing around changes. (The session log is not kept here: it is
+//! a fold of the event stream.)
 
 use super::RunState;
-use crate::conversation::Message;
 
 #[async_trait::async_trait]
 pub trait AgentHooks: Send + Sync {
@@ -17,15 +17,8 @@ pub trait AgentHooks: Send + Sync {
     /// Tool calls or checks are about to run: from here on the workspace may change.
     async fn before_changes(&self) {}
 
-    /// These approved tool calls of one response are about to run (together).
-    async fn tools_starting(&self, _turn: u32, _call_ids: &[String]) {}
-
-    /// A tool call that ran has its result.
-    async fn tool_finished(&self, _turn: u32, _result: &Message) {}
-
-    /// A tool call was answered without running (denied, over the cap, stopped): nothing
-    /// changed, so the result need not be saved at once. Must not block.
-    fn tool_answered(&self, _turn: u32, _result: &Message) {}
+    /// A tool call that ran has its result (on the event stream already).
+    async fn tool_finished(&self, _turn: u32, _call_id: &str) {}
 
     /// After a tool call that may have changed the workspace; `args` are the call's
     /// arguments (the files a Write or Edit names).

@@ -207,11 +207,10 @@ impl Agent<'_> {
             }
             let stop = stop_action(&response, cut_retried);
             let calls = response.tool_calls.clone();
-            state.history.push(Message::assistant_with(
-                response.text,
-                response.tool_calls,
-                response.reasoning,
-            ));
+            self.append(
+                state,
+                Message::assistant_with(response.text, response.tool_calls, response.reasoning),
+            );
             // A response without tool calls ends the turn at once, and `after_turn` keeps
             // the same state: one session write fewer per run.
             if !calls.is_empty() {
@@ -234,13 +233,13 @@ impl Agent<'_> {
             if calls.is_empty() {
                 if let Some(message) = nudge {
                     // The model stopped right after a compaction: ask it once to go on.
-                    state.history.push(message);
+                    self.append(state, message);
                     self.hooks.after_turn(turn, state).await;
-                    self.emitter.emit(Event::TurnCompleted { turn });
+                    self.turn_completed(turn, state);
                     continue;
                 }
                 self.hooks.answered(turn, state).await;
-                self.emitter.emit(Event::TurnCompleted { turn });
+                self.turn_completed(turn, state);
                 return Outcome::Completed;
             }
             self.shared.set_remaining(state.budget.remaining());
@@ -254,17 +253,17 @@ impl Agent<'_> {
             // A stop (time limit, signal) that came while the tools ran ends the run now:
             // the final write saves the session.
             if let Some(outcome) = self.stopped() {
-                self.emitter.emit(Event::TurnCompleted { turn });
+                self.turn_completed(turn, state);
                 return result.outcome.unwrap_or(outcome);
             }
             self.apply_touched_rules(turn, &calls);
             self.hooks.after_turn(turn, state).await;
             if let Some(outcome) = result.outcome {
-                self.emitter.emit(Event::TurnCompleted { turn });
+                self.turn_completed(turn, state);
                 return outcome;
             }
             let after_tools = self.keep_in_window(turn, state, false).await;
-            self.emitter.emit(Event::TurnCompleted { turn });
+            self.turn_completed(turn, state);
             if let Err(outcome) = after_tools {
                 return self.stopped().unwrap_or(outcome);
             }
@@ -284,6 +283,25 @@ impl Agent<'_> {
         state.history.extend(result.messages);
         self.hooks.after_turn(turn, state).await;
         result.outcome
+    }
+
+    /// Appends a message to the history, and says so on the event stream (the session
+    /// log is the fold of these events).
+    pub fn append(&self, state: &mut RunState, message: Message) {
+        self.emitter.emit(Event::MessageAppended {
+            message: message.clone(),
+        });
+        state.history.push(message);
+    }
+
+    /// The end of a turn, with the run's counters so far.
+    pub(super) fn turn_completed(&self, turn: u32, state: &RunState) {
+        self.emitter.emit(Event::TurnCompleted {
+            turn,
+            num_turns: state.budget.turns,
+            usage: state.budget.usage,
+            total_cost_usd: state.budget.cost_usd,
+        });
     }
 
     /// The outcome for an external stop (timeout or signal), if one happened.

@@ -54,13 +54,13 @@ impl Agent<'_> {
             action: what.to_owned(),
         });
         if action == CutAction::Continue {
-            state.history.push(Message::user(CONTINUE_MESSAGE));
+            self.append(state, Message::user(CONTINUE_MESSAGE));
             self.hooks.after_turn(turn, state).await;
-            self.emitter.emit(Event::TurnCompleted { turn });
+            self.turn_completed(turn, state);
             return None;
         }
         self.hooks.answered(turn, state).await;
-        self.emitter.emit(Event::TurnCompleted { turn });
+        self.turn_completed(turn, state);
         Some(match action {
             CutAction::Filtered => Outcome::Filtered(
                 "the provider's content filter stopped the answer (stop reason: content_filter)"

@@ -177,6 +177,9 @@ impl Agent<'_> {
             .cloned();
         let mut history: Vec<Message> = task.into_iter().collect();
         history.extend(compaction::apply_summary(summary));
+        self.emitter.emit(Event::HistoryReplaced {
+            history: history.clone(),
+        });
         state.history = history;
         let after = self.request_tokens(state);
         if let Some(w) = self.window.as_mut() {

@@ -59,7 +59,7 @@ pub(crate) async fn run_attempts(
                         return (Outcome::Rejected(why), report);
                     }
                     repaired = true;
-                    state.history.push(Message::user(repair_message(&errors)));
+                    agent.append(state, Message::user(repair_message(&errors)));
                     continue;
                 }
             }
@@ -108,6 +108,6 @@ pub(crate) async fn run_attempts(
         agent.emitter.emit(Event::AttemptStarted {
             attempt: report.attempts,
         });
-        state.history.push(Message::user(message));
+        agent.append(state, Message::user(message));
     }
 }

@@ -162,6 +162,8 @@ fn notify(emitter: &Arc<Emitter>) -> Notify {
                 reference: checkpoint.reference,
                 commit: checkpoint.commit,
                 call_id,
+                label: checkpoint.label,
+                files_changed: checkpoint.files_changed,
                 skipped: checkpoint.skipped,
             },
             Notice::Warning(message) => Event::Warning { message },

@@ -66,9 +66,7 @@ pub(crate) async fn finish(
     for a in &artifacts {
         emitter.emit(Event::ArtifactCollected(a.clone()));
     }
-    hooks
-        .finish(state, f.status.as_str(), shared.checklist())
-        .await;
+    hooks.finish(state, f.status, shared.checklist());
     if let Some(c) = checkpoints {
         emitter.emit(Event::ChangesRecorded(changes(c, diff.as_ref(), storage)));
     }

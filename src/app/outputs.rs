@@ -1,5 +1,5 @@
 //! The output folder of a run and the sinks every event goes to: events.jsonl, the result
-//! builder, stream-json on stdout and the progress lines on stderr.
+//! builder, the session log, stream-json on stdout and the progress lines on stderr.
 
 use std::fs::OpenOptions;
 use std::io::LineWriter;
@@ -14,6 +14,7 @@ use crate::observability::LogHandle;
 use crate::redact::Redactor;
 use crate::report::progress::ProgressSink;
 use crate::report::{JsonlSink, ResultSink};
+use crate::session::SessionSink;
 
 /// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git). A
 /// folder that cannot be made or written is an environment error (exit 6), in words.
@@ -52,6 +53,8 @@ pub(crate) fn last_seq(events: &Path) -> u64 {
 pub(crate) struct Sinks {
     pub emitter: Arc<Emitter>,
     pub result: ResultSink,
+    /// The session log (opened once the conversation is known).
+    pub session: SessionSink,
 }
 
 /// Attaches every sink to the run's emitter (nothing is emitted before). A resumed run
@@ -88,6 +91,8 @@ pub(crate) fn attach(
         redactor.clone(),
     )));
     emitter.add_sink(Box::new(result.clone()));
+    let session = SessionSink::new();
+    emitter.add_sink(Box::new(session.clone()));
     if format == Format::StreamJson {
         emitter.add_sink(Box::new(JsonlSink::new(
             std::io::stdout(),
@@ -102,7 +107,11 @@ pub(crate) fn attach(
         ))),
         None => emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job))),
     }
-    Ok(Sinks { emitter, result })
+    Ok(Sinks {
+        emitter,
+        result,
+        session,
+    })
 }
 
 /// Feeds the events of the runs before a resumed one to its result (a file that cannot

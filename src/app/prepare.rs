@@ -175,6 +175,7 @@ async fn assemble(
         redactor: &g.redactor,
         stop: &g.stop,
         checkpoints: &g.checkpoints,
+        session: &g.sinks.session,
     };
     parts::add_subagents(config, &placed, &guard, &mut tools, &base);
     let (state, session) = parts::conversation(config, resume, &placed, prompt);

@@ -40,6 +40,7 @@ pub(crate) struct Base<'a> {
     pub redactor: &'a Redactor,
     pub stop: &'a StopSignal,
     pub checkpoints: &'a Option<Arc<Checkpoints>>,
+    pub session: &'a crate::session::SessionSink,
 }
 
 /// Built-in tools the policy offers, the workspace's skills, the MCP servers' tools, trimmed
@@ -185,6 +186,10 @@ pub(crate) fn announce(
         isolation: start.isolation.map(str::to_owned),
         sandbox: guard.sandbox_status.clone().map(Box::new),
     });
+    // The configuration in force (a resume's flags laid over the first run's) and the
+    // messages the run starts with.
+    let view = serde_json::to_value(config.view()).unwrap_or_default();
+    hooks.announce(start.state, view);
     super::extensions::report_mcp(&start.tools.statuses, emitter);
     if let Some(hub) = &start.tools.hub {
         hub.record_notifications(emitter.clone());
@@ -231,15 +236,9 @@ pub(crate) fn session(
         placed.resumed,
         base.redactor,
         base.emitter,
+        base.session,
         base.checkpoints.clone(),
     );
-    if placed.resumed {
-        // The log's first line has the configuration the run started with; from here on,
-        // the one with the resume's flags laid over it is in force.
-        if let Ok(view) = serde_json::to_value(config.view()) {
-            hooks.record_config(view);
-        }
-    }
     let uploads = super::uploads::start(
         &config.job,
         config.upload_url.as_deref(),

@@ -1,28 +1,42 @@
-//! The session log kept as the run goes: every message the history gains, the calls that
-//! start, each tool result as it finishes, the counters after each response and turn,
-//! checkpoints, and the end — each appended as it happens (see `session::Recorder`).
+//! The run's session log and the loop's hooks. The log is a fold of the event stream
+//! (`session::SessionSink`, attached with the other outputs); here it is opened, told the
+//! messages the run starts with, and closed. The hooks only drive the checkpoints (and the
+//! debug-only fault points).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use crate::agent::{AgentHooks, RunState};
-use crate::conversation::Message;
-use crate::events::{Emitter, now};
+use crate::events::{Emitter, Event};
+use crate::exit_code::Status;
 use crate::redact::Redactor;
-use crate::session::{Item, Progress, Recorder, SESSION_FILE, Session};
+use crate::session::{Progress, Recorder, SESSION_FILE, Session, SessionSink};
 
 pub(crate) struct SessionHooks {
     pub path: PathBuf,
-    recorder: Option<Mutex<Recorder>>,
     emitter: Arc<Emitter>,
+    /// Messages of the starting history the log holds already (the rest are said at
+    /// [`announce`](Self::announce)).
+    logged: usize,
     /// Snapshots after each mutating tool call.
     checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
 }
 
+/// Where the session sink starts counting: the run's budget as it starts.
+fn progress(state: &RunState, emitter: &Emitter) -> Progress {
+    Progress {
+        turns: state.budget.turns,
+        usage: state.budget.usage,
+        cost_usd: state.budget.cost_usd,
+        last_seq: emitter.seq(),
+    }
+}
+
 impl SessionHooks {
-    /// Open the session log in `out_dir` for a run starting from `state` (a new run, or a
-    /// resumed one when `resumed`), and log what it starts with. A log that cannot be
-    /// written is a warning: the run goes on.
+    /// Opens the session log in `out_dir` for a run starting from `state` (a new run, or a
+    /// resumed one when `resumed`) and hands it to `sink`. A log that cannot be written is
+    /// a warning: the run goes on.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         out_dir: &Path,
         session: &Session,
@@ -30,86 +44,89 @@ impl SessionHooks {
         resumed: bool,
         redactor: &Redactor,
         emitter: &Arc<Emitter>,
+        sink: &SessionSink,
         checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
     ) -> SessionHooks {
         let path = out_dir.join(SESSION_FILE);
-        let recorder = match Recorder::open(&path, session, &state.history, resumed, redactor) {
-            Ok(r) => Some(Mutex::new(r)),
+        let recorder = match Recorder::open(&path, session, resumed, redactor) {
+            Ok(r) => Some(r),
             Err(e) => {
                 tracing::warn!("cannot write the session log {}: {e}", path.display());
                 None
             }
         };
-        let hooks = SessionHooks {
+        let logged = recorder.as_ref().map_or(0, |r| r.logged);
+        sink.open(recorder, progress(state, emitter));
+        SessionHooks {
             path,
-            recorder,
             emitter: emitter.clone(),
+            logged: logged.min(state.history.len()),
             checkpoints,
-        };
-        hooks.sync(state, Vec::new());
-        hooks
-    }
-
-    /// Log the run's resolved configuration (a JSON value, redacted like every line).
-    pub(crate) fn record_config(&self, value: serde_json::Value) {
-        self.with(|r| r.item(&Item::Config { value }));
-    }
-
-    fn with(&self, f: impl FnOnce(&mut Recorder)) {
-        if let Some(m) = &self.recorder {
-            f(&mut m.lock().unwrap_or_else(PoisonError::into_inner));
         }
     }
 
-    fn progress(&self, state: &RunState) -> Progress {
-        Progress {
-            turns: state.budget.turns,
-            usage: state.budget.usage,
-            cost_usd: state.budget.cost_usd,
-            last_seq: self.emitter.seq(),
+    /// Right after `run.started`: the configuration in force and the messages the run
+    /// starts with that the log does not hold (the task, a resume's prompt).
+    pub(crate) fn announce(&self, state: &RunState, config: serde_json::Value) {
+        self.emitter.emit(Event::ConfigResolved { config });
+        for message in &state.history[self.logged..] {
+            self.emitter.emit(Event::MessageAppended {
+                message: message.clone(),
+            });
         }
     }
 
-    /// Log what the history gained, then `after`.
-    fn sync(&self, state: &RunState, after: Vec<Item>) {
-        let progress = self.progress(state);
-        self.with(|r| r.sync(&state.history, progress, after));
-    }
-
-    /// Log the counters after what the history gained.
-    fn sync_progress(&self, state: &RunState) {
-        let progress = self.progress(state);
-        let item = Item::Progress {
-            at: now(),
-            progress,
-        };
-        self.with(|r| r.sync(&state.history, progress, vec![item]));
-    }
-
-    fn log_checkpoints(&self) {
-        if let Some(c) = &self.checkpoints {
-            let list = c.list();
-            self.with(|r| r.checkpoints(&list));
-        }
-    }
-
-    /// The last lines: the run has ended with `status`.
-    pub(crate) async fn finish(&self, state: &RunState, status: &str, checklist: Option<String>) {
-        self.log_checkpoints();
-        let item = Item::Finished {
-            at: now(),
-            status: status.to_owned(),
+    /// The session is complete: the run has ended with `status`.
+    pub(crate) fn finish(&self, state: &RunState, status: Status, checklist: Option<String>) {
+        self.emitter.emit(Event::SessionFinished {
+            status,
             checklist,
-            progress: self.progress(state),
+            num_turns: state.budget.turns,
+            usage: state.budget.usage,
+            total_cost_usd: state.budget.cost_usd,
+        });
+        // After a panic the state may lag what the events said (a result is an event
+        // before the loop adds it); the check is for runs that ended in order.
+        #[cfg(debug_assertions)]
+        if status != Status::InternalError {
+            self.check_log_holds(state);
+        }
+    }
+
+    /// Debug builds check the fold: the log read back holds the history the run ends with,
+    /// message for message (role and call ids), so a message added without its event fails
+    /// every test that adds one.
+    #[cfg(debug_assertions)]
+    fn check_log_holds(&self, state: &RunState) {
+        use crate::conversation::Message;
+        let Ok(back) = Session::load(&self.path) else {
+            return;
         };
-        self.sync(state, vec![item]);
+        let shape = |history: &[Message]| -> Vec<String> {
+            history
+                .iter()
+                .map(|m| match m {
+                    Message::User { .. } => "user".to_owned(),
+                    Message::Assistant { tool_calls, .. } => {
+                        let ids: Vec<&str> = tool_calls.iter().map(|c| c.id.as_str()).collect();
+                        format!("assistant {}", ids.join(","))
+                    }
+                    Message::Tool { tool_call_id, .. } => format!("tool {tool_call_id}"),
+                })
+                .collect()
+        };
+        assert_eq!(
+            shape(&back.history),
+            shape(&state.history),
+            "{} does not hold the run's history",
+            self.path.display()
+        );
     }
 }
 
 #[async_trait::async_trait]
 impl AgentHooks for SessionHooks {
-    async fn after_response(&self, turn: u32, state: &RunState) {
-        self.sync_progress(state);
+    async fn after_response(&self, turn: u32, _state: &RunState) {
         super::fault::point("after_response", turn);
     }
 
@@ -119,27 +136,15 @@ impl AgentHooks for SessionHooks {
         }
     }
 
+    /// The readiness gate: the start snapshot and every checkpoint handed in so far are
+    /// taken (and reported) before anything may change the workspace.
     async fn before_changes(&self) {
-        if self.checkpoints.as_ref().is_some_and(|c| c.ready()) {
-            self.log_checkpoints();
+        if let Some(c) = &self.checkpoints {
+            c.ready();
         }
     }
 
-    /// The calls are in flight on disk before any runs (a kill then reports each as
-    /// interrupted rather than running it again).
-    async fn tools_starting(&self, _turn: u32, call_ids: &[String]) {
-        let item = Item::ToolsStarted {
-            call_ids: call_ids.to_vec(),
-        };
-        self.with(|r| r.item(&item));
-    }
-
-    fn tool_answered(&self, _turn: u32, result: &Message) {
-        self.with(|r| r.tool_result(result));
-    }
-
-    async fn tool_finished(&self, turn: u32, result: &Message) {
-        self.with(|r| r.tool_result(result));
+    async fn tool_finished(&self, turn: u32, _call_id: &str) {
         super::fault::point("tool_finished", turn);
     }
 
@@ -149,8 +154,7 @@ impl AgentHooks for SessionHooks {
         }
     }
 
-    async fn after_turn(&self, turn: u32, state: &RunState) {
-        self.sync_progress(state);
+    async fn after_turn(&self, turn: u32, _state: &RunState) {
         super::fault::point("after_turn", turn);
     }
 }

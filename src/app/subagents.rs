@@ -157,7 +157,8 @@ impl SubagentRunner for Subagents {
             rules: Vec::new(),
             narrow: narrow.as_ref(),
         };
-        let mut state = RunState::new(vec![Message::user(task)], Budget::new(limits));
+        let mut state = RunState::new(Vec::new(), Budget::new(limits));
+        agent.append(&mut state, Message::user(task));
         let outcome = agent.run(&mut state).await;
         let (completed, reason) = outcome_words(&outcome);
         Ok(SubagentReport {

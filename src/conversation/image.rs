@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One image: its media type and its bytes in standard base64, as the server sent them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImagePart {
     pub mime_type: String,
     pub data: String,
@@ -17,7 +17,7 @@ pub struct ImagePart {
 }
 
 /// The opening and closing tag around an image from an untrusted run's tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImageMarker {
     pub open: String,
     pub close: String,

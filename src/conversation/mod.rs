@@ -22,7 +22,7 @@ pub struct ToolCall {
 }
 
 /// One message of the history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     User {

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The reasoning state of one assistant message. Empty for most models.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Reasoning {
     /// Plain reasoning text (`reasoning_content` or `reasoning` deltas).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -46,7 +46,7 @@ impl Reasoning {
 }
 
 /// One Anthropic thinking block, kept byte for byte.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ThinkingBlock {
     Thinking { thinking: String, signature: String },
@@ -54,7 +54,7 @@ pub enum ThinkingBlock {
 }
 
 /// Data a server attached to one tool call and wants back on it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallExtra {
     pub call_id: String,
     pub extra: serde_json::Value,

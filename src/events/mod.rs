@@ -11,7 +11,7 @@ pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::conversation::{ToolCall, Usage};
+use crate::conversation::{Message, ToolCall, Usage};
 use crate::exit_code::{Limit, Status};
 use crate::permissions::Decision;
 
@@ -126,8 +126,17 @@ pub enum Event {
         output: String,
         duration_ms: u64,
     },
+    /// A turn ended; the run's counters so far (all turns, nested agents' included).
     #[serde(rename = "turn.completed")]
-    TurnCompleted { turn: u32 },
+    TurnCompleted {
+        turn: u32,
+        #[serde(default)]
+        num_turns: u32,
+        #[serde(default)]
+        usage: Usage,
+        #[serde(default)]
+        total_cost_usd: Option<f64>,
+    },
     #[serde(rename = "compaction")]
     Compaction {
         turn: u32,
@@ -143,6 +152,12 @@ pub enum Event {
         reference: String,
         commit: String,
         call_id: Option<String>,
+        /// What caused it, e.g. `Edit call_1`, or `start`.
+        #[serde(default)]
+        label: String,
+        /// Files added, modified or deleted since the previous checkpoint.
+        #[serde(default)]
+        files_changed: usize,
         /// Untracked files and folders left out of the snapshot for their size.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         skipped: Vec<crate::checkpoint::Skipped>,
@@ -207,6 +222,29 @@ pub enum Event {
     },
     #[serde(rename = "warning")]
     Warning { message: String },
+    /// The conversation gained a message, whole (a tool result with every byte and its
+    /// images, an answer with its reasoning, a message the runner adds). session.jsonl is
+    /// the fold of these and the events below (`session::EventFold`).
+    #[serde(rename = "message.appended")]
+    MessageAppended { message: Message },
+    /// The conversation was rewritten (a compaction): the whole history from here on.
+    #[serde(rename = "history.replaced")]
+    HistoryReplaced { history: Vec<Message> },
+    /// The run's resolved configuration (flags, job file and defaults as one value), as
+    /// `cn-run explain` prints it; the upload URL is never in it.
+    #[serde(rename = "config.resolved")]
+    ConfigResolved { config: Value },
+    /// The session is complete: what a resume of this run starts from. Comes before the
+    /// session is uploaded and before `run.completed`.
+    #[serde(rename = "session.finished")]
+    SessionFinished {
+        status: Status,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checklist: Option<String>,
+        num_turns: u32,
+        usage: Usage,
+        total_cost_usd: Option<f64>,
+    },
     #[serde(rename = "run.completed")]
     RunCompleted {
         status: Status,
@@ -274,6 +312,10 @@ impl Event {
             Event::McpNotification { .. } => "mcp.notification",
             Event::RuleApplied { .. } => "rule.applied",
             Event::Warning { .. } => "warning",
+            Event::MessageAppended { .. } => "message.appended",
+            Event::HistoryReplaced { .. } => "history.replaced",
+            Event::ConfigResolved { .. } => "config.resolved",
+            Event::SessionFinished { .. } => "session.finished",
             Event::RunCompleted { .. } => "run.completed",
         }
     }

@@ -14,9 +14,9 @@ const LINES: &[&str] = &[
     r#"{"type":"permission.decision","turn":1,"call_id":"c1","tool":"Bash","arguments":{"command":"rm -rf /"},"resolution":"denied","permission":"exclude","rule":"Bash(rm *)","source":"job","reason":"no","allow_hint":"Bash(rm -rf /)"}"#,
     r#"{"type":"tool.started","turn":1,"call_id":"c1","tool":"Bash","arguments":{"command":"ls"}}"#,
     r#"{"type":"tool.finished","turn":1,"call_id":"c1","tool":"Bash","status":"ok","output":"a\nb","duration_ms":3}"#,
-    r#"{"type":"turn.completed","turn":1}"#,
+    r#"{"type":"turn.completed","turn":1,"num_turns":4,"usage":{"input_tokens":6,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"total_input_tokens":6},"total_cost_usd":0.25}"#,
     r#"{"type":"compaction","turn":3,"tokens_before":1000,"tokens_after":100,"messages_before":20,"messages_after":4}"#,
-    r#"{"type":"checkpoint.created","turn":1,"index":1,"reference":"refs/cn-run/r/1","commit":"abc","call_id":"c1","skipped":[{"path":"big.bin","bytes":9000000},{"path":"node_modules","bytes":10,"files":5001}]}"#,
+    r#"{"type":"checkpoint.created","turn":1,"index":1,"reference":"refs/cn-run/r/1","commit":"abc","call_id":"c1","label":"Write c1","files_changed":2,"skipped":[{"path":"big.bin","bytes":9000000},{"path":"node_modules","bytes":10,"files":5001}]}"#,
     r#"{"type":"check.finished","name":"unit","attempt":1,"passed":false,"exit_code":1,"duration_ms":20,"timed_out":false,"output_tail":"FAIL"}"#,
     r#"{"type":"output.validated","valid":true,"errors":[],"value":{"answer":42}}"#,
     r#"{"type":"artifact.collected","path":"out/report.txt","stored":"/o/artifacts/out/report.txt","size":12,"sha256":"00ff","kind":"text/plain"}"#,
@@ -26,6 +26,10 @@ const LINES: &[&str] = &[
     r#"{"type":"mcp.notification","server":"fx","kind":"progress","call_id":"c1","level":null,"progress":2.0,"total":5.0,"message":"step 2"}"#,
     r#"{"type":"rule.applied","turn":0,"name":"style","origin":"AGENTS.md","reason":"always applies"}"#,
     r#"{"type":"warning","message":"careful"}"#,
+    r#"{"type":"message.appended","message":{"role":"tool","tool_call_id":"c1","name":"Read","content":"x","is_error":true,"images":[{"mime_type":"image/png","data":"iVBO","marker":{"open":"<u>","close":"</u>"}}]}}"#,
+    r#"{"type":"history.replaced","history":[{"role":"user","content":"go"},{"role":"assistant","content":"s","tool_calls":[{"id":"c2","name":"Bash","arguments":"{}"}],"summary":true,"reasoning":{"text":"t","field":"reasoning","blocks":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"redacted_thinking","data":"xx"}],"call_extra":[{"call_id":"c2","extra":{"google":{"thought_signature":"ts"}}}]}}]}"#,
+    r#"{"type":"config.resolved","config":{"model":{"provider":"script"},"limits":{"max_turns":5}}}"#,
+    r#"{"type":"session.finished","status":"success","checklist":"- [x] one","num_turns":3,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"total_input_tokens":10},"total_cost_usd":null}"#,
     r#"{"type":"run.completed","status":"limit_reached","exit_code":4,"reason":"max turns","limit":"max_turns","result":"partial","num_turns":3,"duration_ms":1500,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"total_input_tokens":10},"total_cost_usd":0.30000000000000004,"cost_unknown":false,"agent_finished":false,"checklist":"- [x] one"}"#,
 ];
 

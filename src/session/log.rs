@@ -1,7 +1,8 @@
 //! Appending to session.jsonl: one redacted line per item, written with one `write` call.
 //!
 //! The file is created once, whole (its first line written to a temporary file that is
-//! then renamed into place, where no file was), and from then on only appended to: at no
+//! then renamed into place, over a log an earlier run left in the same folder), and from
+//! then on only appended to: at no
 //! moment is there no session file or a file without its first line. A process killed in
 //! the middle of an append leaves at most a torn last line, which the reader skips. No
 //! fsync: a killed process loses nothing the kernel has; a power cut may lose the last
@@ -24,7 +25,7 @@ pub struct SessionLog {
 
 impl SessionLog {
     /// A new log at `path` whose first lines are `first` (meta, and a snapshot on a resume of
-    /// an old session file). An existing file at `path` is an error: nothing is overwritten.
+    /// an old session file), in place of an earlier run's log there.
     pub fn create(path: &Path, first: &[Item], redactor: &Redactor) -> io::Result<SessionLog> {
         let mut text = String::new();
         for item in first {
@@ -33,7 +34,9 @@ impl SessionLog {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         tmp.write_all(text.as_bytes())?;
-        let file = tmp.persist_noclobber(path).map_err(|e| e.error)?;
+        // A new run's log replaces what an earlier run left in the same folder (as its
+        // events.jsonl does), in one rename: there is never a moment without a file.
+        let file = tmp.persist(path).map_err(|e| e.error)?;
         Self::opened(path, file, redactor)
     }
 
@@ -116,13 +119,16 @@ mod tests {
     }
 
     #[test]
-    fn create_refuses_to_replace_an_existing_file() {
+    fn create_replaces_an_earlier_runs_log_whole() {
+        // A new run with the same --out: its log, not the earlier run's (whose events.jsonl
+        // the new run truncates too), and no temporary file left beside it.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session.jsonl");
-        std::fs::write(&path, "keep me\n").unwrap();
+        std::fs::write(&path, "an earlier run\n").unwrap();
         let r = Redactor::new(Vec::<&str>::new(), Vec::new(), &[]);
-        assert!(SessionLog::create(&path, &[msg("x")], &r).is_err());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep me\n");
+        drop(SessionLog::create(&path, &[msg("x")], &r).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("{\"type\":\"message\"") && !text.contains("earlier"));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 

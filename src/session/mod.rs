@@ -9,18 +9,22 @@
 //! folded back; `Session::load` also reads the single `session.json` of earlier versions.
 
 mod error;
+mod fold;
 mod item;
 mod log;
 mod read;
 mod recorder;
+mod sink;
 mod store;
 #[cfg(test)]
 mod tests;
 
 pub use error::SessionError;
+pub use fold::{EventFold, replay};
 pub use item::{Item, Progress};
 pub use log::SessionLog;
 pub use recorder::Recorder;
+pub use sink::SessionSink;
 pub use store::{SessionSummary, find_session, list_sessions};
 
 use std::path::Path;

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::conversation::ToolCall;
+use crate::conversation::{ToolCall, Usage};
+use crate::events::{Emitter, Event};
 use crate::redact::Redactor;
 
 fn redactor() -> Redactor {
@@ -37,44 +38,79 @@ fn result(id: &str, text: &str) -> Message {
     }
 }
 
-fn progress(turns: u32) -> Progress {
-    Progress {
-        turns,
-        ..Progress::default()
+/// A run whose events go to a session sink, as a run's do.
+struct Run {
+    emitter: Emitter,
+    path: PathBuf,
+}
+
+impl Run {
+    fn say(&self, message: Message) {
+        self.emitter.emit(Event::MessageAppended { message });
+    }
+
+    fn started(&self, id: &str) {
+        self.emitter.emit(Event::ToolStarted {
+            turn: 1,
+            call_id: id.into(),
+            tool: "Bash".into(),
+            arguments: serde_json::json!({}),
+        });
+    }
+
+    fn turn_completed(&self, turns: u32) {
+        self.emitter.emit(Event::TurnCompleted {
+            turn: turns,
+            num_turns: turns,
+            usage: Usage::default(),
+            total_cost_usd: Some(0.0),
+        });
     }
 }
 
-fn start(dir: &Path, history: &[Message]) -> (PathBuf, Recorder) {
-    let path = dir.join(SESSION_FILE);
-    let rec = Recorder::open(&path, &new_session(), history, false, &redactor()).unwrap();
-    (path, rec)
+fn open(path: &Path, session: &Session, resumed: bool) -> Run {
+    let emitter = Emitter::new("r1");
+    let sink = SessionSink::new();
+    emitter.add_sink(Box::new(sink.clone()));
+    let rec = Recorder::open(path, session, resumed, &redactor()).unwrap();
+    sink.open(Some(rec), session.progress());
+    Run {
+        emitter,
+        path: path.to_path_buf(),
+    }
+}
+
+fn start(dir: &Path, history: &[Message]) -> Run {
+    let run = open(&dir.join(SESSION_FILE), &new_session(), false);
+    for m in history {
+        run.say(m.clone());
+    }
+    run
 }
 
 /// One turn with two calls whose results finish out of order.
-fn turn(rec: &mut Recorder, history: &mut Vec<Message>, ids: [&str; 2]) {
+fn turn(run: &Run, history: &mut Vec<Message>, ids: [&str; 2]) {
     history.push(Message::assistant("", vec![call(ids[0]), call(ids[1])]));
-    rec.sync(history, progress(1), Vec::new());
-    rec.item(&Item::ToolsStarted {
-        call_ids: ids.iter().map(|s| s.to_string()).collect(),
-    });
-    rec.tool_result(&result(ids[1], "second"));
-    rec.tool_result(&result(ids[0], "first"));
+    run.say(history.last().unwrap().clone());
+    run.started(ids[0]);
+    run.started(ids[1]);
+    run.say(result(ids[1], "second"));
+    run.say(result(ids[0], "first"));
     history.push(result(ids[0], "first"));
     history.push(result(ids[1], "second"));
-    rec.sync(history, progress(1), Vec::new());
+    run.turn_completed(1);
 }
 
 #[test]
 fn the_history_reads_back_as_recorded_each_message_once_and_masked() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("use sk-secret-123456")];
-    let (path, mut rec) = start(dir.path(), &history);
-    rec.sync(&history, progress(0), Vec::new());
-    turn(&mut rec, &mut history, ["a", "b"]);
-    turn(&mut rec, &mut history, ["c", "d"]);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let run = start(dir.path(), &history);
+    turn(&run, &mut history, ["a", "b"]);
+    turn(&run, &mut history, ["c", "d"]);
+    let text = std::fs::read_to_string(&run.path).unwrap();
     assert!(!text.contains("sk-secret"), "{text}");
-    let back = Session::load(&path).unwrap();
+    let back = Session::load(&run.path).unwrap();
     history[0] = Message::user("use [REDACTED]");
     assert_eq!(back.history, history);
     assert!(back.in_flight.is_empty());
@@ -85,28 +121,49 @@ fn the_history_reads_back_as_recorded_each_message_once_and_masked() {
 #[test]
 fn calls_started_without_a_result_are_in_flight() {
     let dir = tempfile::tempdir().unwrap();
-    let mut history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
-    history.push(Message::assistant(
+    let run = start(dir.path(), &[Message::user("go")]);
+    run.say(Message::assistant(
         "",
         vec![call("a"), call("b"), call("c")],
     ));
-    rec.sync(&history, progress(1), Vec::new());
-    rec.item(&Item::ToolsStarted {
-        call_ids: vec!["a".into(), "b".into(), "c".into()],
-    });
-    rec.tool_result(&result("b", "done"));
-    let back = Session::load(&path).unwrap();
+    run.started("a");
+    run.started("b");
+    run.started("c");
+    run.say(result("b", "done"));
+    let back = Session::load(&run.path).unwrap();
     assert_eq!(back.in_flight, ["a", "c"]);
     assert_eq!(back.history.len(), 3);
+}
+
+#[test]
+fn a_nested_agents_messages_stay_out_of_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start(dir.path(), &[Message::user("go")]);
+    let parent = std::sync::Arc::new(run.emitter);
+    let nested = parent.scoped("call_9");
+    nested.emit(Event::MessageAppended {
+        message: Message::user("the subagent's task"),
+    });
+    nested.emit(Event::ToolStarted {
+        turn: 1,
+        call_id: "n1".into(),
+        tool: "Bash".into(),
+        arguments: serde_json::json!({}),
+    });
+    let back = Session::load(&run.path).unwrap();
+    assert_eq!(back.history, [Message::user("go")]);
+    assert!(back.in_flight.is_empty());
 }
 
 #[test]
 fn a_torn_last_line_is_ignored_and_said() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
-    turn(&mut rec, &mut history, ["a", "b"]);
+    let run = start(dir.path(), &history);
+    let path = run.path.clone();
+    turn(&run, &mut history, ["a", "b"]);
+    history.push(Message::user("the last line"));
+    run.say(history.last().unwrap().clone());
     let whole = std::fs::read(&path).unwrap();
     let last_start = whole[..whole.len() - 1]
         .iter()
@@ -131,8 +188,9 @@ fn a_torn_last_line_is_ignored_and_said() {
 fn a_bad_line_in_the_middle_is_an_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
-    turn(&mut rec, &mut history, ["a", "b"]);
+    let run = start(dir.path(), &history);
+    let path = run.path.clone();
+    turn(&run, &mut history, ["a", "b"]);
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[2] = "{\"type\":\"message\",\"mess";
@@ -145,69 +203,92 @@ fn a_bad_line_in_the_middle_is_an_error_naming_it() {
 fn a_rewritten_history_is_logged_as_a_snapshot_and_read_from_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
+    let run = start(dir.path(), &history);
     for ids in [["a", "b"], ["c", "d"], ["e", "f"]] {
-        turn(&mut rec, &mut history, ids);
+        turn(&run, &mut history, ids);
     }
     // A compaction: the task and a summary.
     history = vec![
         Message::user("go"),
         Message::assistant("summary", Vec::new()),
     ];
-    rec.sync(&history, progress(3), Vec::new());
-    turn(&mut rec, &mut history, ["g", "h"]);
-    // Pruning from the middle, then one more message: the same length as before.
-    history.remove(1);
-    history.push(Message::assistant("next", Vec::new()));
-    rec.sync(&history, progress(4), Vec::new());
-    let back = Session::load(&path).unwrap();
+    run.emitter.emit(Event::HistoryReplaced {
+        history: history.clone(),
+    });
+    turn(&run, &mut history, ["g", "h"]);
+    run.turn_completed(4);
+    let back = Session::load(&run.path).unwrap();
     assert_eq!(back.history, history);
     assert_eq!(back.turns, 4);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text.matches("\"type\":\"snapshot\"").count(), 2, "{text}");
+    let text = std::fs::read_to_string(&run.path).unwrap();
+    assert_eq!(text.matches("\"type\":\"snapshot\"").count(), 1, "{text}");
 }
 
 #[test]
-fn progress_checkpoints_config_and_the_end_fold_in() {
+fn checkpoints_config_and_the_end_fold_in() {
     let dir = tempfile::tempdir().unwrap();
-    let history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
-    rec.item(&Item::Config {
-        value: serde_json::json!({"model": "m", "key": "sk-secret-123456"}),
+    let run = start(dir.path(), &[Message::user("go")]);
+    run.emitter.emit(Event::ConfigResolved {
+        config: serde_json::json!({"model": "m", "key": "sk-secret-123456"}),
     });
-    rec.checkpoints(&[serde_json::json!({"n": 0})]);
-    rec.checkpoints(&[serde_json::json!({"n": 0}), serde_json::json!({"n": 1})]);
-    let finished = Item::Finished {
-        at: "t9".into(),
-        status: "success".into(),
+    for index in [0, 1] {
+        run.emitter.emit(Event::CheckpointCreated {
+            turn: index,
+            index,
+            reference: format!("refs/cn-run/r1/{index}"),
+            commit: "c0ffee".into(),
+            call_id: None,
+            label: "start".into(),
+            files_changed: 2,
+            skipped: Vec::new(),
+        });
+    }
+    run.emitter.emit(Event::SessionFinished {
+        status: crate::exit_code::Status::Success,
         checklist: Some("- [x] done".into()),
-        progress: Progress {
-            turns: 7,
-            last_seq: 42,
-            ..Progress::default()
-        },
-    };
-    rec.sync(&history, progress(7), vec![finished]);
-    let back = Session::load(&path).unwrap();
+        num_turns: 7,
+        usage: Usage::default(),
+        total_cost_usd: None,
+    });
+    let back = Session::load(&run.path).unwrap();
     assert_eq!(back.checkpoints.len(), 2);
+    assert_eq!(back.checkpoints[1]["reference"], "refs/cn-run/r1/1");
+    assert_eq!(back.checkpoints[1]["files_changed"], 2);
     assert_eq!(back.config.unwrap()["key"], "[REDACTED]");
     assert_eq!(back.state, SessionState::Finished);
     assert_eq!(back.status.as_deref(), Some("success"));
-    assert_eq!((back.turns, back.last_seq), (7, 42));
-    assert_eq!(back.updated_at, "t9");
+    assert_eq!(back.checklist.as_deref(), Some("- [x] done"));
+    assert_eq!((back.turns, back.last_seq), (7, 5));
 }
 
 #[test]
 fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("go")];
-    let (path, mut rec) = start(dir.path(), &history);
-    turn(&mut rec, &mut history, ["a", "b"]);
-    drop(rec);
+    let run = start(dir.path(), &history);
+    turn(&run, &mut history, ["a", "b"]);
+    let path = run.path.clone();
+    drop(run);
     let mut s = Session::load(&path).unwrap();
+    let logged = s.history.len();
     s.history.push(Message::user("and now?"));
-    let mut rec = Recorder::open(&path, &s, &s.history, true, &redactor()).unwrap();
-    rec.sync(&s.history, progress(1), Vec::new());
+    let run = open(&path, &s, true);
+    run.emitter.emit(Event::RunStarted {
+        job: "j".into(),
+        prompt: String::new(),
+        provider: "script".into(),
+        model: "m".into(),
+        workspace: "/w".into(),
+        tools: Vec::new(),
+        mode: "auto".into(),
+        resumed: true,
+        output_dir: String::new(),
+        session_path: None,
+        checks: Vec::new(),
+        isolation: None,
+        sandbox: None,
+    });
+    run.say(s.history[logged].clone());
     let back = Session::load(&path).unwrap();
     assert_eq!(back.history, s.history);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -236,7 +317,8 @@ fn an_old_session_json_is_read_and_resumed_into_a_log() {
         ("old1", 1, 2)
     );
     let path = dir.path().join(SESSION_FILE);
-    let rec = Recorder::open(&path, &s, &s.history, true, &redactor()).unwrap();
+    let rec = Recorder::open(&path, &s, true, &redactor()).unwrap();
+    assert_eq!(rec.logged, s.history.len());
     drop(rec);
     let back = Session::load(&path).unwrap();
     assert_eq!(back.session_id, "old1");

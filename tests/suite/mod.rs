@@ -65,6 +65,7 @@ mod sandbox;
 mod schedule;
 mod schemas;
 mod secrets_e2e;
+mod session_fold_e2e;
 mod session_log_e2e;
 mod session_resume;
 mod sigkill_e2e;
