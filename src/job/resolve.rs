@@ -597,7 +597,7 @@ fn bash_network_hosts(
     for (i, host) in hosts.iter().enumerate() {
         match crate::sandbox::HostRule::parse(host) {
             Ok(rule) => rules.push(rule),
-            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why),
+            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why.to_string()),
         }
     }
     rules
