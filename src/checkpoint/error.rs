@@ -28,8 +28,8 @@ pub enum CheckpointError {
     #[error("checkpoints for run {0:?} already exist in this repository")]
     RunExists(String),
     /// Rollback or listing was asked for a workspace that is not in a usable git repository.
-    #[error("{0}")]
-    NoRepository(String),
+    #[error(transparent)]
+    NoRepository(#[from] Unavailable),
     /// No checkpoint refs exist for this run id.
     #[error("no checkpoints for run {0:?} in this repository")]
     RunNotFound(String),
@@ -47,6 +47,29 @@ pub enum CheckpointError {
     /// The checkpoint worker failed unexpectedly (a bug); the run goes on without it.
     #[error("the checkpoint failed: {0}")]
     Failed(String),
+}
+
+/// Why there is nothing to snapshot into: not an error of the run, which says so once and
+/// goes on without checkpoints (for `rollback` it is [`CheckpointError::NoRepository`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error("{} is not inside a git repository", .0.display())]
+    NotARepository(PathBuf),
+    #[error(
+        "git refuses to open the repository at {} because another user owns it (add it to \
+         git's safe.directory): {message}", .path.display()
+    )]
+    OwnedByOther { path: PathBuf, message: String },
+    #[error("the repository at {} has no working tree", .0.display())]
+    NoWorkingTree(PathBuf),
+    #[error("the git repository at {} has no commit yet", .0.display())]
+    NoCommit(PathBuf),
+    /// The run stopped before its start snapshot (nothing was written).
+    #[error("the run did not start")]
+    NotStarted,
+    /// A resumed run whose checkpoints are not in this repository.
+    #[error("run {0} has no checkpoints in this repository")]
+    NoCheckpoints(String),
 }
 
 /// Shorthand for wrapping a libgit2 error with the action that failed.

@@ -60,7 +60,7 @@ pub(crate) fn safe_git(dir: &Path) -> Command {
 
 /// The bytes of loose objects run `run_id` added to the repository of `workspace`.
 pub fn added_bytes(workspace: &Path, run_id: &str) -> Result<u64, CheckpointError> {
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let objects = run_objects(&repo, run_id)?;
     Ok(objects
         .iter()
@@ -72,7 +72,7 @@ pub fn added_bytes(workspace: &Path, run_id: &str) -> Result<u64, CheckpointErro
 /// Removes the checkpoints of `runs` from the repository of `workspace`: their refs,
 /// then the loose objects only they reached.
 pub fn prune(workspace: &Path, runs: &[String]) -> Result<PruneReport, CheckpointError> {
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let mut report = PruneReport::default();
     let mut candidates = BTreeSet::new();
     for run in runs {
