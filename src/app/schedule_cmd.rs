@@ -38,7 +38,7 @@ pub(crate) fn run(args: &ScheduleArgs) -> i32 {
     }
     let cfg = match config(args) {
         Ok(c) => c,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&e.to_string()),
     };
     let stop_timeout = match parse_duration(&args.stop_timeout) {
         Ok(d) => d,
@@ -73,8 +73,10 @@ fn state_dir(args: &ScheduleArgs) -> PathBuf {
     base.join(".cn-run").join("schedule")
 }
 
-fn config(args: &ScheduleArgs) -> Result<Config, String> {
-    let parse = |flag: &str, v: &str| parse_duration(v).map_err(|e| format!("{flag}: {e}"));
+fn config(args: &ScheduleArgs) -> Result<Config, ScheduleError> {
+    let parse = |flag: &'static str, v: &str| {
+        parse_duration(v).map_err(|source| ScheduleError::Flag { flag, source })
+    };
     Ok(Config {
         default_timeout: parse("--default-timeout", &args.default_timeout)?,
         reap_grace: parse("--reap-grace", &args.reap_grace)?,

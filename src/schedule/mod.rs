@@ -47,6 +47,19 @@ pub enum ScheduleError {
     },
     #[error("another `cn-run schedule` (pid {pid}) is using {dir}")]
     Busy { pid: u32, dir: std::path::PathBuf },
+    /// A flag's duration cannot be read (`--default-timeout soon`).
+    #[error("{flag}: {source}")]
+    Flag {
+        flag: &'static str,
+        source: crate::job::ValueError,
+    },
+    /// A run could not be started (its log folder, or the process).
+    #[error("cannot {what} {path}: {source}")]
+    Start {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// `t + d`, saturating at the end of time.

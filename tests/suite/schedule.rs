@@ -9,7 +9,7 @@ use std::time::Duration;
 use cn_run::job::{LoadOptions, Missed, Schedule, load_str};
 use cn_run::schedule::{
     Config, Entry, EventKind, FakeClock, Launcher, PersistedState, ProcessLauncher, RunExit,
-    RunHandle, Scheduler, Started, Store, driver,
+    RunHandle, ScheduleError, Scheduler, Started, Store, driver,
 };
 use jiff::Timestamp;
 use serde_json::Value;
@@ -105,7 +105,7 @@ impl Fake {
 }
 
 impl Launcher for Fake {
-    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String> {
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, ScheduleError> {
         self.starts.lock().unwrap().push((entry.name.clone(), now));
         let run = Arc::new(Mutex::new(FakeRun {
             ignore_term: self.ignore_term,
@@ -838,4 +838,66 @@ fn sigterm_stops_the_foreground_scheduler_and_its_running_job() {
     // The run got the SIGTERM: cn-run wrote its result and ended as interrupted.
     assert_eq!(last["status"], "interrupted", "{beat:#}");
     assert_eq!(last["exit_code"], 130);
+}
+
+/// A wrong flag or `schedule:` is the command line's or the job's fault: exit 2 (the README's
+/// table), the flag or field named with the value, and no run started (no run folder).
+#[test]
+fn a_bad_schedule_flag_or_line_is_exit_2_naming_it() {
+    let model = "model: {provider: script, name: s, script: s.yaml}\nprompt: x\n";
+    let every = format!("version: 1\n{model}schedule: \"* * * * *\"\n");
+    // (the job's schedule line, the flags, the words on stderr)
+    let cases: [(String, &[&str], &str); 7] = [
+        (
+            every.clone(),
+            &["--default-timeout", "soon"],
+            "--default-timeout: `soon` is not a duration",
+        ),
+        (
+            every.clone(),
+            &["--reap-grace=-5m"],
+            "--reap-grace: `-5m` is negative",
+        ),
+        (
+            every,
+            &["--stop-timeout", "1x"],
+            "--stop-timeout: `1x` is not a duration",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"@reboot\"\n"),
+            &[],
+            "schedule: `@reboot` is not a known alias",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"1 2 3\"\n"),
+            &[],
+            "schedule: `1 2 3` has 3 fields; a cron line has 5",
+        ),
+        (
+            format!("version: 1\n{model}schedule: {{cron: \"0 3 * * *\", timezone: Moon/Base}}\n"),
+            &[],
+            "schedule.timezone: `Moon/Base` is not a known IANA time zone (e.g. UTC, Europe/Berlin)",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"0 25 * * *\"\n"),
+            &[],
+            "schedule: `0 25 * * *` is not a valid cron line",
+        ),
+    ];
+    for (job, flags, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_files(
+            tmp.path(),
+            &[("jobs/j.yaml", &job), ("jobs/s.yaml", SCRIPT)],
+        );
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["schedule", "--once"]).args(flags).arg("jobs");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{flags:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{flags:?}: {}", r.stderr);
+        assert!(
+            !tmp.path().join(".cn-run").exists(),
+            "{flags:?}: a run started"
+        );
+    }
 }
