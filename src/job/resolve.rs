@@ -516,7 +516,9 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
                 let path = cx.base.join(&f.file);
                 let parsed = std::fs::read_to_string(&path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                    .and_then(|text| crate::rules::parse_rule(&f.file, &text));
+                    .and_then(|text| {
+                        crate::rules::parse_rule(&f.file, &text).map_err(|e| e.to_string())
+                    });
                 match parsed {
                     Ok(rule) => out.push(rule),
                     Err(e) => cx.push(&format!("rules[{i}].file"), e),

@@ -192,3 +192,94 @@ fn report_failures_keep_their_words_and_codes() {
     expect(ws, &["report", f], 2, "cannot rebuild the run's outputs");
     assert!(!folder.join("result.json").exists(), "nothing written");
 }
+
+/// Run folders left under `.cn-run` (its `.gitignore` aside).
+fn run_folders(ws: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(read) = std::fs::read_dir(ws.join(".cn-run")) else {
+        return Vec::new();
+    };
+    read.filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// A flag or a setting of the job that is wrong, from the typed errors of this round
+/// (`ParamError`, `ValueError`, `BaseRefError`, `RuleError`): exit 2 with its words, and
+/// no run folder left behind (one made before the error was found is removed again).
+#[test]
+fn wrong_flags_and_rule_files_are_exit_2_and_leave_no_run_folder() {
+    // (a git repository?, the rule file r.md if any, flags, words)
+    let cases: [(bool, Option<&str>, &[&str], &str); 8] = [
+        (
+            false,
+            None,
+            &["--param", "novalue"],
+            "expected NAME=VALUE, got `novalue`",
+        ),
+        (false, None, &["--param", "=x"], "parameter name is empty"),
+        (
+            false,
+            None,
+            &["--timeout", "soon"],
+            "`soon` is not a duration",
+        ),
+        (
+            true,
+            None,
+            &["--untrusted", "--base-ref", "no-such-ref"],
+            "cannot resolve base ref `no-such-ref`",
+        ),
+        (
+            false,
+            None,
+            &["--untrusted", "--base-ref", "main"],
+            "no git repository",
+        ),
+        (
+            false,
+            Some("---\nglobs: [\"a[\"]\n---\nx\n"),
+            &[],
+            "rules[0].file: glob `a[`",
+        ),
+        (
+            false,
+            Some("---\nregex: \"(\"\n---\nx\n"),
+            &[],
+            "rules[0].file: regex `(`",
+        ),
+        (
+            false,
+            Some("---\nglobs: {a: [\n---\nx\n"),
+            &[],
+            "rules[0].file: front matter:",
+        ),
+    ];
+    for (repo, rule, flags, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let job = match rule {
+            Some(_) => format!("{JOB}rules:\n  - file: r.md\n"),
+            None => JOB.to_owned(),
+        };
+        let script = "turns:\n  - text: done\n";
+        write_files(ws, &[("job.yaml", &job), ("s.yaml", script)]);
+        if let Some(text) = rule {
+            write_files(ws, &[("r.md", text)]);
+        }
+        if repo {
+            crate::support::runner::git_init(ws);
+        }
+        let mut args = vec!["job.yaml"];
+        args.extend_from_slice(flags);
+        // clap says a bad `--param` as `error: invalid value …`; cn-run says the others.
+        let r = cn(ws, &args);
+        assert_eq!(r.code, 2, "{args:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{args:?}: {}", r.stderr);
+        assert_eq!(
+            run_folders(ws),
+            Vec::<std::path::PathBuf>::new(),
+            "{flags:?}"
+        );
+    }
+}
