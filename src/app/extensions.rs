@@ -34,13 +34,6 @@ pub(crate) enum McpConfigError {
     NoTransport { server: String },
 }
 
-/// For `explain`'s server listing, which reports its problems as text.
-impl From<McpConfigError> for String {
-    fn from(e: McpConfigError) -> String {
-        e.to_string()
-    }
-}
-
 /// `value` with every `${NAME}` replaced by that environment variable (which must be set).
 pub(crate) fn expand_env(value: &str) -> Result<String, McpConfigError> {
     let mut out = String::new();
@@ -140,13 +133,11 @@ pub(crate) async fn start_mcp(
     registry: &mut ToolRegistry,
     policy: &Policy,
     untrusted: bool,
-) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), String> {
+) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), crate::mcp::McpError> {
     if configs.is_empty() {
         return Ok((None, Vec::new(), policy.clone()));
     }
-    let (hub, statuses) = McpHub::start(configs, base_env)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (hub, statuses) = McpHub::start(configs, base_env).await?;
     let policy = mcp_policy(&hub, policy, untrusted);
     for tool in hub.tools() {
         if policy.is_offered(tool.name()) {

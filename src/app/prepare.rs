@@ -61,7 +61,7 @@ pub(crate) struct Guard {
     pub sandbox: crate::sandbox::SandboxPolicy,
     pub sandbox_status: Option<crate::sandbox::SandboxStatus>,
     /// `Err(reason)`: the run requires containment it cannot have.
-    pub sandbox_verdict: Result<Option<String>, String>,
+    pub sandbox_verdict: Result<Option<String>, setup::SandboxRefused>,
     /// The job's and the repository's rules.
     pub rules: Vec<RuleDef>,
     pub warnings: Vec<String>,
@@ -87,8 +87,8 @@ pub(crate) async fn prepare(
     let job = &config.job;
     // Key and headers are checked now (a usage error runs nothing); building an HTTPS
     // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
-    let (key, key_env) = setup::api_key(job).map_err(RunError::Usage)?;
-    setup::headers(job).map_err(RunError::Usage)?;
+    let (key, key_env) = setup::api_key(job).map_err(RunError::from)?;
+    setup::headers(job).map_err(RunError::from)?;
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);

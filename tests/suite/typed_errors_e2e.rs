@@ -283,3 +283,48 @@ fn wrong_flags_and_rule_files_are_exit_2_and_leave_no_run_folder() {
         );
     }
 }
+
+/// The model's key or a header names a variable the environment does not set: the job's to
+/// fix (`ModelSettingError`), exit 2 naming it, before any run folder is made.
+#[test]
+fn an_unset_model_key_or_header_variable_is_exit_2_naming_it() {
+    let model = |extra: &str| {
+        format!(
+            "version: 1\nname: typed\nmodel: {{provider: openai, name: gpt-x, \
+             api_base: \"http://127.0.0.1:9/v1\"{extra}}}\nprompt: go\n"
+        )
+    };
+    let cases = [
+        (
+            model(", api_key_env: NOPE_KEY_H19"),
+            "model.api_key_env names NOPE_KEY_H19, but that environment variable is not set",
+        ),
+        (
+            model(", api_key_env: NOPE_KEY_H19, headers: {X-Team: x}"),
+            "model.api_key_env names NOPE_KEY_H19",
+        ),
+        (
+            model(", headers: {X-Team: \"${NOPE_TEAM_H19}\"}"),
+            "header X-Team reads ${NOPE_TEAM_H19}, which is not set",
+        ),
+        (
+            model(", headers: {A: ok, X-Key: \"${NOPE_TEAM_H19}\"}"),
+            "header X-Key reads ${NOPE_TEAM_H19}, which is not set",
+        ),
+        (
+            model(", headers: {Authorization: \"${NOPE_AUTH_H19}\"}"),
+            "header Authorization reads ${NOPE_AUTH_H19}, which is not set",
+        ),
+    ];
+    for (job, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        write_files(ws, &[("job.yaml", &job)]);
+        let mut cmd = cn_run(ws);
+        cmd.arg("job.yaml").env("OPENAI_API_KEY", "sk-test-h19");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{job}: {r:#?}");
+        assert!(r.stderr.contains(words), "{job}: {}", r.stderr);
+        assert_eq!(run_folders(ws), Vec::<std::path::PathBuf>::new(), "{job}");
+    }
+}
