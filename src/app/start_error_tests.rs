@@ -50,6 +50,25 @@ fn every_variant() -> Vec<(RunError, Status)> {
             Status::Invalid,
         ),
         (
+            RunError::Config(crate::config::ConfigError::Flag(
+                "--timeout: `soon` is not a duration".into(),
+            )),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::Policy(
+                "permissions file perms.yaml: not found".into(),
+            )),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::Workspace {
+                path: "/nope".into(),
+                source: io(std::io::ErrorKind::NotFound),
+            }),
+            Status::Invalid,
+        ),
+        (
             RunError::Config(crate::config::ConfigError::BaseRef(
                 crate::repo_files::BaseRefError::Bare,
             )),
@@ -150,8 +169,13 @@ fn every_variant() -> Vec<(RunError, Status)> {
     ];
     for (e, _) in &all {
         match e {
+            RunError::Config(e) => match e {
+                crate::config::ConfigError::Flag(_)
+                | crate::config::ConfigError::Policy(_)
+                | crate::config::ConfigError::BaseRef(_)
+                | crate::config::ConfigError::Workspace { .. } => {}
+            },
             RunError::Job(_)
-            | RunError::Config(_)
             | RunError::Usage(_)
             | RunError::ModelSetting(_)
             | RunError::Mcp(_)
