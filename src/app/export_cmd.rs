@@ -58,7 +58,10 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
             }
             match std::fs::write(path, text) {
                 Ok(()) => 0,
-                Err(e) => usage_error(&format!("cannot write {}: {e}", path.display())),
+                Err(e) => {
+                    let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
+                    crate::exit_code::Status::InternalError.exit_code()
+                }
             }
         }
     }

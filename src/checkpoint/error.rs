@@ -49,6 +49,26 @@ pub enum CheckpointError {
     Failed(String),
 }
 
+impl CheckpointError {
+    /// The outcome class of this failure for `cn-run rollback` and `sessions prune` (its exit
+    /// code comes from `Status::exit_code`): a run, checkpoint or repository the command line
+    /// names that is not there is exit 2; git, the files, something in the way, exit 6.
+    pub fn status(&self) -> crate::exit_code::Status {
+        use crate::exit_code::Status;
+        match self {
+            CheckpointError::InvalidRunId(_)
+            | CheckpointError::NoRepository(_)
+            | CheckpointError::RunNotFound(_)
+            | CheckpointError::CheckpointNotFound { .. } => Status::Invalid,
+            CheckpointError::Git { .. }
+            | CheckpointError::Io { .. }
+            | CheckpointError::RunExists(_)
+            | CheckpointError::Blocked { .. }
+            | CheckpointError::Failed(_) => Status::InternalError,
+        }
+    }
+}
+
 /// Why there is nothing to snapshot into: not an error of the run, which says so once and
 /// goes on without checkpoints (for `rollback` it is [`CheckpointError::NoRepository`]).
 #[derive(Debug, thiserror::Error)]
