@@ -109,3 +109,58 @@ pub(crate) fn io(
         source,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant and its exit code; the `match` fails to compile when one is added.
+    #[test]
+    fn each_checkpoint_error_has_the_exit_code_of_its_class() {
+        let git_error = git2::Error::from_str("broken");
+        let cases = [
+            (git("read a commit")(git_error), 6),
+            (
+                io("write", std::path::Path::new("/w/a"))(std::io::Error::other("full")),
+                6,
+            ),
+            (CheckpointError::InvalidRunId("a/b".into()), 2),
+            (CheckpointError::RunExists("r".into()), 6),
+            (
+                CheckpointError::NoRepository(Unavailable::NotARepository("/w".into())),
+                2,
+            ),
+            (CheckpointError::RunNotFound("r".into()), 2),
+            (
+                CheckpointError::CheckpointNotFound {
+                    run_id: "r".into(),
+                    index: 9,
+                    last: 2,
+                },
+                2,
+            ),
+            (
+                CheckpointError::Blocked {
+                    path: "a".into(),
+                    reason: "in the way".into(),
+                },
+                6,
+            ),
+            (CheckpointError::Failed("bug".into()), 6),
+        ];
+        for (e, code) in &cases {
+            match e {
+                CheckpointError::Git { .. }
+                | CheckpointError::Io { .. }
+                | CheckpointError::InvalidRunId(_)
+                | CheckpointError::RunExists(_)
+                | CheckpointError::NoRepository(_)
+                | CheckpointError::RunNotFound(_)
+                | CheckpointError::CheckpointNotFound { .. }
+                | CheckpointError::Blocked { .. }
+                | CheckpointError::Failed(_) => {}
+            }
+            assert_eq!(e.status().exit_code(), *code, "{e}");
+        }
+    }
+}
