@@ -287,12 +287,21 @@ pub struct ExplainArgs {
     pub json: bool,
 }
 
-fn parse_param(s: &str) -> Result<(String, String), String> {
+/// Why a `--param` is not `NAME=VALUE` (clap says it with the flag: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ParamError {
+    #[error("expected NAME=VALUE, got `{0}`")]
+    NoEquals(String),
+    #[error("parameter name is empty")]
+    EmptyName,
+}
+
+fn parse_param(s: &str) -> Result<(String, String), ParamError> {
     let (k, v) = s
         .split_once('=')
-        .ok_or_else(|| format!("expected NAME=VALUE, got `{s}`"))?;
+        .ok_or_else(|| ParamError::NoEquals(s.to_owned()))?;
     if k.is_empty() {
-        return Err("parameter name is empty".to_owned());
+        return Err(ParamError::EmptyName);
     }
     Ok((k.to_owned(), v.to_owned()))
 }

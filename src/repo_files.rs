@@ -21,22 +21,46 @@ pub enum RepoFiles {
     Nothing,
 }
 
+/// Why the repository files cannot be read at the base ref (`--untrusted --base-ref`): the
+/// command line asks for what the workspace cannot give (exit 2, `ConfigError::BaseRef`).
+#[derive(Debug, thiserror::Error)]
+pub enum BaseRefError {
+    #[error("no git repository: {0}")]
+    NoRepository(#[source] git2::Error),
+    #[error("cannot resolve base ref `{base_ref}`: {source}")]
+    Resolve {
+        base_ref: String,
+        source: git2::Error,
+    },
+    #[error("a bare repository has no workspace")]
+    Bare,
+    #[error("cannot resolve {}: {source}", .path.display())]
+    Path {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 impl RepoFiles {
     /// Read repository files from `base_ref` (a branch, tag or commit) of the repository
     /// that contains `workspace`. `Err` says why it cannot.
-    pub fn at_ref(workspace: &Path, base_ref: &str) -> Result<RepoFiles, String> {
-        let repo =
-            git2::Repository::discover(workspace).map_err(|e| format!("no git repository: {e}"))?;
+    pub fn at_ref(workspace: &Path, base_ref: &str) -> Result<RepoFiles, BaseRefError> {
+        let repo = git2::Repository::discover(workspace).map_err(BaseRefError::NoRepository)?;
         let commit = repo
             .revparse_single(base_ref)
             .and_then(|o| o.peel_to_commit())
-            .map_err(|e| format!("cannot resolve base ref `{base_ref}`: {e}"))?;
-        let top = repo
-            .workdir()
-            .ok_or("a bare repository has no workspace")?
-            .canonicalize()
-            .map_err(|e| e.to_string())?;
-        let ws = workspace.canonicalize().map_err(|e| e.to_string())?;
+            .map_err(|source| BaseRefError::Resolve {
+                base_ref: base_ref.to_owned(),
+                source,
+            })?;
+        let real = |path: &Path| {
+            path.canonicalize().map_err(|source| BaseRefError::Path {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let top = real(repo.workdir().ok_or(BaseRefError::Bare)?)?;
+        let ws = real(workspace)?;
         let prefix = ws
             .strip_prefix(&top)
             .map(Path::to_path_buf)

@@ -92,12 +92,27 @@ fn split_front_matter(text: &str) -> (Option<&str>, &str) {
     (None, text)
 }
 
+/// What is wrong with a rule file (the job loader locates it at `rules[i].file`; a
+/// repository rule is skipped with a warning).
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    #[error("front matter: {0}")]
+    FrontMatter(#[source] serde_yaml::Error),
+    #[error("glob `{glob}`: {source}")]
+    Glob {
+        glob: String,
+        source: globset::Error,
+    },
+    #[error("regex `{regex}`: {source}")]
+    Regex { regex: String, source: regex::Error },
+}
+
 /// Parse a rule file's text. `Err` says what is wrong with its front matter.
-pub fn parse_rule(origin: &str, text: &str) -> Result<RuleDef, String> {
+pub fn parse_rule(origin: &str, text: &str) -> Result<RuleDef, RuleError> {
     let (front, body) = split_front_matter(text);
     let fm: FrontMatter = match front {
         Some(yaml) if !yaml.trim().is_empty() => {
-            serde_yaml::from_str(yaml).map_err(|e| format!("front matter: {e}"))?
+            serde_yaml::from_str(yaml).map_err(RuleError::FrontMatter)?
         }
         _ => FrontMatter::default(),
     };
@@ -111,13 +126,19 @@ pub fn parse_rule(origin: &str, text: &str) -> Result<RuleDef, String> {
             format!("**/{g}")
         };
         let m = Glob::new(&pattern)
-            .map_err(|e| format!("glob `{g}`: {e}"))?
+            .map_err(|source| RuleError::Glob {
+                glob: g.clone(),
+                source,
+            })?
             .compile_matcher();
         glob_matchers.push((g.clone(), m));
     }
     let mut regex = Vec::new();
     for r in &regexes {
-        regex.push(regex::Regex::new(r).map_err(|e| format!("regex `{r}`: {e}"))?);
+        regex.push(regex::Regex::new(r).map_err(|source| RuleError::Regex {
+            regex: r.clone(),
+            source,
+        })?);
     }
     let applies = if fm.invokable {
         Applies::Never("invokable rules are slash commands, not used headless")

@@ -58,8 +58,8 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
     let (policy, repo_files, repo_note) = config
         .enforced_policy(workspace)
         .map_err(|e| start_failed(RunError::from(e)))?;
-    let (policy, mcp_servers) =
-        super::explain_mcp::explain_servers(job, workspace, policy).map_err(|e| usage_error(&e))?;
+    let (policy, mcp_servers) = super::explain_mcp::explain_servers(job, workspace, policy)
+        .map_err(|e| usage_error(&e.to_string()))?;
     let mcp_tools = mcp_servers
         .iter()
         .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())

@@ -11,12 +11,24 @@ use crate::job::Job;
 use crate::mcp::{McpHub, ServerStatus};
 use crate::permissions::Policy;
 
+/// Why the servers cannot be listed (a server that fails to start is listed, not this).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ExplainMcpError {
+    #[error(transparent)]
+    Config(#[from] super::extensions::McpConfigError),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The servers as given cannot be started together (a duplicate or empty name).
+    #[error(transparent)]
+    Servers(#[from] crate::mcp::McpError),
+}
+
 /// The policy with the servers' MCP rules added, and one JSON row per server.
 pub(super) fn explain_servers(
     job: &Job,
     workspace: &Path,
     policy: Policy,
-) -> Result<(Policy, Vec<Value>), String> {
+) -> Result<(Policy, Vec<Value>), ExplainMcpError> {
     if job.mcp_servers.is_empty() {
         return Ok((policy, Vec::new()));
     }
@@ -27,12 +39,10 @@ pub(super) fn explain_servers(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(ExplainMcpError::Runtime)?;
     let base_env: Vec<(String, String)> = std::env::vars().collect();
     runtime.block_on(async {
-        let (hub, statuses) = McpHub::start(configs, &base_env)
-            .await
-            .map_err(|e| e.to_string())?;
+        let (hub, statuses) = McpHub::start(configs, &base_env).await?;
         let policy = super::extensions::mcp_policy(&hub, &policy, false);
         let rows = statuses
             .iter()

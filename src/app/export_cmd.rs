@@ -5,7 +5,7 @@
 //! error: exit 2, nothing written.
 
 use crate::cli::{ExportArgs, ExportCommon, ExportTarget};
-use crate::export::{self, ExportJob, GithubOptions, K8sOptions};
+use crate::export::{self, ExportError, ExportJob, GithubOptions, K8sOptions};
 
 use super::{stdout, usage_error};
 
@@ -20,9 +20,7 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
             };
             (
                 &a.common,
-                load(&a.common).and_then(|jobs| {
-                    export::github_workflow(&jobs, &opts).map_err(|e| e.to_string())
-                }),
+                load(&a.common).and_then(|jobs| Ok(export::github_workflow(&jobs, &opts)?)),
             )
         }
         ExportTarget::K8sCronjob(a) => {
@@ -41,14 +39,13 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
             };
             (
                 &a.common,
-                load(&a.common)
-                    .and_then(|jobs| export::k8s_cronjob(&jobs, &opts).map_err(|e| e.to_string())),
+                load(&a.common).and_then(|jobs| Ok(export::k8s_cronjob(&jobs, &opts)?)),
             )
         }
     };
     let text = match built {
         Ok(t) => t,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&e.to_string()),
     };
     match &common.output {
         None => {
@@ -61,23 +58,39 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
             }
             match std::fs::write(path, text) {
                 Ok(()) => 0,
-                Err(e) => usage_error(&format!("cannot write {}: {e}", path.display())),
+                Err(e) => {
+                    let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
+                    crate::exit_code::Status::InternalError.exit_code()
+                }
             }
         }
     }
 }
 
-fn load(common: &ExportCommon) -> Result<Vec<ExportJob>, String> {
+/// Why there is nothing to export (exit 2).
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    /// The jobs load but cannot be exported together.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// Every job that cannot be loaded, one per line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Jobs(Vec<ExportError>),
+    #[error("none of the {0} job(s) has a `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")")]
+    NoneScheduled(usize),
+}
+
+fn load(common: &ExportCommon) -> Result<Vec<ExportJob>, LoadError> {
     let mut jobs = Vec::new();
     let mut problems = Vec::new();
     for path in &common.jobs {
         match ExportJob::load(path, &common.params) {
             Ok(j) => jobs.push(j),
-            Err(e) => problems.push(e.to_string()),
+            Err(e) => problems.push(e),
         }
     }
     if !problems.is_empty() {
-        return Err(problems.join("\n"));
+        return Err(LoadError::Jobs(problems));
     }
     let given = jobs.len();
     jobs.retain(|j| {
@@ -92,9 +105,7 @@ fn load(common: &ExportCommon) -> Result<Vec<ExportJob>, String> {
         scheduled
     });
     if jobs.is_empty() {
-        Err(format!(
-            "none of the {given} job(s) has a `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")"
-        ))
+        Err(LoadError::NoneScheduled(given))
     } else {
         Ok(jobs)
     }

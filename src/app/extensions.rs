@@ -23,7 +23,7 @@ pub(crate) enum McpConfigError {
     Unclosed { value: String },
     #[error("environment variable {name} is not set")]
     Unset { name: String },
-    /// A value of `env:` or `headers:` that cannot be expanded.
+    /// A value of `command`, `args`, `env:`, `url` or `headers:` that cannot be expanded.
     #[error("mcp_servers.{server}.{key}: {source}")]
     Value {
         server: String,
@@ -32,13 +32,6 @@ pub(crate) enum McpConfigError {
     },
     #[error("mcp_servers.{server}: no command and no url")]
     NoTransport { server: String },
-}
-
-/// For `explain`'s server listing, which reports its problems as text.
-impl From<McpConfigError> for String {
-    fn from(e: McpConfigError) -> String {
-        e.to_string()
-    }
 }
 
 /// `value` with every `${NAME}` replaced by that environment variable (which must be set).
@@ -62,20 +55,24 @@ pub(crate) fn expand_env(value: &str) -> Result<String, McpConfigError> {
     Ok(out)
 }
 
+/// `value` expanded, or the error located at `mcp_servers.<server>.<key>`.
+fn located(value: &str, server: &str, key: &str) -> Result<String, McpConfigError> {
+    expand_env(value).map_err(|e| McpConfigError::Value {
+        server: server.to_owned(),
+        key: key.to_owned(),
+        source: Box::new(e),
+    })
+}
+
 fn pairs(list: &[(String, String)], server: &str) -> Result<Vec<(String, String)>, McpConfigError> {
     list.iter()
-        .map(|(k, v)| {
-            let value = expand_env(v).map_err(|e| McpConfigError::Value {
-                server: server.to_owned(),
-                key: k.clone(),
-                source: Box::new(e),
-            })?;
-            Ok((k.clone(), value))
-        })
+        .map(|(k, v)| Ok((k.clone(), located(v, server, k)?)))
         .collect()
 }
 
-/// MCP server configs with `${NAME}` values resolved.
+/// MCP server configs with `${NAME}` values resolved (in `command`, `args`, `env`, `url`
+/// and `headers`). Made before the run's folder, so a job that cannot be expanded leaves
+/// nothing behind; stdio servers start in `workspace` (see [`in_workspace`]).
 pub(crate) fn mcp_configs(
     job: &Job,
     workspace: &Path,
@@ -86,17 +83,31 @@ pub(crate) fn mcp_configs(
         .collect()
 }
 
+/// The configs with their stdio servers started in `workspace` (the run's placed one, which
+/// is a copy for `workspace.copy`).
+pub(crate) fn in_workspace(mut configs: Vec<ServerConfig>, workspace: &Path) -> Vec<ServerConfig> {
+    for c in &mut configs {
+        if let Transport::Stdio { cwd, .. } = &mut c.transport {
+            *cwd = workspace.to_path_buf();
+        }
+    }
+    configs
+}
+
 fn config(s: &McpServerSpec, workspace: &Path) -> Result<ServerConfig, McpConfigError> {
+    let name = &s.name;
     let transport = match (&s.command, &s.url) {
         (Some(command), _) => Transport::Stdio {
-            command: command.clone(),
-            args: s.args.clone(),
-            env: pairs(&s.env, &s.name)?,
+            command: located(command, name, "command")?,
+            args: (s.args.iter().enumerate())
+                .map(|(i, a)| located(a, name, &format!("args[{i}]")))
+                .collect::<Result<_, _>>()?,
+            env: pairs(&s.env, name)?,
             cwd: workspace.to_path_buf(),
         },
         (None, Some(url)) => Transport::Http {
-            url: url.clone(),
-            headers: pairs(&s.headers, &s.name)?,
+            url: located(url, name, "url")?,
+            headers: pairs(&s.headers, name)?,
         },
         (None, None) => {
             return Err(McpConfigError::NoTransport {
@@ -122,13 +133,11 @@ pub(crate) async fn start_mcp(
     registry: &mut ToolRegistry,
     policy: &Policy,
     untrusted: bool,
-) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), String> {
+) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), crate::mcp::McpError> {
     if configs.is_empty() {
         return Ok((None, Vec::new(), policy.clone()));
     }
-    let (hub, statuses) = McpHub::start(configs, base_env)
-        .await
-        .map_err(|e| e.to_string())?;
+    let (hub, statuses) = McpHub::start(configs, base_env).await?;
     let policy = mcp_policy(&hub, policy, untrusted);
     for tool in hub.tools() {
         if policy.is_offered(tool.name()) {

@@ -61,7 +61,7 @@ pub(crate) struct Guard {
     pub sandbox: crate::sandbox::SandboxPolicy,
     pub sandbox_status: Option<crate::sandbox::SandboxStatus>,
     /// `Err(reason)`: the run requires containment it cannot have.
-    pub sandbox_verdict: Result<Option<String>, String>,
+    pub sandbox_verdict: Result<Option<String>, setup::SandboxRefused>,
     /// The job's and the repository's rules.
     pub rules: Vec<RuleDef>,
     pub warnings: Vec<String>,
@@ -87,20 +87,22 @@ pub(crate) async fn prepare(
     let job = &config.job;
     // Key and headers are checked now (a usage error runs nothing); building an HTTPS
     // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
-    let (key, key_env) = setup::api_key(job).map_err(RunError::Usage)?;
-    setup::headers(job).map_err(RunError::Usage)?;
+    let (key, key_env) = setup::api_key(job).map_err(RunError::from)?;
+    setup::headers(job).map_err(RunError::from)?;
+    // Expanded before the run's folder is made: a job that cannot be leaves nothing.
+    let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
     let placed = place(config, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
-    let mcp = super::extensions::mcp_configs(job, &placed.workspace).map_err(RunError::from)?;
+    let mcp = super::extensions::in_workspace(mcp, &placed.workspace);
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let guard = guard(config, &placed, &env)?;
+    let guard = guard(config, &placed, &env).inspect_err(|_| unplace(&placed))?;
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
-        (None, None) => Some(read_stdin_prompt()?),
+        (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(&placed))?),
     };
     let redactor = setup::redactor(key.as_ref(), job, config.upload_url.as_deref());
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
@@ -246,6 +248,14 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
         workspace,
         resumed: false,
     })
+}
+
+/// A new run that stops before its first file: its folder goes again if it is still empty
+/// (a `workspace.copy` folder holds the copy and stays).
+fn unplace(placed: &Placed) {
+    if !placed.resumed {
+        let _ = std::fs::remove_dir(&placed.out_dir);
+    }
 }
 
 /// The run's checkpointer, if the job keeps checkpoints. The system prompt needs the git

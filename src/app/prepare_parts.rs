@@ -67,7 +67,7 @@ pub(crate) async fn tools(
             .await;
     let (hub, statuses, failure, policy) = match started {
         Ok((hub, statuses, p)) => (hub, statuses, None, Arc::new(p)),
-        Err(e) => (None, Vec::new(), Some(e), guard.policy.clone()),
+        Err(e) => (None, Vec::new(), Some(e.to_string()), guard.policy.clone()),
     };
     let reserve = usize::from(!job.subagents.is_empty());
     guard.warnings.extend(crate::tools::offer_limit::trim(
@@ -217,7 +217,7 @@ pub(crate) fn announce(
             None
         }
         Ok(None) => None,
-        Err(reason) => Some(reason.clone()),
+        Err(refused) => Some(refused.to_string()),
     }
 }
 

@@ -23,7 +23,7 @@ use super::{Runtime, block_on, stdout, usage_error};
 pub(crate) fn run(args: &ScheduleArgs) -> i32 {
     let found = match discover(&args.paths) {
         Ok(f) => f,
-        Err(e) => return usage_error(&e.to_string()),
+        Err(e) => return failed(&e),
     };
     for f in &found.unscheduled {
         tracing::info!("{}: no `schedule:`; not scheduled", f.display());
@@ -38,11 +38,14 @@ pub(crate) fn run(args: &ScheduleArgs) -> i32 {
     }
     let cfg = match config(args) {
         Ok(c) => c,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failed(&e),
     };
     let stop_timeout = match parse_duration(&args.stop_timeout) {
         Ok(d) => d,
-        Err(e) => return usage_error(&format!("--stop-timeout: {e}")),
+        Err(source) => {
+            let flag = "--stop-timeout";
+            return failed(&ScheduleError::Flag { flag, source });
+        }
     };
     if let Err(e) = not_busy(&store) {
         if args.once {
@@ -50,7 +53,7 @@ pub(crate) fn run(args: &ScheduleArgs) -> i32 {
             tracing::warn!("{e}: nothing started");
             return 0;
         }
-        return usage_error(&e.to_string());
+        return failed(&e);
     }
     let opts = driver::Options {
         once: args.once,
@@ -58,6 +61,17 @@ pub(crate) fn run(args: &ScheduleArgs) -> i32 {
         ..driver::Options::default()
     };
     block_on(Runtime::Shared, serve(found, store, cfg, opts))
+}
+
+/// Say why the scheduler cannot start; its class decides the exit code.
+fn failed(e: &ScheduleError) -> i32 {
+    let text = e.to_string();
+    let message = crate::redact::redact_output(&text);
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr().lock(),
+        format!("cn-run: {message}\n").as_bytes(),
+    );
+    e.status().exit_code()
 }
 
 fn state_dir(args: &ScheduleArgs) -> PathBuf {
@@ -73,8 +87,10 @@ fn state_dir(args: &ScheduleArgs) -> PathBuf {
     base.join(".cn-run").join("schedule")
 }
 
-fn config(args: &ScheduleArgs) -> Result<Config, String> {
-    let parse = |flag: &str, v: &str| parse_duration(v).map_err(|e| format!("{flag}: {e}"));
+fn config(args: &ScheduleArgs) -> Result<Config, ScheduleError> {
+    let parse = |flag: &'static str, v: &str| {
+        parse_duration(v).map_err(|source| ScheduleError::Flag { flag, source })
+    };
     Ok(Config {
         default_timeout: parse("--default-timeout", &args.default_timeout)?,
         reap_grace: parse("--reap-grace", &args.reap_grace)?,
@@ -104,7 +120,7 @@ fn not_busy(store: &Store) -> Result<(), ScheduleError> {
 async fn serve(found: Discovered, store: Store, cfg: Config, opts: driver::Options) -> i32 {
     let saved = match store.load() {
         Ok(s) => s,
-        Err(e) => return usage_error(&format!("{e} (move it away to start afresh)")),
+        Err(e) => return failed(&e),
     };
     let cwd = std::env::current_dir().unwrap_or_default();
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("cn-run"));

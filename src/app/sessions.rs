@@ -109,7 +109,7 @@ fn prune(runs: &[String], keep: Option<usize>, workspace: Option<&Path>) -> i32 
         }
         Err(e) => {
             let _ = usage_error(&format!("prune failed: {e}"));
-            crate::exit_code::Status::InternalError.exit_code()
+            e.status().exit_code()
         }
     }
 }
@@ -137,7 +137,7 @@ pub(super) fn rollback(run: &str, to: Option<u32>, workspace: Option<std::path::
         }
         Err(e) => {
             let _ = usage_error(&format!("rollback of {run_id} failed: {e}"));
-            crate::exit_code::Status::InternalError.exit_code()
+            e.status().exit_code()
         }
     }
 }

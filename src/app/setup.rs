@@ -22,10 +22,26 @@ pub(crate) struct ClientParts {
     pub client: Arc<dyn ModelClient>,
 }
 
+/// A setting of the job's model that the environment does not give (exit 2, nothing ran).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ModelSettingError {
+    #[error("model.api_key_env names {name}, but that environment variable is not set")]
+    UnsetKey { name: String },
+    #[error("header {header} reads ${{{var}}}, which is not set")]
+    UnsetHeader { header: String, var: String },
+}
+
+/// Why the whole sandbox the run requires cannot be had (the run ends with exit 6).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("require_sandbox is set, but {shortfall}")]
+pub(crate) struct SandboxRefused {
+    pub shortfall: String,
+}
+
 /// The API key for the job's provider, read from the variable the configuration names
 /// ([`crate::config::key_env`]): a variable the job names must be set; the provider's
 /// usual one is used when present.
-pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), String> {
+pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), ModelSettingError> {
     if job.model.provider == ProviderKind::Script {
         return Ok((None, None));
     }
@@ -34,9 +50,7 @@ pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), Str
     };
     match std::env::var(&name) {
         Ok(v) if !v.is_empty() => Ok((Some(Secret::new(v)), Some(name))),
-        _ if job.model.api_key_env.is_some() => Err(format!(
-            "model.api_key_env names {name}, but that environment variable is not set"
-        )),
+        _ if job.model.api_key_env.is_some() => Err(ModelSettingError::UnsetKey { name }),
         _ => Ok((None, None)),
     }
 }
@@ -57,15 +71,18 @@ fn connection(
 }
 
 /// Header values `${NAME}` come from the environment.
-pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn headers(job: &Job) -> Result<Vec<(String, String)>, ModelSettingError> {
     job.model
         .headers
         .iter()
         .map(
             |(k, v)| match v.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
-                Some(var) => std::env::var(var)
-                    .map(|val| (k.clone(), val))
-                    .map_err(|_| format!("header {k} reads ${{{var}}}, which is not set")),
+                Some(var) => std::env::var(var).map(|val| (k.clone(), val)).map_err(|_| {
+                    ModelSettingError::UnsetHeader {
+                        header: k.clone(),
+                        var: var.to_owned(),
+                    }
+                }),
                 None => Ok((k.clone(), v.clone())),
             },
         )
@@ -110,8 +127,8 @@ impl ClientTask {
 /// The client for the job's provider. A setting that is wrong (no key, no script file) is a
 /// usage error; an HTTP stack that cannot be built is the environment.
 fn build_client(job: &Job) -> Result<ClientParts, RunError> {
-    let (key, _) = api_key(job).map_err(RunError::Usage)?;
-    let headers = headers(job).map_err(RunError::Usage)?;
+    let (key, _) = api_key(job)?;
+    let headers = headers(job)?;
     let m = &job.model;
     let client: Arc<dyn ModelClient> = match m.provider {
         ProviderKind::Script => {
@@ -264,7 +281,7 @@ pub(crate) fn sandbox(
 ) -> (
     SandboxPolicy,
     Option<SandboxStatus>,
-    Result<Option<String>, String>,
+    Result<Option<String>, SandboxRefused>,
 ) {
     let t = &job.tools;
     let mode = if read_only {
@@ -302,7 +319,7 @@ pub(crate) fn sandbox(
     });
     // Ok(warning) when it may run as it is; Err(reason) when the run requires more.
     let verdict = match probe.shortfall() {
-        Some(why) if policy.require => Err(format!("require_sandbox is set, but {why}")),
+        Some(shortfall) if policy.require => Err(SandboxRefused { shortfall }),
         Some(_) if off.is_some() => Ok(off),
         other => Ok(other),
     };

@@ -24,6 +24,9 @@ pub(crate) enum RunError {
     /// `--allow`, a permissions file that is not there).
     #[error("{0}")]
     Usage(String),
+    /// The model's key or a header names an environment variable that is not set.
+    #[error(transparent)]
+    ModelSetting(#[from] super::setup::ModelSettingError),
     /// The job's MCP server settings cannot be made into configs (an unset `${NAME}`).
     #[error(transparent)]
     Mcp(#[from] super::extensions::McpConfigError),
@@ -66,9 +69,11 @@ impl RunError {
     /// The outcome class of this failure (its exit code comes from `Status`).
     pub(crate) fn status(&self) -> Status {
         match self {
-            RunError::Job(_) | RunError::Config(_) | RunError::Usage(_) | RunError::Mcp(_) => {
-                Status::Invalid
-            }
+            RunError::Job(_)
+            | RunError::Config(_)
+            | RunError::Usage(_)
+            | RunError::ModelSetting(_)
+            | RunError::Mcp(_) => Status::Invalid,
             RunError::Session(e) if e.is_not_found() => Status::Invalid,
             // No repository to make a worktree of: the command line asked for something the
             // workspace cannot give, and nothing ran.

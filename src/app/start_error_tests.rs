@@ -1,6 +1,7 @@
 //! Every way a run can fail to start, and the outcome class it is given.
 
 use super::super::extensions::McpConfigError;
+use super::super::setup::ModelSettingError;
 use super::*;
 use crate::job::Problem;
 use crate::session::SessionError;
@@ -33,6 +34,44 @@ fn every_variant() -> Vec<(RunError, Status)> {
         ),
         (
             RunError::Usage("--allow: no such tool".into()),
+            Status::Invalid,
+        ),
+        (
+            RunError::ModelSetting(ModelSettingError::UnsetKey {
+                name: "MY_KEY".into(),
+            }),
+            Status::Invalid,
+        ),
+        (
+            RunError::ModelSetting(ModelSettingError::UnsetHeader {
+                header: "X-Team".into(),
+                var: "TEAM".into(),
+            }),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::Flag(
+                "--timeout: `soon` is not a duration".into(),
+            )),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::Policy(
+                "permissions file perms.yaml: not found".into(),
+            )),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::Workspace {
+                path: "/nope".into(),
+                source: io(std::io::ErrorKind::NotFound),
+            }),
+            Status::Invalid,
+        ),
+        (
+            RunError::Config(crate::config::ConfigError::BaseRef(
+                crate::repo_files::BaseRefError::Bare,
+            )),
             Status::Invalid,
         ),
         (
@@ -130,9 +169,15 @@ fn every_variant() -> Vec<(RunError, Status)> {
     ];
     for (e, _) in &all {
         match e {
+            RunError::Config(e) => match e {
+                crate::config::ConfigError::Flag(_)
+                | crate::config::ConfigError::Policy(_)
+                | crate::config::ConfigError::BaseRef(_)
+                | crate::config::ConfigError::Workspace { .. } => {}
+            },
             RunError::Job(_)
-            | RunError::Config(_)
             | RunError::Usage(_)
+            | RunError::ModelSetting(_)
             | RunError::Mcp(_)
             | RunError::RunFolder { .. }
             | RunError::RunFiles { .. }

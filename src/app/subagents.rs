@@ -20,7 +20,9 @@ use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec};
 use crate::provider::ModelClient;
 use crate::redact::Redactor;
 use crate::rules::{Applies, RuleDef};
-use crate::tools::{Spent, SubagentReport, SubagentRunner, ToolRegistry, ToolShared};
+use crate::tools::{
+    Spent, SubagentError, SubagentReport, SubagentRunner, ToolRegistry, ToolShared,
+};
 
 /// Everything a nested agent borrows from the run.
 pub(crate) struct Subagents {
@@ -46,7 +48,7 @@ pub(crate) struct Subagents {
 pub(crate) fn narrow_policy(
     def: &SubagentSection,
     workspace: &std::path::Path,
-) -> Result<Option<Policy>, String> {
+) -> Result<Option<Policy>, SubagentError> {
     let Some(tools) = &def.tools else {
         return Ok(None);
     };
@@ -61,7 +63,10 @@ pub(crate) fn narrow_policy(
     };
     Policy::build(input, workspace)
         .map(Some)
-        .map_err(|e| format!("subagent {}: {e}", def.name))
+        .map_err(|source| SubagentError::Policy {
+            name: def.name.clone(),
+            source,
+        })
 }
 
 /// Hooks of a nested agent: only checkpoints (its conversation is not the session's).
@@ -103,12 +108,12 @@ impl SubagentRunner for Subagents {
         task: &str,
         parent_call_id: &str,
         remaining: Option<Limits>,
-    ) -> Result<SubagentReport, String> {
+    ) -> Result<SubagentReport, SubagentError> {
         let def = self
             .defs
             .iter()
             .find(|d| d.name == name)
-            .ok_or_else(|| format!("no subagent {name}"))?;
+            .ok_or_else(|| SubagentError::Unknown(name.to_owned()))?;
         let narrow = narrow_policy(def, &self.workspace)?;
         let mut tools = self.tools.clone();
         tools.retain(|t| narrow.as_ref().is_none_or(|n| n.is_offered(t.name())));

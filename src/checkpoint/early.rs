@@ -131,7 +131,7 @@ fn open_new(
 /// The checkpointer and what to report: the new run's start snapshot, or why
 /// checkpoints are off.
 pub(super) fn outcome(
-    opened: Result<Result<GitCheckpointer, String>, CheckpointError>,
+    opened: Result<Result<GitCheckpointer, super::Unavailable>, CheckpointError>,
     new_run: bool,
 ) -> Opened {
     match opened {

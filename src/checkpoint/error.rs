@@ -28,8 +28,8 @@ pub enum CheckpointError {
     #[error("checkpoints for run {0:?} already exist in this repository")]
     RunExists(String),
     /// Rollback or listing was asked for a workspace that is not in a usable git repository.
-    #[error("{0}")]
-    NoRepository(String),
+    #[error(transparent)]
+    NoRepository(#[from] Unavailable),
     /// No checkpoint refs exist for this run id.
     #[error("no checkpoints for run {0:?} in this repository")]
     RunNotFound(String),
@@ -49,6 +49,49 @@ pub enum CheckpointError {
     Failed(String),
 }
 
+impl CheckpointError {
+    /// The outcome class of this failure for `cn-run rollback` and `sessions prune` (its exit
+    /// code comes from `Status::exit_code`): a run, checkpoint or repository the command line
+    /// names that is not there is exit 2; git, the files, something in the way, exit 6.
+    pub fn status(&self) -> crate::exit_code::Status {
+        use crate::exit_code::Status;
+        match self {
+            CheckpointError::InvalidRunId(_)
+            | CheckpointError::NoRepository(_)
+            | CheckpointError::RunNotFound(_)
+            | CheckpointError::CheckpointNotFound { .. } => Status::Invalid,
+            CheckpointError::Git { .. }
+            | CheckpointError::Io { .. }
+            | CheckpointError::RunExists(_)
+            | CheckpointError::Blocked { .. }
+            | CheckpointError::Failed(_) => Status::InternalError,
+        }
+    }
+}
+
+/// Why there is nothing to snapshot into: not an error of the run, which says so once and
+/// goes on without checkpoints (for `rollback` it is [`CheckpointError::NoRepository`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Unavailable {
+    #[error("{} is not inside a git repository", .0.display())]
+    NotARepository(PathBuf),
+    #[error(
+        "git refuses to open the repository at {} because another user owns it (add it to \
+         git's safe.directory): {message}", .path.display()
+    )]
+    OwnedByOther { path: PathBuf, message: String },
+    #[error("the repository at {} has no working tree", .0.display())]
+    NoWorkingTree(PathBuf),
+    #[error("the git repository at {} has no commit yet", .0.display())]
+    NoCommit(PathBuf),
+    /// The run stopped before its start snapshot (nothing was written).
+    #[error("the run did not start")]
+    NotStarted,
+    /// A resumed run whose checkpoints are not in this repository.
+    #[error("run {0} has no checkpoints in this repository")]
+    NoCheckpoints(String),
+}
+
 /// Shorthand for wrapping a libgit2 error with the action that failed.
 pub(crate) fn git(action: &'static str) -> impl FnOnce(git2::Error) -> CheckpointError {
     move |source| CheckpointError::Git { action, source }
@@ -64,5 +107,60 @@ pub(crate) fn io(
         action,
         path,
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant and its exit code; the `match` fails to compile when one is added.
+    #[test]
+    fn each_checkpoint_error_has_the_exit_code_of_its_class() {
+        let git_error = git2::Error::from_str("broken");
+        let cases = [
+            (git("read a commit")(git_error), 6),
+            (
+                io("write", std::path::Path::new("/w/a"))(std::io::Error::other("full")),
+                6,
+            ),
+            (CheckpointError::InvalidRunId("a/b".into()), 2),
+            (CheckpointError::RunExists("r".into()), 6),
+            (
+                CheckpointError::NoRepository(Unavailable::NotARepository("/w".into())),
+                2,
+            ),
+            (CheckpointError::RunNotFound("r".into()), 2),
+            (
+                CheckpointError::CheckpointNotFound {
+                    run_id: "r".into(),
+                    index: 9,
+                    last: 2,
+                },
+                2,
+            ),
+            (
+                CheckpointError::Blocked {
+                    path: "a".into(),
+                    reason: "in the way".into(),
+                },
+                6,
+            ),
+            (CheckpointError::Failed("bug".into()), 6),
+        ];
+        for (e, code) in &cases {
+            match e {
+                CheckpointError::Git { .. }
+                | CheckpointError::Io { .. }
+                | CheckpointError::InvalidRunId(_)
+                | CheckpointError::RunExists(_)
+                | CheckpointError::NoRepository(_)
+                | CheckpointError::RunNotFound(_)
+                | CheckpointError::CheckpointNotFound { .. }
+                | CheckpointError::Blocked { .. }
+                | CheckpointError::Failed(_) => {}
+            }
+            assert_eq!(e.status().exit_code(), *code, "{e}");
+        }
     }
 }

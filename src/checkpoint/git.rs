@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use git2::{ErrorCode, Oid, Repository, Signature};
 
-use super::error::{CheckpointError, git};
+use super::error::{CheckpointError, Unavailable, git};
 use super::snapshot::{self, Snapshotter};
 use super::{
     Checkpoint, Checkpointer, DiffStat, Limits, Skipped, check_run_id, commit_message,
@@ -42,7 +42,7 @@ impl GitCheckpointer {
         workspace: &Path,
         run_id: &str,
         exclude: &[PathBuf],
-    ) -> Result<Result<Self, String>, CheckpointError> {
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         Self::start_with(workspace, run_id, exclude, Limits::default())
     }
 
@@ -52,7 +52,7 @@ impl GitCheckpointer {
         run_id: &str,
         exclude: &[PathBuf],
         limits: Limits,
-    ) -> Result<Result<Self, String>, CheckpointError> {
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         check_run_id(run_id)?;
         Self::start_observed(workspace, |_| {
             Some((run_id.to_owned(), exclude.to_vec(), limits))
@@ -67,7 +67,7 @@ impl GitCheckpointer {
     pub fn start_observed(
         workspace: &Path,
         observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>, Limits)>,
-    ) -> Result<Result<Self, String>, CheckpointError> {
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
             Err(reason) => return Ok(Err(reason)),
@@ -75,10 +75,7 @@ impl GitCheckpointer {
         let head = match repo.head().and_then(|h| h.peel_to_commit()) {
             Ok(commit) => commit.id(),
             Err(e) if matches!(e.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-                return Ok(Err(format!(
-                    "the git repository at {} has no commit yet",
-                    workspace.display()
-                )));
+                return Ok(Err(Unavailable::NoCommit(workspace.to_path_buf())));
             }
             Err(source) => {
                 return Err(CheckpointError::Git {
@@ -91,7 +88,7 @@ impl GitCheckpointer {
         let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
         let mut snap = Snapshotter::new(repo, Some(head_tree), Vec::new())?;
         let Some((run_id, exclude, limits)) = observe(snap.repo()) else {
-            return Ok(Err("the run did not start".to_owned()));
+            return Ok(Err(Unavailable::NotStarted));
         };
         let run_id = run_id.as_str();
         check_run_id(run_id)?;
@@ -139,7 +136,7 @@ impl GitCheckpointer {
         workspace: &Path,
         run_id: &str,
         exclude: &[PathBuf],
-    ) -> Result<Result<Self, String>, CheckpointError> {
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         check_run_id(run_id)?;
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
@@ -181,9 +178,7 @@ impl GitCheckpointer {
             }
         };
         let Some(((start_commit, start_tree), (last_commit, last_tree), taken)) = read else {
-            return Ok(Err(format!(
-                "run {run_id} has no checkpoints in this repository"
-            )));
+            return Ok(Err(Unavailable::NoCheckpoints(run_id.to_owned())));
         };
         let head_tree = repo
             .head()

@@ -32,7 +32,7 @@ mod storage;
 mod touch;
 
 pub use early::{Early, StatusOf};
-pub use error::CheckpointError;
+pub use error::{CheckpointError, Unavailable};
 pub use git::GitCheckpointer;
 pub use queue::{Queue, Settled};
 pub use rollback::{RollbackReport, list_runs, rollback};

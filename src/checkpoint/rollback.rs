@@ -44,7 +44,7 @@ pub fn rollback(
     to: Option<u32>,
 ) -> Result<RollbackReport, CheckpointError> {
     check_run_id(run_id)?;
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let snapshots = run_snapshots(&repo, run_id)?;
     let last = snapshots.keys().next_back().copied();
     let Some(last) = last else {
@@ -107,7 +107,7 @@ fn recorded_exclusions(
 /// Every run with checkpoints in the repository containing `workspace`, oldest first,
 /// with how many checkpoints it took after its start snapshot.
 pub fn list_runs(workspace: &Path) -> Result<Vec<(String, u32)>, CheckpointError> {
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let mut runs: BTreeMap<String, (Option<Oid>, u32)> = BTreeMap::new();
     for (run, index, oid) in all_snapshots(&repo)? {
         let entry = runs.entry(run).or_insert((None, 0));

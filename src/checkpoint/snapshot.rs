@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 use git2::{ErrorCode, Index, Oid, Repository};
 
-use super::error::{CheckpointError, git, io};
+use super::error::{CheckpointError, Unavailable, git, io};
 use super::scan::{Context, Scan};
 use super::{Limits, Skipped};
 
@@ -164,9 +164,8 @@ impl Snapshotter {
     }
 
     pub(super) fn root(&self) -> Result<&Path, CheckpointError> {
-        self.repo.workdir().ok_or_else(|| {
-            CheckpointError::NoRepository("the repository has no working tree".into())
-        })
+        (self.repo.workdir())
+            .ok_or_else(|| Unavailable::NoWorkingTree(self.repo.path().to_path_buf()).into())
     }
 }
 
@@ -251,19 +250,20 @@ pub(crate) fn is_excluded(path: &Path, prefixes: &[String]) -> bool {
 /// Opens the repository that contains `workspace`, or says in one sentence why there is
 /// no usable one (not a repository, bare, owned by someone else). Other failures are
 /// errors.
-pub(crate) fn open_repo(workspace: &Path) -> Result<Result<Repository, String>, CheckpointError> {
-    let shown = workspace.display();
+pub(crate) fn open_repo(
+    workspace: &Path,
+) -> Result<Result<Repository, Unavailable>, CheckpointError> {
+    let path = workspace.to_path_buf();
     let repo = match Repository::discover(workspace) {
         Ok(repo) => repo,
         Err(e) if e.code() == ErrorCode::NotFound => {
-            return Ok(Err(format!("{shown} is not inside a git repository")));
+            return Ok(Err(Unavailable::NotARepository(path)));
         }
         Err(e) if e.code() == ErrorCode::Owner => {
-            return Ok(Err(format!(
-                "git refuses to open the repository at {shown} because another user owns it \
-                 (add it to git's safe.directory): {}",
-                e.message()
-            )));
+            return Ok(Err(Unavailable::OwnedByOther {
+                path,
+                message: e.message().to_owned(),
+            }));
         }
         Err(source) => {
             return Err(CheckpointError::Git {
@@ -273,18 +273,15 @@ pub(crate) fn open_repo(workspace: &Path) -> Result<Result<Repository, String>, 
         }
     };
     if repo.workdir().is_none() {
-        return Ok(Err(format!(
-            "the repository at {shown} has no working tree"
-        )));
+        return Ok(Err(Unavailable::NoWorkingTree(path)));
     }
     Ok(Ok(repo))
 }
 
 /// The repository's working tree root, canonicalized.
 pub(crate) fn workdir(repo: &Repository) -> Result<PathBuf, CheckpointError> {
-    let dir = repo.workdir().ok_or_else(|| {
-        CheckpointError::NoRepository("the repository has no working tree".into())
-    })?;
+    let dir =
+        (repo.workdir()).ok_or_else(|| Unavailable::NoWorkingTree(repo.path().to_path_buf()))?;
     fs::canonicalize(dir).map_err(io("resolve", dir))
 }
 

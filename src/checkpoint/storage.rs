@@ -60,7 +60,7 @@ pub(crate) fn safe_git(dir: &Path) -> Command {
 
 /// The bytes of loose objects run `run_id` added to the repository of `workspace`.
 pub fn added_bytes(workspace: &Path, run_id: &str) -> Result<u64, CheckpointError> {
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let objects = run_objects(&repo, run_id)?;
     Ok(objects
         .iter()
@@ -72,7 +72,7 @@ pub fn added_bytes(workspace: &Path, run_id: &str) -> Result<u64, CheckpointErro
 /// Removes the checkpoints of `runs` from the repository of `workspace`: their refs,
 /// then the loose objects only they reached.
 pub fn prune(workspace: &Path, runs: &[String]) -> Result<PruneReport, CheckpointError> {
-    let repo = snapshot::open_repo(workspace)?.map_err(CheckpointError::NoRepository)?;
+    let repo = snapshot::open_repo(workspace)??;
     let mut report = PruneReport::default();
     let mut candidates = BTreeSet::new();
     for run in runs {
@@ -105,7 +105,7 @@ pub fn prune(workspace: &Path, runs: &[String]) -> Result<PruneReport, Checkpoin
                 }
             }
         }
-        Err(why) => report.note = Some(why),
+        Err(why) => report.note = Some(why.to_string()),
     }
     Ok(report)
 }
@@ -220,8 +220,23 @@ fn collect(
     Ok(())
 }
 
+/// Why the objects a prune left could not be told apart (they stay for `git gc`; the
+/// report notes it).
+#[derive(Debug, thiserror::Error)]
+enum RevListError {
+    #[error("objects left for `git gc`: cannot run git: {0}")]
+    Start(#[source] std::io::Error),
+    #[error("objects left for `git gc`: git rev-list failed ({0})")]
+    Failed(std::process::ExitStatus),
+    #[error("objects left for `git gc`: {0}")]
+    Wait(#[source] std::io::Error),
+}
+
 /// Of `candidates`, those no ref, reflog or index reaches.
-fn unreached(repo: &Repository, mut candidates: BTreeSet<Oid>) -> Result<BTreeSet<Oid>, String> {
+fn unreached(
+    repo: &Repository,
+    mut candidates: BTreeSet<Oid>,
+) -> Result<BTreeSet<Oid>, RevListError> {
     let dir = repo.workdir().unwrap_or(repo.path());
     let mut child = safe_git(dir)
         .args([
@@ -234,7 +249,7 @@ fn unreached(repo: &Repository, mut candidates: BTreeSet<Oid>) -> Result<BTreeSe
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("objects left for `git gc`: cannot run git: {e}"))?;
+        .map_err(RevListError::Start)?;
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
             let hex = line.split(' ').next().unwrap_or("");
@@ -245,10 +260,8 @@ fn unreached(repo: &Repository, mut candidates: BTreeSet<Oid>) -> Result<BTreeSe
     }
     match child.wait() {
         Ok(s) if s.success() => Ok(candidates),
-        Ok(s) => Err(format!(
-            "objects left for `git gc`: git rev-list failed ({s})"
-        )),
-        Err(e) => Err(format!("objects left for `git gc`: {e}")),
+        Ok(s) => Err(RevListError::Failed(s)),
+        Err(e) => Err(RevListError::Wait(e)),
     }
 }
 

@@ -38,7 +38,7 @@ mod words;
 
 pub use finding::Part;
 #[doc(hidden)]
-pub use selfcheck::one_reading_holds;
+pub use selfcheck::{BrokenReading, one_reading_holds};
 
 /// How freely a command may run, ordered from least to most strict.
 #[derive(

@@ -7,18 +7,51 @@
 //! workspace, can only add risk; a finding of one part never lands on another). A `cd` into a
 //! subdirectory is the one exception: the parts after it are judged from there.
 
-use super::{Context, evaluate_in, read};
+use super::{Context, Level, Verdict, evaluate_in, read};
+
+/// How a command's reading breaks the promise (a finding for the property test and the
+/// fuzz target to print).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BrokenReading {
+    #[error("{command:?}: read {read:?}, evaluated {evaluated:?}")]
+    Verdict {
+        command: String,
+        read: Verdict,
+        evaluated: Verdict,
+    },
+    #[error("{command:?}: parts at most {strictest:?}, whole {whole:?}")]
+    Strictest {
+        command: String,
+        strictest: Option<Level>,
+        whole: Level,
+    },
+    #[error("{command:?}: part {part:?} is {inside:?} in the command, {alone:?} alone")]
+    StricterAlone {
+        command: String,
+        part: String,
+        inside: Level,
+        alone: Level,
+    },
+    #[error("{command:?}: part {part:?} reads as {texts:?}")]
+    Split {
+        command: String,
+        part: String,
+        texts: Vec<String>,
+    },
+}
 
 /// `Err` says how `command`'s reading breaks the promise.
-pub fn one_reading_holds(command: &str) -> Result<(), String> {
+pub fn one_reading_holds(command: &str) -> Result<(), BrokenReading> {
+    let command_ = || command.to_owned();
     let context = Context::CONTAINED;
     let reading = read(command, context);
     let alone = evaluate_in(command, context);
     if reading.verdict != alone {
-        return Err(format!(
-            "{command:?}: read {:?}, evaluated {alone:?}",
-            reading.verdict
-        ));
+        return Err(BrokenReading::Verdict {
+            command: command_(),
+            read: reading.verdict,
+            evaluated: alone,
+        });
     }
     let top: Vec<_> = reading.parts.iter().filter(|p| p.depth == 0).collect();
     let strictest = top.iter().map(|p| p.verdict.level).max();
@@ -26,30 +59,35 @@ pub fn one_reading_holds(command: &str) -> Result<(), String> {
     if plain {
         let whole = reading.verdict.level;
         if strictest.is_some_and(|s| s != whole) {
-            return Err(format!(
-                "{command:?}: parts at most {strictest:?}, whole {whole:?}"
-            ));
+            return Err(BrokenReading::Strictest {
+                command: command_(),
+                strictest,
+                whole,
+            });
         }
     }
     for part in top {
         let again = read(&part.text, context);
         if plain && !reading.moved && again.verdict.level > part.verdict.level {
-            return Err(format!(
-                "{command:?}: part {:?} is {:?} in the command, {:?} alone",
-                part.text, part.verdict.level, again.verdict.level
-            ));
+            return Err(BrokenReading::StricterAlone {
+                command: command_(),
+                part: part.text.clone(),
+                inside: part.verdict.level,
+                alone: again.verdict.level,
+            });
         }
-        let texts: Vec<&str> = again
+        let texts: Vec<String> = again
             .parts
             .iter()
             .filter(|p| p.depth == 0)
-            .map(|p| p.text.as_str())
+            .map(|p| p.text.clone())
             .collect();
-        if texts != [part.text.as_str()] {
-            return Err(format!(
-                "{command:?}: part {:?} reads as {texts:?}",
-                part.text
-            ));
+        if texts != [part.text.clone()] {
+            return Err(BrokenReading::Split {
+                command: command_(),
+                part: part.text.clone(),
+                texts,
+            });
         }
     }
     Ok(())

@@ -148,7 +148,7 @@ fn repo_files(
     }
     match base_ref {
         Some(r) => Ok((
-            RepoFiles::at_ref(workspace, r).map_err(ConfigError::Policy)?,
+            RepoFiles::at_ref(workspace, r)?,
             None,
         )),
         None => Ok((

@@ -26,6 +26,9 @@ pub(crate) enum ConfigError {
     /// base ref that does not resolve.
     #[error("{0}")]
     Policy(String),
+    /// The base ref of `--untrusted` does not give repository files.
+    #[error(transparent)]
+    BaseRef(#[from] crate::repo_files::BaseRefError),
     /// The workspace named by `-C` or the job does not exist.
     #[error("workspace {}: {source}", .path.display())]
     Workspace {

@@ -38,9 +38,9 @@ pub fn github_workflow(jobs: &[ExportJob], opts: &GithubOptions) -> Result<Strin
         let cron = job.portable_cron()?;
         let schedule = job.schedule()?;
         let zone = (!schedule.is_utc()).then(|| schedule.timezone.clone());
-        add_cron(&mut crons, &cron, zone).map_err(|message| ExportError::Unsupported {
+        add_cron(&mut crons, &cron, zone).map_err(|source| ExportError::Unsupported {
             path: job.path.clone(),
-            message,
+            source,
         })?;
         let id = unique_id(&job.job().name, &ids);
         ids.push(id.clone());
@@ -92,14 +92,13 @@ fn add_cron(
     crons: &mut Vec<(String, Option<String>)>,
     cron: &str,
     zone: Option<String>,
-) -> Result<(), String> {
+) -> Result<(), super::Unportable> {
     match crons.iter().find(|(c, _)| c == cron) {
-        Some((_, z)) if *z != zone => Err(format!(
-            "cron line `{cron}` is used in two time zones ({} and {}); a workflow run only \
-             knows which line fired. Give the jobs different lines.",
-            z.as_deref().unwrap_or("UTC"),
-            zone.as_deref().unwrap_or("UTC")
-        )),
+        Some((_, z)) if *z != zone => Err(super::Unportable::TwoZones {
+            cron: cron.to_owned(),
+            first: z.as_deref().unwrap_or("UTC").to_owned(),
+            second: zone.as_deref().unwrap_or("UTC").to_owned(),
+        }),
         Some(_) => Ok(()),
         None => {
             crons.push((cron.to_owned(), zone));

@@ -32,10 +32,31 @@ pub enum ExportError {
     Config { path: String, message: String },
     #[error("{path}: job `{name}` has no `schedule:`; add one (e.g. schedule: \"0 3 * * 1\")")]
     NoSchedule { path: String, name: String },
-    #[error("{path}: {message}")]
-    Unsupported { path: String, message: String },
+    #[error("{path}: {source}")]
+    Unsupported { path: String, source: Unportable },
     #[error("{0}")]
     Conflict(String),
+}
+
+/// Why a schedule cannot be exported as it is written.
+#[derive(Debug, thiserror::Error)]
+pub enum Unportable {
+    #[error(
+        "`{cron}`: `{token}` is not supported by GitHub Actions and Kubernetes (use numbers, \
+         month/day names, `*`, `,`, `-`, `/`)"
+    )]
+    Token { cron: String, token: String },
+    #[error("`{cron}`: day of week {token}; use 0 for Sunday")]
+    DayOfWeek { cron: String, token: String },
+    #[error(
+        "cron line `{cron}` is used in two time zones ({first} and {second}); a workflow run \
+         only knows which line fired. Give the jobs different lines."
+    )]
+    TwoZones {
+        cron: String,
+        first: String,
+        second: String,
+    },
 }
 
 /// A job to export: its configuration resolved as a run of it resolves it
@@ -119,9 +140,9 @@ impl ExportJob {
     /// The cron line, checked to be portable.
     pub(crate) fn portable_cron(&self) -> Result<String, ExportError> {
         let cron = self.schedule()?.cron.clone();
-        portable(&cron).map_err(|message| ExportError::Unsupported {
+        portable(&cron).map_err(|source| ExportError::Unsupported {
             path: self.path.clone(),
-            message,
+            source,
         })?;
         Ok(cron)
     }
@@ -157,7 +178,7 @@ fn named_files(raw: &JobFile) -> Vec<String> {
 }
 
 /// Check that a five-field cron line uses only syntax both GitHub and Kubernetes accept.
-fn portable(cron: &str) -> Result<(), String> {
+fn portable(cron: &str) -> Result<(), Unportable> {
     const MONTHS: [&str; 12] = [
         "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
     ];
@@ -174,13 +195,16 @@ fn portable(cron: &str) -> Result<(), String> {
                 || token.chars().all(|c| c.is_ascii_digit())
                 || names.contains(&token.to_ascii_uppercase().as_str());
             if !ok {
-                return Err(format!(
-                    "`{cron}`: `{token}` is not supported by GitHub Actions and Kubernetes \
-                     (use numbers, month/day names, `*`, `,`, `-`, `/`)"
-                ));
+                return Err(Unportable::Token {
+                    cron: cron.to_owned(),
+                    token: token.to_owned(),
+                });
             }
             if i == 4 && token.parse::<u32>().is_ok_and(|d| d > 6) {
-                return Err(format!("`{cron}`: day of week {token}; use 0 for Sunday"));
+                return Err(Unportable::DayOfWeek {
+                    cron: cron.to_owned(),
+                    token: token.to_owned(),
+                });
             }
         }
     }

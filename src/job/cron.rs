@@ -31,7 +31,7 @@ pub struct Schedule {
 
 impl Schedule {
     /// The cron line compiled with its time zone.
-    pub fn compile(&self) -> Result<CronTab, String> {
+    pub fn compile(&self) -> Result<CronTab, CronLineError> {
         CronTab::new(&self.cron, &self.timezone)
     }
 
@@ -44,6 +44,23 @@ impl Schedule {
     }
 }
 
+/// Why a `schedule:` cannot be read (located by the job loader: `schedule.cron`,
+/// `schedule.timezone`).
+#[derive(Debug, thiserror::Error)]
+pub enum CronLineError {
+    #[error("`{0}` is not a known alias (use @hourly, @daily, @weekly, @monthly or @yearly)")]
+    UnknownAlias(String),
+    #[error(
+        "`{line}` has {count} fields; a cron line has 5: minute hour day-of-month month \
+         day-of-week (seconds and years are not supported)"
+    )]
+    FieldCount { line: String, count: usize },
+    #[error("`{line}` is not a valid cron line: {source}")]
+    Invalid { line: String, source: CronError },
+    #[error("`{name}` is not a known IANA time zone (e.g. UTC, Europe/Berlin): {source}")]
+    TimeZone { name: String, source: jiff::Error },
+}
+
 /// A parsed cron line in a time zone: it answers "when next?".
 #[derive(Debug, Clone)]
 pub struct CronTab {
@@ -53,16 +70,18 @@ pub struct CronTab {
 
 impl CronTab {
     /// Parse `cron` (five fields, or an `@` alias) and look up `timezone`.
-    pub fn new(cron: &str, timezone: &str) -> Result<CronTab, String> {
+    pub fn new(cron: &str, timezone: &str) -> Result<CronTab, CronLineError> {
         let fields = expand_alias(cron)?;
         let parsed = CronParser::builder()
             .seconds(Seconds::Disallowed)
             .year(Year::Disallowed)
             .build()
             .parse(&fields)
-            .map_err(|e| format!("`{cron}` is not a valid cron line: {e}"))?;
-        let tz = zone(timezone)
-            .map_err(|e| format!("`{timezone}` is not a known IANA time zone: {e}"))?;
+            .map_err(|source| CronLineError::Invalid {
+                line: cron.to_owned(),
+                source,
+            })?;
+        let tz = zone(timezone)?;
         Ok(CronTab { cron: parsed, tz })
     }
 
@@ -102,15 +121,18 @@ impl CronTab {
 }
 
 /// The time zone called `name`; UTC needs no time-zone database.
-fn zone(name: &str) -> Result<TimeZone, jiff::Error> {
+fn zone(name: &str) -> Result<TimeZone, CronLineError> {
     if name.eq_ignore_ascii_case("utc") || name == "Etc/UTC" {
         return Ok(TimeZone::UTC);
     }
-    TimeZone::get(name)
+    TimeZone::get(name).map_err(|source| CronLineError::TimeZone {
+        name: name.to_owned(),
+        source,
+    })
 }
 
 /// Five fields for a cron line, expanding the `@` aliases cron implementations share.
-fn expand_alias(cron: &str) -> Result<String, String> {
+fn expand_alias(cron: &str) -> Result<String, CronLineError> {
     let t = cron.trim();
     let expanded = match t.to_ascii_lowercase().as_str() {
         "@yearly" | "@annually" => "0 0 1 1 *",
@@ -119,17 +141,15 @@ fn expand_alias(cron: &str) -> Result<String, String> {
         "@daily" | "@midnight" => "0 0 * * *",
         "@hourly" => "0 * * * *",
         other if other.starts_with('@') => {
-            return Err(format!(
-                "`{t}` is not a known alias (use @hourly, @daily, @weekly, @monthly or @yearly)"
-            ));
+            return Err(CronLineError::UnknownAlias(t.to_owned()));
         }
         _ => {
             let n = t.split_whitespace().count();
             if n != 5 {
-                return Err(format!(
-                    "`{t}` has {n} fields; a cron line has 5: minute hour day-of-month month \
-                     day-of-week (seconds and years are not supported)"
-                ));
+                return Err(CronLineError::FieldCount {
+                    line: t.to_owned(),
+                    count: n,
+                });
             }
             return Ok(t.split_whitespace().collect::<Vec<_>>().join(" "));
         }
@@ -156,19 +176,16 @@ pub(super) fn resolve(
     let fields = match expand_alias(&cron) {
         Ok(f) => f,
         Err(e) => {
-            push(cron_field, e);
+            push(cron_field, e.to_string());
             return None;
         }
     };
     if let Err(e) = CronTab::new(&fields, "UTC") {
-        push(cron_field, e);
+        push(cron_field, e.to_string());
         ok = false;
     }
     if let Err(e) = zone(&timezone) {
-        push(
-            "schedule.timezone",
-            format!("`{timezone}` is not a known IANA time zone (e.g. UTC, Europe/Berlin): {e}"),
-        );
+        push("schedule.timezone", e.to_string());
         ok = false;
     }
     ok.then(|| Schedule {
@@ -257,6 +274,7 @@ mod tests {
         assert!(
             expand_alias("0 0 3 * * 1")
                 .unwrap_err()
+                .to_string()
                 .contains("6 fields")
         );
         assert!(expand_alias("@reboot").is_err());

@@ -35,6 +35,22 @@ pub enum JobError {
     Usage(String),
 }
 
+/// Why a duration or a size, in a job or a flag, cannot be read (the caller locates it:
+/// `limits.timeout`, `--stop-timeout`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("`{0}` is not a duration (examples: 90s, 15m, 1h30m)")]
+    NotADuration(String),
+    #[error("`{0}` is negative")]
+    Negative(String),
+    #[error("{0:?} is not a size (say 10MB, 512KiB or a number of bytes)")]
+    NotASize(String),
+    #[error("{text:?}: unknown size unit {unit:?} (use KB, MB or GB)")]
+    SizeUnit { text: String, unit: String },
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Problems in the order a reader meets them in the file: by line, then column.
 pub(crate) fn sorted(mut problems: Vec<Problem>) -> Vec<Problem> {
     problems.sort_by_key(|p| (p.line, p.column));

@@ -15,8 +15,8 @@ mod suggest;
 pub mod template;
 mod yaml_shape;
 
-pub use cron::{CronTab, Missed, Schedule};
-pub use error::{JobError, Problem};
+pub use cron::{CronLineError, CronTab, Missed, Schedule};
+pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
 pub use locate::{Locator, Pos};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::error::{JobError, Problem, sorted};
+use super::error::{JobError, Problem, ValueError, sorted};
 use super::file::{
     DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection,
 };
@@ -24,7 +24,7 @@ fn git_settings(cx: &mut Ctx<'_>, raw: &super::file::GitSection) -> GitSettings 
         None => defaults.max_file_bytes,
         Some(super::file::SizeValue::Bytes(n)) => *n,
         Some(super::file::SizeValue::Text(t)) => parse_size(t).unwrap_or_else(|message| {
-            cx.push("git.max_file_size", message);
+            cx.push("git.max_file_size", message.to_string());
             defaults.max_file_bytes
         }),
     };
@@ -41,39 +41,40 @@ fn git_settings(cx: &mut Ctx<'_>, raw: &super::file::GitSection) -> GitSettings 
 }
 
 /// `10MB`, `512 KiB`, `1G`, `2048` → bytes (units are powers of 1024).
-pub(super) fn parse_size(text: &str) -> Result<u64, String> {
+pub(super) fn parse_size(text: &str) -> Result<u64, ValueError> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let number: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a size (say 10MB, 512KiB or a number of bytes)"))?;
+        .map_err(|_| ValueError::NotASize(text.to_owned()))?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         other => {
-            return Err(format!(
-                "{text:?}: unknown size unit {other:?} (use KB, MB or GB)"
-            ));
+            return Err(ValueError::SizeUnit {
+                text: text.to_owned(),
+                unit: other.to_owned(),
+            });
         }
     };
     number
         .checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("{text:?} is too large"))
+        .ok_or_else(|| ValueError::TooLarge(text.to_owned()))
 }
 
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, ValueError> {
     let t = text.trim();
     if let Ok(secs) = t.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
     let d: jiff::SignedDuration = t
         .parse()
-        .map_err(|_| format!("`{t}` is not a duration (examples: 90s, 15m, 1h30m)"))?;
+        .map_err(|_| ValueError::NotADuration(t.to_owned()))?;
     if d.is_negative() {
-        return Err(format!("`{t}` is negative"));
+        return Err(ValueError::Negative(t.to_owned()));
     }
     Ok(d.unsigned_abs())
 }
@@ -109,7 +110,7 @@ impl Ctx<'_> {
             DurationSpec::Text(t) => match parse_duration(t) {
                 Ok(d) => Some(d),
                 Err(msg) => {
-                    self.push(field, msg);
+                    self.push(field, msg.to_string());
                     None
                 }
             },
@@ -515,7 +516,9 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
                 let path = cx.base.join(&f.file);
                 let parsed = std::fs::read_to_string(&path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                    .and_then(|text| crate::rules::parse_rule(&f.file, &text));
+                    .and_then(|text| {
+                        crate::rules::parse_rule(&f.file, &text).map_err(|e| e.to_string())
+                    });
                 match parsed {
                     Ok(rule) => out.push(rule),
                     Err(e) => cx.push(&format!("rules[{i}].file"), e),
@@ -597,7 +600,7 @@ fn bash_network_hosts(
     for (i, host) in hosts.iter().enumerate() {
         match crate::sandbox::HostRule::parse(host) {
             Ok(rule) => rules.push(rule),
-            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why),
+            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why.to_string()),
         }
     }
     rules

@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use super::child::{self, GroupGuard, StderrTail};
 use super::line_guard;
 use super::notices::{Listener, Notices};
+use super::start_failure::StartFailure;
 use super::words::error_words;
 use super::{ServerConfig, Transport};
 
@@ -66,26 +67,31 @@ pub(crate) async fn open(
             open_stdio(config, command, cmd, listener).await
         }
         Transport::Http { url, headers } => {
-            let headers = header_map(headers).map_err(|reason| Failed { reason })?;
+            let headers = header_map(headers).map_err(|e| Failed {
+                reason: e.to_string(),
+            })?;
             let fail = |reason: String| Failed {
                 reason: format!("streamable HTTP at {url}: {reason}"),
             };
+            let failed = |e: StartFailure| fail(e.to_string());
             let deadline = Instant::now() + config.startup_timeout;
             super::retry::wait_for_listener(url, deadline)
                 .await
-                .map_err(fail)?;
+                .map_err(failed)?;
             let task_only = line_guard::TaskOnly::default();
-            let client = super::http_guard::Guarded::new(task_only.clone()).map_err(fail)?;
+            let client = super::http_guard::Guarded::new(task_only.clone()).map_err(failed)?;
             let transport = StreamableHttpClientTransport::with_client(
                 client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
             let left = deadline.saturating_duration_since(Instant::now());
-            let (client, tools, server_version) = handshake(transport, left, listener)
-                .await
-                .map_err(|reason| match super::words::legacy_sse_hint(url, &reason) {
-                    Some(hint) => fail(format!("{reason}; {hint}")),
-                    None => fail(reason),
+            let (client, tools, server_version) =
+                handshake(transport, left, listener).await.map_err(|e| {
+                    let reason = e.to_string();
+                    match super::words::legacy_sse_hint(url, &reason) {
+                        Some(hint) => fail(format!("{reason}; {hint}")),
+                        None => fail(reason),
+                    }
                 })?;
             Ok(Opened {
                 client,
@@ -142,7 +148,7 @@ async fn open_stdio(
         Err(reason) => {
             let reason = match exited(&mut process).await {
                 Some(status) => format!("it exited ({status}) before answering the MCP handshake"),
-                None => reason,
+                None => reason.to_string(),
             };
             guard.kill();
             if let Some(reader) = reader {
@@ -175,7 +181,7 @@ async fn handshake<T, E, A>(
     transport: T,
     deadline: Duration,
     listener: Listener,
-) -> Result<Handshake, String>
+) -> Result<Handshake, StartFailure>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A> + Send + 'static,
     E: std::error::Error + Send + Sync + 'static,
@@ -185,11 +191,11 @@ where
         let client = listener
             .serve(transport)
             .await
-            .map_err(|e| format!("the MCP handshake failed: {}", error_words(&e)))?;
+            .map_err(|e| StartFailure::Handshake(error_words(&e)))?;
         let tools = client
             .list_all_tools()
             .await
-            .map_err(|e| format!("listing its tools failed: {}", error_words(&e)))?;
+            .map_err(|e| StartFailure::ListTools(error_words(&e)))?;
         let version = client
             .peer_info()
             .and_then(|info| info.server_info.clone())
@@ -198,10 +204,7 @@ where
     };
     match tokio::time::timeout(deadline, work).await {
         Ok(result) => result,
-        Err(_) => Err(format!(
-            "no answer to the handshake and tool listing within {} ms",
-            started.elapsed().as_millis()
-        )),
+        Err(_) => Err(StartFailure::NoAnswer(started.elapsed().as_millis())),
     }
 }
 
@@ -214,14 +217,15 @@ fn client_info() -> ClientConfig {
 }
 
 /// The job's headers as HTTP headers (values marked sensitive: they often hold tokens).
-fn header_map(headers: &[(String, String)]) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+fn header_map(
+    headers: &[(String, String)],
+) -> Result<HashMap<HeaderName, HeaderValue>, StartFailure> {
     let mut map = HashMap::new();
     for (name, value) in headers {
         let key = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
-        let mut val = HeaderValue::from_str(value).map_err(|_| {
-            format!("the value of header \"{name}\" is not a valid HTTP header value")
-        })?;
+            .map_err(|_| StartFailure::HeaderName(name.clone()))?;
+        let mut val =
+            HeaderValue::from_str(value).map_err(|_| StartFailure::HeaderValue(name.clone()))?;
         val.set_sensitive(true);
         map.insert(key, val);
     }

@@ -33,12 +33,12 @@ pub(crate) struct Guarded {
 impl Guarded {
     /// No idle connections kept (the SDK's choice: a reused connection can stall on a
     /// delayed ACK) and no redirects followed (headers often hold tokens).
-    pub(crate) fn new(task_only: TaskOnly) -> Result<Self, String> {
+    pub(crate) fn new(task_only: TaskOnly) -> Result<Self, super::start_failure::StartFailure> {
         let inner = reqwest::Client::builder()
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| format!("could not set up the HTTP client: {e}"))?;
+            .map_err(super::start_failure::StartFailure::Client)?;
         Ok(Guarded { inner, task_only })
     }
 

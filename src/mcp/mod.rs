@@ -16,6 +16,7 @@ mod names;
 mod notices;
 mod path_args;
 mod retry;
+mod start_failure;
 mod tool;
 mod words;
 

@@ -4,23 +4,23 @@
 
 use std::time::{Duration, Instant};
 
+use super::start_failure::StartFailure;
+
 /// The first pause between attempts; it doubles up to [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
 const MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// Returns once something accepts TCP connections at `url`'s host and port, or says why
 /// nothing did before `deadline`.
-pub(crate) async fn wait_for_listener(url: &str, deadline: Instant) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("the URL is not valid: {e}"))?;
+pub(crate) async fn wait_for_listener(url: &str, deadline: Instant) -> Result<(), StartFailure> {
+    let parsed = reqwest::Url::parse(url).map_err(StartFailure::Url)?;
     let host = parsed
         .host_str()
-        .ok_or_else(|| "the URL has no host".to_owned())?
+        .ok_or(StartFailure::NoHost)?
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
-    let port = parsed
-        .port_or_known_default()
-        .ok_or_else(|| "the URL has no port".to_owned())?;
+    let port = parsed.port_or_known_default().ok_or(StartFailure::NoPort)?;
     let started = Instant::now();
     let mut pause = FIRST_PAUSE;
     let mut attempts = 0u32;
@@ -38,11 +38,13 @@ pub(crate) async fn wait_for_listener(url: &str, deadline: Instant) -> Result<()
             Err(_) => "no answer to the connection".to_owned(),
         };
         if Instant::now() + pause >= deadline {
-            return Err(format!(
-                "nothing accepted a connection at {host}:{port} ({why}); tried {attempts} times \
-                 over {:.1} s, until the server's startup_timeout",
-                started.elapsed().as_secs_f64()
-            ));
+            return Err(StartFailure::NotListening {
+                host,
+                port,
+                why,
+                attempts,
+                seconds: started.elapsed().as_secs_f64(),
+            });
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(MAX_PAUSE);

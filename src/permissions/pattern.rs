@@ -196,7 +196,7 @@ impl ArgMatcher {
         kind: Option<ArgKind>,
         pattern: &str,
         ws: &Workspace,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, globset::Error> {
         match kind {
             None => Ok(Self::Never),
             Some(ArgKind::Text) => Ok(Self::Text(pattern.to_owned())),
@@ -205,8 +205,7 @@ impl ArgMatcher {
                 let glob = GlobBuilder::new(&normalized)
                     .literal_separator(true)
                     .backslash_escape(false)
-                    .build()
-                    .map_err(|err| format!("not a valid path glob: {}", err.kind()))?;
+                    .build()?;
                 let absolute = normalized.starts_with('/');
                 Ok(Self::Path {
                     glob: glob.compile_matcher(),
@@ -257,7 +256,8 @@ impl CompiledPattern {
             }
             Some(arg) => {
                 let kind = argument_of(&parsed.tool).map(|(_, kind)| kind);
-                Some(ArgMatcher::compile(kind, arg, ws).map_err(invalid)?)
+                let glob = ArgMatcher::compile(kind, arg, ws);
+                Some(glob.map_err(|e| invalid(format!("not a valid path glob: {}", e.kind())))?)
             }
         };
         Ok(Self { tool, argument })

@@ -27,7 +27,7 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
     if let Some(socket) = relay
         && let Err(why) = super::relay::serve_inside(socket.into())
     {
-        say(&why);
+        say(&why.to_string());
         return EXEC_FAILED_EXIT;
     }
     let Some((program, rest)) = argv.split_first() else {
@@ -165,13 +165,14 @@ fn mirror(ended: Ended, signals: &SigSet) -> i32 {
 
 /// No capabilities, no way to gain any (`no_new_privs`), not ptrace-able, and the reaper of
 /// everything the command starts.
-fn drop_privileges() -> Result<(), String> {
+fn drop_privileges() -> Result<(), super::SandboxError> {
+    use super::error::os;
     use rustix::thread::{CapabilitySet, CapabilitySets};
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
-        .map_err(|e| format!("cannot become the subreaper: {e}"))?;
+        .map_err(os("cannot become the subreaper"))?;
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
-        .map_err(|e| format!("cannot stop being dumpable: {e}"))?;
-    rustix::thread::set_no_new_privs(true).map_err(|e| format!("no_new_privs: {e}"))?;
+        .map_err(os("cannot stop being dumpable"))?;
+    rustix::thread::set_no_new_privs(true).map_err(os("no_new_privs"))?;
     for cap in CapabilitySet::all().iter() {
         // Capabilities this kernel does not know fail with EINVAL: nothing to drop.
         let _ = rustix::thread::remove_capability_from_bounding_set(cap);
@@ -181,8 +182,7 @@ fn drop_privileges() -> Result<(), String> {
         permitted: CapabilitySet::empty(),
         inheritable: CapabilitySet::empty(),
     };
-    rustix::thread::set_capabilities(None, none)
-        .map_err(|e| format!("cannot drop capabilities: {e}"))
+    rustix::thread::set_capabilities(None, none).map_err(os("cannot drop capabilities"))
 }
 
 /// A message for whoever reads the command's stderr.

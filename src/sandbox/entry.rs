@@ -25,6 +25,7 @@ use std::sync::Mutex;
 
 use nix::sched::{CloneFlags, setns, unshare};
 
+use super::error::{SandboxError, os};
 use super::spawner::Spawner;
 
 /// The hidden subcommand of cn-run that runs the per-call supervisor when the small binary
@@ -51,7 +52,7 @@ impl RunBox {
         bwrap: &Path,
         profile: Vec<OsString>,
         cn_run: &Path,
-    ) -> Result<RunBox, String> {
+    ) -> Result<RunBox, SandboxError> {
         let supervisor = supervisor(cn_run);
         let bwrap = bwrap.to_path_buf();
         let (spawner, holder) = Spawner::start("cn-run-sandbox-box", move || {
@@ -100,7 +101,7 @@ pub(crate) fn supervisor(cn_run: &Path) -> Vec<OsString> {
     }
 }
 
-fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, String> {
+fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, SandboxError> {
     Command::new(bwrap)
         .args(profile)
         .args(["--info-fd", "1", "--", "sh", "-c"])
@@ -110,23 +111,25 @@ fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start bubblewrap: {e}"))
+        .map_err(|source| SandboxError::Start {
+            program: "bubblewrap",
+            source,
+        })
 }
 
 /// Join the holder's PID namespace (for the children) and mount namespace; the thread first
 /// stops sharing its filesystem attributes with cn-run's other threads, as joining a mount
 /// namespace requires.
-fn enter(pid: u32) -> Result<(), String> {
+fn enter(pid: u32) -> Result<(), SandboxError> {
     let open = |ns: &str| {
         std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
-            .map_err(|e| format!("cannot open the sandbox's {ns} namespace: {e}"))
+            .map_err(os(format!("cannot open the sandbox's {ns} namespace")))
     };
     let (pid_ns, mnt_ns) = (open("pid")?, open("mnt")?);
-    unshare(CloneFlags::CLONE_FS).map_err(|e| format!("unshare(CLONE_FS): {e}"))?;
+    unshare(CloneFlags::CLONE_FS).map_err(os("unshare(CLONE_FS)"))?;
     setns(&pid_ns, CloneFlags::CLONE_NEWPID)
-        .map_err(|e| format!("cannot join the sandbox's PID namespace: {e}"))?;
-    setns(&mnt_ns, CloneFlags::CLONE_NEWNS)
-        .map_err(|e| format!("cannot join the sandbox's mount namespace: {e}"))
+        .map_err(os("cannot join the sandbox's PID namespace"))?;
+    setns(&mnt_ns, CloneFlags::CLONE_NEWNS).map_err(os("cannot join the sandbox's mount namespace"))
 }
 
 impl Drop for RunBox {
@@ -142,26 +145,30 @@ impl Drop for RunBox {
 
 /// bubblewrap's `child-pid` (from `--info-fd 1`), once the holder's command has said it runs
 /// (so the mounts are in place before anything joins them).
-fn holder_pid(holder: &mut Child) -> Result<u32, String> {
+fn holder_pid(holder: &mut Child) -> Result<u32, SandboxError> {
     let mut ready = String::new();
-    let err = holder.stderr.take().ok_or("no pipe from bubblewrap")?;
+    let no_pipe = || SandboxError::Bubblewrap("gave no pipe".to_owned());
+    let err = holder.stderr.take().ok_or_else(no_pipe)?;
     BufReader::new(err)
         .read_line(&mut ready)
-        .map_err(|e| e.to_string())?;
+        .map_err(os("cannot read bubblewrap's stderr"))?;
     if ready.trim() != "ready" {
-        return Err(format!("bubblewrap did not start: {}", ready.trim()));
+        return Err(SandboxError::Bubblewrap(format!(
+            "did not start: {}",
+            ready.trim()
+        )));
     }
     let mut info = String::new();
     holder
         .stdout
         .take()
-        .ok_or("no pipe from bubblewrap")?
+        .ok_or_else(no_pipe)?
         .read_to_string(&mut info)
-        .map_err(|e| e.to_string())?;
-    let v: serde_json::Value =
-        serde_json::from_str(&info).map_err(|e| format!("bubblewrap's info: {e}"))?;
+        .map_err(os("cannot read bubblewrap's info"))?;
+    let v: serde_json::Value = serde_json::from_str(&info)
+        .map_err(|e| SandboxError::Bubblewrap(format!("info is not JSON: {e}")))?;
     v["child-pid"]
         .as_u64()
         .and_then(|p| u32::try_from(p).ok())
-        .ok_or_else(|| format!("bubblewrap's info has no child-pid: {info}"))
+        .ok_or_else(|| SandboxError::Bubblewrap(format!("info has no child-pid: {info}")))
 }

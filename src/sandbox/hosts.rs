@@ -45,11 +45,25 @@ impl fmt::Display for HostRule {
     }
 }
 
+/// Why an entry of `tools.bash.network` is not a host (the job is wrong: exit 2, located by
+/// the job loader).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{entry}` is not a host: {why}")]
+pub struct HostError {
+    pub entry: String,
+    pub why: &'static str,
+}
+
 impl HostRule {
     /// Read one entry as the job writes it: `github.com`, `*.example.com`, `host:8080`,
     /// `10.0.0.5`, `[::1]:8080`.
-    pub fn parse(entry: &str) -> Result<HostRule, String> {
-        let bad = |why: &str| Err(format!("`{entry}` is not a host: {why}"));
+    pub fn parse(entry: &str) -> Result<HostRule, HostError> {
+        let bad = |why: &'static str| {
+            Err(HostError {
+                entry: entry.to_owned(),
+                why,
+            })
+        };
         if entry.contains("://") || entry.contains('/') || entry.contains('@') {
             return bad(
                 "write the host name alone (`github.com`, `host:8080`), without scheme, path or user",
@@ -226,6 +240,8 @@ mod tests {
             "[::1",
         ] {
             let err = HostRule::parse(e).unwrap_err();
+            assert_eq!(err.entry, e);
+            let err = err.to_string();
             assert!(err.contains(e), "{e}: {err}");
         }
         let shown: Vec<String> = rules(&["A.b.", "*.x.y:81", "[::1]:2", "10.0.0.1"])

@@ -13,7 +13,7 @@ use ::landlock::{
     RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
 };
 
-use super::Enforcement;
+use super::{Enforcement, SandboxError};
 
 /// The ABI whose write rights are asked for: v3 (Linux 6.2) adds `truncate`. Later rights
 /// (ioctl on devices, v5) are not writes and stay allowed, so terminals keep working.
@@ -33,14 +33,17 @@ pub(crate) struct Applied {
 
 /// Restrict the calling thread (and what it `exec`s) to writing beneath `writable` only.
 /// Paths that do not exist are skipped.
-pub(crate) fn restrict_writes(writable: &[PathBuf]) -> Result<Applied, String> {
+pub(crate) fn restrict_writes(writable: &[PathBuf]) -> Result<Applied, SandboxError> {
     let access = AccessFs::from_write(WRITE_ABI);
     let status = Ruleset::default()
         .handle_access(access)
         .and_then(Ruleset::create)
         .and_then(|r| r.add_rules(path_beneath_rules(writable, access)))
         .and_then(|r| r.restrict_self())
-        .map_err(|e| format!("cannot apply the Landlock filesystem rules: {e}"))?;
+        .map_err(|source| SandboxError::Landlock {
+            what: "filesystem",
+            source,
+        })?;
     let abi = abi_of(&status.landlock);
     let note = match status.ruleset {
         RulesetStatus::FullyEnforced => None,
@@ -55,12 +58,15 @@ pub(crate) fn restrict_writes(writable: &[PathBuf]) -> Result<Applied, String> {
 }
 
 /// Block every TCP `bind` and `connect` of the calling thread (and what it `exec`s).
-pub(crate) fn deny_tcp() -> Result<Applied, String> {
+pub(crate) fn deny_tcp() -> Result<Applied, SandboxError> {
     let status = Ruleset::default()
         .handle_access(AccessNet::from_all(NET_ABI))
         .and_then(Ruleset::create)
         .and_then(|r| r.restrict_self())
-        .map_err(|e| format!("cannot apply the Landlock network rules: {e}"))?;
+        .map_err(|source| SandboxError::Landlock {
+            what: "network",
+            source,
+        })?;
     let note = (status.ruleset != RulesetStatus::FullyEnforced)
         .then(|| unavailable_note(&status, "block TCP (needs ABI 4, Linux 6.7)"));
     Ok(Applied {

@@ -91,7 +91,7 @@ fn set_up(args: &SandboxArgs) -> Probe {
             }
             Err(why) => {
                 probe.network = Enforcement::None;
-                probe.notes.push(why);
+                probe.notes.push(why.to_string());
                 tcp_fallback = true;
             }
         }
@@ -105,7 +105,7 @@ fn set_up(args: &SandboxArgs) -> Probe {
             }
             Err(why) => {
                 probe.filesystem = Enforcement::None;
-                probe.notes.push(why);
+                probe.notes.push(why.to_string());
             }
         }
     }
@@ -129,6 +129,6 @@ fn block_tcp(probe: &mut Probe) {
             );
         }
         Ok(applied) => probe.notes.extend(applied.note),
-        Err(why) => probe.notes.push(why),
+        Err(why) => probe.notes.push(why.to_string()),
     }
 }

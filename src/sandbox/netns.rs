@@ -19,7 +19,7 @@ pub(crate) struct Isolated {
 }
 
 /// Enter a new network namespace, with a new user namespace when privileges require it.
-pub(crate) fn isolate() -> Result<Isolated, String> {
+pub(crate) fn isolate() -> Result<Isolated, super::SandboxError> {
     let direct = match unshare(CloneFlags::CLONE_NEWNET) {
         Ok(()) => {
             return Ok(Isolated {
@@ -32,22 +32,23 @@ pub(crate) fn isolate() -> Result<Isolated, String> {
     let uid = rustix::process::geteuid().as_raw();
     let gid = rustix::process::getegid().as_raw();
     unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET).map_err(|e| {
-        format!(
-            "cannot create a network namespace ({direct}), nor one inside a new user namespace \
-             ({e}); user namespaces may be disabled for unprivileged users or by the container"
-        )
+        super::SandboxError::NoNetworkNamespace {
+            direct: direct.into(),
+            user: e.into(),
+        }
     })?;
     Ok(Isolated {
         method: "user+netns",
-        note: map_ids(uid, gid).err(),
+        note: map_ids(uid, gid).err().map(|e| e.to_string()),
     })
 }
 
 /// Map `uid` and `gid` to themselves in the new user namespace.
-fn map_ids(uid: u32, gid: u32) -> Result<(), String> {
+fn map_ids(uid: u32, gid: u32) -> Result<(), super::SandboxError> {
     let write = |file: &str, text: String| {
-        std::fs::write(format!("/proc/self/{file}"), text)
-            .map_err(|e| format!("the user namespace has no {file} ({e}); ids show as nobody"))
+        std::fs::write(format!("/proc/self/{file}"), text).map_err(super::error::os(format!(
+            "the user namespace has no {file}; ids show as nobody"
+        )))
     };
     // Required before an unprivileged process may write gid_map; absent on old kernels.
     let _ = std::fs::write("/proc/self/setgroups", "deny");

@@ -13,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio_util::sync::CancellationToken;
 
+use super::error::{SandboxError, os};
 use super::hosts::{HostRule, allowed, normalize, split_port};
 
 /// The most a request head may hold before it is refused.
@@ -68,27 +69,29 @@ impl Drop for Proxy {
 
 /// Serve `listener` on a thread of its own (started from a thread in cn-run's own network
 /// namespace, so its connections go out from there).
-pub(crate) fn start(listener: ProxyListener, rules: Vec<HostRule>) -> Result<Proxy, String> {
+pub(crate) fn start(listener: ProxyListener, rules: Vec<HostRule>) -> Result<Proxy, SandboxError> {
     let port = match &listener {
-        ProxyListener::Tcp(l) => l.local_addr().map_err(|e| e.to_string())?.port(),
+        ProxyListener::Tcp(l) => (l.local_addr())
+            .map_err(os("the proxy's socket has no address"))?
+            .port(),
         ProxyListener::Unix(_) => super::relay::PORT,
     };
     match &listener {
         ProxyListener::Tcp(l) => l.set_nonblocking(true),
         ProxyListener::Unix(l) => l.set_nonblocking(true),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(os("cannot make the proxy's socket non-blocking"))?;
     let refusals = Arc::new(Refusals::default());
     let stop = CancellationToken::new();
     let (log, token) = (Arc::clone(&refusals), stop.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(os("cannot start the proxy's runtime"))?;
     std::thread::Builder::new()
         .name("cn-run-proxy".into())
         .spawn(move || runtime.block_on(serve(listener, rules.into(), log, token)))
-        .map_err(|e| e.to_string())?;
+        .map_err(os("cannot start the proxy's thread"))?;
     Ok(Proxy {
         port,
         refusals,
@@ -158,7 +161,7 @@ async fn handle<S: AsyncRead + AsyncWrite + Unpin>(
     };
     let req = match parse(&buf[..len]) {
         Ok(r) => r,
-        Err(why) => return answer(&mut client, 400, &why).await,
+        Err(why) => return answer(&mut client, 400, &why.to_string()).await,
     };
     if !allowed(rules, &req.host, req.port) {
         let listed: Vec<String> = rules.iter().map(ToString::to_string).collect();
@@ -226,13 +229,26 @@ async fn read_head<S: AsyncRead + Unpin>(
     }
 }
 
+/// Why a request to the proxy is refused with 400 (the text is the answer's body).
+#[derive(Debug, thiserror::Error)]
+enum BadRequest {
+    #[error("the request head is not valid HTTP/1")]
+    NotHttp,
+    #[error("`{0}`: this proxy takes `CONNECT host:port` or a request for an http:// URL")]
+    NotHttpUrl(String),
+    #[error("`{0}`: a user name in the address is not accepted")]
+    UserName(String),
+    #[error("`{0}` is not a host and port")]
+    NotHostPort(String),
+}
+
 /// Read a request head: `CONNECT host:port` or `METHOD http://host[:port]/path`.
-fn parse(head: &[u8]) -> Result<Request, String> {
+fn parse(head: &[u8]) -> Result<Request, BadRequest> {
     let mut headers = [httparse::EMPTY_HEADER; 128];
     let mut req = httparse::Request::new(&mut headers);
     match req.parse(head) {
         Ok(httparse::Status::Complete(_)) => {}
-        _ => return Err("the request head is not valid HTTP/1".to_owned()),
+        _ => return Err(BadRequest::NotHttp),
     }
     let (method, target) = (req.method.unwrap_or_default(), req.path.unwrap_or_default());
     if method.eq_ignore_ascii_case("CONNECT") {
@@ -244,9 +260,8 @@ fn parse(head: &[u8]) -> Result<Request, String> {
             head: Vec::new(),
         });
     }
-    let rest = strip_prefix_ignore_case(target, "http://").ok_or_else(|| {
-        format!("`{target}`: this proxy takes `CONNECT host:port` or a request for an http:// URL")
-    })?;
+    let rest = strip_prefix_ignore_case(target, "http://")
+        .ok_or_else(|| BadRequest::NotHttpUrl(target.to_owned()))?;
     let split = rest.find(['/', '?']).unwrap_or(rest.len());
     let (auth, path) = rest.split_at(split);
     let (host, port) = authority(auth, Some(80))?;
@@ -275,12 +290,10 @@ fn parse(head: &[u8]) -> Result<Request, String> {
 }
 
 /// `host[:port]` of a request; `default` when the port may be left out.
-fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), String> {
-    let bad = || format!("`{text}` is not a host and port");
+fn authority(text: &str, default: Option<u16>) -> Result<(String, u16), BadRequest> {
+    let bad = || BadRequest::NotHostPort(text.to_owned());
     if text.contains('@') {
-        return Err(format!(
-            "`{text}`: a user name in the address is not accepted"
-        ));
+        return Err(BadRequest::UserName(text.to_owned()));
     }
     let (host, port) = split_port(text).ok_or_else(bad)?;
     let port = port.or(default).ok_or_else(bad)?;

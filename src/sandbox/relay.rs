@@ -12,6 +12,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
+use super::error::{SandboxError, os};
 use super::hosts::HostRule;
 use super::proxy::{self, Proxy, ProxyListener};
 
@@ -30,10 +31,10 @@ pub struct RunRelay {
 
 impl RunRelay {
     /// Listen on `dir/proxy.sock` and serve `hosts` there.
-    pub(crate) fn start(dir: &Path, hosts: &[HostRule]) -> Result<RunRelay, String> {
+    pub(crate) fn start(dir: &Path, hosts: &[HostRule]) -> Result<RunRelay, SandboxError> {
         let socket = dir.join("proxy.sock");
         let listener = UnixListener::bind(&socket)
-            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+            .map_err(os(format!("cannot listen on {}", socket.display())))?;
         let proxy = proxy::start(ProxyListener::Unix(listener), hosts.to_vec())?;
         Ok(RunRelay { proxy, socket })
     }
@@ -41,9 +42,10 @@ impl RunRelay {
 
 /// Inside the command's namespace: listen on 127.0.0.1:[`PORT`] and forward every connection
 /// to `socket`, on threads of their own, for as long as the process lives.
-pub(crate) fn serve_inside(socket: PathBuf) -> Result<(), String> {
-    let listener = TcpListener::bind(("127.0.0.1", PORT))
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{PORT} for the proxy: {e}"))?;
+pub(crate) fn serve_inside(socket: PathBuf) -> Result<(), SandboxError> {
+    let listener = TcpListener::bind(("127.0.0.1", PORT)).map_err(os(format!(
+        "cannot listen on 127.0.0.1:{PORT} for the proxy"
+    )))?;
     std::thread::Builder::new()
         .name("cn-run-relay".into())
         .spawn(move || {
@@ -53,7 +55,7 @@ pub(crate) fn serve_inside(socket: PathBuf) -> Result<(), String> {
             }
         })
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(os("cannot start the relay's thread"))
 }
 
 /// Copy both ways between `client` and a new connection to the proxy.

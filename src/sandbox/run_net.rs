@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use nix::sched::{CloneFlags, setns, unshare};
 
+use super::error::{SandboxError, os};
 use super::hosts::HostRule;
 use super::proxy::{self, Proxy, Refusals};
 use super::spawner::Spawner;
@@ -35,7 +36,11 @@ pub struct RunNet {
 impl RunNet {
     /// Make the namespaces with `bwrap` (a new network namespace only when `isolate`, i.e.
     /// the job does not allow the network); start the proxy for `hosts` when there are any.
-    pub(crate) fn new(bwrap: &Path, hosts: &[HostRule], isolate: bool) -> Result<RunNet, String> {
+    pub(crate) fn new(
+        bwrap: &Path,
+        hosts: &[HostRule],
+        isolate: bool,
+    ) -> Result<RunNet, SandboxError> {
         let bwrap = bwrap.to_path_buf();
         let listen = !hosts.is_empty();
         let (spawner, listener) = Spawner::start("cn-run-sandbox-net", move || {
@@ -74,10 +79,10 @@ impl RunNet {
 
 /// Move the calling thread into new IPC and UTS namespaces and, when `isolate`, into a new
 /// network namespace that has only a loopback device, up.
-fn enter(bwrap: &Path, isolate: bool) -> Result<(), String> {
+fn enter(bwrap: &Path, isolate: bool) -> Result<(), SandboxError> {
     unshare(CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS)
-        .map_err(|e| format!("cannot make IPC and UTS namespaces ({e})"))?;
-    nix::unistd::sethostname("cn-run-sandbox").map_err(|e| format!("sethostname: {e}"))?;
+        .map_err(os("cannot make IPC and UTS namespaces"))?;
+    nix::unistd::sethostname("cn-run-sandbox").map_err(os("sethostname"))?;
     if !isolate {
         return Ok(());
     }
@@ -91,12 +96,14 @@ fn enter(bwrap: &Path, isolate: bool) -> Result<(), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start bubblewrap: {e}"))?;
+        .map_err(|source| SandboxError::Start {
+            program: "bubblewrap",
+            source,
+        })?;
     let joined = holder_pid(&mut holder).and_then(|pid| {
         let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))
-            .map_err(|e| format!("cannot open the new network namespace: {e}"))?;
-        setns(&ns, CloneFlags::CLONE_NEWNET)
-            .map_err(|e| format!("cannot join the new network namespace ({e})"))
+            .map_err(os("cannot open the new network namespace"))?;
+        setns(&ns, CloneFlags::CLONE_NEWNET).map_err(os("cannot join the new network namespace"))
     });
     let _ = holder.kill();
     let _ = holder.wait();
@@ -104,22 +111,23 @@ fn enter(bwrap: &Path, isolate: bool) -> Result<(), String> {
 }
 
 /// The pid the holder's command says, once it runs.
-fn holder_pid(holder: &mut std::process::Child) -> Result<u32, String> {
-    let out = holder.stdout.take().ok_or("no pipe from bubblewrap")?;
+fn holder_pid(holder: &mut std::process::Child) -> Result<u32, SandboxError> {
+    let out = (holder.stdout.take())
+        .ok_or_else(|| SandboxError::Bubblewrap("gave no pipe".to_owned()))?;
     let mut line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)
-        .map_err(|e| e.to_string())?;
+        .map_err(os("cannot read bubblewrap's stdout"))?;
     line.trim()
         .parse()
-        .map_err(|_| "bubblewrap could not make a network namespace".to_owned())
+        .map_err(|_| SandboxError::Bubblewrap("could not make a network namespace".to_owned()))
 }
 
 /// The proxy's listening socket on 127.0.0.1 in the current (new) network namespace.
-fn bind(listen: bool) -> Result<Option<std::net::TcpListener>, String> {
+fn bind(listen: bool) -> Result<Option<std::net::TcpListener>, SandboxError> {
     if !listen {
         return Ok(None);
     }
     std::net::TcpListener::bind(("127.0.0.1", 0))
         .map(Some)
-        .map_err(|e| format!("cannot listen for the proxy: {e}"))
+        .map_err(os("cannot listen for the proxy"))
 }

@@ -7,6 +7,8 @@
 use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 
+use super::error::{SandboxError, os};
+
 /// Work for the thread.
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -21,8 +23,8 @@ impl Spawner {
     /// `setup` first; the thread serves [`Spawner::run`] only when `setup` succeeds.
     pub(crate) fn start<R: Send + 'static>(
         name: &str,
-        setup: impl FnOnce() -> Result<R, String> + Send + 'static,
-    ) -> Result<(Spawner, R), String> {
+        setup: impl FnOnce() -> Result<R, SandboxError> + Send + 'static,
+    ) -> Result<(Spawner, R), SandboxError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel();
         std::thread::Builder::new()
@@ -37,10 +39,10 @@ impl Spawner {
                     }
                 }
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(os(format!("cannot start the thread {name}")))?;
         let value = ready_rx
             .recv()
-            .map_err(|_| format!("the thread {name} ended"))??;
+            .map_err(|_| SandboxError::ThreadEnded(name.to_owned()))??;
         Ok((
             Spawner {
                 jobs: Mutex::new(tx),

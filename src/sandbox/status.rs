@@ -6,7 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Mechanism, SandboxMode, SandboxPolicy};
+use super::{Mechanism, SandboxError, SandboxMode, SandboxPolicy};
 
 /// How far one part of the fallback launcher's set-up is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -200,7 +200,7 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
 
 /// Make the run's shared namespaces (and proxy) where cn-run may, else say why in `notes`;
 /// then run `true` under the bubblewrap profile of `policy`.
-fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), String> {
+fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), SandboxError> {
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
             Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
@@ -228,7 +228,7 @@ fn start_relay(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
     }
     let started = match &policy.private_tmp {
         Some(dir) => super::RunRelay::start(dir.path(), &policy.hosts),
-        None => Err("the run has no private folder for the proxy's socket".to_owned()),
+        None => Err(SandboxError::NoPrivateFolder),
     };
     match started {
         Ok(relay) => policy.relay = Some(std::sync::Arc::new(relay)),
@@ -249,7 +249,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> bool {
     let cn_run = policy.launcher.clone();
     let started = net
         .run(move || super::RunBox::start(&path, profile, &cn_run))
-        .map_err(|e| e.to_string())
+        .map_err(super::error::os("cannot reach the namespace thread"))
         .and_then(|r| r);
     let why = match started {
         Ok(run_box) => {
@@ -270,7 +270,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> bool {
 }
 
 /// Run `true` the way a command of the run would start.
-fn run_true(policy: &SandboxPolicy) -> Result<(), String> {
+fn run_true(policy: &SandboxPolicy) -> Result<(), SandboxError> {
     let cwd = policy
         .writable
         .first()
@@ -285,15 +285,14 @@ fn run_true(policy: &SandboxPolicy) -> Result<(), String> {
         Some(spawner) => spawner.run(move || cmd.output()).and_then(|r| r),
         None => cmd.output(),
     }
-    .map_err(|e| e.to_string())?;
+    .map_err(super::error::os("cannot start `true` in the sandbox"))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "{} ({})",
-            String::from_utf8_lossy(&out.stderr).trim(),
-            out.status
-        ))
+        Err(SandboxError::TrueFailed {
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            status: out.status,
+        })
     }
 }
 

@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use jiff::Timestamp;
 use rustix::process::{Pid, Signal};
 
+use super::ScheduleError;
 use super::engine::Entry;
 
 /// How a run ended.
@@ -40,7 +41,7 @@ pub struct Started {
 
 /// Starts runs of jobs.
 pub trait Launcher {
-    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String>;
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, ScheduleError>;
     /// A run of `entry` that an earlier scheduler left behind, if process `pid` is still
     /// that run.
     fn adopt(&mut self, entry: &Entry, pid: u32) -> Option<Box<dyn RunHandle>>;
@@ -57,16 +58,18 @@ pub struct ProcessLauncher {
 }
 
 impl Launcher for ProcessLauncher {
-    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String> {
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, ScheduleError> {
+        let failed = |what: &'static str, path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |source| ScheduleError::Start { what, path, source }
+        };
         let dir = self.log_dir.join(safe(&entry.name));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(failed("create", &dir))?;
         prune_logs(&dir);
         let stamp = now.strftime("%Y%m%dT%H%M%SZ").to_string();
         let log_path = dir.join(format!("{stamp}.log"));
-        let out = File::create(&log_path)
-            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
-        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let out = File::create(&log_path).map_err(failed("create", &log_path))?;
+        let err = out.try_clone().map_err(failed("share", &log_path))?;
         let child = Command::new(&self.exe)
             .args(["--quiet", "--format", "json"])
             .arg(&entry.file)
@@ -76,7 +79,7 @@ impl Launcher for ProcessLauncher {
             .stderr(err)
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+            .map_err(failed("start", &self.exe))?;
         Ok(Started {
             handle: Box::new(ChildRun { child }),
             log: Some(log_path),

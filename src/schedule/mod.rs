@@ -40,13 +40,48 @@ pub enum ScheduleError {
         path: std::path::PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not a scheduler state file: {message}")]
+    #[error("{path} is not a scheduler state file: {message} (move it away to start afresh)")]
     State {
         path: std::path::PathBuf,
         message: String,
     },
     #[error("another `cn-run schedule` (pid {pid}) is using {dir}")]
     Busy { pid: u32, dir: std::path::PathBuf },
+    /// A flag's duration cannot be read (`--default-timeout soon`).
+    #[error("{flag}: {source}")]
+    Flag {
+        flag: &'static str,
+        source: crate::job::ValueError,
+    },
+    /// A run could not be started (its log folder, or the process).
+    #[error("cannot {what} {path}: {source}")]
+    Start {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ScheduleError {
+    /// The outcome class of this failure (its exit code comes from `Status::exit_code`):
+    /// the jobs, the flags, a folder named that is not there or a scheduler already using
+    /// the state folder are the command line's (exit 2); a state folder that cannot be read
+    /// or written, a state file that is not one, a run that cannot be started are the
+    /// environment's (exit 6).
+    pub fn status(&self) -> crate::exit_code::Status {
+        use crate::exit_code::Status;
+        match self {
+            ScheduleError::Jobs(_) | ScheduleError::Flag { .. } | ScheduleError::Busy { .. } => {
+                Status::Invalid
+            }
+            ScheduleError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Status::Invalid
+            }
+            ScheduleError::Io { .. }
+            | ScheduleError::State { .. }
+            | ScheduleError::Start { .. } => Status::InternalError,
+        }
+    }
 }
 
 /// `t + d`, saturating at the end of time.

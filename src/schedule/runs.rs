@@ -112,7 +112,7 @@ impl Scheduler {
                     format!("started the run for {at} (pid {pid}, {reason})"),
                 );
             }
-            Err(e) => self.start_failed(i, now, at, reason, &e),
+            Err(e) => self.start_failed(i, now, at, reason, &e.to_string()),
         }
     }
 

@@ -86,7 +86,9 @@ fn base_skill(files: &RepoFiles, ws: &Path, dir: &str, paths: &[String]) -> Opti
         skip(&format!("larger than {MAX_SKILL_BYTES} bytes"));
         return None;
     }
-    let parsed = super::parse(&text).map_err(|why| skip(&why)).ok()?;
+    let parsed = super::parse(&text)
+        .map_err(|why| skip(&why.to_string()))
+        .ok()?;
     let prefix = under(dir, "");
     let other: Vec<String> = paths
         .iter()

@@ -121,7 +121,7 @@ fn load(dir: &Path) -> Option<Skill> {
             return None;
         }
     };
-    let skill = parse(&text).map_err(|why| skip(&why)).ok()?;
+    let skill = parse(&text).map_err(|why| skip(&why.to_string())).ok()?;
     Some(assemble(skill, dir.to_path_buf(), list_files(dir)))
 }
 
@@ -140,13 +140,28 @@ fn assemble(
     }
 }
 
+/// Why a SKILL.md is skipped (with a warning naming its path).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SkillFileError {
+    #[error("no front matter (the file must start with a `---` line)")]
+    NoFrontMatter,
+    #[error("the front matter has no closing `---` line")]
+    Unclosed,
+    #[error("bad front matter: {0}")]
+    Yaml(#[source] serde_yaml::Error),
+    #[error("the front matter has no `{0}`")]
+    Missing(&'static str),
+    #[error("the skill name spans several lines")]
+    MultilineName,
+}
+
 /// Split SKILL.md into `(name, description)` and the body.
-fn parse(text: &str) -> Result<((String, String), String), String> {
+fn parse(text: &str) -> Result<((String, String), String), SkillFileError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.split_inclusive('\n');
     let first = lines.next().unwrap_or("");
     if first.trim_end() != "---" {
-        return Err("no front matter (the file must start with a `---` line)".into());
+        return Err(SkillFileError::NoFrontMatter);
     }
     let mut yaml = String::new();
     let mut consumed = first.len();
@@ -160,18 +175,17 @@ fn parse(text: &str) -> Result<((String, String), String), String> {
         yaml.push_str(line);
     }
     if !closed {
-        return Err("the front matter has no closing `---` line".into());
+        return Err(SkillFileError::Unclosed);
     }
-    let front: FrontMatter =
-        serde_yaml::from_str(&yaml).map_err(|e| format!("bad front matter: {e}"))?;
-    let field = |value: Option<String>, key: &str| match value.map(|v| v.trim().to_owned()) {
+    let front: FrontMatter = serde_yaml::from_str(&yaml).map_err(SkillFileError::Yaml)?;
+    let field = |value: Option<String>, key| match value.map(|v| v.trim().to_owned()) {
         Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(format!("the front matter has no `{key}`")),
+        _ => Err(SkillFileError::Missing(key)),
     };
     let name = field(front.name, "name")?;
     let description = field(front.description, "description")?;
     if name.contains(['\n', '\r']) {
-        return Err("the skill name spans several lines".into());
+        return Err(SkillFileError::MultilineName);
     }
     Ok(((name, description), text[consumed..].trim().to_owned()))
 }
@@ -231,16 +245,19 @@ mod tests {
         assert!(
             parse("# no front matter\n")
                 .unwrap_err()
+                .to_string()
                 .contains("no front matter")
         );
         assert!(
             parse("---\nname: x\n---\nbody")
                 .unwrap_err()
+                .to_string()
                 .contains("description")
         );
         assert!(
             parse("---\nname: x\ndescription: y\n")
                 .unwrap_err()
+                .to_string()
                 .contains("closing")
         );
         assert!(parse("---\r\nname: x\r\ndescription: y\r\n---\r\nbody").is_ok());

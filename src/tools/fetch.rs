@@ -212,7 +212,8 @@ async fn follow(
                 join_chain(&chain)
             )));
         }
-        check_redirect(url, &next, &resolve(&next).await).map_err(ToolError::RespondToModel)?;
+        check_redirect(url, &next, &resolve(&next).await)
+            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
         chain.push(next.clone());
         current = next;
     }

@@ -102,13 +102,34 @@ pub fn private_reason(url: &Url, resolved: &[IpAddr]) -> Option<String> {
         .find_map(|ip| private_ip(*ip).map(|k| format!("{host} resolves to {ip}, a {k} address")))
 }
 
+/// Why a redirect is not followed (the fetch's answer to the model).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RedirectRefused {
+    #[error("{original} redirected to {next}, which is not an http(s) URL; not followed")]
+    NotHttp { original: String, next: String },
+    #[error(
+        "{original} redirected to {next}, which is not a public address ({why}); the redirect \
+         was not followed. Fetching a private address needs a permission rule naming it."
+    )]
+    Private {
+        original: String,
+        next: String,
+        why: String,
+    },
+}
+
 /// Whether a redirect from the fetch of `original` to `next` may be followed; `next_resolved`
 /// are the addresses `next`'s host resolves to. The error says why not, for the model.
-pub fn check_redirect(original: &Url, next: &Url, next_resolved: &[IpAddr]) -> Result<(), String> {
+pub fn check_redirect(
+    original: &Url,
+    next: &Url,
+    next_resolved: &[IpAddr],
+) -> Result<(), RedirectRefused> {
     if !matches!(next.scheme(), "http" | "https") {
-        return Err(format!(
-            "{original} redirected to {next}, which is not an http(s) URL; not followed"
-        ));
+        return Err(RedirectRefused::NotHttp {
+            original: original.to_string(),
+            next: next.to_string(),
+        });
     }
     let Some(why) = private_reason(next, next_resolved) else {
         return Ok(());
@@ -118,10 +139,11 @@ pub fn check_redirect(original: &Url, next: &Url, next_resolved: &[IpAddr]) -> R
     if same_host {
         return Ok(());
     }
-    Err(format!(
-        "{original} redirected to {next}, which is not a public address ({why}); the redirect \
-         was not followed. Fetching a private address needs a permission rule naming it."
-    ))
+    Err(RedirectRefused::Private {
+        original: original.to_string(),
+        next: next.to_string(),
+        why,
+    })
 }
 
 /// The addresses of `url`'s host name (none for an IP literal or when resolution fails),

@@ -47,7 +47,7 @@ pub use read::Read;
 pub use registry::{ToolRegistry, builtin_tools};
 pub use report_failure::ReportFailure;
 pub use search::Search;
-pub use subagent::{Spent, SubagentReport, SubagentRunner, SubagentTool};
+pub use subagent::{Spent, SubagentError, SubagentReport, SubagentRunner, SubagentTool};
 pub use upload_artifact::{ArtifactRecord, UploadArtifact};
 pub use write::Write;
 pub(crate) use write::path_tighten;

@@ -34,6 +34,19 @@ pub struct SubagentReport {
     pub spent: Spent,
 }
 
+/// Why a subagent could not be run (the run ends with an internal error, `ToolError::Fatal`).
+#[derive(Debug, thiserror::Error)]
+pub enum SubagentError {
+    #[error("no subagent {0}")]
+    Unknown(String),
+    /// Its `tools:` patterns do not make a policy.
+    #[error("subagent {name}: {source}")]
+    Policy {
+        name: String,
+        source: crate::permissions::PolicyError,
+    },
+}
+
 /// Runs a nested agent (implemented by the composition root).
 #[async_trait::async_trait]
 pub trait SubagentRunner: Send + Sync {
@@ -45,7 +58,7 @@ pub trait SubagentRunner: Send + Sync {
         task: &str,
         parent_call_id: &str,
         remaining: Option<Limits>,
-    ) -> Result<SubagentReport, String>;
+    ) -> Result<SubagentReport, SubagentError>;
 }
 
 pub struct SubagentTool {
@@ -103,7 +116,7 @@ impl Tool for SubagentTool {
             .runner
             .run(name, prompt, &ctx.call_id, ctx.shared.remaining())
             .await
-            .map_err(ToolError::Fatal)?;
+            .map_err(|e| ToolError::Fatal(e.to_string()))?;
         ctx.shared.record_spent(report.spent.clone());
         let status = if report.completed {
             "completed"

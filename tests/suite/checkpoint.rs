@@ -9,7 +9,9 @@ use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
-use cn_run::checkpoint::{CheckpointError, Checkpointer, GitCheckpointer, list_runs, rollback};
+use cn_run::checkpoint::{
+    CheckpointError, Checkpointer, GitCheckpointer, Unavailable, list_runs, rollback,
+};
 
 use crate::support::runner::git;
 
@@ -375,6 +377,8 @@ fn outside_a_repo_or_before_the_first_commit_there_is_a_reason() {
         .unwrap()
         .err()
         .unwrap();
+    assert!(matches!(reason, Unavailable::NotARepository(_)), "{reason}");
+    let reason = reason.to_string();
     assert!(reason.contains("not inside a git repository"), "{reason}");
 
     let unborn = tempfile::tempdir().unwrap();
@@ -384,6 +388,8 @@ fn outside_a_repo_or_before_the_first_commit_there_is_a_reason() {
         .unwrap()
         .err()
         .unwrap();
+    assert!(matches!(reason, Unavailable::NoCommit(_)), "{reason}");
+    let reason = reason.to_string();
     assert!(reason.contains("no commit yet"), "{reason}");
     assert!(matches!(
         rollback(plain.path(), "run-f", None),

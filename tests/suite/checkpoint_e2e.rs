@@ -529,3 +529,73 @@ fn what_a_check_changes_after_the_last_call_is_in_the_diff() {
         assert!(patch.contains("a/new/b.txt"), "{command}: {patch}");
     }
 }
+
+/// `cn-run rollback` and `sessions prune` decide their exit code by the error's class
+/// (`CheckpointError::status`, then the one table): a run, a checkpoint or a repository the
+/// command line names that is not there is exit 2 (it was 6); something in the way of the
+/// restore is the environment, exit 6. The workspace is left as it was in each case.
+#[test]
+fn rollback_and_prune_exit_2_for_what_the_command_line_names_and_6_for_the_rest() {
+    let (tmp, ws) = workspace("");
+    let mut cmd = cn_run_in(&ws);
+    cmd.arg(tmp.path().join("jobs/job.yaml"));
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_folder(&ws).join("result.json")).unwrap(),
+    )
+    .unwrap();
+    let id = result["session_id"].as_str().unwrap().to_owned();
+    let plain = tempfile::tempdir().unwrap();
+    let ws_arg = ws.to_str().unwrap().to_owned();
+    let plain_arg = plain.path().to_str().unwrap().to_owned();
+    // (arguments, exit code, words on stderr)
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["rollback", "run-nosuch", "-C", &ws_arg],
+            2,
+            "no checkpoints for run \"run-nosuch\"",
+        ),
+        (
+            vec!["rollback", &id, "--to", "99", "-C", &ws_arg],
+            2,
+            "has no checkpoint 99",
+        ),
+        (
+            vec!["rollback", "bad/id", "-C", &ws_arg],
+            2,
+            "cannot be used in a git reference name",
+        ),
+        (
+            vec!["rollback", &id, "-C", &plain_arg],
+            2,
+            "is not inside a git repository",
+        ),
+        (
+            vec!["sessions", "prune", "-C", &plain_arg],
+            2,
+            "is not inside a git repository",
+        ),
+    ];
+    let before = std::fs::read_to_string(ws.join("a.txt")).unwrap();
+    for (args, code, words) in &cases {
+        let mut cmd = cn_run_in(&ws);
+        cmd.args(args);
+        let r = run(cmd, None);
+        assert_eq!(r.code, *code, "{args:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{args:?}: {}", r.stderr);
+        assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), before);
+    }
+    // The start snapshot's commit object is gone from the repository: git fails, the
+    // environment, exit 6.
+    let start = git(&ws, &["rev-parse", &format!("refs/cn-run/{id}/0")]);
+    let hex = start.trim();
+    let object = ws.join(".git/objects").join(&hex[..2]).join(&hex[2..]);
+    std::fs::remove_file(object).unwrap();
+    let mut cmd = cn_run_in(&ws);
+    cmd.args(["rollback", &id, "-C", &ws_arg]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 6, "{r:#?}");
+    assert!(r.stderr.contains("git"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), before);
+}

@@ -259,35 +259,49 @@ fn checks_run_what_the_model_planted_inside_the_sandbox() {
     s.assert_ran_but_wrote_nothing_outside(&tags, &r);
 }
 
+/// Containment the run requires and cannot have is the environment: exit 6 (the README's
+/// table, through `Status::exit_code`), with result.json and a session, and nothing run.
 #[test]
 fn require_sandbox_refuses_to_run_without_the_whole_profile() {
-    let s = Scene::new();
-    let calls = [bash(&s.payload("refused"))];
-    let r = s.run_with(
-        &calls,
-        "tools: {bash: {sandbox: off}}\n",
-        &["--require-sandbox"],
-    );
-    assert_ne!(r.code, 0, "{r:#?}");
-    assert!(
-        !s.ws.join("ran-refused").exists(),
-        "the command ran: {}",
-        s.transcript(&r)
-    );
-    s.assert_nothing_outside(&r);
-    let result = r.result();
-    assert!(
-        result["reason"]
-            .as_str()
-            .unwrap_or("")
-            .contains("require_sandbox"),
-        "{result}"
-    );
-    let missing = result["sandbox"]["missing"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(missing.iter().any(|m| m == "pid-namespace"), "{result}");
+    let cases: [(&str, &[&str]); 3] = [
+        ("tools: {bash: {sandbox: off}}\n", &["--require-sandbox"]),
+        (
+            "tools: {bash: {sandbox: off, require_sandbox: true}}\n",
+            &[],
+        ),
+        (
+            "tools: {bash: {sandbox: off, require_sandbox: true}}\n",
+            &["--require-sandbox"],
+        ),
+    ];
+    for (extra, args) in cases {
+        let s = Scene::new();
+        let calls = [bash(&s.payload("refused"))];
+        let r = s.run_with(&calls, extra, args);
+        assert_eq!(r.code, 6, "{extra} {args:?}: {r:#?}");
+        assert!(
+            !s.ws.join("ran-refused").exists(),
+            "the command ran: {}",
+            s.transcript(&r)
+        );
+        s.assert_nothing_outside(&r);
+        let result = r.result();
+        assert_eq!(result["status"], "internal_error", "{result}");
+        assert!(
+            result["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("require_sandbox"),
+            "{result}"
+        );
+        let missing = result["sandbox"]["missing"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(missing.iter().any(|m| m == "pid-namespace"), "{result}");
+        let out = r.out.as_ref().unwrap();
+        assert!(out.join("session.jsonl").is_file(), "{extra}: no session");
+    }
 }
 
 #[test]

@@ -402,3 +402,20 @@ fn the_exported_time_limit_is_the_one_the_run_resolves() {
         );
     }
 }
+
+/// An output file that cannot be written is the environment, exit 6 (it was 2), saying
+/// which file; nothing is printed on stdout instead.
+#[test]
+fn an_output_file_that_cannot_be_written_is_exit_6() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a-file"), "not a folder").unwrap();
+    for target in ["k8s-cronjob", "github-workflow"] {
+        let out = tmp.path().join("a-file/cron.yaml");
+        let mut cmd = cn_run(&repo_root());
+        cmd.args(["export", target, "-o"]).arg(&out).arg(JOBS[0]);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 6, "{target}: {r:#?}");
+        assert!(r.stderr.contains("cannot write"), "{target}: {}", r.stderr);
+        assert!(r.stdout.is_empty(), "{target}");
+    }
+}

@@ -31,6 +31,7 @@ mod mcp;
 mod mcp_e2e;
 mod mcp_egress_e2e;
 mod mcp_env_e2e;
+mod mcp_expand_e2e;
 mod mcp_image_context_e2e;
 mod mcp_images_e2e;
 mod mcp_notify_e2e;

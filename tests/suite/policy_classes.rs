@@ -62,7 +62,7 @@ fn decision(case: &Value) -> Option<Permission> {
 
 fn check(case: &Value) -> Result<(), String> {
     let command = field(case, "command");
-    one_reading_holds(command)?;
+    one_reading_holds(command).map_err(|e| e.to_string())?;
     if let Some(got) = decision(case) {
         let want: Permission = serde_json::from_value(case["decision"].clone())
             .map_err(|e| format!("bad decision in {case}: {e}"))?;

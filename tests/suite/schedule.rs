@@ -9,7 +9,7 @@ use std::time::Duration;
 use cn_run::job::{LoadOptions, Missed, Schedule, load_str};
 use cn_run::schedule::{
     Config, Entry, EventKind, FakeClock, Launcher, PersistedState, ProcessLauncher, RunExit,
-    RunHandle, Scheduler, Started, Store, driver,
+    RunHandle, ScheduleError, Scheduler, Started, Store, driver,
 };
 use jiff::Timestamp;
 use serde_json::Value;
@@ -105,7 +105,7 @@ impl Fake {
 }
 
 impl Launcher for Fake {
-    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, String> {
+    fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, ScheduleError> {
         self.starts.lock().unwrap().push((entry.name.clone(), now));
         let run = Arc::new(Mutex::new(FakeRun {
             ignore_term: self.ignore_term,
@@ -838,4 +838,183 @@ fn sigterm_stops_the_foreground_scheduler_and_its_running_job() {
     // The run got the SIGTERM: cn-run wrote its result and ended as interrupted.
     assert_eq!(last["status"], "interrupted", "{beat:#}");
     assert_eq!(last["exit_code"], 130);
+}
+
+/// A wrong flag or `schedule:` is the command line's or the job's fault: exit 2 (the README's
+/// table), the flag or field named with the value, and no run started (no run folder).
+#[test]
+fn a_bad_schedule_flag_or_line_is_exit_2_naming_it() {
+    let model = "model: {provider: script, name: s, script: s.yaml}\nprompt: x\n";
+    let every = format!("version: 1\n{model}schedule: \"* * * * *\"\n");
+    // (the job's schedule line, the flags, the words on stderr)
+    let cases: [(String, &[&str], &str); 7] = [
+        (
+            every.clone(),
+            &["--default-timeout", "soon"],
+            "--default-timeout: `soon` is not a duration",
+        ),
+        (
+            every.clone(),
+            &["--reap-grace=-5m"],
+            "--reap-grace: `-5m` is negative",
+        ),
+        (
+            every,
+            &["--stop-timeout", "1x"],
+            "--stop-timeout: `1x` is not a duration",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"@reboot\"\n"),
+            &[],
+            "schedule: `@reboot` is not a known alias",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"1 2 3\"\n"),
+            &[],
+            "schedule: `1 2 3` has 3 fields; a cron line has 5",
+        ),
+        (
+            format!("version: 1\n{model}schedule: {{cron: \"0 3 * * *\", timezone: Moon/Base}}\n"),
+            &[],
+            "schedule.timezone: `Moon/Base` is not a known IANA time zone (e.g. UTC, Europe/Berlin)",
+        ),
+        (
+            format!("version: 1\n{model}schedule: \"0 25 * * *\"\n"),
+            &[],
+            "schedule: `0 25 * * *` is not a valid cron line",
+        ),
+    ];
+    for (job, flags, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_files(
+            tmp.path(),
+            &[("jobs/j.yaml", &job), ("jobs/s.yaml", SCRIPT)],
+        );
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["schedule", "--once"]).args(flags).arg("jobs");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{flags:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{flags:?}: {}", r.stderr);
+        assert!(
+            !tmp.path().join(".cn-run").exists(),
+            "{flags:?}: a run started"
+        );
+    }
+}
+
+/// Every `ScheduleError` has its class, and so its exit code, from the one table: the
+/// command line's are 2, the environment's 6. The `match` fails to compile when a variant
+/// is added, so a new one cannot be left out of this walk.
+#[test]
+fn each_scheduler_error_has_the_exit_code_of_its_class() {
+    let io = |kind| std::io::Error::new(kind, "x");
+    let value = cn_run::job::parse_duration("soon").unwrap_err();
+    let cases = [
+        (ScheduleError::Jobs("a.yaml:1:1: bad".into()), 2),
+        (
+            ScheduleError::Flag {
+                flag: "--reap-grace",
+                source: value,
+            },
+            2,
+        ),
+        (
+            ScheduleError::Busy {
+                pid: 7,
+                dir: "/s".into(),
+            },
+            2,
+        ),
+        (
+            ScheduleError::Io {
+                what: "read",
+                path: "/jobs".into(),
+                source: io(std::io::ErrorKind::NotFound),
+            },
+            2,
+        ),
+        (
+            ScheduleError::Io {
+                what: "write",
+                path: "/s/state.json".into(),
+                source: io(std::io::ErrorKind::PermissionDenied),
+            },
+            6,
+        ),
+        (
+            ScheduleError::State {
+                path: "/s/state.json".into(),
+                message: "expected value".into(),
+            },
+            6,
+        ),
+        (
+            ScheduleError::Start {
+                what: "create",
+                path: "/s/logs/j".into(),
+                source: io(std::io::ErrorKind::StorageFull),
+            },
+            6,
+        ),
+    ];
+    for (e, code) in &cases {
+        match e {
+            ScheduleError::Jobs(_)
+            | ScheduleError::Flag { .. }
+            | ScheduleError::Busy { .. }
+            | ScheduleError::Io { .. }
+            | ScheduleError::State { .. }
+            | ScheduleError::Start { .. } => {}
+        }
+        assert_eq!(e.status().exit_code(), *code, "{e}");
+    }
+}
+
+/// The scheduler's own state that cannot be read is the environment: exit 6, the file
+/// named, nothing started and the file left as it was; a folder named that is not there is
+/// the command line's: exit 2.
+#[test]
+fn unreadable_scheduler_state_is_exit_6_and_a_missing_folder_exit_2() {
+    let job = "version: 1\nmodel: {provider: script, name: s, script: s.yaml}\nprompt: x\n\
+               schedule: \"* * * * *\"\n";
+    // (what state.json is, or None for a state folder that is a file; the words)
+    let cases: [(Option<&str>, &str); 5] = [
+        (Some("not json"), "state.json is not a scheduler state file"),
+        (Some("[1, 2]"), "state.json is not a scheduler state file"),
+        (
+            Some("{\"jobs\": 3}"),
+            "state.json is not a scheduler state file",
+        ),
+        (Some(""), "move it away to start afresh"),
+        (None, "cannot read"),
+    ];
+    for (state, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_files(tmp.path(), &[("jobs/j.yaml", job), ("jobs/s.yaml", SCRIPT)]);
+        let dir = tmp.path().join("state");
+        match state {
+            Some(text) => write_files(&dir, &[("state.json", text)]),
+            None => std::fs::write(&dir, "a file, not a folder").unwrap(),
+        }
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["schedule", "--once", "--state-dir", "state", "jobs"]);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 6, "{state:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{state:?}: {}", r.stderr);
+        assert!(
+            !tmp.path().join(".cn-run").exists(),
+            "{state:?}: a run started"
+        );
+        if let Some(text) = state {
+            assert_eq!(
+                std::fs::read_to_string(dir.join("state.json")).unwrap(),
+                text
+            );
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["schedule", "--once", "no-such-folder/"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 2, "{r:#?}");
 }

@@ -199,7 +199,9 @@ fn redirects_from_public_to_private_addresses_are_refused() {
         "http://169.254.169.254/latest/meta-data/",
         "http://[::1]:8080/",
     ] {
-        let err = check_redirect(&public, &url(private), &[]).unwrap_err();
+        let err = check_redirect(&public, &url(private), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a public address"), "{private}: {err}");
     }
     // A public name that resolves to a private address is refused too.

@@ -192,3 +192,139 @@ fn report_failures_keep_their_words_and_codes() {
     expect(ws, &["report", f], 2, "cannot rebuild the run's outputs");
     assert!(!folder.join("result.json").exists(), "nothing written");
 }
+
+/// Run folders left under `.cn-run` (its `.gitignore` aside).
+fn run_folders(ws: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(read) = std::fs::read_dir(ws.join(".cn-run")) else {
+        return Vec::new();
+    };
+    read.filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// A flag or a setting of the job that is wrong, from the typed errors of this round
+/// (`ParamError`, `ValueError`, `BaseRefError`, `RuleError`): exit 2 with its words, and
+/// no run folder left behind (one made before the error was found is removed again).
+#[test]
+fn wrong_flags_and_rule_files_are_exit_2_and_leave_no_run_folder() {
+    // (a git repository?, the rule file r.md if any, flags, words)
+    let cases: [(bool, Option<&str>, &[&str], &str); 8] = [
+        (
+            false,
+            None,
+            &["--param", "novalue"],
+            "expected NAME=VALUE, got `novalue`",
+        ),
+        (false, None, &["--param", "=x"], "parameter name is empty"),
+        (
+            false,
+            None,
+            &["--timeout", "soon"],
+            "`soon` is not a duration",
+        ),
+        (
+            true,
+            None,
+            &["--untrusted", "--base-ref", "no-such-ref"],
+            "cannot resolve base ref `no-such-ref`",
+        ),
+        (
+            false,
+            None,
+            &["--untrusted", "--base-ref", "main"],
+            "no git repository",
+        ),
+        (
+            false,
+            Some("---\nglobs: [\"a[\"]\n---\nx\n"),
+            &[],
+            "rules[0].file: glob `a[`",
+        ),
+        (
+            false,
+            Some("---\nregex: \"(\"\n---\nx\n"),
+            &[],
+            "rules[0].file: regex `(`",
+        ),
+        (
+            false,
+            Some("---\nglobs: {a: [\n---\nx\n"),
+            &[],
+            "rules[0].file: front matter:",
+        ),
+    ];
+    for (repo, rule, flags, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let job = match rule {
+            Some(_) => format!("{JOB}rules:\n  - file: r.md\n"),
+            None => JOB.to_owned(),
+        };
+        let script = "turns:\n  - text: done\n";
+        write_files(ws, &[("job.yaml", &job), ("s.yaml", script)]);
+        if let Some(text) = rule {
+            write_files(ws, &[("r.md", text)]);
+        }
+        if repo {
+            crate::support::runner::git_init(ws);
+        }
+        let mut args = vec!["job.yaml"];
+        args.extend_from_slice(flags);
+        // clap says a bad `--param` as `error: invalid value …`; cn-run says the others.
+        let r = cn(ws, &args);
+        assert_eq!(r.code, 2, "{args:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{args:?}: {}", r.stderr);
+        assert_eq!(
+            run_folders(ws),
+            Vec::<std::path::PathBuf>::new(),
+            "{flags:?}"
+        );
+    }
+}
+
+/// The model's key or a header names a variable the environment does not set: the job's to
+/// fix (`ModelSettingError`), exit 2 naming it, before any run folder is made.
+#[test]
+fn an_unset_model_key_or_header_variable_is_exit_2_naming_it() {
+    let model = |extra: &str| {
+        format!(
+            "version: 1\nname: typed\nmodel: {{provider: openai, name: gpt-x, \
+             api_base: \"http://127.0.0.1:9/v1\"{extra}}}\nprompt: go\n"
+        )
+    };
+    let cases = [
+        (
+            model(", api_key_env: NOPE_KEY_H19"),
+            "model.api_key_env names NOPE_KEY_H19, but that environment variable is not set",
+        ),
+        (
+            model(", api_key_env: NOPE_KEY_H19, headers: {X-Team: x}"),
+            "model.api_key_env names NOPE_KEY_H19",
+        ),
+        (
+            model(", headers: {X-Team: \"${NOPE_TEAM_H19}\"}"),
+            "header X-Team reads ${NOPE_TEAM_H19}, which is not set",
+        ),
+        (
+            model(", headers: {A: ok, X-Key: \"${NOPE_TEAM_H19}\"}"),
+            "header X-Key reads ${NOPE_TEAM_H19}, which is not set",
+        ),
+        (
+            model(", headers: {Authorization: \"${NOPE_AUTH_H19}\"}"),
+            "header Authorization reads ${NOPE_AUTH_H19}, which is not set",
+        ),
+    ];
+    for (job, words) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        write_files(ws, &[("job.yaml", &job)]);
+        let mut cmd = cn_run(ws);
+        cmd.arg("job.yaml").env("OPENAI_API_KEY", "sk-test-h19");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{job}: {r:#?}");
+        assert!(r.stderr.contains(words), "{job}: {}", r.stderr);
+        assert_eq!(run_folders(ws), Vec::<std::path::PathBuf>::new(), "{job}");
+    }
+}
