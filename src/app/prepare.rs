@@ -98,11 +98,11 @@ pub(crate) async fn prepare(
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
     let mcp = super::extensions::in_workspace(mcp, &placed.workspace);
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let guard = guard(config, &placed, &env).inspect_err(|_| unplace(&placed))?;
+    let guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
-        (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(&placed))?),
+        (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(config, &placed))?),
     };
     let redactor = setup::redactor(key.as_ref(), job, config.upload_url.as_deref());
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
@@ -250,10 +250,11 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
     })
 }
 
-/// A new run that stops before its first file: its folder goes again if it is still empty
-/// (a `workspace.copy` folder holds the copy and stays).
-fn unplace(placed: &Placed) {
-    if !placed.resumed {
+/// A new run that stops before its first file: the folder cn-run made for it under
+/// `.cn-run` goes again if it is still empty (a `workspace.copy` folder holds the copy and
+/// stays; an `--out` folder is the user's and stays).
+fn unplace(config: &RunConfig, placed: &Placed) {
+    if !placed.resumed && config.out.is_none() {
         let _ = std::fs::remove_dir(&placed.out_dir);
     }
 }

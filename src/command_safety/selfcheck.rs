@@ -42,13 +42,13 @@ pub enum BrokenReading {
 
 /// `Err` says how `command`'s reading breaks the promise.
 pub fn one_reading_holds(command: &str) -> Result<(), BrokenReading> {
-    let command_ = || command.to_owned();
+    let owned = || command.to_owned();
     let context = Context::CONTAINED;
     let reading = read(command, context);
     let alone = evaluate_in(command, context);
     if reading.verdict != alone {
         return Err(BrokenReading::Verdict {
-            command: command_(),
+            command: owned(),
             read: reading.verdict,
             evaluated: alone,
         });
@@ -60,7 +60,7 @@ pub fn one_reading_holds(command: &str) -> Result<(), BrokenReading> {
         let whole = reading.verdict.level;
         if strictest.is_some_and(|s| s != whole) {
             return Err(BrokenReading::Strictest {
-                command: command_(),
+                command: owned(),
                 strictest,
                 whole,
             });
@@ -70,7 +70,7 @@ pub fn one_reading_holds(command: &str) -> Result<(), BrokenReading> {
         let again = read(&part.text, context);
         if plain && !reading.moved && again.verdict.level > part.verdict.level {
             return Err(BrokenReading::StricterAlone {
-                command: command_(),
+                command: owned(),
                 part: part.text.clone(),
                 inside: part.verdict.level,
                 alone: again.verdict.level,
@@ -84,7 +84,7 @@ pub fn one_reading_holds(command: &str) -> Result<(), BrokenReading> {
             .collect();
         if texts != [part.text.clone()] {
             return Err(BrokenReading::Split {
-                command: command_(),
+                command: owned(),
                 part: part.text.clone(),
                 texts,
             });

@@ -1,7 +1,7 @@
 //! Why part of the sandbox could not be set up, typed by what failed. None of these stops a
 //! run by itself: the set-up falls back (a bubblewrap per command, the Landlock launcher) and
 //! says why in the run's notes; only `require_sandbox` turns missing containment into an
-//! environment failure of the run (exit 6, `RunError`'s class for the sandbox).
+//! environment failure of the run (`setup::SandboxRefused`: an internal error, exit 6).
 
 /// A step of the sandbox's set-up that failed.
 #[derive(Debug, thiserror::Error)]

@@ -328,3 +328,34 @@ fn an_unset_model_key_or_header_variable_is_exit_2_naming_it() {
         assert_eq!(run_folders(ws), Vec::<std::path::PathBuf>::new(), "{job}");
     }
 }
+
+/// A folder the user gave with `--out` is theirs: a run that stops on a wrong setting
+/// before its first file leaves it in place, empty or not.
+#[test]
+fn an_out_folder_given_stays_when_the_run_cannot_start() {
+    for existing in [&[][..], &[("out/mine.txt", "mine")][..]] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        write_files(
+            ws,
+            &[("job.yaml", JOB), ("s.yaml", "turns:\n  - text: done\n")],
+        );
+        write_files(ws, existing);
+        std::fs::create_dir_all(ws.join("out")).unwrap();
+        crate::support::runner::git_init(ws);
+        let args = [
+            "job.yaml",
+            "--out",
+            "out",
+            "--untrusted",
+            "--base-ref",
+            "no-such-ref",
+        ];
+        let r = cn(ws, &args);
+        assert_eq!(r.code, 2, "{existing:?}: {r:#?}");
+        assert!(ws.join("out").is_dir(), "{existing:?}: --out was removed");
+        for (path, text) in existing {
+            assert_eq!(std::fs::read_to_string(ws.join(path)).unwrap(), *text);
+        }
+    }
+}
