@@ -5,20 +5,23 @@
 # in-process, so the time between two `turn.started` events is cn-run's own work per turn:
 # the request built, the response handled, the tool run, the session log appended.
 # Reports the mean per turn over the first 30 and the last 30 turns, their ratio, and the
-# size of the history and of session.jsonl at the end. RUNS=3 runs by default.
+# size of the history and of session.jsonl at the end. RUNS=3 runs by default. CONTEXT sets
+# the context window (default 1M tokens: the token counter's exact encoder is then built in
+# the background from about turn 267, as a real run does at 60 % of its threshold).
 #   cargo build --release && benches/session_turns.sh
 #   BIN=path/to/other/cn-run benches/session_turns.sh       (e.g. an older build)
 set -euo pipefail
 BIN=$(realpath "${BIN:-$(dirname "$0")/../target/release/cn-run}")
 TURNS=${TURNS:-300}
 SIZE=${SIZE:-7500}
+CONTEXT=${CONTEXT:-1000000}
 RUNS=${RUNS:-3}
 dir=$(mktemp -d)
 [ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
 
-python3 - "$dir" "$TURNS" "$SIZE" <<'PY'
+python3 - "$dir" "$TURNS" "$SIZE" "$CONTEXT" <<'PY'
 import sys
-root, turns, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+root, turns, size, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 with open(f"{root}/s.yaml", "w") as f:
     f.write("turns:\n")
     for i in range(1, turns + 1):
@@ -26,7 +29,7 @@ with open(f"{root}/s.yaml", "w") as f:
         f.write(f"  - tool_calls: [{{name: Write, arguments: {{filepath: notes/f{i}.txt, content: \"{body}\"}}}}]\n")
     f.write("  - text: done\n")
 with open(f"{root}/job.yaml", "w") as f:
-    f.write("version: 1\nname: long\nmodel: {provider: script, name: gpt-4.1, script: s.yaml, context_length: 1000000, max_tokens: 8192}\n"
+    f.write(f"version: 1\nname: long\nmodel: {{provider: script, name: gpt-4.1, script: s.yaml, context_length: {context}, max_tokens: 8192}}\n"
             f"prompt: write notes\npermissions: {{mode: auto}}\nlimits: {{max_turns: {turns + 5}}}\n")
 PY
 
@@ -68,5 +71,10 @@ def mean(turns_, a, b):
     return sum(xs) / max(len(xs), 1)
 print("  phases (ms, first 30 -> last 30): " + ", ".join(
     f"{name} {mean(range(1, w + 1), a, b):.2f} -> {mean(range(turns - w, turns), a, b):.2f}" for name, a, b in steps))
+# Everything but the tool itself (on a disk, mostly Write's fsync, whose latency is the
+# disk's): the runner's own bookkeeping around each call.
+around = [sum(mean(span, a, b) for name, a, b in steps if name != "tool")
+          for span in (range(1, w + 1), range(turns - w, turns))]
+print(f"  outside the tool: {around[0]:.2f} -> {around[1]:.2f} ms per turn")
 PY
 done

@@ -330,7 +330,7 @@ impl Agent<'_> {
         turn: u32,
         state: &RunState,
     ) -> Result<crate::provider::AssistantTurn, ProviderError> {
-        let request = self.build_request(state.history.clone());
+        let request = self.build_request(&state.history);
         let emitter = self.emitter;
         let redactor = self.redactor;
         let hooks = self.hooks;

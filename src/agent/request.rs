@@ -3,6 +3,8 @@
 //! system prompt when `model.tool_call_format: text`) and the history in that same form.
 //! Two builders drifted apart once: text-format jobs sent native tools when compacting.
 
+use std::borrow::Cow;
+
 use crate::conversation::{Message, ToolSpec};
 use crate::provider::ChatRequest;
 
@@ -21,11 +23,16 @@ impl Agent<'_> {
         (system, Vec::new())
     }
 
-    /// A request carrying `messages` (the history, or the summary request's messages).
-    pub(super) fn build_request(&self, messages: Vec<Message>) -> ChatRequest {
+    /// A request carrying `messages` (the history, borrowed, or the summary request's
+    /// messages).
+    pub(super) fn build_request<'m>(
+        &self,
+        messages: impl Into<Cow<'m, [Message]>>,
+    ) -> ChatRequest<'m> {
         let (system, tools) = self.request_frame();
+        let messages = messages.into();
         let messages = if self.config.text_tools {
-            text_tools::to_text_history(&messages)
+            Cow::Owned(text_tools::to_text_history(&messages))
         } else {
             messages
         };

@@ -15,7 +15,11 @@
 //! stat of every file.
 //!
 //! Measured on 10,000 files (`GitCheckpointer::start`, median of 9): a copied tree 202 ms
-//! without this, 126 ms with it; a clean repository 21.2 ms either way.
+//! without this, 126 ms with it; a clean repository 21.2 ms either way. Whole release runs
+//! on a 100,000-file tree with every file touched (`benches/copied_tree.sh`, against the same
+//! build without this call, alternated, 6 runs each, load 2.2–3.7, medians): the first
+//! request after 893 ms instead of 2,030 ms; a run with one Write 1,665 ms instead of
+//! 6,885 ms. It stays while it shows there (issue 19 item 5).
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;

@@ -21,6 +21,7 @@ pub use connection::Connection;
 pub use error::ProviderError;
 pub(crate) use sse::http::plain_http;
 
+use std::borrow::Cow;
 use std::pin::Pin;
 
 use futures_util::Stream;
@@ -28,12 +29,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Message, Reasoning, ThinkingBlock, ToolCall, ToolSpec, Usage};
 
-/// Everything one model request needs.
+/// Everything one model request needs. The messages are borrowed from the run's history
+/// where they go as they are: a long run's history is not copied into each request.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChatRequest {
+pub struct ChatRequest<'a> {
     pub model: String,
     pub system: String,
-    pub messages: Vec<Message>,
+    pub messages: Cow<'a, [Message]>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
@@ -111,7 +113,7 @@ pub struct ModelInfo {
 pub trait ModelClient: Send + Sync {
     /// Open one streaming request. Failures before the response body starts are returned
     /// here; failures while streaming arrive as `Err` items of the stream.
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+    async fn stream(&self, request: &ChatRequest<'_>) -> Result<EventStream, ProviderError>;
 
     fn info(&self) -> ModelInfo;
 }

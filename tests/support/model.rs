@@ -29,11 +29,11 @@ pub fn tool(name: &str) -> ToolSpec {
     }
 }
 
-pub fn request(messages: Vec<Message>, tools: Vec<ToolSpec>) -> ChatRequest {
+pub fn request(messages: Vec<Message>, tools: Vec<ToolSpec>) -> ChatRequest<'static> {
     ChatRequest {
         model: String::new(),
         system: "You are a careful test assistant.".into(),
-        messages,
+        messages: messages.into(),
         tools,
         max_tokens: None,
         temperature: None,
@@ -41,7 +41,7 @@ pub fn request(messages: Vec<Message>, tools: Vec<ToolSpec>) -> ChatRequest {
 }
 
 /// One user message, no tools.
-pub fn hello() -> ChatRequest {
+pub fn hello() -> ChatRequest<'static> {
     request(vec![Message::user("Say hello.")], vec![])
 }
 
@@ -85,7 +85,7 @@ impl Run {
 
 pub async fn run(
     client: &dyn ModelClient,
-    request: &ChatRequest,
+    request: &ChatRequest<'_>,
     policy: &RetryPolicy,
     idle: Duration,
 ) -> Run {
@@ -94,7 +94,7 @@ pub async fn run(
 
 pub async fn run_cancellable(
     client: &dyn ModelClient,
-    request: &ChatRequest,
+    request: &ChatRequest<'_>,
     policy: &RetryPolicy,
     idle: Duration,
     cancel: &CancellationToken,

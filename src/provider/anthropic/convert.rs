@@ -31,7 +31,7 @@ pub(crate) struct Shape {
 /// (only the default is accepted), `max_tokens` above the budget, and each earlier thinking
 /// block sent back unchanged before the tool calls of its turn.
 pub(crate) fn request<'a>(
-    request: &'a ChatRequest,
+    request: &'a ChatRequest<'_>,
     model: &'a str,
     shape: Shape,
 ) -> wire::Request<'a> {

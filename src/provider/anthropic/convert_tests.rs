@@ -50,7 +50,8 @@ fn the_body_pairs_results_with_calls_merges_roles_and_marks_cache_points() {
             result("t1", "contents", false),
             result("t2", "bad arguments", true),
             Message::user("and now?"),
-        ],
+        ]
+        .into(),
         tools: vec![tool("Read"), tool("List")],
         max_tokens: None,
         temperature: None,
@@ -153,7 +154,8 @@ fn thinking_blocks_go_back_first_and_thinking_drops_the_temperature() {
             Message::user("hi"),
             Message::assistant_with("Looking.", vec![call("t1", "Read", "{}")], reasoning),
             result("t1", "contents", false),
-        ],
+        ]
+        .into(),
         tools: vec![tool("Read")],
         max_tokens: None,
         temperature: Some(0.5),

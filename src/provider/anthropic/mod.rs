@@ -94,7 +94,7 @@ impl AnthropicClient {
 
 #[async_trait::async_trait]
 impl ModelClient for AnthropicClient {
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+    async fn stream(&self, request: &ChatRequest<'_>) -> Result<EventStream, ProviderError> {
         let model = self.endpoint.model_for(request);
         let body = || {
             serde_json::to_vec(&convert::request(request, model, self.shape()))

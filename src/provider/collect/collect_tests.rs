@@ -22,7 +22,7 @@ struct Fake(Mutex<Vec<Attempt>>);
 
 #[async_trait::async_trait]
 impl ModelClient for Fake {
-    async fn stream(&self, _request: &ChatRequest) -> Result<EventStream, ProviderError> {
+    async fn stream(&self, _request: &ChatRequest<'_>) -> Result<EventStream, ProviderError> {
         let next = self.0.lock().unwrap().remove(0);
         match next {
             Attempt::Fail(error) => Err(error),
@@ -42,11 +42,11 @@ impl ModelClient for Fake {
     }
 }
 
-fn request() -> ChatRequest {
+fn request() -> ChatRequest<'static> {
     ChatRequest {
         model: "m".into(),
         system: "sys".into(),
-        messages: vec![],
+        messages: vec![].into(),
         tools: vec![],
         max_tokens: None,
         temperature: None,

@@ -84,7 +84,7 @@ pub enum Notice<'a> {
 /// Cancelling `cancel` ends the call promptly with [`ProviderError::Cancelled`].
 pub async fn complete(
     client: &dyn ModelClient,
-    request: &ChatRequest,
+    request: &ChatRequest<'_>,
     retry: &RetryPolicy,
     idle_timeout: Duration,
     cancel: &CancellationToken,
@@ -123,7 +123,7 @@ pub async fn complete(
 /// One request: open, read to the end, assemble.
 async fn attempt(
     client: &dyn ModelClient,
-    request: &ChatRequest,
+    request: &ChatRequest<'_>,
     idle_timeout: Duration,
     cancel: &CancellationToken,
     on_notice: &mut (dyn FnMut(Notice<'_>) + Send),

@@ -10,7 +10,7 @@ use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
 /// The request body for `request`, sent as `model`, with the parameters `params` allows.
 pub(crate) fn request<'a>(
-    request: &'a ChatRequest,
+    request: &'a ChatRequest<'_>,
     model: &'a str,
     params: &OpenAiParams,
 ) -> wire::Request<'a> {
@@ -22,7 +22,7 @@ pub(crate) fn request<'a>(
     }
     let vision = super::images::takes_images(model);
     let mut results: Vec<&Message> = Vec::new();
-    for m in &request.messages {
+    for m in request.messages.iter() {
         if matches!(m, Message::Tool { .. }) {
             results.push(m);
         } else if !results.is_empty() {
@@ -263,7 +263,8 @@ mod tests {
                     images: Vec::new(),
                 },
                 Message::assistant("", vec![]),
-            ],
+            ]
+            .into(),
             tools: vec![ToolSpec {
                 name: "Read".into(),
                 description: "reads".into(),

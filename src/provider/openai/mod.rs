@@ -138,7 +138,7 @@ impl OpenAiClient {
     }
 
     /// The body for `request` with the parameters in force.
-    fn body(&self, request: &ChatRequest, model: &str) -> Result<Vec<u8>, ProviderError> {
+    fn body(&self, request: &ChatRequest<'_>, model: &str) -> Result<Vec<u8>, ProviderError> {
         let adjusted = self.adjusted();
         if request.temperature.is_some()
             && !adjusted.params.sampling
@@ -164,7 +164,7 @@ impl OpenAiClient {
 
     /// After a 400/422 that names a parameter we sent: change the parameters for this and
     /// every later request, warn once, and say whether the request is worth sending again.
-    fn drop_refused(&self, error: &ProviderError, request: &ChatRequest) -> bool {
+    fn drop_refused(&self, error: &ProviderError, request: &ChatRequest<'_>) -> bool {
         let (ProviderError::BadRequest { message, .. } | ProviderError::ContextLength(message)) =
             error
         else {
@@ -212,7 +212,7 @@ impl OpenAiClient {
 
 #[async_trait::async_trait]
 impl ModelClient for OpenAiClient {
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+    async fn stream(&self, request: &ChatRequest<'_>) -> Result<EventStream, ProviderError> {
         let model = self.endpoint.model_for(request);
         let mut refusals = 0;
         let adjust = |error: &ProviderError| {
@@ -245,7 +245,7 @@ impl ModelClient for OpenAiClient {
 }
 
 /// The parameters `request` sends under `adjusted`, in the order a refusal is matched.
-fn sent_params(adjusted: &Adjusted, request: &ChatRequest) -> Vec<Param> {
+fn sent_params(adjusted: &Adjusted, request: &ChatRequest<'_>) -> Vec<Param> {
     let mut sent = Vec::new();
     if adjusted.params.stream_options {
         sent.push(Param::StreamOptions);

@@ -54,7 +54,7 @@ impl ScriptClient {
     /// Where a process that starts in the middle of a conversation (a resumed run) picks
     /// up: after the turns that produced the assistant messages already in the history
     /// (error turns produce none and are skipped too).
-    fn resume_point(&self, request: &ChatRequest) -> usize {
+    fn resume_point(&self, request: &ChatRequest<'_>) -> usize {
         let answered = request
             .messages
             .iter()
@@ -93,7 +93,7 @@ fn script_text(err: ProviderError) -> String {
 
 #[async_trait::async_trait]
 impl ModelClient for ScriptClient {
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+    async fn stream(&self, request: &ChatRequest<'_>) -> Result<EventStream, ProviderError> {
         if !self.primed.swap(true, Ordering::SeqCst) {
             self.next
                 .store(self.resume_point(request), Ordering::SeqCst);

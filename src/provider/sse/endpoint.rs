@@ -79,7 +79,7 @@ impl Endpoint {
     }
 
     /// The model a request names, or the endpoint's own.
-    pub(crate) fn model_for<'r>(&'r self, request: &'r ChatRequest) -> &'r str {
+    pub(crate) fn model_for<'r>(&'r self, request: &'r ChatRequest<'_>) -> &'r str {
         if request.model.is_empty() {
             &self.model
         } else {
