@@ -104,7 +104,12 @@ pub(crate) async fn prepare(
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(config, &placed))?),
     };
-    let redactor = setup::redactor(key.as_ref(), job, config.upload_url.as_deref());
+    let redactor = setup::redactor(
+        key.as_ref(),
+        job,
+        config.upload_url.as_deref(),
+        &placed.workspace,
+    );
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);

@@ -213,7 +213,12 @@ pub(crate) fn tool_env(
     env
 }
 
-pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>) -> Redactor {
+pub(crate) fn redactor(
+    key: Option<&Secret>,
+    job: &Job,
+    upload_url: Option<&str>,
+    workspace: &std::path::Path,
+) -> Redactor {
     // Presigned upload URLs are credentials too, whatever their variable is called.
     let mut names = job.redact.clone();
     if let Some(u) = &job.upload {
@@ -233,6 +238,9 @@ pub(crate) fn redactor(key: Option<&Secret>, job: &Job, upload_url: Option<&str>
     }
     let configured = configured_secrets(job);
     values.extend(configured.iter().map(String::as_str));
+    // A token actions/checkout left in .git/config is in no variable cn-run can see.
+    let checkout = crate::redact::git_credentials(workspace);
+    values.extend(checkout.iter().map(String::as_str));
     Redactor::new(values, std::env::vars(), &names)
 }
 

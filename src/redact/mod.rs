@@ -2,14 +2,15 @@
 //!
 //! A run registers its secrets once: the provider key, the values of environment variables
 //! whose names look secret (`crate::secret::is_secret_name`, the list the Bash evaluator
-//! uses too) or that the job names in `redact:`, upload URLs and MCP `env:`/`headers:`
-//! values. Each is matched in every spelling of [`forms`] (plain, JSON-escaped, reversed,
+//! uses too) or that the job names in `redact:`, upload URLs, MCP `env:`/`headers:`
+//! values and the credentials a checkout left in the repository's git config. Each is matched in every spelling of [`forms`] (plain, JSON-escaped, reversed,
 //! URL-encoded, hex, base64) and replaced by `[REDACTED]` in events, results, sessions,
 //! uploads, JUnit and logs; stdout and stderr go through [`redact_output`], which knows
 //! the secrets of every run of the process. Matching is one Aho-Corasick pass, so redacting
 //! a large tool output costs about as much as copying it.
 
 mod forms;
+mod git_credentials;
 
 use std::borrow::Cow;
 use std::sync::RwLock;
@@ -17,6 +18,7 @@ use std::sync::RwLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 pub use forms::Form;
+pub use git_credentials::git_credentials;
 
 /// What a redacted value is replaced with.
 pub const MASK: &str = "[REDACTED]";

@@ -24,6 +24,7 @@ mod export;
 mod faults;
 mod file_rule_paths;
 mod fuzz_regressions;
+mod git_credentials_e2e;
 mod job_file;
 mod junit_shape;
 mod limits_e2e;
