@@ -5,13 +5,11 @@
 //! and puts the token in its answer: stdout (json and stream-json), stderr, events, result,
 //! session, JUnit and the tool results the model got back.
 
-use std::path::{Path, PathBuf};
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
-use crate::support::runner::{cn_run, git, git_init, run, write_files};
+use crate::support::runner::{cn_run, files_under, git, git_init, run, write_files};
 
 /// (git config key, value, the token in it).
 fn cases() -> Vec<(String, String, String)> {
@@ -68,19 +66,6 @@ fn script(token: &str) -> String {
         {"text": format!("the token is {token}")}
     ]})
     .to_string()
-}
-
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = e.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::support::runner::{cn_run, run, write_files};
+use crate::support::runner::{cn_run, files_under, run, write_files};
 
 fn fixture() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
@@ -85,7 +85,7 @@ fn a_stdio_server_sees_only_path_home_locale_and_its_declared_env() {
     // server's answer shows it masked: masked means it arrived ("(unset)" otherwise).
     assert_eq!(output("FX_FROM_RUNNER"), "[REDACTED]");
     let mut everything = r.stdout.clone() + &r.stderr;
-    for entry in walk(&out) {
+    for entry in files_under(&out) {
         everything.push_str(&String::from_utf8_lossy(&std::fs::read(entry).unwrap()));
     }
     for (name, value) in PLANTED {
@@ -94,17 +94,4 @@ fn a_stdio_server_sees_only_path_home_locale_and_its_declared_env() {
             "{name}'s value is in the run's output"
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }

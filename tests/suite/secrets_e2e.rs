@@ -4,14 +4,12 @@
 //! uploads, the artifacts folder — in any spelling; and no tool sends one out, however it is
 //! encoded (the loopback listener is never reached, the denial is reported).
 
-use std::path::{Path, PathBuf};
-
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
 use crate::support::http::{MockServer, Reply};
-use crate::support::runner::{Run, cn_run, git_init, run, write_files};
+use crate::support::runner::{Run, cn_run, files_under, git_init, run, write_files};
 
 /// A secret-looking variable and its value, and whether the job names it in `redact:`.
 struct Planted {
@@ -94,23 +92,6 @@ fn job(p: &Planted, upload: &str) -> String {
          upload: {{url: '{upload}/s/{{run_id}}.json', artifacts_url: '{upload}/a/{{path}}', interval: 1s}}\n",
         v = p.value
     )
-}
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 fn assert_absent(secret: &str, what: &str, text: &str) {

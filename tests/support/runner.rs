@@ -140,3 +140,17 @@ pub fn session_of(run_dir: &Path) -> Value {
         cn_run::session::Session::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::to_value(s).unwrap()
 }
+
+/// Every file under `dir`, recursively (none when `dir` is not there).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
