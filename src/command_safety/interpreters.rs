@@ -181,14 +181,23 @@ pub(crate) fn wrapper(name: &str, args: &[&Word<'_>], cx: &mut Cx<'_>) {
 }
 
 /// `xargs CMD`: runs CMD with arguments read from the input; with no CMD it echoes them.
+/// CMD is judged as `CMD ARGS $(input)`: the input is a word known only when it runs, so
+/// `… | xargs rm -rf` is `rm -rf $(…)` (whose target may be `~` or `/`).
 pub(crate) fn xargs(args: &[&Word<'_>], cx: &mut Cx<'_>) {
     const WITH_VALUE: &[&str] = &["-n", "-I", "-P", "-L", "-d", "-s", "-E", "-a", "--max-args"];
     let inner = &args[first_positional(args, WITH_VALUE).min(args.len())..];
     if inner.is_empty() {
         cx.note(&SAFE_READ, "xargs");
-    } else {
-        cx.command(inner, false);
+        return;
     }
+    let input = Word {
+        text: std::borrow::Cow::Borrowed("$(xargs input)"),
+        flags: crate::command_safety::tokenize::SUBST,
+        plain_len: 0,
+    };
+    let mut words = inner.to_vec();
+    words.push(&input);
+    cx.command(&words, false);
 }
 
 /// `env [NAME=value…] [CMD]`: sets variables for CMD; alone, it prints the environment.
