@@ -15,13 +15,17 @@ BIN=$(realpath "${BIN:-$(dirname "$0")/../target/release/cn-run}")
 TURNS=${TURNS:-300}
 SIZE=${SIZE:-7500}
 CONTEXT=${CONTEXT:-1000000}
+# FORMAT=text: the model calls tools in text (`tool_call_format: text`), so each request
+# also converts the history to that form.
+FORMAT=${FORMAT:-native}
 RUNS=${RUNS:-3}
 dir=$(mktemp -d)
 [ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
 
-python3 - "$dir" "$TURNS" "$SIZE" "$CONTEXT" <<'PY'
+python3 - "$dir" "$TURNS" "$SIZE" "$CONTEXT" "$FORMAT" <<'PY'
 import sys
-root, turns, size, context = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+root, turns, size, context, fmt = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+extra = ", tool_call_format: text" if fmt == "text" else ""
 with open(f"{root}/s.yaml", "w") as f:
     f.write("turns:\n")
     for i in range(1, turns + 1):
@@ -29,7 +33,7 @@ with open(f"{root}/s.yaml", "w") as f:
         f.write(f"  - tool_calls: [{{name: Write, arguments: {{filepath: notes/f{i}.txt, content: \"{body}\"}}}}]\n")
     f.write("  - text: done\n")
 with open(f"{root}/job.yaml", "w") as f:
-    f.write(f"version: 1\nname: long\nmodel: {{provider: script, name: gpt-4.1, script: s.yaml, context_length: {context}, max_tokens: 8192}}\n"
+    f.write(f"version: 1\nname: long\nmodel: {{provider: script, name: gpt-4.1, script: s.yaml, context_length: {context}, max_tokens: 8192{extra}}}\n"
             f"prompt: write notes\npermissions: {{mode: auto}}\nlimits: {{max_turns: {turns + 5}}}\n")
 PY
 
