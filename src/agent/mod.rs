@@ -12,6 +12,7 @@ mod rule_trigger;
 mod stop;
 mod stop_reason;
 mod system_prompt;
+mod text_history;
 pub mod text_tools;
 mod window;
 
@@ -19,6 +20,7 @@ pub use budget::Budget;
 pub use hooks::{AgentHooks, NoHooks};
 pub use stop::{StopCause, StopSignal};
 pub use system_prompt::{SystemPrompt, git_status, status_text};
+pub use text_history::TextHistory;
 pub use window::ContextWindow;
 
 use stop_reason::stop_action;
@@ -95,6 +97,8 @@ pub struct Agent<'a> {
     pub rules: Vec<crate::rules::RuleDef>,
     /// A nested agent's own policy: each call must also pass it (the stricter verdict wins).
     pub narrow: Option<&'a Policy>,
+    /// The history in text form between requests (`tool_call_format: text` only).
+    pub text_history: TextHistory,
 }
 
 /// The state a run accumulates: history, budget and the last answer.
@@ -330,7 +334,15 @@ impl Agent<'_> {
         turn: u32,
         state: &RunState,
     ) -> Result<crate::provider::AssistantTurn, ProviderError> {
-        let request = self.build_request(&state.history);
+        // Text-format models: the history's text form, converted only where it grew.
+        let text = self
+            .config
+            .text_tools
+            .then(|| self.text_history.take(&state.history));
+        let request = match &text {
+            Some(t) => self.framed_request(t.as_slice().into()),
+            None => self.build_request(&state.history),
+        };
         let emitter = self.emitter;
         let redactor = self.redactor;
         let hooks = self.hooks;
@@ -369,6 +381,9 @@ impl Agent<'_> {
             &mut on_notice,
         )
         .await?;
+        if let Some(t) = text {
+            self.text_history.keep(&state.history, t);
+        }
         if self.config.text_tools && turn_reply.tool_calls.is_empty() {
             let (text, calls) = text_tools::parse(&turn_reply.text, turn);
             turn_reply.text = text;

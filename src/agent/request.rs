@@ -29,13 +29,18 @@ impl Agent<'_> {
         &self,
         messages: impl Into<Cow<'m, [Message]>>,
     ) -> ChatRequest<'m> {
-        let (system, tools) = self.request_frame();
         let messages = messages.into();
         let messages = if self.config.text_tools {
             Cow::Owned(text_tools::to_text_history(&messages))
         } else {
             messages
         };
+        self.framed_request(messages)
+    }
+
+    /// A request carrying `messages` as they are (already in the form the model takes).
+    pub(super) fn framed_request<'m>(&self, messages: Cow<'m, [Message]>) -> ChatRequest<'m> {
+        let (system, tools) = self.request_frame();
         ChatRequest {
             model: self.config.model.clone(),
             system,

@@ -69,7 +69,14 @@ pub fn parse(text: &str, turn: u32) -> (String, Vec<ToolCall>) {
 /// blocks in the assistant's text, results as `<tool_result>` user messages.
 pub fn to_text_history(history: &[Message]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::with_capacity(history.len());
-    for m in history {
+    extend_text_history(&mut out, history);
+    out
+}
+
+/// Appends the text form of `messages` to `out` (a result joins the results just before
+/// it, also those of an earlier call).
+pub fn extend_text_history(out: &mut Vec<Message>, messages: &[Message]) {
+    for m in messages {
         match m {
             Message::Assistant {
                 content,
@@ -117,7 +124,6 @@ pub fn to_text_history(history: &[Message]) -> Vec<Message> {
             other => out.push(other.clone()),
         }
     }
-    out
 }
 
 /// What stands for a result's images in text mode: results go back as text, so each image

@@ -68,6 +68,7 @@ async fn execute(
         hooks: &run.hooks,
         rules: run.conditional_rules.clone(),
         narrow: None,
+        text_history: Default::default(),
         window: Some(ContextWindow::new(
             &job.model.name,
             config.context_length,

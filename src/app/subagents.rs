@@ -161,6 +161,7 @@ impl SubagentRunner for Subagents {
             hooks: &hooks,
             rules: Vec::new(),
             narrow: narrow.as_ref(),
+            text_history: Default::default(),
         };
         let mut state = RunState::new(Vec::new(), Budget::new(limits));
         agent.append(&mut state, Message::user(task));
