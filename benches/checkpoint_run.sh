@@ -35,17 +35,8 @@ now() { date +%s.%N; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 gitsize() { du -sb "$repo/.git" 2>/dev/null | cut -f1; }
 
-python3 - "$repo" "$FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"d{i // 100:04}")
-    if i % 100 == 0:
-        os.makedirs(d)
-    with open(os.path.join(d, f"f{i}.txt"), "w") as f:
-        f.write(f"file {i}\nsome text line\n")
-PY
-( cd "$repo" && git init -q && git config gc.auto 0 && git add -A && git -c user.name=b -c user.email=b@b commit -qm base )
+. "$(dirname "$0")/lib/big_repo.sh"
+make_big_repo "$repo" "$FILES"
 echo "repository: $FILES files; binary $BIN; $RUNS runs each"
 
 # git's own commands on the same tree (the index is fresh after the commit).

@@ -20,17 +20,8 @@ dir=$(mktemp -d)
 [ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
 repo=$dir/repo
 
-python3 - "$repo" "$FILES" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"d{i // 100:04}")
-    if i % 100 == 0:
-        os.makedirs(d)
-    with open(os.path.join(d, f"f{i}.txt"), "w") as f:
-        f.write(f"file {i}\nsome text line\n")
-PY
-( cd "$repo" && git init -q && git config gc.auto 0 && git add -A && git -c user.name=b -c user.email=b@b commit -qm base )
+. "$(dirname "$0")/lib/big_repo.sh"
+make_big_repo "$repo" "$FILES"
 mkdir -p "$dir/jobs"
 printf 'turns:\n  - text: done\n' > "$dir/jobs/answer.script.yaml"
 printf 'turns:\n  - tool_calls: [{name: Write, arguments: {filepath: d0001/f100.txt, content: "edit"}}]\n  - text: done\n' \
