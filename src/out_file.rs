@@ -6,7 +6,8 @@
 //! power cut may lose the last writes. (The session is not written this way: it is a log,
 //! only appended to; see `session`.)
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// Writes `parts`, one after the other, as the whole new content of `path`.
@@ -18,6 +19,34 @@ pub(crate) fn write_whole(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Cuts a torn last line off a JSON-lines file opened for reading and writing (a process
+/// killed while writing it), so what is appended next starts on a line of its own.
+pub(crate) fn cut_torn_line(file: &mut File) -> io::Result<()> {
+    let len = file.metadata()?.len();
+    let keep = whole_lines_len(file, len)?;
+    if keep < len {
+        file.set_len(keep)?;
+    }
+    Ok(())
+}
+
+/// The length of `file` up to and with its last newline.
+fn whole_lines_len(file: &mut File, len: u64) -> io::Result<u64> {
+    let mut end = len;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 #[cfg(test)]

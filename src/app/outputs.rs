@@ -76,16 +76,23 @@ pub(crate) fn attach(
         emitter.resume_at(last_seq(&events_path));
         seed(&result, &events_path);
     }
-    let file = OpenOptions::new()
+    let files_error = |source| RunError::RunFiles {
+        path: events_path.clone(),
+        source,
+    };
+    let mut file = OpenOptions::new()
         .create(true)
         .append(resume)
+        .read(resume)
         .write(true)
         .truncate(!resume)
         .open(&events_path)
-        .map_err(|source| RunError::RunFiles {
-            path: events_path.clone(),
-            source,
-        })?;
+        .map_err(files_error)?;
+    if resume {
+        // A torn last line (the earlier process killed while writing it) would glue the
+        // next event to it: cut off, as the reader leaves it out anyway.
+        crate::out_file::cut_torn_line(&mut file).map_err(files_error)?;
+    }
     emitter.add_sink(Box::new(JsonlSink::new(
         LineWriter::new(file),
         redactor.clone(),

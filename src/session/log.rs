@@ -9,7 +9,7 @@
 //! lines (syncing per item would cost more than the agent's own work per turn).
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::item::Item;
@@ -44,11 +44,7 @@ impl SessionLog {
     /// writing it) is cut off first, so the next line starts on a line of its own.
     pub fn append_to(path: &Path, redactor: &Redactor) -> io::Result<SessionLog> {
         let mut file = OpenOptions::new().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len();
-        let keep = whole_lines_len(&mut file, len)?;
-        if keep < len {
-            file.set_len(keep)?;
-        }
+        crate::out_file::cut_torn_line(&mut file)?;
         Self::opened(path, file, redactor)
     }
 
@@ -87,24 +83,6 @@ fn line(item: &Item, redactor: &Redactor) -> io::Result<String> {
     let mut out = redactor.redact(&json).into_owned();
     out.push('\n');
     Ok(out)
-}
-
-/// The length of the file up to and including its last newline (the tail is at most one line,
-/// so only the end of the file is read).
-fn whole_lines_len(file: &mut File, len: u64) -> io::Result<u64> {
-    let mut end = len;
-    let mut buf = vec![0u8; 64 * 1024];
-    while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let chunk = &mut buf[..(end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(chunk)?;
-        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-            return Ok(start + i as u64 + 1);
-        }
-        end = start;
-    }
-    Ok(0)
 }
 
 #[cfg(test)]

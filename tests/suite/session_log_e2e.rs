@@ -177,6 +177,44 @@ fn a_torn_last_line_is_skipped_on_resume_and_said() {
 }
 
 #[test]
+fn a_torn_last_event_line_is_cut_before_a_resume_appends_its_events() {
+    // A run that stopped at its turn limit, its events.jsonl ending in half a line (a
+    // process killed while writing it), resumed with a new instruction: every line parses,
+    // and `cn-run report` folds the file into the result the resumed run wrote.
+    let partials = [
+        "{",
+        "{\"schema_version\":1,\"seq\":99,",
+        "{\"schema_version\":1,\"seq\":99,\"ts\":\"2026-01-01T00:00:00.000Z\",\"run_id\":\"r\",\"type\":\"warn",
+        "{\"schema_version\":1,\"seq\":99,\"ts\":\"t\",\"run_id\":\"r\",\"type\":\"message.appended\",\"message\":{\"role\":\"user\",\"content\":\"half",
+        "not json at all",
+    ];
+    for partial in partials {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = JOB.replace("prompt:", "limits: {max_turns: 2}\nprompt:");
+        write_files(tmp.path(), &[("job.yaml", &job), ("s.yaml", &script(3))]);
+        let out = tmp.path().join("out");
+        let mut cmd = cn_run(tmp.path());
+        cmd.arg("job.yaml");
+        assert_eq!(run(cmd, Some(&out)).code, 4, "{partial}: the turn limit");
+        let events = out.join("events.jsonl");
+        let mut text = std::fs::read_to_string(&events).unwrap();
+        text.push_str(partial);
+        std::fs::write(&events, text).unwrap();
+
+        let mut cmd = cn_run(tmp.path());
+        cmd.arg("--resume")
+            .arg(&out)
+            .args(["--max-turns", "10", "-p", "go on"]);
+        // `run` replays the folder: result.json must be the fold of events.jsonl.
+        let r = run(cmd, Some(&out));
+        assert_eq!(r.code, 0, "{partial}: {r:#?}");
+        for l in std::fs::read_to_string(&events).unwrap().lines() {
+            serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{partial}: {e}: {l}"));
+        }
+    }
+}
+
+#[test]
 fn a_session_json_of_an_earlier_version_resumes_into_a_log() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().canonicalize().unwrap();
