@@ -53,9 +53,10 @@ pub fn assert_replays_one(folder: &Path) {
 }
 
 /// session.jsonl is the fold of events.jsonl: the lines after its header (the meta line)
-/// are the lines the events fold into, in order (`cn_run::session::replay`). Left out: a
-/// folder whose session began as an older session.json (its snapshot is header too), and
-/// one holding a killed run (the two files may differ by the event written last).
+/// are the lines the events fold into, in order (`cn_run::session::replay`). A folder
+/// whose session began as an older session.json is left out (its snapshot is header too).
+/// Where a process was killed, its part of the session may lack the lines of the one event
+/// written last (events.jsonl is written first): see [`assert_killed_parts_replay`].
 fn assert_session_replays(folder: &Path) {
     use cn_run::session::Item;
     let Ok(text) = std::fs::read_to_string(folder.join("session.jsonl")) else {
@@ -66,9 +67,6 @@ fn assert_session_replays(folder: &Path) {
     }
     let events = cn_run::report::rebuild::read_events(&folder.join("events.jsonl"))
         .unwrap_or_else(|e| panic!("reading the events of {}: {e}", folder.display()));
-    if !every_run_completed(&events) {
-        return;
-    }
     let whole = |l: &&str| l.ends_with('}');
     let logged: Vec<Item> = text
         .lines()
@@ -83,12 +81,46 @@ fn assert_session_replays(folder: &Path) {
             .map(|i| serde_json::to_string(i).unwrap())
             .collect()
     };
+    if !every_run_completed(&events) {
+        return assert_killed_parts_replay(folder, &json(&logged), &json(&replayed));
+    }
     pretty_assertions::assert_eq!(
         json(&logged),
         json(&replayed),
         "session.jsonl of {} is not the fold of its events.jsonl",
         folder.display()
     );
+}
+
+/// The session of a run killed (and perhaps resumed): cut at each `resumed` line, every
+/// part is the replayed part, or for a process that was killed, the replayed part less at
+/// most the two lines one event makes, at its end.
+fn assert_killed_parts_replay(folder: &Path, logged: &[String], replayed: &[String]) {
+    let parts = |lines: &[String]| -> Vec<Vec<String>> {
+        let mut parts = vec![Vec::new()];
+        for l in lines {
+            if l.starts_with("{\"type\":\"resumed\"") {
+                parts.push(Vec::new());
+            }
+            parts.last_mut().unwrap().push(l.clone());
+        }
+        parts
+    };
+    let (logged, replayed) = (parts(logged), parts(replayed));
+    let what = format!("session.jsonl of {} (a killed run)", folder.display());
+    // A kill right after a resumed run's `run.started` leaves its `resumed` line out.
+    assert!(
+        replayed.len() == logged.len() || replayed.len() == logged.len() + 1,
+        "{what}: {} parts, the events {}",
+        logged.len(),
+        replayed.len()
+    );
+    for (l, r) in logged.iter().zip(&replayed) {
+        let prefix = r.len() >= l.len() && r.len() - l.len() <= 2 && r[..l.len()] == l[..];
+        if !prefix {
+            pretty_assertions::assert_eq!(l, r, "{what}: a part is not its replay");
+        }
+    }
 }
 
 /// Whether each `run.started` of the file is followed by its `run.completed`.
