@@ -64,10 +64,7 @@ impl Budget {
     /// Count one response's usage and cost (`None` = unknown price).
     pub fn record(&mut self, usage: &Usage, cost: Option<f64>) {
         self.usage.add(usage);
-        self.cost_usd = match (self.cost_usd, cost) {
-            (Some(a), Some(b)) => Some(a + b),
-            _ => None,
-        };
+        self.cost_usd = crate::context::pricing::add_cost(self.cost_usd, cost);
     }
 
     /// What is left of every limit (for a nested agent that shares this budget).

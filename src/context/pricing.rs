@@ -67,6 +67,14 @@ pub fn builtin_price(model: &str) -> Option<Price> {
         .map(|(_, price)| *price)
 }
 
+/// A running total with one more cost added: a cost not known makes the total not known.
+pub fn add_cost(total: Option<f64>, cost: Option<f64>) -> Option<f64> {
+    match (total, cost) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    }
+}
+
 /// Cost in USD of one response. `usage.input_tokens` counts every input token, cached
 /// ones included; cache reads and writes are priced at their own rates.
 pub fn cost(price: &Price, usage: &Usage) -> f64 {

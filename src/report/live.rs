@@ -82,10 +82,7 @@ impl EventSink for LiveSink {
                 usage, cost_usd, ..
             } => {
                 self.tokens += usage.map_or(0, |u| u.total());
-                self.cost = match (self.cost, cost_usd) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    _ => None,
-                };
+                self.cost = crate::context::pricing::add_cost(self.cost, *cost_usd);
             }
             Event::ToolStarted {
                 tool, arguments, ..

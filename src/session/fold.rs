@@ -132,10 +132,7 @@ impl EventFold {
     /// One response's usage and cost (a cost not known makes the total not known).
     fn record(&mut self, usage: crate::conversation::Usage, cost: Option<f64>) {
         self.progress.usage.add(&usage);
-        self.progress.cost_usd = match (self.progress.cost_usd, cost) {
-            (Some(a), Some(b)) => Some(a + b),
-            _ => None,
-        };
+        self.progress.cost_usd = crate::context::pricing::add_cost(self.progress.cost_usd, cost);
     }
 
     fn set(&mut self, turns: u32, usage: crate::conversation::Usage, cost: Option<f64>) {
