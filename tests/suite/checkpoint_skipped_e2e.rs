@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::runner::{Run, cn_run, git, git_init, run, write_files};
+use crate::support::runner::{Run, cn_run, git, git_init, git_objects_bytes, run, write_files};
 
 /// The job's limits: files over 4 KB, folders of more than 20 files.
 const LIMITS: &str = "git: {max_file_size: 4KB, max_dir_files: 20}";
@@ -65,7 +65,7 @@ fn run_job(extra: &str, turns: &[String]) -> Ran {
         "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: work\npermissions: {{mode: auto}}\n{extra}\n"
     );
     std::fs::write(jobs.join("job.yaml"), job).unwrap();
-    let before = objects_bytes(&ws);
+    let before = git_objects_bytes(&ws);
     let out = tmp.path().join("out");
     let mut cmd = cn_run(&ws);
     cmd.env("XDG_RUNTIME_DIR", tmp.path());
@@ -73,7 +73,7 @@ fn run_job(extra: &str, turns: &[String]) -> Ran {
     let r = run(cmd, Some(&out));
     assert_eq!(r.code, 0, "{r:#?}");
     let patch = std::fs::read(out.join("diff.patch")).unwrap_or_default();
-    let growth = objects_bytes(&ws).saturating_sub(before);
+    let growth = git_objects_bytes(&ws).saturating_sub(before);
     Ran {
         _tmp: tmp,
         ws,
@@ -81,25 +81,6 @@ fn run_job(extra: &str, turns: &[String]) -> Ran {
         patch,
         growth,
     }
-}
-
-/// Bytes under `.git/objects`.
-fn objects_bytes(ws: &Path) -> u64 {
-    fn walk(dir: &Path) -> u64 {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| {
-                let meta = e.metadata().unwrap();
-                if meta.is_dir() {
-                    walk(&e.path())
-                } else {
-                    meta.len()
-                }
-            })
-            .sum()
-    }
-    walk(&ws.join(".git/objects"))
 }
 
 /// All bytes of the files under `path` (a file or a folder).

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::runner::{cn_run, git, git_init, run, write_files};
+use crate::support::runner::{cn_run, git, git_init, git_objects_bytes, run, write_files};
 
 /// Each run writes 200,000 bytes of random data (incompressible, different every run).
 const SCRIPT: &str = "turns:
@@ -77,25 +77,6 @@ fn has_object(ws: &Path, oid: &str) -> bool {
         .success()
 }
 
-/// Bytes under `.git/objects`.
-fn objects_bytes(ws: &Path) -> u64 {
-    fn walk(dir: &Path) -> u64 {
-        std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| {
-                let meta = e.metadata().unwrap();
-                if meta.is_dir() {
-                    walk(&e.path())
-                } else {
-                    meta.len()
-                }
-            })
-            .sum()
-    }
-    walk(&ws.join(".git/objects"))
-}
-
 /// The runs with hidden refs in `ws`.
 fn runs_with_refs(ws: &Path) -> Vec<String> {
     let refs = git(ws, &["for-each-ref", "--format=%(refname)", "refs/cn-run/"]);
@@ -142,9 +123,9 @@ fn git_keep_removes_older_runs_refs_and_objects() {
         let mut made = Vec::new();
         let mut sizes = Vec::new();
         for n in 0..4 {
-            let before = objects_bytes(&ws);
+            let before = git_objects_bytes(&ws);
             made.push(one_run(tmp.path(), &ws, n));
-            sizes.push((before, objects_bytes(&ws)));
+            sizes.push((before, git_objects_bytes(&ws)));
             assert!(made[n].added >= DATA, "git_added_bytes {}", made[n].added);
             assert_kept(&ws, &made[n]);
         }
@@ -170,21 +151,21 @@ fn git_keep_removes_older_runs_refs_and_objects() {
 fn sessions_prune_removes_refs_and_objects_by_id_by_keep_and_all() {
     let (tmp, ws) = workspace("");
     let made: Vec<Made> = (0..4).map(|n| one_run(tmp.path(), &ws, n)).collect();
-    let start = objects_bytes(&ws);
+    let start = git_objects_bytes(&ws);
     let report = prune(&ws, &[&made[1].id]);
     assert_gone(&ws, &made[1]);
     for m in [&made[0], &made[2], &made[3]] {
         assert_kept(&ws, m);
     }
     assert!(report["bytes_freed"].as_u64().unwrap() >= DATA, "{report}");
-    let after_one = objects_bytes(&ws);
+    let after_one = git_objects_bytes(&ws);
     assert!(after_one + DATA <= start, "{start} -> {after_one}");
     let report = prune(&ws, &["--keep", "1"]);
     assert_eq!(report["runs"].as_array().unwrap().len(), 2, "{report}");
     assert_gone(&ws, &made[0]);
     assert_gone(&ws, &made[2]);
     assert_kept(&ws, &made[3]);
-    let after_keep = objects_bytes(&ws);
+    let after_keep = git_objects_bytes(&ws);
     assert!(
         after_keep + 2 * DATA <= after_one,
         "{after_one} -> {after_keep}"
@@ -192,7 +173,7 @@ fn sessions_prune_removes_refs_and_objects_by_id_by_keep_and_all() {
     prune(&ws, &[]);
     assert_gone(&ws, &made[3]);
     assert!(runs_with_refs(&ws).is_empty());
-    assert!(objects_bytes(&ws) + DATA <= after_keep);
+    assert!(git_objects_bytes(&ws) + DATA <= after_keep);
     git(&ws, &["fsck", "--no-dangling", "--connectivity-only"]);
 }
 

@@ -139,20 +139,13 @@ fn both_views_read_a_disabled_command_to_the_end() {
 /// line breaks are trimmed.
 #[test]
 fn an_unreadable_part_keeps_the_characters_the_shell_does_not_skip() {
-    use cn_run::command_safety::{Context, one_reading_holds, read};
     for command in [
         "\u{c}#\0\0$'\\xb2\\b",
         "\u{b}# \"unterminated",
         "\u{c}#x `ls",
         "\u{c}\t#\u{c} $(",
     ] {
-        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
-        let reading = read(command, Context::CONTAINED);
-        assert!(
-            reading.verdict.level >= Level::AllowedWithPermission,
-            "{command:?}: {:?}",
-            reading.verdict
-        );
+        assert_holds_and_needs_permission(command);
     }
 }
 
@@ -192,7 +185,6 @@ fn base64_decode(text: &str) -> Vec<u8> {
 /// backslash escapes is never trimmed.
 #[test]
 fn an_unreadable_part_keeps_a_newline_its_backslash_escapes() {
-    use cn_run::command_safety::{Context, one_reading_holds, read};
     for command in [
         ",\0\0\0(\\\0<\\\n",
         "x (\\\n",
@@ -201,12 +193,18 @@ fn an_unreadable_part_keeps_a_newline_its_backslash_escapes() {
         "echo \"open \\\n",
         "ls ( \\\\\\\n",
     ] {
-        assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
-        let reading = read(command, Context::CONTAINED);
-        assert!(
-            reading.verdict.level >= Level::AllowedWithPermission,
-            "{command:?}: {:?}",
-            reading.verdict
-        );
+        assert_holds_and_needs_permission(command);
     }
+}
+
+/// `command` is read one way as a whole and by its parts, and does not run unasked.
+fn assert_holds_and_needs_permission(command: &str) {
+    use cn_run::command_safety::{Context, one_reading_holds, read};
+    assert_eq!(one_reading_holds(command), Ok(()), "{command:?}");
+    let reading = read(command, Context::CONTAINED);
+    assert!(
+        reading.verdict.level >= Level::AllowedWithPermission,
+        "{command:?}: {:?}",
+        reading.verdict
+    );
 }

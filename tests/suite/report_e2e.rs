@@ -295,19 +295,14 @@ fn report_github_writes_the_summary_and_outputs_the_run_wrote() {
         ],
     );
     git_init(dir);
-    let gh = |cmd: &mut std::process::Command, tag: &str| {
-        cmd.env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_STEP_SUMMARY", dir.join(format!("summary-{tag}.md")))
-            .env("GITHUB_OUTPUT", dir.join(format!("output-{tag}.txt")));
-    };
     let mut cmd = cn_run(dir);
     cmd.arg("job.yaml");
-    gh(&mut cmd, "run");
+    github_env(&mut cmd, dir, "run");
     let r = run(cmd, Some(&out(dir)));
     assert_eq!(r.code, 1, "{r:#?}");
     let mut cmd = cn_run(dir);
     cmd.arg("report").arg(out(dir)).arg("--github");
-    gh(&mut cmd, "report");
+    github_env(&mut cmd, dir, "report");
     let rebuilt = run(cmd, None);
     assert_eq!(rebuilt.code, 0, "{rebuilt:#?}");
     // Multi-line outputs use a random heredoc delimiter each time.
@@ -395,14 +390,9 @@ fn the_changed_files_of_the_step_summary_come_from_the_events() {
             ],
         );
         git_init(dir);
-        let gh = |cmd: &mut std::process::Command, tag: &str| {
-            cmd.env("GITHUB_ACTIONS", "true")
-                .env("GITHUB_STEP_SUMMARY", dir.join(format!("summary-{tag}.md")))
-                .env("GITHUB_OUTPUT", dir.join(format!("output-{tag}.txt")));
-        };
         let mut cmd = cn_run(dir);
         cmd.arg("job.yaml");
-        gh(&mut cmd, "run");
+        github_env(&mut cmd, dir, "run");
         let r = run(cmd, Some(&out(dir)));
         assert_eq!(r.code, 0, "{what}: {r:#?}");
         let summary = std::fs::read_to_string(dir.join("summary-run.md")).unwrap();
@@ -441,9 +431,17 @@ fn the_changed_files_of_the_step_summary_come_from_the_events() {
         std::fs::remove_file(out(dir).join("diff.patch")).unwrap();
         let mut cmd = cn_run(dir);
         cmd.arg("report").arg(out(dir)).arg("--github");
-        gh(&mut cmd, "report");
+        github_env(&mut cmd, dir, "report");
         assert_eq!(run(cmd, None).code, 0, "{what}");
         let rebuilt = std::fs::read_to_string(dir.join("summary-report.md")).unwrap();
         pretty_assertions::assert_eq!(summary, rebuilt, "{what}");
     }
+}
+
+/// `cmd` as a GitHub Actions step whose summary and outputs go to files in `dir` named by
+/// `tag`.
+fn github_env(cmd: &mut std::process::Command, dir: &Path, tag: &str) {
+    cmd.env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", dir.join(format!("summary-{tag}.md")))
+        .env("GITHUB_OUTPUT", dir.join(format!("output-{tag}.txt")));
 }

@@ -154,3 +154,11 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Bytes under the `.git/objects` of the repository in `ws`.
+pub fn git_objects_bytes(ws: &Path) -> u64 {
+    files_under(&ws.join(".git/objects"))
+        .iter()
+        .map(|f| f.metadata().unwrap().len())
+        .sum()
+}
