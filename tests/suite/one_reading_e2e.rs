@@ -210,6 +210,38 @@ fn a_disabled_command_stays_disabled_before_a_broken_line_or_behind_an_unknown_w
     }
 }
 
+/// `xargs rm -r` with its targets from the input is `rm -r $(…)`: never run, even under
+/// `--auto` with the sandbox off; each folder named in the input is still there after the
+/// run. The control, `rm -r` with the target spelled, runs.
+#[test]
+fn xargs_rm_with_targets_from_its_input_removes_nothing() {
+    let (_tmp, ws, outside) = setup();
+    let names = ["piped", "listed", "from_file", "nul", "found"];
+    for name in names.iter().chain(&["control"]) {
+        std::fs::create_dir_all(outside.join(name)).unwrap();
+        std::fs::write(outside.join(name).join("keep.txt"), "x").unwrap();
+    }
+    std::fs::write(ws.join("list"), "../outside/listed\n").unwrap();
+    std::fs::write(ws.join("list2"), "../outside/from_file\n").unwrap();
+    let commands = [
+        "echo ../outside/piped | xargs rm -rf",
+        "xargs rm -rf < list",
+        "xargs -a list2 rm -r",
+        "printf '../outside/nul\\0' | xargs -0 -I{} rm -rf {}",
+        "find ../outside -maxdepth 1 -name found | xargs rm -rf",
+        "rm -r ../outside/control",
+    ];
+    let r = scripted(&ws, &commands, &["--auto"]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(!outside.join("control").exists(), "the control ran: {r:#?}");
+    for name in names {
+        assert!(
+            outside.join(name).join("keep.txt").exists(),
+            "{name} was removed: {r:#?}"
+        );
+    }
+}
+
 /// Writes after `cd` into `.git`, in several spellings, leave `.git/config` and the hooks
 /// unchanged when nobody grants permission; the same write after `cd src` runs.
 #[test]
