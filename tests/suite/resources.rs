@@ -274,7 +274,14 @@ fn the_process_finder_sees_what_runs_in_the_workspace_and_nothing_else() {
         .current_dir(tmp.path())
         .spawn()
         .unwrap();
-    let found = procs::in_dir(tmp.path());
+    // The child is in the folder from its fork; its command line is `sleep 600` only once
+    // it has run exec (under load, the first look can come before).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut found = procs::in_dir(tmp.path());
+    while found.iter().any(|p| p.cmdline != "sleep 600") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        found = procs::in_dir(tmp.path());
+    }
     let pids: Vec<u32> = found.iter().map(|p| p.pid).collect();
     assert_eq!(pids, vec![child.id()]);
     assert_eq!(found[0].cmdline, "sleep 600");
