@@ -39,9 +39,19 @@ impl Form {
 pub(super) fn forms(secret: &str) -> Vec<(String, Form)> {
     let mut out = vec![(secret.to_owned(), Form::Plain)];
     let escaped = serde_json::to_string(secret).unwrap_or_default();
-    let inner = escaped.trim_matches('"');
+    // The one quote at each end (a secret that ends in `"` ends in `\"` here).
+    let inner = escaped
+        .strip_prefix('"')
+        .and_then(|e| e.strip_suffix('"'))
+        .unwrap_or(&escaped);
     if inner != secret {
         out.push((inner.to_owned(), Form::JsonEscaped));
+        // Escaped twice: JSON text inside a JSON string (a tool call's arguments in an
+        // event).
+        let twice = serde_json::to_string(inner).unwrap_or_default();
+        if let Some(twice) = twice.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            out.push((twice.to_owned(), Form::JsonEscaped));
+        }
     }
     if secret.len() < MIN_ENCODED_LEN {
         return out;
@@ -132,6 +142,26 @@ mod tests {
         assert!(found(secret, "x=sk-test%2B%2F%3Dsecret%20value"));
         assert!(found(secret, "x=sk-test%2b%2f%3dsecret%20value"));
         assert!(!found(secret, "sk-test nothing else"));
+    }
+
+    #[test]
+    fn a_json_escaped_secret_that_ends_in_a_quote_is_masked_whole() {
+        let secret = "s3cr3t-<value>&\"quoted\"";
+        let json = serde_json::json!({ "a": secret, "b": 1 }).to_string();
+        let (form, _) = forms(secret)
+            .into_iter()
+            .find(|(_, f)| *f == Form::JsonEscaped)
+            .unwrap();
+        assert!(form.ends_with("\\\""), "{form}");
+        let masked = json.replace(&form, "[REDACTED]");
+        assert_eq!(masked, r#"{"a":"[REDACTED]","b":1}"#);
+        // Inside JSON text that is itself a JSON string (a tool call's arguments).
+        let args = serde_json::json!({ "command": secret }).to_string();
+        let event = serde_json::json!({ "arguments": args }).to_string();
+        let r = crate::redact::Redactor::from_values(vec![secret.to_owned()]);
+        let masked = r.redact(&event);
+        assert!(!masked.contains("s3cr3t"), "{masked}");
+        assert!(serde_json::from_str::<serde_json::Value>(&masked).is_ok());
     }
 
     #[test]
