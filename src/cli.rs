@@ -109,6 +109,14 @@ pub enum Isolate {
     Worktree,
 }
 
+/// `--html on|off`: whether the run folder gets report.html (overrides the job's
+/// `outputs.html`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// The final answer only.
@@ -185,6 +193,10 @@ pub struct RunArgs {
     /// Also write the JUnit report here (one testsuite per job).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Whether each run folder gets report.html, the run as one self-contained page
+    /// (default: the job's `outputs.html`, else on).
+    #[arg(long, value_enum, value_name = "on|off")]
+    pub html: Option<Switch>,
     /// Workspace directory (overrides the job).
     #[arg(short = 'C', long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -342,6 +354,13 @@ pub struct ScheduleArgs {
 pub struct ReportArgs {
     /// The run folder (or a run id under .cn-run/, or `latest`).
     pub run: String,
+    /// Write the HTML report here instead of the run folder's report.html.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write the run as an ATIF trajectory (Harbor's Agent Trajectory Interchange
+    /// Format) here.
+    #[arg(long, value_name = "FILE")]
+    pub atif: Option<PathBuf>,
     /// Also append the step summary and step outputs to $GITHUB_STEP_SUMMARY and
     /// $GITHUB_OUTPUT, and print the annotations on stderr.
     #[arg(long)]

@@ -33,8 +33,15 @@ pub(super) struct Dispatched {
 
 /// A call after the checks: either a result already (error, denial) or approved to run.
 enum Checked<'t> {
-    Done { content: String, is_error: bool },
-    Run { tool: &'t dyn Tool, args: Value },
+    Done {
+        content: String,
+        is_error: bool,
+    },
+    Run {
+        tool: &'t dyn Tool,
+        args: Value,
+        decision: Decision,
+    },
 }
 
 impl Agent<'_> {
@@ -182,6 +189,7 @@ impl Agent<'_> {
                 Checked::Run {
                     tool: tool.as_ref(),
                     args,
+                    decision,
                 },
                 None,
             ),
@@ -269,7 +277,7 @@ impl Agent<'_> {
         checked: Checked<'_>,
         parallel: usize,
     ) -> Answered {
-        let (tool, args) = match checked {
+        let (tool, args, decision) = match checked {
             Checked::Done { content, is_error } => {
                 return self.answer(turn, call, content, is_error);
             }
@@ -277,13 +285,18 @@ impl Agent<'_> {
                 let content = "Not run: the run stopped before this call.".to_owned();
                 return self.answer(turn, call, content, true);
             }
-            Checked::Run { tool, args } => (tool, args),
+            Checked::Run {
+                tool,
+                args,
+                decision,
+            } => (tool, args, decision),
         };
         self.emitter.emit(Event::ToolStarted {
             turn,
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: redact_value(&args, self.redactor),
+            decision: Some(decision),
         });
         let ctx = ToolContext {
             shared: self.shared.clone(),

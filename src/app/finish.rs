@@ -107,6 +107,9 @@ pub(crate) async fn finish(
     if let Err(e) = std::fs::write(out_dir.join("junit.xml"), xml) {
         tracing::error!("cannot write junit.xml: {e}");
     }
+    if result.report_path.is_some() {
+        write_report(out_dir, redactor);
+    }
     if github::is_actions() {
         let mut err = std::io::stderr().lock();
         let _ = std::io::Write::write_all(
@@ -127,6 +130,19 @@ pub(crate) async fn finish(
         }
     }
     result
+}
+
+/// report.html: the fold of the events.jsonl just written (as `cn-run report` folds it).
+fn write_report(out_dir: &Path, redactor: &Redactor) {
+    let path = out_dir.join(crate::report::html::FILE_NAME);
+    let written = crate::report::html::rebuild(out_dir, redactor)
+        .map_err(|e| e.to_string())
+        .and_then(|html| {
+            crate::out_file::write_whole(&path, &[html.as_bytes()]).map_err(|e| e.to_string())
+        });
+    if let Err(e) = written {
+        tracing::error!("cannot write {}: {e}", path.display());
+    }
 }
 
 /// The `changes.recorded` event: diff.patch and its stats, the checkpoints, the storage.

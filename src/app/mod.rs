@@ -151,6 +151,7 @@ fn call(args: &RunArgs) -> Call {
         format: args.format,
         out: args.out.clone(),
         jobs_in_call: args.jobs_in_call,
+        html: args.html.map(|s| s == crate::cli::Switch::On),
         elsewhere: false,
     }
 }

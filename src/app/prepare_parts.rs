@@ -185,6 +185,11 @@ pub(crate) fn announce(
         checks: config.job.checks.iter().map(|c| c.name.clone()).collect(),
         isolation: start.isolation.map(str::to_owned),
         sandbox: guard.sandbox_status.clone().map(Box::new),
+        policy: start.tools.policy.table(),
+        report_path: config
+            .html
+            .then(|| start.placed.out_dir.join(crate::report::html::FILE_NAME))
+            .map(|p| p.display().to_string()),
     });
     // The configuration in force (a resume's flags laid over the first run's) and the
     // messages the run starts with.

@@ -1,7 +1,9 @@
-//! `cn-run report RUN`: rebuild a run folder's result.json and junit.xml (and with
-//! `--github` the step summary, step outputs and annotations) from its events.jsonl —
-//! for a run that was killed before it wrote them, or whose files were lost. The files
-//! are the ones the run writes (the same fold, the same renderers).
+//! `cn-run report RUN`: rebuild a run folder's result.json, junit.xml and report.html
+//! (and with `--github` the step summary, step outputs and annotations) from its
+//! events.jsonl — for a run that was killed before it wrote them, or whose files were
+//! lost. The files are the ones the run writes (the same fold, the same renderers).
+//! `--html FILE` writes the page elsewhere (also for a run that wrote none), `--atif FILE`
+//! the run as an ATIF trajectory.
 
 use std::path::{Path, PathBuf};
 
@@ -88,11 +90,27 @@ fn rebuild_outputs(args: &ReportArgs) -> Result<String, ReportError> {
         ("result.json", &rebuilt.result_json),
         ("junit.xml", &rebuilt.junit_xml),
     ] {
-        let path = dir.join(name);
-        crate::out_file::write_whole(&path, &[text.as_bytes()])
-            .map_err(|source| ReportError::Write { path, source })?;
+        write(&dir.join(name), text)?;
+    }
+    let html_path = match (&args.html, &rebuilt.result.report_path) {
+        (Some(path), _) => Some(path.clone()),
+        (None, Some(_)) => Some(dir.join(crate::report::html::FILE_NAME)),
+        (None, None) => None,
+    };
+    if let Some(path) = html_path {
+        write(&path, &crate::report::html::rebuild(&dir, &redactor)?)?;
+    }
+    if let Some(path) = &args.atif {
+        write(path, &crate::report::atif::rebuild(&dir, &redactor)?)?;
     }
     Ok(rebuilt.result_json)
+}
+
+fn write(path: &Path, text: &str) -> Result<(), ReportError> {
+    crate::out_file::write_whole(path, &[text.as_bytes()]).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// The step summary and step outputs, appended where GitHub Actions reads them, and the

@@ -72,6 +72,7 @@ fn resume_config(
         format: args.format,
         out: None,
         jobs_in_call: 1,
+        html: args.html.map(|s| s == crate::cli::Switch::On),
         elsewhere: false,
     };
     Ok(RunConfig::resolve(job, settings, call)?)

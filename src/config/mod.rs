@@ -64,6 +64,8 @@ pub(crate) struct RunConfig {
     pub out: Option<PathBuf>,
     /// How many jobs this call runs (the step summary is shared between them).
     pub jobs_in_call: usize,
+    /// Whether the run folder gets report.html (`--html`, else the job's `outputs.html`).
+    pub html: bool,
 }
 
 impl RunConfig {

@@ -43,6 +43,8 @@ pub(crate) struct Call {
     pub format: Format,
     pub out: Option<PathBuf>,
     pub jobs_in_call: usize,
+    /// `--html on|off` (`None`: the job's `outputs.html`).
+    pub html: Option<bool>,
     /// The run happens on another machine (`export`) or later from another state
     /// (`schedule`): the workspace is made absolute but not required to exist here.
     pub elsewhere: bool,
@@ -84,6 +86,7 @@ impl RunConfig {
             format: call.format,
             out: call.out.map(|o| std::path::absolute(&o).unwrap_or(o)),
             jobs_in_call: call.jobs_in_call.max(1),
+            html: call.html.unwrap_or(job.html),
             settings,
             job,
         })

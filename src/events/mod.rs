@@ -65,6 +65,14 @@ pub enum Event {
         /// The Bash sandbox in force (null when off).
         #[serde(default)]
         sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
+        /// The permission rules in force, in evaluation order (as `cn-run explain` shows
+        /// them), for the HTML report.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        policy: Vec<crate::permissions::RuleView>,
+        /// Where the run writes its HTML report (null when `--html off` or the job's
+        /// `outputs: {html: false}` turn it off).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report_path: Option<String>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },
@@ -116,6 +124,10 @@ pub enum Event {
         call_id: String,
         tool: String,
         arguments: Value,
+        /// The policy's verdict that let the call run: the rule, its source, the reason
+        /// (a call that was not allowed outright also has its `permission.decision`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decision: Option<Decision>,
     },
     #[serde(rename = "tool.finished")]
     ToolFinished {

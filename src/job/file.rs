@@ -82,6 +82,19 @@ pub struct JobFile {
     /// When `cn-run schedule DIR` starts the job: a five-field cron line read in UTC
     /// (`"0 3 * * 1"`), or `{cron, timezone, missed}`. Also used by `cn-run export`.
     pub schedule: Option<ScheduleSection>,
+    /// Which optional files the run folder gets.
+    #[serde(default)]
+    pub outputs: OutputsSection,
+}
+
+/// The run folder's optional outputs (result.json, events.jsonl, session.jsonl and
+/// junit.xml are always written).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputsSection {
+    /// `report.html`: the run as one self-contained page (default true; `--html off|on`
+    /// overrides it).
+    pub html: Option<bool>,
 }
 
 /// A cron schedule: the line alone (UTC), or with a time zone and a missed-run policy.

@@ -65,6 +65,8 @@ pub struct Job {
     pub skills: Vec<PathBuf>,
     /// When `cn-run schedule` starts the job; `None`: never on its own.
     pub schedule: Option<Schedule>,
+    /// Whether the run writes report.html (the job's `outputs.html`, default true).
+    pub html: bool,
 }
 
 /// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).

@@ -284,6 +284,7 @@ pub(super) fn resolve(
         base_ref: raw.base_ref.clone(),
         skills,
         schedule,
+        html: raw.outputs.html.unwrap_or(true),
     })
 }
 

@@ -166,8 +166,9 @@ pub struct Decision {
     pub allow_hint: Option<String>,
 }
 
-/// One row of the assembled rule table, in evaluation order (for `cn-run explain`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One row of the assembled rule table, in evaluation order (for `cn-run explain` and the
+/// `run.started` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RuleView {
     /// The pattern text.
     pub pattern: String,

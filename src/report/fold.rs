@@ -96,6 +96,7 @@ fn unfinished() -> RunResult {
         output_dir: String::new(),
         events_path: String::new(),
         session_path: None,
+        report_path: None,
         workspace: String::new(),
         isolation: None,
     }
@@ -219,6 +220,7 @@ impl ResultBuilder {
             checks,
             isolation,
             sandbox,
+            report_path,
             ..
         } = event
         else {
@@ -238,6 +240,7 @@ impl ResultBuilder {
         r.checks_declared.clone_from(checks);
         r.isolation.clone_from(isolation);
         r.sandbox = sandbox.as_deref().cloned();
+        r.report_path.clone_from(report_path);
     }
 
     /// `run.completed`: the outcome and the run's totals (a resumed run's include the

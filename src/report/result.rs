@@ -128,6 +128,8 @@ pub struct RunResult {
     pub output_dir: String,
     pub events_path: String,
     pub session_path: Option<String>,
+    /// report.html, the run as one self-contained page (null when turned off).
+    pub report_path: Option<String>,
     pub workspace: String,
     /// `worktree` when the run worked in a throwaway git worktree (removed afterwards; its
     /// changes are in diff.patch and the checkpoint refs).

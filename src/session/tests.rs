@@ -55,6 +55,7 @@ impl Run {
             call_id: id.into(),
             tool: "Bash".into(),
             arguments: serde_json::json!({}),
+            decision: None,
         });
     }
 
@@ -149,6 +150,7 @@ fn a_nested_agents_messages_stay_out_of_the_session() {
         call_id: "n1".into(),
         tool: "Bash".into(),
         arguments: serde_json::json!({}),
+        decision: None,
     });
     let back = Session::load(&run.path).unwrap();
     assert_eq!(back.history, [Message::user("go")]);
@@ -287,6 +289,8 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         checks: Vec::new(),
         isolation: None,
         sandbox: None,
+        policy: Vec::new(),
+        report_path: None,
     });
     run.say(s.history[logged].clone());
     let back = Session::load(&path).unwrap();

@@ -2,6 +2,7 @@
 
 mod action_step;
 mod anthropic_e2e;
+mod atif_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
 mod checkpoint_scan;
@@ -57,6 +58,7 @@ mod provider_openai;
 mod provider_script;
 mod read_limits_e2e;
 mod report_e2e;
+mod report_html_e2e;
 mod request_params_e2e;
 mod resources;
 mod resume_upload_e2e;

@@ -1,7 +1,8 @@
 //! Every run folder a test leaves behind is checked here: its events.jsonl, read back and
-//! folded, must give the very bytes of the result.json and junit.xml the run wrote
-//! (`cn_run::report::rebuild`, the code `cn-run report` uses). `runner::run` and
-//! `runner::run_folder` call it, so every end-to-end test replays its runs.
+//! folded, must give the very bytes of the result.json, junit.xml and report.html the run
+//! wrote (`cn_run::report::rebuild` and `cn_run::report::html::rebuild`, the code
+//! `cn-run report` uses). `runner::run` and `runner::run_folder` call it, so every
+//! end-to-end test replays its runs.
 //!
 //! No field is exempt: the events carry everything the outputs say.
 
@@ -42,12 +43,40 @@ pub fn assert_replays_one(folder: &Path) {
         folder.display()
     );
     assert_session_replays(folder);
+    assert_report_replays(folder);
     if let Ok(written) = std::fs::read_to_string(folder.join("junit.xml")) {
         pretty_assertions::assert_eq!(
             written,
             rebuilt.junit_xml,
             "junit.xml of {} is not the fold of its events.jsonl",
             folder.display()
+        );
+    }
+}
+
+/// report.html is the fold of events.jsonl (and diff.patch).
+fn assert_report_replays(folder: &Path) {
+    let Ok(written) = std::fs::read_to_string(folder.join("report.html")) else {
+        return;
+    };
+    let rebuilt = cn_run::report::html::rebuild(folder, &cn_run::redact::Redactor::none())
+        .unwrap_or_else(|e| panic!("replaying {}: {e}", folder.display()));
+    if written != rebuilt {
+        let at = written
+            .bytes()
+            .zip(rebuilt.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(written.len().min(rebuilt.len()));
+        let around = |s: &str| {
+            s.get(at.saturating_sub(200)..(at + 200).min(s.len()))
+                .unwrap_or_default()
+                .to_owned()
+        };
+        panic!(
+            "report.html of {} is not the fold of its events.jsonl; at byte {at}:\n{}\n---\n{}",
+            folder.display(),
+            around(&written),
+            around(&rebuilt)
         );
     }
 }

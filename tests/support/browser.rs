@@ -1,0 +1,178 @@
+//! Headless Chromium (Debian's package) opening a page from disk: the DOM it built, a
+//! screenshot, and every URL its network log saw. One launch per page.
+//!
+//! Chromium is started as the probe on this kind of machine starts it (no sandbox as
+//! root, no background networking, component updates or sync, a fresh profile), and its
+//! own service requests (which it makes whatever the page is) are told apart from the
+//! page's by host. Without Chromium the tests that need it skip, saying so; `.ci/run`
+//! installs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The Chromium binary: `$CN_RUN_CHROMIUM`, else Debian's `/usr/bin/chromium`.
+pub fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("CN_RUN_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!(
+            "skipped: no Chromium at {} (apt-get install chromium, or set CN_RUN_CHROMIUM)",
+            path.display()
+        );
+        None
+    }
+}
+
+/// What Chromium made of a page.
+#[derive(Debug)]
+pub struct Opened {
+    /// The DOM after load (`--dump-dom`): scripts would have run by then.
+    pub dom: String,
+    pub screenshot: PathBuf,
+    /// Every URL in the network log that is not one of Chromium's own services.
+    pub page_requests: Vec<String>,
+    pub stderr: String,
+}
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Hosts Chromium itself asks (updates, sign-in, time) whatever page it shows.
+const CHROMIUM_OWN: &[&str] = &[
+    "google.com",
+    "googleapis.com",
+    "gstatic.com",
+    "gvt1.com",
+    "googleusercontent.com",
+];
+
+/// Opens `page` (a file) at `width`×`height`; the screenshot goes to `shot`.
+pub fn open(chromium: &Path, page: &Path, shot: &Path, size: (u32, u32)) -> Opened {
+    open_and_print(chromium, page, shot, size, None)
+}
+
+/// [`open`], and the page printed to `pdf` in the same launch.
+pub fn open_and_print(
+    chromium: &Path,
+    page: &Path,
+    shot: &Path,
+    (width, height): (u32, u32),
+    pdf: Option<&Path>,
+) -> Opened {
+    // One Chromium at a time: several on two busy cores starve each other.
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let profile = tempfile::tempdir().unwrap();
+    let netlog = profile.path().join("netlog.json");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            profile.path().join("p").display()
+        ))
+        .arg(format!("--log-net-log={}", netlog.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("--window-size={width},{height}"))
+        .args(pdf.map(|p| format!("--print-to-pdf={}", p.display())))
+        .arg("--no-pdf-header-footer")
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        // Files, not pipes: a DOM of megabytes would fill a pipe nobody reads yet.
+        .stdout(std::fs::File::create(profile.path().join("dom.html")).unwrap())
+        .stderr(std::fs::File::create(profile.path().join("stderr.txt")).unwrap())
+        .spawn()
+        .expect("start chromium");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(240) {
+            let _ = child.kill();
+            panic!("chromium did not finish with {} in 240 s", page.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let read = |name: &str| {
+        String::from_utf8_lossy(&std::fs::read(profile.path().join(name)).unwrap()).into_owned()
+    };
+    Opened {
+        dom: read("dom.html"),
+        screenshot: shot.to_path_buf(),
+        page_requests: page_requests(&netlog, page),
+        stderr: read("stderr.txt"),
+    }
+}
+
+/// The URLs of the network log other than Chromium's own services and the page itself.
+fn page_requests(netlog: &Path, page: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(netlog).unwrap_or_default();
+    // A log cut short by the exit lacks its closing brackets: its events are still read.
+    let log: serde_json::Value = serde_json::from_str(&text)
+        .or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(','))))
+        .unwrap_or_else(|e| {
+            panic!(
+                "the network log does not parse ({e}): {}",
+                &text[..text.len().min(300)]
+            )
+        });
+    let own_page = format!("file://{}", page.display());
+    let mut urls: Vec<String> = log["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["params"]["url"].as_str())
+        .filter(|u| *u != own_page)
+        .filter(|u| !chromiums_own(u))
+        .map(str::to_owned)
+        .collect();
+    urls.sort();
+    urls.dedup();
+    urls
+}
+
+fn chromiums_own(url: &str) -> bool {
+    let host = url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', ':', '?']).next())
+        .unwrap_or_default();
+    CHROMIUM_OWN
+        .iter()
+        .any(|own| host == *own || host.ends_with(&format!(".{own}")))
+}
+
+/// Where a test's screenshots go to be looked at: `target/report-shots/NAME.png`.
+pub fn shot_path(name: &str) -> PathBuf {
+    let dir = super::runner::repo_root().join("target/report-shots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}.png"))
+}
+
+/// The text of the DOM's `<title>`.
+pub fn title(dom: &str) -> &str {
+    let start = dom.find("<title>").map_or(0, |i| i + "<title>".len());
+    let end = dom[start..].find("</title>").map_or(start, |i| start + i);
+    &dom[start..end]
+}
+
+/// The text of a PDF (poppler's `pdftotext`), or `None` without it.
+pub fn pdf_text(pdf: &Path) -> Option<String> {
+    let out = Command::new("pdftotext").arg(pdf).arg("-").output().ok()?;
+    if !out.status.success() {
+        eprintln!("skipped: pdftotext failed on {}", pdf.display());
+        return None;
+    }
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
