@@ -103,6 +103,7 @@ fn output_pairs(r: &RunResult) -> Vec<(String, String)> {
         ("session".into(), r.session_path.clone().unwrap_or_default()),
         ("diff".into(), r.patch_path.clone().unwrap_or_default()),
         ("junit".into(), path("junit.xml")),
+        ("report".into(), r.report_path.clone().unwrap_or_default()),
         (
             "cost-usd".into(),
             r.total_cost_usd
@@ -162,6 +163,7 @@ fn result_item(r: &RunResult) -> Value {
         "events": r.events_path,
         "session": r.session_path,
         "diff": r.patch_path,
+        "report": r.report_path,
         "cost_usd": r.total_cost_usd,
     })
 }

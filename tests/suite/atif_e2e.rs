@@ -117,9 +117,9 @@ fn results(t: &Value) -> Vec<(String, Value)> {
         .collect()
 }
 
-#[test]
-fn runs_of_every_shape_are_trajectories_harbor_accepts_with_their_calls_and_metrics() {
-    let shapes: Vec<(&str, &str, &str)> = vec![
+/// The runs whose trajectories are checked: (name, job lines, script).
+fn shapes() -> Vec<(&'static str, &'static str, &'static str)> {
+    vec![
         (
             "edit",
             "permissions: {allow: ['Edit(a.txt)', 'Bash(echo *)']}\nchecks: [{name: unit, run: 'grep -q b a.txt'}]\n",
@@ -145,7 +145,12 @@ fn runs_of_every_shape_are_trajectories_harbor_accepts_with_their_calls_and_metr
             "permissions: {mode: auto}\n",
             "turns:\n  - text: \"<script>alert(1)</script> \\\" \\\\ \\u0000 \\u202e\"\n    tool_calls: [{name: Bash, id: \"<id>\\\"\", arguments: {command: \"printf '%s\\\\n' '<img src=x onerror=alert(1)>'\"}}]\n  - text: done\n",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn runs_of_every_shape_are_trajectories_harbor_accepts_with_their_calls_and_metrics() {
+    let shapes = shapes();
     let tmp = tempfile::tempdir().unwrap();
     let mut made = Vec::new();
     for (name, job, script) in &shapes {
@@ -198,89 +203,118 @@ fn check_contents(name: &str, t: &Value, result: &Value) {
     assert_eq!(t["session_id"], result["session_id"]);
     assert_eq!(t["agent"]["name"], "cn-run");
     let fm = &t["final_metrics"];
+    let usage = &result["usage"];
     assert_eq!(
-        fm["total_prompt_tokens"], result["usage"]["total_input_tokens"],
+        fm["total_prompt_tokens"], usage["total_input_tokens"],
         "{name}"
     );
     assert_eq!(
-        fm["total_completion_tokens"], result["usage"]["output_tokens"],
+        fm["total_completion_tokens"], usage["output_tokens"],
         "{name}"
     );
     assert_eq!(fm["extra"]["status"], result["status"], "{name}");
-    assert_eq!(fm["total_steps"], t["steps"].as_array().unwrap().len());
     let steps = t["steps"].as_array().unwrap();
-    assert_eq!(steps[0]["source"], "user");
-    assert_eq!(steps[0]["message"], "fix a.txt");
+    assert_eq!(fm["total_steps"], steps.len());
+    assert_eq!(
+        (&steps[0]["source"], &steps[0]["message"]),
+        (&"user".into(), &"fix a.txt".into())
+    );
     for (i, s) in steps.iter().enumerate() {
         assert_eq!(s["step_id"], i + 1);
-        // The script reports usage only where the edit shape gives it.
-        if s["source"] == "agent" && name == "edit" {
-            assert!(s["metrics"]["prompt_tokens"].is_u64(), "{s}");
-        }
     }
-    let found = results(t);
     match name {
-        "edit" => {
-            assert_eq!(fm["total_prompt_tokens"], 450);
-            assert_eq!(fm["total_completion_tokens"], 19);
-            assert_eq!(steps[1]["metrics"]["prompt_tokens"], 100);
-            assert_eq!(steps[1]["metrics"]["cached_tokens"], 40);
-            let read = &found.iter().find(|(id, _)| id == "r1").unwrap().1;
-            assert!(read["content"].as_str().unwrap().contains("a"), "{read}");
-            let edit = &found.iter().find(|(id, _)| id == "e1").unwrap().1;
-            assert_eq!(edit["extra"]["verdict"]["decision"]["rule"], "Edit(a.txt)");
-            assert!(
-                found
-                    .iter()
-                    .any(|(_, r)| r["extra"]["checkpoint"]["commit"].is_string()),
-                "the checkpoint after the edit is named"
-            );
-            assert!(steps.iter().any(|s| s["source"] == "system"
-                && s["message"].as_str().unwrap().contains("Check `unit`")));
+        "edit" => check_edit(t),
+        "denied" => check_denied(t),
+        "subagent" => check_subagent(t),
+        "hostile" => {
+            let said = steps[1]["message"].as_str().unwrap();
+            assert!(said.contains("<script>alert(1)</script>"), "{said}");
         }
-        "denied" => {
-            let denied = &found.iter().find(|(id, _)| id == "x1").unwrap().1;
-            assert_eq!(denied["extra"]["verdict"]["resolution"], "denied");
-            assert!(
-                denied["content"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("Permission denied")
-            );
-            let call = steps
-                .iter()
-                .flat_map(|s| s["tool_calls"].as_array().cloned().unwrap_or_default())
-                .find(|c| c["tool_call_id"] == "x2")
-                .unwrap();
-            assert_eq!(
-                call["arguments"],
-                serde_json::json!({}),
-                "arguments that are not an object"
-            );
-            assert_eq!(call["extra"]["raw_arguments"], "[1, 2]");
-        }
-        "subagent" => {
-            let sub = &found.iter().find(|(id, _)| id == "sub1").unwrap().1;
-            let id = sub["subagent_trajectory_ref"][0]["trajectory_id"]
-                .as_str()
-                .unwrap();
-            let embedded = &t["subagent_trajectories"][0];
-            assert_eq!(embedded["trajectory_id"], id);
-            assert_eq!(embedded["steps"][0]["message"], "read a.txt");
-            assert!(
-                results(embedded)
-                    .iter()
-                    .any(|(id, r)| id == "n1" && r["content"].as_str().unwrap().contains("a"))
-            );
-        }
-        "hostile" => assert!(
-            steps[1]["message"]
-                .as_str()
-                .unwrap()
-                .contains("<script>alert(1)</script>")
-        ),
         _ => {}
     }
+}
+
+/// The result of call `id` in `t`.
+fn result_of(t: &Value, id: &str) -> Value {
+    results(t).into_iter().find(|(i, _)| i == id).unwrap().1
+}
+
+fn check_edit(t: &Value) {
+    let fm = &t["final_metrics"];
+    let steps = t["steps"].as_array().unwrap();
+    assert_eq!(
+        (&fm["total_prompt_tokens"], &fm["total_completion_tokens"]),
+        (&450.into(), &19.into())
+    );
+    assert_eq!(
+        (
+            &steps[1]["metrics"]["prompt_tokens"],
+            &steps[1]["metrics"]["cached_tokens"]
+        ),
+        (&100.into(), &40.into())
+    );
+    for s in steps.iter().filter(|s| s["source"] == "agent") {
+        assert!(s["metrics"]["prompt_tokens"].is_u64(), "{s}");
+    }
+    assert!(
+        result_of(t, "r1")["content"]
+            .as_str()
+            .unwrap()
+            .contains('a')
+    );
+    assert_eq!(
+        result_of(t, "e1")["extra"]["verdict"]["decision"]["rule"],
+        "Edit(a.txt)"
+    );
+    assert!(
+        results(t)
+            .iter()
+            .any(|(_, r)| r["extra"]["checkpoint"]["commit"].is_string()),
+        "the checkpoint after the edit is named"
+    );
+    assert!(steps.iter().any(
+        |s| s["source"] == "system" && s["message"].as_str().unwrap().contains("Check `unit`")
+    ));
+}
+
+fn check_denied(t: &Value) {
+    let denied = result_of(t, "x1");
+    assert_eq!(denied["extra"]["verdict"]["resolution"], "denied");
+    assert!(
+        denied["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Permission denied")
+    );
+    let call = t["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["tool_calls"].as_array().cloned().unwrap_or_default())
+        .find(|c| c["tool_call_id"] == "x2")
+        .unwrap();
+    assert_eq!(
+        call["arguments"],
+        serde_json::json!({}),
+        "arguments that are not an object"
+    );
+    assert_eq!(call["extra"]["raw_arguments"], "[1, 2]");
+}
+
+fn check_subagent(t: &Value) {
+    let sub = result_of(t, "sub1");
+    let id = sub["subagent_trajectory_ref"][0]["trajectory_id"]
+        .as_str()
+        .unwrap();
+    let embedded = &t["subagent_trajectories"][0];
+    assert_eq!(embedded["trajectory_id"], id);
+    assert_eq!(embedded["steps"][0]["message"], "read a.txt");
+    assert!(
+        result_of(embedded, "n1")["content"]
+            .as_str()
+            .unwrap()
+            .contains('a')
+    );
 }
 
 #[test]

@@ -503,12 +503,11 @@ fn the_control_the_same_text_unescaped_runs_and_reaches_the_listener() {
     }
 }
 
-#[test]
-fn a_15_mb_tool_output_is_cut_on_the_page_which_says_where_the_rest_is() {
-    let tmp = tempfile::tempdir().unwrap();
-    // A window large enough that the output goes to the model as it is (no compaction).
+/// A run whose one Bash call prints 15.9 MB, in a window large enough that the output goes
+/// to the model as it is (no compaction); its run folder.
+fn big_output_run(dir: &Path) -> PathBuf {
     write_files(
-        tmp.path(),
+        dir,
         &[
             (
                 "job.yaml",
@@ -520,26 +519,30 @@ fn a_15_mb_tool_output_is_cut_on_the_page_which_says_where_the_rest_is() {
             ),
         ],
     );
-    git_init(tmp.path());
-    let mut cmd = cn_run(tmp.path());
+    git_init(dir);
+    let mut cmd = cn_run(dir);
     cmd.arg("job.yaml");
-    let r = run(cmd, Some(&tmp.path().join("out")));
+    let r = run(cmd, Some(&dir.join("out")));
     assert_eq!(r.code, 0, "{r:#?}");
-    let events = std::fs::metadata(tmp.path().join("out/events.jsonl"))
+    dir.join("out")
+}
+
+#[test]
+fn a_15_mb_tool_output_is_cut_on_the_page_which_says_where_the_rest_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = big_output_run(tmp.path());
+    let events = std::fs::metadata(folder.join("events.jsonl"))
         .unwrap()
         .len();
     assert!(
         events > 15_000_000,
         "the whole output is in the events ({events} bytes)"
     );
-    let size = std::fs::metadata(tmp.path().join("out/report.html"))
-        .unwrap()
-        .len();
+    let size = std::fs::metadata(folder.join("report.html")).unwrap().len();
     assert!(size < 200_000, "report.html is {size} bytes");
     let Some(chromium) = browser::chromium() else {
         return;
     };
-    let folder = tmp.path().join("out");
     let pdf = tmp.path().join("printed.pdf");
     let page = browser::open_and_print(
         &chromium,
@@ -633,4 +636,28 @@ fn many_turns(turns: u32) -> String {
         "total_cost_usd": 2.0, "cost_unknown": false}),
     );
     lines.join("\n") + "\n"
+}
+
+#[test]
+fn the_flag_and_the_jobs_outputs_turn_the_page_off_and_on() {
+    let cases = [
+        ("", &[][..], true),
+        ("", &["--html", "off"][..], false),
+        ("outputs: {html: false}\n", &[][..], false),
+        ("outputs: {html: false}\n", &["--html", "on"][..], true),
+        ("outputs: {html: true}\n", &["--html", "off"][..], false),
+    ];
+    for (job, flags, written) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = run_job(tmp.path(), "switch", job, "turns:\n  - text: ok\n", flags);
+        assert_eq!(r.code, 0, "{r:#?}");
+        let page = tmp.path().join("out/report.html");
+        assert_eq!(page.exists(), written, "{job} {flags:?}");
+        let path = r.result()["report_path"].clone();
+        assert_eq!(
+            path.as_str().map(PathBuf::from),
+            written.then_some(page),
+            "{job} {flags:?}"
+        );
+    }
 }

@@ -80,6 +80,12 @@ fn outcome_and_checks(r: &RunResult) -> String {
         r.duration_ms as f64 / 1000.0
     ));
     checks_table(&mut md, &r.checks);
+    if let Some(page) = &r.report_path {
+        md.push_str(&format!(
+            "Every turn and call, with its verdict, output and diff: `report.html` (`{}`).\n\n",
+            page.replace('`', "'")
+        ));
+    }
     md
 }
 

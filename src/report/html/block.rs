@@ -82,12 +82,20 @@ fn split_view(head: &str, cut: bool, (max_lines, max_bytes): (usize, usize)) -> 
 
 fn fold_label(shown: &Shown, in_view: usize) -> String {
     let more = shown.lines.saturating_sub(in_view);
-    format!(
-        "{} more line{} ({} in all)",
+    let lines = format!(
+        "{} more line{}",
         count(more as u64),
-        if more == 1 { "" } else { "s" },
-        size(shown.bytes)
-    )
+        if more == 1 { "" } else { "s" }
+    );
+    if shown.tail.is_some() {
+        format!(
+            "{lines} ({} in all; {} of it is not in this page)",
+            size(shown.bytes),
+            size(shown.hidden_bytes)
+        )
+    } else {
+        format!("{lines} ({} in all)", size(shown.bytes))
+    }
 }
 
 /// The line that stands for a text's middle.

@@ -66,73 +66,54 @@ pub(super) fn page(cx: &Ctx<'_>) -> Markup {
     }
 }
 
+/// A section of the page: its anchor, its name in the contents, and how it is made.
+type Part = (&'static str, &'static str, fn(&Ctx<'_>) -> Markup);
+
+/// The sections every page has, in order.
+const ALWAYS: [Part; 6] = [
+    ("outcome", "Outcome", sections::outcome),
+    ("job", "Job", sections::job),
+    ("policy", "Policy", sections::policy),
+    ("sandbox", "Sandbox", sections::sandbox),
+    ("timeline", "Turns", tables::timeline),
+    ("conversation", "Conversation", conversation::conversation),
+];
+
+/// The sections a run may have, in order, after those.
+const WHEN_ANY: [Part; 8] = [
+    ("checks", "Checks", tables::checks),
+    ("denials", "Denials", tables::denials),
+    ("changes", "Changes", tables::changes),
+    ("checkpoints", "Checkpoints", tables::checkpoints),
+    ("artifacts", "Artifacts", tables::artifacts),
+    ("mcp", "MCP servers", tables::mcp),
+    ("subagents", "Subagents", tables::subagents),
+    ("warnings", "Warnings", tables::warnings),
+];
+
+/// Whether the run has anything for the optional section `id`.
+fn has(cx: &Ctx<'_>, id: &str) -> bool {
+    let (t, r) = (cx.t, &cx.t.result);
+    match id {
+        "checks" => !r.checks.is_empty() || !r.checks_declared.is_empty(),
+        "denials" => !r.permission_denials.is_empty(),
+        "changes" => t.changes.is_some(),
+        "checkpoints" => !t.checkpoints.is_empty(),
+        "artifacts" => !r.artifacts.is_empty(),
+        "mcp" => !r.mcp_servers.is_empty() || !t.notices.is_empty(),
+        "subagents" => t.agents.len() > 1,
+        "warnings" => !r.warnings.is_empty() || r.upload.is_some() || r.artifacts_upload.is_some(),
+        _ => true,
+    }
+}
+
 /// The sections with content, in order: (anchor, name in the contents, markup).
 fn parts(cx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Markup)> {
-    let t = cx.t;
-    let r = &t.result;
-    let mut parts = vec![
-        ("outcome", "Outcome", sections::outcome(cx)),
-        ("job", "Job", sections::job(cx)),
-        ("policy", "Policy", sections::policy(cx)),
-        ("sandbox", "Sandbox", sections::sandbox(cx)),
-        ("timeline", "Turns", tables::timeline(cx)),
-        (
-            "conversation",
-            "Conversation",
-            conversation::conversation(cx),
-        ),
-    ];
-    let optional = [
-        (
-            "checks",
-            "Checks",
-            !r.checks.is_empty() || !r.checks_declared.is_empty(),
-            tables::checks as fn(&Ctx<'_>) -> Markup,
-        ),
-        (
-            "denials",
-            "Denials",
-            !r.permission_denials.is_empty(),
-            tables::denials,
-        ),
-        ("changes", "Changes", t.changes.is_some(), tables::changes),
-        (
-            "checkpoints",
-            "Checkpoints",
-            !t.checkpoints.is_empty(),
-            tables::checkpoints,
-        ),
-        (
-            "artifacts",
-            "Artifacts",
-            !r.artifacts.is_empty(),
-            tables::artifacts,
-        ),
-        (
-            "mcp",
-            "MCP servers",
-            !r.mcp_servers.is_empty() || !t.notices.is_empty(),
-            tables::mcp,
-        ),
-        (
-            "subagents",
-            "Subagents",
-            t.agents.len() > 1,
-            tables::subagents,
-        ),
-        (
-            "warnings",
-            "Warnings",
-            !r.warnings.is_empty() || r.upload.is_some() || r.artifacts_upload.is_some(),
-            tables::warnings,
-        ),
-    ];
-    for (id, name, shown, render) in optional {
-        if shown {
-            parts.push((id, name, render(cx)));
-        }
-    }
-    parts
+    ALWAYS
+        .iter()
+        .chain(WHEN_ANY.iter().filter(|(id, _, _)| has(cx, id)))
+        .map(|(id, name, render)| (*id, *name, render(cx)))
+        .collect()
 }
 
 fn footer(cx: &Ctx<'_>) -> Markup {
@@ -143,7 +124,7 @@ fn footer(cx: &Ctx<'_>) -> Markup {
             p {
                 "Made by cn-run " (env!("CARGO_PKG_VERSION")) " from the run folder's events.jsonl ("
                 (super::text::count(t.events as u64)) " events, the last with \"seq\": " (t.last_seq)
-                ", at " (t.last_ts) ")" @if t.changes.is_some() { " and diff.patch" } ". "
+                ", at " (t.last_ts) ")" @if cx.patch.is_some() { " and diff.patch" } ". "
                 "This page loads nothing and runs no script; the run's own words are shown as text."
             }
             @if starved > 0 {

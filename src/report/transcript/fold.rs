@@ -7,8 +7,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Agent, Call, CheckpointMark, Entry, Response, RunStart, Transcript, Turn, Verdict};
-use crate::conversation::{Message, ToolCall, human_size};
+#[path = "calls.rs"]
+mod calls;
+
+use super::{Agent, Entry, RunStart, Transcript, Turn};
 use crate::events::{Envelope, Event};
 use crate::report::ResultBuilder;
 
@@ -96,18 +98,27 @@ impl TranscriptFold {
             Event::CheckpointCreated { .. } => self.checkpoint(e),
             Event::ChangesRecorded(c) => self.t.changes = Some(c.clone()),
             Event::McpNotification { .. } => self.notice(e),
-            Event::AttemptStarted { .. }
-            | Event::ModelRetry { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::Compaction { .. }
-            | Event::CheckFinished(_)
-            | Event::OutputValidated { .. }
-            | Event::RuleApplied { .. }
-            | Event::Warning { .. } => {
-                if let Some(entry) = entry(e) {
-                    self.push(agent, entry);
-                }
+            Event::AttemptStarted { attempt } if *attempt > 1 => {
+                self.push(agent, Entry::Attempt(*attempt));
             }
+            Event::AttemptStarted { .. } => {}
+            Event::ModelRetry { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::Compaction { .. } => {
+                self.note(agent, e);
+            }
+            Event::CheckFinished(c) => self.push(agent, Entry::Check(c.clone())),
+            Event::OutputValidated { valid, errors, .. } => {
+                let (valid, errors) = (*valid, errors.clone());
+                self.push(agent, Entry::Validated { valid, errors });
+            }
+            Event::RuleApplied {
+                turn, name, reason, ..
+            } => {
+                let (turn, name, reason) = (*turn, name.clone(), reason.clone());
+                self.push(agent, Entry::Rule { turn, name, reason });
+            }
+            Event::Warning { message } => self.push(agent, Entry::Warning(message.clone())),
             // result.json's records: the result (`self.result`) keeps them.
             Event::ArtifactCollected(_)
             | Event::UploadFinished { .. }
@@ -123,69 +134,54 @@ impl TranscriptFold {
         }
     }
 
-    /// `permission.decision`: a call a rule did not allow outright.
-    fn decided(&mut self, agent: usize, env: &Envelope) {
-        let Event::PermissionDecision {
-            call_id,
-            tool,
-            arguments,
-            resolution,
-            decision,
-            ..
-        } = &env.event
-        else {
+    /// A retry, an incomplete answer or a compaction, as the conversation notes it.
+    fn note(&mut self, agent: usize, event: &Event) {
+        let entry = if let Event::ModelRetry {
+            turn,
+            attempt,
+            delay_ms,
+            error_kind,
+            message,
+        } = event
+        {
+            Entry::Retry {
+                turn: *turn,
+                attempt: *attempt,
+                delay_ms: *delay_ms,
+                kind: error_kind.clone(),
+                message: message.clone(),
+            }
+        } else if let Event::OutputIncomplete {
+            turn,
+            stop_reason,
+            action,
+        } = event
+        {
+            Entry::Incomplete {
+                turn: *turn,
+                stop_reason: stop_reason.clone(),
+                action: action.clone(),
+            }
+        } else if let Event::Compaction {
+            turn,
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+        } = event
+        {
+            Entry::Compaction {
+                turn: *turn,
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+                messages_before: *messages_before,
+                messages_after: *messages_after,
+                summary: None,
+            }
+        } else {
             return;
         };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
-        c.arguments = Some(arguments.clone());
-        c.verdict = Verdict::Decided {
-            resolution: *resolution,
-            decision: decision.clone(),
-        };
-    }
-
-    /// `tool.started`: the call runs, with the arguments the tool read.
-    fn started(&mut self, agent: usize, env: &Envelope) {
-        let Event::ToolStarted {
-            call_id,
-            tool,
-            arguments,
-            decision,
-            ..
-        } = &env.event
-        else {
-            return;
-        };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
-        c.arguments = Some(arguments.clone());
-        if !matches!(c.verdict, Verdict::Decided { .. }) {
-            c.verdict = Verdict::Allowed(decision.clone());
-        }
-    }
-
-    /// `tool.finished`: how the call ended (its whole result comes with the message).
-    fn finished(&mut self, agent: usize, env: &Envelope) {
-        let Event::ToolFinished {
-            call_id,
-            tool,
-            status,
-            output,
-            duration_ms,
-            ..
-        } = &env.event
-        else {
-            return;
-        };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
-        c.status = Some(*status);
-        c.duration_ms = Some(*duration_ms);
-        if c.output.is_none() {
-            c.output = Some(output.clone());
-            c.output_seq = Some(env.seq);
-        }
+        self.push(agent, entry);
     }
 
     fn notice(&mut self, event: &Event) {
@@ -285,269 +281,4 @@ impl TranscriptFold {
         let call = self.t.agents[agent].call?;
         self.t.calls[call].turn_row
     }
-
-    fn response(&mut self, agent: usize, env: &Envelope) {
-        let Event::AssistantMessage {
-            turn,
-            text,
-            tool_calls,
-            usage,
-            cost_usd,
-            stop_reason,
-        } = &env.event
-        else {
-            return;
-        };
-        let row = self.row_of(agent);
-        let calls = tool_calls
-            .iter()
-            .map(|c| self.new_call(agent, c, *turn, row, env.seq))
-            .collect();
-        let a = &mut self.t.agents[agent];
-        a.responses += 1;
-        if let Some(u) = usage {
-            a.usage.add(u);
-        }
-        a.cost.add(*cost_usd);
-        if let Some(r) = row {
-            let t = &mut self.t.turns[r];
-            t.responses += 1;
-            t.usage.add(&usage.unwrap_or_default());
-            t.cost.add(*cost_usd);
-            t.ended.clone_from(&env.ts);
-        }
-        a.entries.push(Entry::Response(Response {
-            seq: env.seq,
-            ts: env.ts.clone(),
-            turn: *turn,
-            text: text.clone(),
-            reasoning: String::new(),
-            calls,
-            usage: *usage,
-            cost: *cost_usd,
-            stop_reason: stop_reason.clone(),
-        }));
-        self.pending.insert(agent, a.entries.len() - 1);
-    }
-
-    fn new_call(
-        &mut self,
-        agent: usize,
-        call: &ToolCall,
-        turn: u32,
-        row: Option<usize>,
-        seq: u64,
-    ) -> usize {
-        let index = self.t.calls.len();
-        self.t.calls.push(Call {
-            agent,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            turn_row: row,
-            turn,
-            raw_arguments: call.arguments.clone(),
-            seq,
-            arguments: None,
-            verdict: Verdict::NotRun,
-            status: None,
-            duration_ms: None,
-            output: None,
-            output_seq: None,
-            is_error: false,
-            images: Vec::new(),
-            checkpoint: None,
-            subagent: None,
-        });
-        if let Some(r) = row.filter(|_| agent == 0) {
-            self.t.turns[r].calls.push(index);
-        }
-        self.calls_by_id.insert((agent, call.id.clone()), index);
-        self.any_call.insert(call.id.clone(), index);
-        index
-    }
-
-    /// The call an event names; one the model's response did not show (its events were
-    /// lost) is made from the event.
-    fn call_for(&mut self, agent: usize, id: &str, tool: &str, seq: u64) -> usize {
-        if let Some(&c) = self.calls_by_id.get(&(agent, id.to_owned())) {
-            return c;
-        }
-        let call = ToolCall {
-            id: id.to_owned(),
-            name: tool.to_owned(),
-            arguments: String::new(),
-        };
-        let row = self.row_of(agent);
-        let turn = row.map_or(0, |r| self.t.turns[r].number);
-        let index = self.new_call(agent, &call, turn, row, seq);
-        self.push(
-            agent,
-            Entry::Response(Response {
-                seq,
-                turn,
-                calls: vec![index],
-                ..Response::default()
-            }),
-        );
-        index
-    }
-
-    fn message(&mut self, agent: usize, env: &Envelope, message: &Message) {
-        match message {
-            Message::User { content } => self.push(
-                agent,
-                Entry::User {
-                    seq: env.seq,
-                    ts: env.ts.clone(),
-                    text: content.clone(),
-                },
-            ),
-            Message::Assistant { reasoning, .. } => {
-                let entry = self.pending.remove(&agent);
-                if let Some(Entry::Response(r)) =
-                    entry.and_then(|e| self.t.agents[agent].entries.get_mut(e))
-                {
-                    r.reasoning.clone_from(&reasoning.text);
-                }
-            }
-            Message::Tool {
-                tool_call_id,
-                name,
-                content,
-                is_error,
-                images,
-            } => {
-                let call = self.call_for(agent, tool_call_id, name, env.seq);
-                let c = &mut self.t.calls[call];
-                c.output = Some(content.clone());
-                c.output_seq = Some(env.seq);
-                c.is_error = *is_error;
-                c.images = images
-                    .iter()
-                    .map(|i| format!("{}, {}", i.mime_type, human_size(i.data.len() / 4 * 3)))
-                    .collect();
-            }
-        }
-    }
-
-    /// After a compaction: the summary that now stands for the older history.
-    fn summary(&mut self, agent: usize, history: &[Message]) {
-        let text = history.iter().find_map(|m| match m {
-            Message::Assistant {
-                content,
-                summary: true,
-                ..
-            } => Some(content.clone()),
-            _ => None,
-        });
-        let entries = &mut self.t.agents[agent].entries;
-        if let Some(Entry::Compaction { summary, .. }) = entries
-            .iter_mut()
-            .rev()
-            .find(|e| matches!(e, Entry::Compaction { .. }))
-        {
-            *summary = text;
-        }
-    }
-
-    fn checkpoint(&mut self, event: &Event) {
-        let Event::CheckpointCreated {
-            turn,
-            index,
-            reference,
-            commit,
-            call_id,
-            label,
-            files_changed,
-            ..
-        } = event
-        else {
-            return;
-        };
-        let call = call_id
-            .as_ref()
-            .and_then(|id| self.any_call.get(id).copied());
-        let mark = self.t.checkpoints.len();
-        self.t.checkpoints.push(CheckpointMark {
-            index: *index,
-            turn: *turn,
-            reference: reference.clone(),
-            commit: commit.clone(),
-            label: label.clone(),
-            files_changed: *files_changed,
-            call,
-        });
-        if let Some(c) = call {
-            self.t.calls[c].checkpoint = Some(mark);
-        }
-    }
-}
-
-/// The conversation entry an event is by itself (none for an event that is not one).
-fn entry(event: &Event) -> Option<Entry> {
-    // Cloned: only the small events this is called for come here.
-    Some(match event.clone() {
-        Event::AttemptStarted { attempt } if attempt > 1 => Entry::Attempt(attempt),
-        Event::ModelRetry {
-            turn,
-            attempt,
-            delay_ms,
-            error_kind,
-            message,
-        } => Entry::Retry {
-            turn,
-            attempt,
-            delay_ms,
-            kind: error_kind,
-            message,
-        },
-        Event::OutputIncomplete {
-            turn,
-            stop_reason,
-            action,
-        } => Entry::Incomplete {
-            turn,
-            stop_reason,
-            action,
-        },
-        Event::Compaction {
-            turn,
-            tokens_before,
-            tokens_after,
-            messages_before,
-            messages_after,
-        } => Entry::Compaction {
-            turn,
-            tokens_before,
-            tokens_after,
-            messages_before,
-            messages_after,
-            summary: None,
-        },
-        Event::CheckFinished(c) => Entry::Check(c),
-        Event::OutputValidated { valid, errors, .. } => Entry::Validated { valid, errors },
-        Event::RuleApplied {
-            turn, name, reason, ..
-        } => Entry::Rule { turn, name, reason },
-        Event::Warning { message } => Entry::Warning(message),
-        Event::AttemptStarted { .. }
-        | Event::RunStarted { .. }
-        | Event::TurnStarted { .. }
-        | Event::AssistantMessage { .. }
-        | Event::PermissionDecision { .. }
-        | Event::ToolStarted { .. }
-        | Event::ToolFinished { .. }
-        | Event::TurnCompleted { .. }
-        | Event::CheckpointCreated { .. }
-        | Event::ArtifactCollected(_)
-        | Event::UploadFinished { .. }
-        | Event::McpServer(_)
-        | Event::ChangesRecorded(_)
-        | Event::McpNotification { .. }
-        | Event::MessageAppended { .. }
-        | Event::HistoryReplaced { .. }
-        | Event::ConfigResolved { .. }
-        | Event::SessionFinished { .. }
-        | Event::RunCompleted { .. } => return None,
-    })
 }
