@@ -26,6 +26,7 @@ pub mod job;
 pub mod json_schema;
 pub mod mcp;
 pub mod observability;
+mod nofollow;
 mod out_file;
 pub mod permissions;
 pub mod provider;

@@ -113,6 +113,7 @@ pub(crate) async fn prepare(
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
+    let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
         ToolShared::new(
             placed.workspace.clone(),
@@ -121,6 +122,8 @@ pub(crate) async fn prepare(
             tool_limits(job),
             placed.out_dir.join("artifacts"),
         )
+        .with_readable(&readable)
+        .with_run_dir(&placed.out_dir)
         .with_sandbox(guard.sandbox.clone())
         .with_untrusted(config.trust.untrusted),
     );
