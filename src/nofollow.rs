@@ -96,7 +96,11 @@ fn invalid(path: &Path) -> std::io::Error {
 
 /// Opens file `name` in `dir` without following a symlink and without blocking on a pipe;
 /// `write` opens it for writing too (never creating it).
-pub(crate) fn open_file(dir: &OwnedFd, name: &OsStr, write: bool) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_file(
+    dir: &OwnedFd,
+    name: &OsStr,
+    write: bool,
+) -> std::io::Result<std::fs::File> {
     let access = if write { OFlags::RDWR } else { OFlags::RDONLY };
     let flags = access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
     match rustix::fs::openat(dir, name, flags, Mode::empty()) {
@@ -129,7 +133,10 @@ pub(crate) fn create_new(dir: &OwnedFd, name: &OsStr) -> std::io::Result<std::fs
 /// not exist.
 pub(crate) fn kind_of(dir: &OwnedFd, name: &OsStr) -> std::io::Result<Option<(FileType, u64)>> {
     match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => Ok(Some((FileType::from_raw_mode(st.st_mode), st.st_size as u64))),
+        Ok(st) => Ok(Some((
+            FileType::from_raw_mode(st.st_mode),
+            st.st_size as u64,
+        ))),
         Err(rustix::io::Errno::NOENT) => Ok(None),
         Err(e) => Err(e.into()),
     }
@@ -152,7 +159,10 @@ pub(crate) fn read_link_in(dir: &OwnedFd, name: &OsStr) -> std::io::Result<Vec<u
 
 /// Sets the permission bits of an open file.
 pub(crate) fn set_mode(file: &impl AsFd, mode: u32) -> std::io::Result<()> {
-    Ok(rustix::fs::fchmod(file, Mode::from_raw_mode(mode & 0o7777))?)
+    Ok(rustix::fs::fchmod(
+        file,
+        Mode::from_raw_mode(mode & 0o7777),
+    )?)
 }
 
 /// Where the open descriptor `fd` really is, as the kernel says (`/proc/self/fd`).
@@ -163,7 +173,12 @@ pub(crate) fn path_of(fd: &impl AsRawFd) -> std::io::Result<PathBuf> {
 /// The names in an open folder (`.` and `..` left out), with their kinds when the file
 /// system gives them.
 pub(crate) fn entries(dir: &OwnedFd) -> std::io::Result<Vec<(std::ffi::OsString, FileType)>> {
-    let listing = rustix::fs::openat(dir, ".", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    let listing = rustix::fs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
     let mut out = Vec::new();
     for entry in rustix::fs::Dir::read_from(&listing)? {
         let entry = entry?;
@@ -171,7 +186,8 @@ pub(crate) fn entries(dir: &OwnedFd) -> std::io::Result<Vec<(std::ffi::OsString,
         if name == b"." || name == b".." {
             continue;
         }
-        let name = std::ffi::OsString::from(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name));
+        let name =
+            std::ffi::OsString::from(<OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name));
         out.push((name, entry.file_type()));
     }
     Ok(out)

@@ -33,7 +33,10 @@ pub(super) struct Dispatched {
 
 /// A call after the checks: either a result already (error, denial) or approved to run.
 enum Checked<'t> {
-    Done { content: String, is_error: bool },
+    Done {
+        content: String,
+        is_error: bool,
+    },
     Run {
         tool: &'t dyn Tool,
         args: Value,
@@ -153,9 +156,7 @@ impl Agent<'_> {
         }
         // Judged once: the policy and the run see the same path or addresses.
         let judged = tool.judge(&args, &self.shared);
-        let mut decision = self
-            .policy
-            .check(&call.name, &args, judged.tighten.clone());
+        let mut decision = self.policy.check(&call.name, &args, judged.tighten.clone());
         if let Some(refusal) = self.egress_refusal(tool.as_ref(), &call.name, &args) {
             decision = refusal;
         }

@@ -15,9 +15,9 @@ use super::grant::{Grant, Judged};
 use super::view::{Access, judge_arg, locate, shown};
 use super::write::write_atomic_in;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::nofollow;
 use crate::conversation::ToolSpec;
 use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
+use crate::nofollow;
 use crate::permissions::Tighten;
 
 pub struct Edit;

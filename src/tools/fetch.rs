@@ -94,7 +94,11 @@ impl Tool for Fetch {
 
     /// One lookup of the host, judged here and pinned for the connection.
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        let Some(url) = args.get("url").and_then(Value::as_str).and_then(|u| Url::parse(u.trim()).ok()) else {
+        let Some(url) = args
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|u| Url::parse(u.trim()).ok())
+        else {
             return Judged::default();
         };
         let resolved = resolve_blocking(&url);

@@ -34,7 +34,9 @@ impl GuardedResolver {
 /// Why a host's addresses were not handed to the connection.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refused {
-    #[error("{host} resolves to {ip}, a {kind} address; not connected (fetching a local address needs a permission rule naming it)")]
+    #[error(
+        "{host} resolves to {ip}, a {kind} address; not connected (fetching a local address needs a permission rule naming it)"
+    )]
     Local {
         host: String,
         ip: IpAddr,
@@ -59,11 +61,16 @@ impl Resolve for GuardedResolver {
                 for ip in &addrs {
                     if let Some(kind) = super::local_addr::local_kind(*ip, &own) {
                         let host = host.clone();
-                        return Err(Box::new(Refused::Local { host, ip: *ip, kind }) as _);
+                        return Err(Box::new(Refused::Local {
+                            host,
+                            ip: *ip,
+                            kind,
+                        }) as _);
                     }
                 }
             }
-            let list: Vec<SocketAddr> = addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect();
+            let list: Vec<SocketAddr> =
+                addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect();
             Ok(Box::new(list.into_iter()) as Addrs)
         })
     }
@@ -84,6 +91,9 @@ async fn lookup(host: &str) -> Result<Vec<IpAddr>, Refused> {
             }
         }
         Ok(Err(e)) => Err(unresolved(e.to_string())),
-        Err(_) => Err(unresolved(format!("no answer in {} s", LOOKUP_TIMEOUT.as_secs()))),
+        Err(_) => Err(unresolved(format!(
+            "no answer in {} s",
+            LOOKUP_TIMEOUT.as_secs()
+        ))),
     }
 }

@@ -51,11 +51,14 @@ impl Tool for List {
         let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         tokio::task::spawn_blocking(move || {
             let at = locate(&shared, &grant, &raw, Access::Read, false)?;
-            let dir = nofollow::open_listable(&at.dir, &at.name).map_err(|e| match e.raw_os_error() {
-                Some(2) => ToolError::RespondToModel(format!("Directory does not exist: {raw}")),
-                Some(20) => ToolError::RespondToModel(format!("Not a directory: {raw}")),
-                _ => ToolError::RespondToModel(format!("Cannot list {raw}: {e}")),
-            })?;
+            let dir =
+                nofollow::open_listable(&at.dir, &at.name).map_err(|e| match e.raw_os_error() {
+                    Some(2) => {
+                        ToolError::RespondToModel(format!("Directory does not exist: {raw}"))
+                    }
+                    Some(20) => ToolError::RespondToModel(format!("Not a directory: {raw}")),
+                    _ => ToolError::RespondToModel(format!("Cannot list {raw}: {e}")),
+                })?;
             list(&raw, &dir)
         })
         .await

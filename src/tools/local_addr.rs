@@ -13,9 +13,17 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 const V4: &[([u8; 4], u8, &str)] = &[
     ([0, 0, 0, 0], 8, "\"this network\" (0.0.0.0/8)"),
     ([10, 0, 0, 0], 8, "private network"),
-    ([100, 64, 0, 0], 10, "carrier-grade NAT (shared address space)"),
+    (
+        [100, 64, 0, 0],
+        10,
+        "carrier-grade NAT (shared address space)",
+    ),
     ([127, 0, 0, 0], 8, "loopback"),
-    ([169, 254, 0, 0], 16, "link-local, where cloud metadata services live"),
+    (
+        [169, 254, 0, 0],
+        16,
+        "link-local, where cloud metadata services live",
+    ),
     ([172, 16, 0, 0], 12, "private network"),
     ([192, 0, 0, 0], 24, "IETF protocol assignment"),
     ([192, 0, 2, 0], 24, "documentation (TEST-NET-1)"),
@@ -35,14 +43,42 @@ const V4: &[([u8; 4], u8, &str)] = &[
 const V6: &[(u128, u8, &str)] = &[
     (0, 128, "unspecified (\"this host\")"),
     (1, 128, "loopback"),
-    (0x0100_0000_0000_0000_0000_0000_0000_0000, 64, "discard-only"),
-    (0x2001_0000_0000_0000_0000_0000_0000_0000, 23, "IETF protocol assignment (Teredo, ORCHID, benchmarking)"),
-    (0x2001_0db8_0000_0000_0000_0000_0000_0000, 32, "documentation"),
-    (0x3fff_0000_0000_0000_0000_0000_0000_0000, 20, "documentation"),
-    (0x5f00_0000_0000_0000_0000_0000_0000_0000, 16, "segment routing"),
-    (0xfc00_0000_0000_0000_0000_0000_0000_0000, 7, "unique local (private network)"),
+    (
+        0x0100_0000_0000_0000_0000_0000_0000_0000,
+        64,
+        "discard-only",
+    ),
+    (
+        0x2001_0000_0000_0000_0000_0000_0000_0000,
+        23,
+        "IETF protocol assignment (Teredo, ORCHID, benchmarking)",
+    ),
+    (
+        0x2001_0db8_0000_0000_0000_0000_0000_0000,
+        32,
+        "documentation",
+    ),
+    (
+        0x3fff_0000_0000_0000_0000_0000_0000_0000,
+        20,
+        "documentation",
+    ),
+    (
+        0x5f00_0000_0000_0000_0000_0000_0000_0000,
+        16,
+        "segment routing",
+    ),
+    (
+        0xfc00_0000_0000_0000_0000_0000_0000_0000,
+        7,
+        "unique local (private network)",
+    ),
     (0xfe80_0000_0000_0000_0000_0000_0000_0000, 10, "link-local"),
-    (0xfec0_0000_0000_0000_0000_0000_0000_0000, 10, "site-local (deprecated)"),
+    (
+        0xfec0_0000_0000_0000_0000_0000_0000_0000,
+        10,
+        "site-local (deprecated)",
+    ),
     (0xff00_0000_0000_0000_0000_0000_0000_0000, 8, "multicast"),
 ];
 
@@ -95,7 +131,9 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
         return Some(low);
     }
     // NAT64: the well-known prefix and the local-use one.
-    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) {
+    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+    {
         return Some(low);
     }
     // 6to4: 2002:AABB:CCDD::/48 carries AA.BB.CC.DD.
@@ -131,13 +169,43 @@ mod tests {
     #[test]
     fn special_ranges_are_local() {
         for ip in [
-            "0.0.0.0", "0.1.2.3", "10.9.8.7", "100.64.0.1", "100.127.255.254", "127.8.0.1",
-            "169.254.169.254", "172.31.0.1", "192.0.0.8", "192.0.2.5", "192.88.99.1",
-            "192.168.0.1", "198.18.0.1", "198.19.255.1", "198.51.100.2", "203.0.113.9",
-            "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", "::", "::1",
-            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::127.0.0.1", "64:ff9b::7f00:1",
-            "64:ff9b:1::a00:1", "2002:7f00:1::", "2002:a9fe:a9fe::1", "fc00::1", "fd12::1",
-            "fe80::1", "fec0::1", "ff02::1", "100::1", "2001:db8::1", "2001::1",
+            "0.0.0.0",
+            "0.1.2.3",
+            "10.9.8.7",
+            "100.64.0.1",
+            "100.127.255.254",
+            "127.8.0.1",
+            "169.254.169.254",
+            "172.31.0.1",
+            "192.0.0.8",
+            "192.0.2.5",
+            "192.88.99.1",
+            "192.168.0.1",
+            "198.18.0.1",
+            "198.19.255.1",
+            "198.51.100.2",
+            "203.0.113.9",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::",
+            "2002:a9fe:a9fe::1",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "100::1",
+            "2001:db8::1",
+            "2001::1",
         ] {
             assert!(kind(ip, &[]).is_some(), "{ip} was taken as public");
         }
@@ -145,12 +213,23 @@ mod tests {
 
     #[test]
     fn public_addresses_are_public_unless_they_are_this_machines() {
-        for ip in ["8.8.8.8", "1.1.1.1", "100.128.0.1", "172.32.0.1", "198.20.0.1", "2606:4700::1111", "64:ff9b::808:808"] {
+        for ip in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "100.128.0.1",
+            "172.32.0.1",
+            "198.20.0.1",
+            "2606:4700::1111",
+            "64:ff9b::808:808",
+        ] {
             assert_eq!(kind(ip, &[]), None, "{ip}");
         }
         let own: IpAddr = "11.22.33.44".parse().unwrap();
         assert_eq!(kind("11.22.33.44", &[own]), Some("address of this machine"));
-        assert_eq!(kind("::ffff:11.22.33.44", &[own]), Some("address of this machine"));
+        assert_eq!(
+            kind("::ffff:11.22.33.44", &[own]),
+            Some("address of this machine")
+        );
     }
 
     #[test]

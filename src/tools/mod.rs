@@ -168,7 +168,10 @@ impl ToolShared {
         limits: ToolLimits,
         artifacts_dir: PathBuf,
     ) -> Self {
-        let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v));
         let view = view::View::new(&workspace, home.as_deref());
         ToolShared {
             view,

@@ -67,7 +67,9 @@ pub(crate) fn open_checked(
 ) -> Result<(std::fs::File, std::path::PathBuf), ToolError> {
     let at = locate(shared, grant, raw, Access::Read, false)?;
     let file = nofollow::open_file(&at.dir, &at.name, false).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::RespondToModel(format!("File does not exist: {raw}")),
+        std::io::ErrorKind::NotFound => {
+            ToolError::RespondToModel(format!("File does not exist: {raw}"))
+        }
         _ => ToolError::RespondToModel(format!("Cannot open {raw}: {e}")),
     })?;
     let real = match nofollow::path_of(&file) {

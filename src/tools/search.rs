@@ -213,7 +213,9 @@ fn refused(shared: &ToolShared, grant: &Grant, shown: &str, path: &Path) -> Skip
         Some(t) if t.permission == Permission::Exclude || t.rule == "tool.sensitive_file" => {
             Skip::Sensitive
         }
-        Some(t) if t.rule == GIT_INTERNALS_RULE && !grant.lifts(GIT_INTERNALS_RULE) => Skip::Quietly,
+        Some(t) if t.rule == GIT_INTERNALS_RULE && !grant.lifts(GIT_INTERNALS_RULE) => {
+            Skip::Quietly
+        }
         Some(_) => Skip::No,
     }
 }

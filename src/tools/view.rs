@@ -58,8 +58,11 @@ impl View {
 
     /// Gives back the credential locations the job lists (`tools.bash.readable`).
     pub(crate) fn give_back(&mut self, readable: &[PathBuf]) {
-        self.hidden
-            .retain(|h| !readable.iter().any(|r| h.starts_with(r) || r.starts_with(h)));
+        self.hidden.retain(|h| {
+            !readable
+                .iter()
+                .any(|r| h.starts_with(r) || r.starts_with(h))
+        });
     }
 
     /// Never write into `run_dir` (nor the `.cn-run` folder around it).
@@ -81,7 +84,12 @@ fn git_dir_of(workspace: &Path) -> Option<PathBuf> {
 }
 
 /// The objection to `access` of the real path `real`, if any.
-pub(crate) fn judge(shared: &ToolShared, raw: &str, real: &Path, access: Access) -> Option<Tighten> {
+pub(crate) fn judge(
+    shared: &ToolShared,
+    raw: &str,
+    real: &Path,
+    access: Access,
+) -> Option<Tighten> {
     let ws = &shared.workspace;
     let view = shared.view();
     let exclude = |rule, reason: String| {
@@ -119,7 +127,10 @@ pub(crate) fn judge(shared: &ToolShared, raw: &str, real: &Path, access: Access)
         );
     }
     let own_copy = |d: &PathBuf| ws.starts_with(d) && real.starts_with(ws);
-    let records = view.records.iter().any(|d| real.starts_with(d) && !own_copy(d));
+    let records = view
+        .records
+        .iter()
+        .any(|d| real.starts_with(d) && !own_copy(d));
     if access == Access::Write && records {
         return exclude(
             "tool.run_records",
