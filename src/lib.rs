@@ -22,6 +22,7 @@ pub mod edit;
 pub mod events;
 pub mod exit_code;
 pub mod export;
+pub mod git_guard;
 pub mod job;
 pub mod json_schema;
 pub mod mcp;

@@ -17,6 +17,7 @@
 //! the `rustix` calls the crate already uses.
 
 use std::ffi::OsStr;
+use std::io::Write as _;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Component, Path, PathBuf};
 
@@ -45,16 +46,6 @@ pub(crate) fn open_dir_abs(abs: &Path, create: bool) -> std::io::Result<OwnedFd>
     let root = rustix::fs::openat(rustix::fs::CWD, "/", dir_flags(), Mode::empty())?;
     let rel = abs.strip_prefix("/").map_err(|_| invalid(abs))?;
     open_dir_under(&root, rel, create)
-}
-
-/// The workspace (or any trusted root) opened as it is now, the root itself resolved once.
-pub(crate) fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
-    Ok(rustix::fs::openat(
-        rustix::fs::CWD,
-        root,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?)
 }
 
 fn open_step(dir: &OwnedFd, name: &OsStr, create: bool) -> std::io::Result<OwnedFd> {
@@ -193,6 +184,56 @@ pub(crate) fn entries(dir: &OwnedFd) -> std::io::Result<Vec<(std::ffi::OsString,
     Ok(out)
 }
 
+/// Writes `bytes` as `name` in `dir` through a temporary file in the same folder and a
+/// rename, so a reader never sees half a file; `mode` (an existing file's) is kept.
+pub(crate) fn replace_file(
+    dir: &OwnedFd,
+    name: &OsStr,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> std::io::Result<()> {
+    let tmp = std::ffi::OsString::from(format!(".cn-run-{}", uuid::Uuid::new_v4().simple()));
+    let written = (|| {
+        let mut file = create_new(dir, &tmp)?;
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            set_mode(&file, mode)?;
+        }
+        file.sync_all()?;
+        rename_in(dir, &tmp, name)
+    })();
+    if written.is_err() {
+        remove_in(dir, &tmp);
+    }
+    written
+}
+
+/// Makes symlink `name` in `dir` pointing at `target`.
+pub(crate) fn symlink_in(dir: &OwnedFd, name: &OsStr, target: &[u8]) -> std::io::Result<()> {
+    let target = <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(target);
+    Ok(rustix::fs::symlinkat(target, dir, name)?)
+}
+
+/// Makes folder `name` in `dir`.
+pub(crate) fn mkdir_in(dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+    Ok(rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755))?)
+}
+
+/// Removes `name` from `dir`, a folder with everything in it, never following a symlink.
+pub(crate) fn remove_tree_in(dir: &OwnedFd, name: &OsStr) -> std::io::Result<()> {
+    if let Some((FileType::Directory, _)) = kind_of(dir, name)? {
+        let sub = open_dir_under(dir, Path::new(name), false)?;
+        for (child, _) in entries(&sub)? {
+            remove_tree_in(&sub, &child)?;
+        }
+        return Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?);
+    }
+    match rustix::fs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,7 +245,7 @@ mod tests {
         std::fs::create_dir_all(root.join("ws/real")).unwrap();
         std::fs::create_dir_all(root.join("outside")).unwrap();
         std::os::unix::fs::symlink(root.join("outside"), root.join("ws/link")).unwrap();
-        let ws = open_root(&root.join("ws")).unwrap();
+        let ws = open_dir_abs(&root.join("ws"), false).unwrap();
         assert!(open_dir_under(&ws, Path::new("real"), false).is_ok());
         let err = open_dir_under(&ws, Path::new("link"), false).unwrap_err();
         assert!(err.to_string().contains("symlink"), "{err}");
@@ -221,7 +262,7 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::write(root.join("secret"), "s").unwrap();
         std::os::unix::fs::symlink(root.join("secret"), root.join("alias")).unwrap();
-        let fd = open_root(&root).unwrap();
+        let fd = open_dir_abs(&root, false).unwrap();
         assert!(open_file(&fd, OsStr::new("alias"), false).is_err());
         assert!(open_file(&fd, OsStr::new("secret"), false).is_ok());
     }

@@ -10,6 +10,7 @@ mod export_cmd;
 mod extensions;
 mod fault;
 mod finish;
+mod git_trust;
 mod inspect;
 mod outputs;
 mod parallel;

@@ -4,7 +4,7 @@
 //! swapped for a symlink after the check fails the write instead of redirecting it.
 
 use std::ffi::OsStr;
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::os::fd::OwnedFd;
 
 use serde_json::Value;
@@ -114,26 +114,4 @@ pub(crate) fn read_existing(dir: &OwnedFd, name: &OsStr) -> std::io::Result<Opti
     Ok(Some((String::from_utf8_lossy(&bytes).into_owned(), mode)))
 }
 
-/// Writes `bytes` as `name` in `dir` through a temporary file in the same folder and a
-/// rename, so a reader never sees half a file; `mode` (an existing file's) is kept.
-pub(crate) fn write_atomic_in(
-    dir: &OwnedFd,
-    name: &OsStr,
-    bytes: &[u8],
-    mode: Option<u32>,
-) -> std::io::Result<()> {
-    let tmp = std::ffi::OsString::from(format!(".cn-run-{}", uuid::Uuid::new_v4().simple()));
-    let written = (|| {
-        let mut file = nofollow::create_new(dir, &tmp)?;
-        file.write_all(bytes)?;
-        if let Some(mode) = mode {
-            nofollow::set_mode(&file, mode)?;
-        }
-        file.sync_all()?;
-        nofollow::rename_in(dir, &tmp, name)
-    })();
-    if written.is_err() {
-        nofollow::remove_in(dir, &tmp);
-    }
-    written
-}
+pub(crate) use crate::nofollow::replace_file as write_atomic_in;

@@ -26,6 +26,7 @@ mod fetch_local;
 mod file_rule_paths;
 mod fuzz_regressions;
 mod git_credentials_e2e;
+mod git_guard_e2e;
 mod job_file;
 mod junit_shape;
 mod limits_e2e;
