@@ -4,6 +4,7 @@ mod action_step;
 mod anthropic_e2e;
 mod checkpoint;
 mod checkpoint_e2e;
+mod checkpoint_links;
 mod checkpoint_scan;
 mod checkpoint_skipped_e2e;
 mod checkpoint_storage_e2e;
