@@ -19,6 +19,7 @@ mod prepare;
 mod prepare_parts;
 mod report_cmd;
 mod resume;
+mod resume_trust;
 mod run;
 mod run_parts;
 mod schedule_cmd;

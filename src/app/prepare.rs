@@ -315,7 +315,8 @@ fn guard(
     env: &[(String, String)],
 ) -> Result<Guard, StartError> {
     let ws = &placed.workspace;
-    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::from)?;
+    let (built, repo_files, repo_note) =
+        super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
     let (sandbox, sandbox_status, sandbox_verdict) =
