@@ -69,9 +69,8 @@ impl Resolve for GuardedResolver {
                     }
                 }
             }
-            let list: Vec<SocketAddr> =
-                addrs.into_iter().map(|ip| SocketAddr::new(ip, 0)).collect();
-            Ok(Box::new(list.into_iter()) as Addrs)
+            let list = addrs.into_iter().map(|ip| SocketAddr::new(ip, 0));
+            Ok(Box::new(list) as Addrs)
         })
     }
 }
