@@ -154,6 +154,11 @@ mod tests {
             "http://api.localhost/",
             "http://0.0.0.0/",
             "http://2130706433/",
+            "http://[2001:db8::1]/",
+            "http://100.64.0.1/",
+            "http://198.18.0.1/",
+            "http://224.0.0.1/",
+            "http://[64:ff9b::7f00:1]/",
         ] {
             assert!(private_reason(&url(u), &[]).is_some(), "{u}");
         }
@@ -161,7 +166,7 @@ mod tests {
             "https://example.com/",
             "http://8.8.8.8/",
             "http://172.32.0.1/",
-            "http://[2001:db8::1]/",
+            "http://[2606:4700::1111]/",
         ] {
             assert_eq!(private_reason(&url(u), &[]), None, "{u}");
         }
