@@ -10,7 +10,10 @@
 //! of the git directory and of its common directory — into the run folder
 //! (`git-start.json`, which commands cannot write), and when the run ends (or a resume
 //! starts) it compares and restores them, through descriptors opened without following
-//! symlinks, and says what it restored.
+//! symlinks, and says what it restored. A config file can hold a credential (a checkout's
+//! `extraheader`), and the run folder is often uploaded: the record keeps a config file
+//! as the id of a blob written into the repository's own object store, where the same
+//! bytes already are in effect, never its text.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -42,8 +45,23 @@ pub const RECORD: &str = "git-start.json";
 enum Entry {
     Absent,
     Dir,
-    File { mode: u32, base64: String },
-    Link { base64: String },
+    File {
+        mode: u32,
+        base64: String,
+    },
+    /// A config file: its content is the blob `id` of the repository's object store.
+    Config {
+        mode: u32,
+        id: String,
+    },
+    Link {
+        base64: String,
+    },
+}
+
+/// Config files, kept as blob ids (see the module header).
+fn is_config(rel: &str) -> bool {
+    rel == "config" || rel == "config.worktree"
 }
 
 /// The watched paths of the run's git directories at the start.
@@ -64,10 +82,20 @@ impl GitGuard {
         {
             roots.push(common);
         }
-        let dirs = roots
+        let dirs: BTreeMap<PathBuf, BTreeMap<String, Entry>> = roots
             .into_iter()
             .filter_map(|d| Some((d.clone(), record(&d).ok()?)))
             .collect();
+        // The config files' bytes go into the object store, the record keeps their ids.
+        for (dir, entries) in &dirs {
+            for (rel, entry) in entries {
+                if let Entry::Config { .. } = entry
+                    && let Ok(bytes) = std::fs::read(dir.join(rel))
+                {
+                    repo.blob(&bytes).ok()?;
+                }
+            }
+        }
         Some(GitGuard { dirs })
     }
 
@@ -109,7 +137,7 @@ impl GitGuard {
                 let shown = dir.join(&rel).display().to_string();
                 let wanted = start.get(&rel).unwrap_or(&Entry::Absent);
                 said.push(
-                    put_back(&fd, &rel, wanted)
+                    put_back(&fd, dir, &rel, wanted)
                         .map(|()| shown.clone())
                         .map_err(|e| format!("{shown}: {e}")),
                 );
@@ -138,8 +166,8 @@ fn changed(start: &BTreeMap<String, Entry>, now: &BTreeMap<String, Entry>) -> Ve
     gone
 }
 
-/// Makes `rel` under the git directory `fd` what `wanted` says.
-fn put_back(fd: &OwnedFd, rel: &str, wanted: &Entry) -> std::io::Result<()> {
+/// Makes `rel` under the git directory `dir` (open as `fd`) what `wanted` says.
+fn put_back(fd: &OwnedFd, git_dir: &Path, rel: &str, wanted: &Entry) -> std::io::Result<()> {
     let path = Path::new(rel);
     let parent = path.parent().unwrap_or(Path::new(""));
     let name = path.file_name().unwrap_or(OsStr::new(rel));
@@ -156,8 +184,19 @@ fn put_back(fd: &OwnedFd, rel: &str, wanted: &Entry) -> std::io::Result<()> {
         Entry::File { mode, base64 } => {
             nofollow::replace_file(&dir, name, &decode(base64)?, Some(*mode))
         }
+        Entry::Config { mode, id } => {
+            nofollow::replace_file(&dir, name, &stored_blob(git_dir, id)?, Some(*mode))
+        }
         Entry::Link { base64 } => nofollow::symlink_in(&dir, name, &decode(base64)?),
     }
+}
+
+/// The bytes of blob `id` from the object store of the repository at `git_dir`.
+fn stored_blob(git_dir: &Path, id: &str) -> std::io::Result<Vec<u8>> {
+    let repo = git2::Repository::open(git_dir).map_err(std::io::Error::other)?;
+    let oid = git2::Oid::from_str(id).map_err(std::io::Error::other)?;
+    let blob = repo.find_blob(oid).map_err(std::io::Error::other)?;
+    Ok(blob.content().to_vec())
 }
 
 fn decode(text: &str) -> std::io::Result<Vec<u8>> {
@@ -214,9 +253,18 @@ fn add(
             let mode = std::os::unix::fs::PermissionsExt::mode(&file.metadata()?.permissions());
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes)?;
-            Entry::File {
-                mode,
-                base64: encode(&bytes),
+            if is_config(rel) {
+                let id = git2::Oid::hash_object(git2::ObjectType::Blob, &bytes)
+                    .map_err(std::io::Error::other)?;
+                Entry::Config {
+                    mode,
+                    id: id.to_string(),
+                }
+            } else {
+                Entry::File {
+                    mode,
+                    base64: encode(&bytes),
+                }
             }
         }
     };

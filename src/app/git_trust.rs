@@ -16,23 +16,21 @@ pub(crate) fn start(
     out_dir: &Path,
     resumed: bool,
 ) -> (Option<GitGuard>, Vec<String>) {
-    if resumed {
-        let Some(guard) = GitGuard::load(out_dir) else {
-            return (GitGuard::take(workspace), Vec::new());
-        };
+    if resumed && let Some(guard) = GitGuard::load(out_dir) {
         let said = words(&guard.restore(), "before this resume");
         return (Some(guard), said);
     }
-    let guard = GitGuard::take(workspace);
-    let mut said = Vec::new();
-    if let Some(g) = &guard
-        && let Err(e) = g.save(out_dir)
-    {
-        said.push(format!(
-            "cannot keep the record of .git in the run folder: {e}"
-        ));
-    }
-    (guard, said)
+    (GitGuard::take(workspace), Vec::new())
+}
+
+/// Keeps a new run's record in its folder (once the run is sure to start: a run that
+/// cannot leaves no folder behind).
+pub(crate) fn keep(guard: Option<&GitGuard>, out_dir: &Path, resumed: bool) -> Option<String> {
+    let guard = guard.filter(|_| !resumed)?;
+    guard
+        .save(out_dir)
+        .err()
+        .map(|e| format!("cannot keep the record of .git in the run folder: {e}"))
 }
 
 /// Puts `.git` back as the run found it, and says so.

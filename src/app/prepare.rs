@@ -105,6 +105,8 @@ pub(crate) async fn prepare(
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
     let mut guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
     guard.warnings.extend(git_notes);
+    let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
+    guard.warnings.extend(kept);
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
