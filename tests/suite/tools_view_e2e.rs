@@ -123,7 +123,28 @@ fn setup(readable: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::P
 }
 
 fn run_auto(ws: &Path, home: &Path) -> crate::support::runner::Run {
+    run_auto_as(ws, home, false)
+}
+
+/// As [`run_auto`]; with `nobody`, as the ordinary user 65534 (the folders made theirs).
+fn run_auto_as(ws: &Path, home: &Path, nobody: bool) -> crate::support::runner::Run {
     let mut cmd = cn_run(ws);
+    if nobody {
+        let base = ws.parent().unwrap();
+        let chown = std::process::Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(base)
+            .status();
+        assert!(chown.unwrap().success());
+        let mut wrapped = std::process::Command::new("setpriv");
+        wrapped
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(cmd.get_program())
+            .current_dir(ws)
+            .env_clear()
+            .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))));
+        cmd = wrapped;
+    }
     cmd.arg("job.yaml").arg("--auto").env("HOME", home).env(
         "DATABASE_URL",
         format!("postgres://app:{ENV_SECRET}@db:5432/app"),
@@ -161,6 +182,31 @@ fn process_files_credentials_and_the_runs_records_stay_out_of_reach() {
         assert!(all.contains(rule), "no refusal names {rule}");
     }
     // The control: a plain file outside the workspace is read in the same run.
+    assert_eq!(
+        session.matches(NOTE).count(),
+        2,
+        "the controls were not read"
+    );
+}
+
+#[test]
+fn the_same_view_holds_for_an_ordinary_user() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED: needs root to become nobody");
+        return;
+    }
+    let (_tmp, ws, home) = setup("");
+    let r = run_auto_as(&ws, &home, true);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let all = everything(&ws.join("out"), &r.stdout);
+    assert!(
+        !all.contains(ENV_SECRET),
+        "cn-run's environment reached an output"
+    );
+    for (f, secret) in CREDS {
+        assert!(!all.contains(secret), "{f} reached an output");
+    }
+    let session = std::fs::read_to_string(ws.join("out/session.jsonl")).unwrap();
     assert_eq!(
         session.matches(NOTE).count(),
         2,
