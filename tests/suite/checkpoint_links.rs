@@ -51,3 +51,53 @@ fn a_folder_swapped_for_a_link_out_of_the_tree_is_never_snapshotted() {
     let through = std::fs::read_to_string(ws.join("cfg/hosts.yml")).unwrap();
     assert!(through.contains(TOKEN));
 }
+
+#[test]
+fn a_rollback_through_a_folder_swapped_for_a_link_touches_nothing_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (ws, outside) = (root.join("ws"), root.join("outside"));
+    std::fs::create_dir_all(&outside).unwrap();
+    for f in ["new.txt", "hosts.yml", "other.txt"] {
+        std::fs::write(outside.join(f), format!("outside {f}\n")).unwrap();
+    }
+    write_files(
+        &ws,
+        &[
+            ("cfg/hosts.yml", "inside\n"),
+            (".gitignore", "out/\njob.yaml\ns.json\n"),
+        ],
+    );
+    git_init(&ws);
+    let swap = format!("mv cfg cfg.real && ln -s {} cfg", outside.display());
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "Write", "arguments": {"filepath": "cfg/new.txt", "content": "made in the run\n"}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": swap}}]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    let job = "version: 1\nname: links\nmodel: {provider: script, name: m, script: s.json}\nprompt: go\ntools: {bash: {sandbox: off}}\ngit: {checkpoints: true, rollback_on_failure: true}\nchecks: [{name: fails, run: 'false'}]\n";
+    write_files(&ws, &[("job.yaml", job), ("s.json", &script)]);
+    let mut cmd = cn_run(&ws);
+    cmd.arg("job.yaml").arg("--auto");
+    let r = run(cmd, Some(&ws.join("out")));
+    assert_eq!(r.code, 1, "{r:#?}");
+    for f in ["new.txt", "hosts.yml", "other.txt"] {
+        let text = std::fs::read_to_string(outside.join(f)).unwrap_or_default();
+        assert_eq!(
+            text,
+            format!("outside {f}\n"),
+            "{f} outside was changed by the rollback"
+        );
+    }
+    // The rollback put the folder back as it was at the start.
+    assert!(ws.join("cfg").symlink_metadata().unwrap().is_dir());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("cfg/hosts.yml")).unwrap(),
+        "inside\n"
+    );
+    // The control: through such a link, a removal by name lands outside.
+    std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+    std::fs::remove_file(root.join("link/other.txt")).unwrap();
+    assert!(!outside.join("other.txt").exists());
+}
