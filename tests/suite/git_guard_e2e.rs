@@ -235,3 +235,44 @@ fn what_a_run_plants_in_git_is_put_back_when_it_ends() {
         "core.worktree did not send git outside: {listed}"
     );
 }
+
+#[test]
+fn a_rollback_never_follows_a_git_pointer_the_run_put_in_place_of_git() {
+    let (_tmp, ws, outside) = repo();
+    std::fs::write(outside.join("precious.txt"), "precious\n").unwrap();
+    // The run copies .git, points the copy's work tree outside, and replaces .git with a
+    // `gitdir:` pointer to the copy.
+    let plant = format!(
+        "cp -r .git fake && git --git-dir=fake config core.worktree '{}' && rm -rf .git && printf 'gitdir: fake\\n' > .git",
+        outside.display()
+    );
+    write_files(&ws, &[("plant.sh", &plant)]);
+    let calls = vec![
+        json!({"name": "Write", "arguments": {"filepath": "a.txt", "content": "two\n"}}),
+        json!({"name": "Bash", "arguments": {"command": "sh plant.sh"}}),
+    ];
+    job(
+        &ws,
+        "tools: {bash: {sandbox: off}}\ngit: {checkpoints: true, rollback_on_failure: true}\nchecks: [{name: fails, run: 'false'}]\n",
+        calls,
+    );
+    let mut cmd = cn_run(&ws);
+    cmd.arg("job.yaml").arg("--auto");
+    let r = run(cmd, Some(&ws.join("out")));
+    assert_eq!(r.code, 1, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("precious.txt")).unwrap(),
+        "precious\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
+        "outside file\n"
+    );
+    assert!(
+        r.result()["warnings"].to_string().contains("rollback"),
+        "{r:#?}"
+    );
+    // The control: git follows the pointer to the outside work tree.
+    let listed = git(&ws, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(listed.contains("precious.txt"), "{listed}");
+}
