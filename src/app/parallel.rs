@@ -71,12 +71,25 @@ pub(crate) async fn run_all(
 }
 
 async fn run_one(
-    mut config: RunConfig,
+    config: RunConfig,
     log: LogHandle,
     isolate: Isolate,
     early: Option<Early>,
 ) -> Result<RunResult, StartError> {
     let name = config.job.name.clone();
+    let source = config.job.source.clone();
+    let started = start(config, log, isolate, early, name.clone()).await;
+    started.map_err(|e| e.for_job(&name, source.as_deref()))
+}
+
+/// One job: its worktree (if isolated), the run, the worktree removed.
+async fn start(
+    mut config: RunConfig,
+    log: LogHandle,
+    isolate: Isolate,
+    early: Option<Early>,
+    name: String,
+) -> Result<RunResult, StartError> {
     let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
         let base = config.workspace.clone();
         let id = super::run_parts::new_run_id();
