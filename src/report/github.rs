@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::RunResult;
 use crate::exit_code::Status;
 
+mod containment;
 mod not_started;
 pub mod patch_files;
 mod summary;
@@ -56,6 +57,7 @@ pub fn annotations(r: &RunResult) -> String {
             escape_data(&r.reason)
         ));
     }
+    out.push_str(&containment::warning(r));
     let last = r.checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in r.checks.iter().filter(|c| c.attempt == last && !c.passed) {
         let text = super::clean::clean(&c.output_tail);

@@ -462,6 +462,7 @@ fn run_action_step(dir: &Path, job: &str, args: &str) -> (i32, String, Option<Ve
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", dir)
         .env("RUNNER_TEMP", dir)
+        .env("CN_RUN", &fake)
         .env("ARGV_OUT", dir.join("argv"))
         .env("INPUT_JOB", job)
         .env("INPUT_PARAMS", "A=1\nB=two words\n")

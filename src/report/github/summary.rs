@@ -79,6 +79,7 @@ fn outcome_and_checks(r: &RunResult) -> String {
         r.usage.output_tokens,
         r.duration_ms as f64 / 1000.0
     ));
+    md.push_str(&super::containment::line(r));
     checks_table(&mut md, &r.checks);
     md
 }
@@ -287,7 +288,7 @@ fn code_span(s: &str) -> String {
 }
 
 /// Text safe inside an HTML element.
-fn html_text(s: &str) -> String {
+pub(super) fn html_text(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
