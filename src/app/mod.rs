@@ -205,6 +205,10 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
 /// `cn-run [run] ...`: load the jobs (a bad one runs nothing), open a lone job's
 /// checkpointer at once, then run them in the async runtime.
 fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
+    let args = match args.normalized() {
+        Ok(a) => a,
+        Err(pointer) => return usage_error(&pointer),
+    };
     if let Some(id) = args.resume.clone() {
         return block_on(Runtime::Lone, async {
             resume::resume(&id, &args, log).await
@@ -275,7 +279,9 @@ fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError
 pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) {
     match args.format {
         Format::Text => {
-            for r in results {
+            // Only a complete answer: a run stopped by a limit, a signal or a provider
+            // failure may hold the first half of one (it is in result.json, marked so).
+            for r in results.iter().filter(|r| r.agent_finished) {
                 if !r.result.trim().is_empty() {
                     stdout(&format!("{}\n", r.result.trim_end()));
                 }

@@ -50,7 +50,12 @@ pub(crate) async fn run_all(
     let outs = super::parallel_report::job_out_dirs(&all, args.out.as_deref());
     let jobs_in_call = jobs.len();
     for (mut config, out) in jobs.into_iter().zip(outs) {
-        let (log, permits) = (log.clone(), permits.clone());
+        // Several jobs share stderr: each job's lines make one group (report::progress).
+        let log = LogHandle {
+            shared: true,
+            ..log.clone()
+        };
+        let permits = permits.clone();
         // Each job its own folder: shared files would overwrite and interleave.
         config.out = out;
         config.jobs_in_call = jobs_in_call;

@@ -211,7 +211,7 @@ fn a_planted_secret_is_in_no_file_the_run_wrote() {
 }
 
 #[test]
-fn progress_is_plain_lines_without_a_terminal_a_live_line_with_one_and_nothing_with_quiet() {
+fn progress_is_plain_lines_without_a_terminal_a_live_line_with_one_and_the_outcome_with_quiet() {
     let tmp = tempfile::tempdir().unwrap();
     let j = job(
         tmp.path(),
@@ -229,7 +229,14 @@ fn progress_is_plain_lines_without_a_terminal_a_live_line_with_one_and_nothing_w
     let mut cmd = cn_run(tmp.path());
     cmd.arg(&j).arg("--quiet");
     let r = run(cmd, Some(&tmp.path().join("o2")));
-    assert_eq!(r.stderr, "", "--quiet silences progress");
+    // --quiet silences progress; the one line saying how the run ended stays.
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with("[ci-job] success after 2 turns, ")
+            && r.stderr.ends_with(": the agent finished\n"),
+        "--quiet keeps only the outcome: {}",
+        r.stderr
+    );
     // With a terminal (`script` gives the run one), the live line shows turn and status.
     let Ok(out) = std::process::Command::new("script")
         .args([
