@@ -373,9 +373,13 @@ pub struct CheckCommandArgs {
     #[arg(long)]
     pub jsonl: bool,
     /// Judge as run without an enforced sandbox: build and test steps, which run
-    /// repository-defined code, then need permission (default: contained).
-    #[arg(long)]
+    /// repository-defined code, then need permission (default: as a run here would, after
+    /// probing what this machine's sandbox enforces).
+    #[arg(long, conflicts_with = "contained")]
     pub uncontained: bool,
+    /// Judge as run in a fully enforced sandbox, whatever this machine enforces.
+    #[arg(long)]
+    pub contained: bool,
     /// Judge as a read-only run that no sandbox keeps read-only: commands that may write
     /// need permission.
     #[arg(long)]

@@ -397,3 +397,106 @@ fn parallel_jobs_log_one_group_each_in_actions() {
         r.stderr
     );
 }
+
+/// Runs cn-run with `args` where bubblewrap cannot start (a user namespace that allows no
+/// further ones, every capability dropped), as on a runner whose kernel refuses
+/// unprivileged user namespaces. None where that cannot be set up here.
+fn without_user_namespaces(dir: &Path, args: &[&str]) -> Option<Run> {
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces && \
+         exec setpriv --bounding-set=-all --inh-caps=-all '{}' \"$@\"",
+        env!("CARGO_BIN_EXE_cn-run")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-U", "-r", "sh", "-c", &script, "sh"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .ok()?;
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        out: None,
+    };
+    if r.code != 0 && r.stdout.is_empty() && !r.stderr.contains("cn-run") {
+        eprintln!(
+            "SKIPPED (no unshare/setpriv or user namespaces): {}",
+            r.stderr
+        );
+        return None;
+    }
+    Some(r)
+}
+
+/// `explain` and `check-command` probe the sandbox as a run does: where bubblewrap cannot
+/// start they say commands are not contained (and builds need permission), as the run
+/// then judges them; the control, where it starts, says contained.
+#[test]
+fn explain_and_check_command_say_what_this_machine_enforces() {
+    let tmp = tempfile::tempdir().unwrap();
+    script_job(tmp.path(), "j", "", "turns:\n  - text: hi\n");
+    let Some(judged) = without_user_namespaces(tmp.path(), &["check-command", "cargo test"]) else {
+        return;
+    };
+    assert_eq!(judged.code, 1, "{judged:#?}");
+    assert!(judged.stdout.contains("build.uncontained"), "{judged:#?}");
+    assert!(
+        judged
+            .stderr
+            .contains("this machine does not contain commands fully"),
+        "{judged:#?}"
+    );
+    let asked =
+        without_user_namespaces(tmp.path(), &["check-command", "--contained", "cargo test"])
+            .unwrap();
+    assert_eq!(asked.code, 0, "{asked:#?}");
+    let explained = without_user_namespaces(tmp.path(), &["explain", "j.yaml"]).unwrap();
+    assert!(
+        explained.stdout.contains("NOT fully enforced here"),
+        "{}",
+        explained.stdout
+    );
+    assert!(
+        explained.stdout.contains("bash commands: not contained"),
+        "{}",
+        explained.stdout
+    );
+    assert!(
+        !explained.stdout.contains("enforced here by"),
+        "{}",
+        explained.stdout
+    );
+    let json = without_user_namespaces(tmp.path(), &["explain", "--json", "j.yaml"]).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(
+        !json["containment"]["missing"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{json}"
+    );
+    assert_eq!(json["commands"]["contained"], false);
+
+    // The control: here, where bubblewrap starts.
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["explain", "j.yaml"]);
+    let r = run(cmd, None);
+    if r.stdout.contains("NOT fully enforced here") {
+        eprintln!("SKIPPED the control: bubblewrap cannot start here either");
+        return;
+    }
+    assert!(
+        r.stdout.contains("enforced here by bubblewrap"),
+        "{}",
+        r.stdout
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["check-command", "cargo test"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        r.stderr.contains("bubblewrap contains commands here"),
+        "{r:#?}"
+    );
+}
