@@ -53,7 +53,7 @@ fn how_it_failed(c: &CheckResult) -> String {
 /// The results of each declared check, in order, one list of attempts per check: within
 /// an attempt the checks run in their declared order, so the n-th result of an attempt is
 /// the n-th check (two checks of one name stay apart).
-fn attempts_per_check(r: &RunResult) -> Vec<Vec<&CheckResult>> {
+pub(crate) fn attempts_per_check(r: &RunResult) -> Vec<Vec<&CheckResult>> {
     let mut per_check: Vec<Vec<&CheckResult>> = vec![Vec::new(); r.checks_declared.len()];
     let mut attempt = 0;
     let mut index = 0;
