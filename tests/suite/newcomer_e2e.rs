@@ -500,3 +500,48 @@ fn explain_and_check_command_say_what_this_machine_enforces() {
         "{r:#?}"
     );
 }
+
+/// The install layout: `cargo install` puts cn-run and cn-run-call side by side, and a run
+/// supervises each command with cn-run-call; a cn-run alone (copied without its partner)
+/// still runs contained commands, supervising them with itself.
+#[test]
+fn cn_run_runs_contained_commands_with_or_without_cn_run_call_beside_it() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_cn-run"));
+    for partner in [true, false] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("bin");
+        std::fs::create_dir(&dir).unwrap();
+        let place = |from: &Path, to: &Path| {
+            if std::fs::hard_link(from, to).is_err() {
+                std::fs::copy(from, to).unwrap();
+            }
+        };
+        place(bin, &dir.join("cn-run"));
+        if partner {
+            place(&bin.with_file_name("cn-run-call"), &dir.join("cn-run-call"));
+        }
+        let ws = tmp.path().join("ws");
+        script_job(
+            &ws,
+            "installed",
+            "permissions: {allow: ['Bash(echo *)']}\n",
+            "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'echo inside-$$'}}]\n  - text: done\n",
+        );
+        let out = std::process::Command::new(dir.join("cn-run"))
+            .args(["installed.yaml", "--out", "out", "--quiet", "--format", "json"])
+            .current_dir(&ws)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .env("HOME", &ws)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "partner {partner}: {out:?}");
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let events = std::fs::read_to_string(ws.join("out/events.jsonl")).unwrap();
+        assert!(events.contains("inside-"), "the command ran: {events}");
+        if result["sandbox"]["missing"].as_array().is_some_and(Vec::is_empty) {
+            // Contained either way, where bubblewrap starts.
+            assert_eq!(result["sandbox"]["mechanism"], "bubblewrap", "{result}");
+        }
+    }
+}
