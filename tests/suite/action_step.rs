@@ -805,3 +805,104 @@ fn partial_containment_is_a_warning_and_a_summary_line() {
         eprintln!("SKIPPED the control: bubblewrap cannot start here either");
     }
 }
+
+/// The "Run the job" step, run as the runner runs it with the real cn-run, for every run
+/// shape: the step's exit code and its `status`/`exit-code` outputs say how the run ended,
+/// and the summary's heading too.
+#[test]
+fn every_run_shape_reaches_the_steps_outputs_as_it_ended() {
+    let script = step("run")["run"].as_str().unwrap().to_owned();
+    let flaky = "if [ -f .seen ]; then echo pass; else touch .seen; echo first; exit 3; fi";
+    let shapes: [(&str, String, &str, &str, i32); 6] = [
+        (
+            "passing",
+            "checks: [{name: ok, run: 'true'}]\n".into(),
+            "turns:\n  - text: done\n",
+            "success",
+            0,
+        ),
+        (
+            "failing",
+            "checks: [{name: c, run: 'exit 1'}]\nretry: {max_attempts: 2}\n".into(),
+            "turns:\n  - text: a\n  - text: b\n",
+            "failed",
+            1,
+        ),
+        (
+            "retried",
+            format!("checks: [{{name: c, run: {flaky:?}}}]\nretry: {{max_attempts: 2}}\n"),
+            "turns:\n  - text: a\n  - text: b\n",
+            "success",
+            0,
+        ),
+        (
+            "limited",
+            "limits: {max_turns: 1}\n".into(),
+            "turns:\n  - tool_calls: [{name: List, arguments: {dirpath: .}}]\n  - text: never\n",
+            "limit_reached",
+            4,
+        ),
+        (
+            "hostile",
+            "checks: [{name: noisy, run: \"printf '\\\\033]0;x\\\\nafter\\\\n'; exit 1\"}]\n"
+                .into(),
+            "turns:\n  - text: \"```\\n</details>\"\n",
+            "failed",
+            1,
+        ),
+        (
+            "broken",
+            "colour: red\n".into(),
+            "turns:\n  - text: never\n",
+            "invalid",
+            2,
+        ),
+    ];
+    for (name, rest, turns, status, code) in shapes {
+        let tmp = tempfile::tempdir().unwrap();
+        job(tmp.path(), name, &rest, "x");
+        write_files(tmp.path(), &[(&format!("{name}.s.yaml"), turns)]);
+        write_files(tmp.path(), &[("step.sh", &script)]);
+        let out = std::process::Command::new("bash")
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
+            .current_dir(tmp.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap())
+            .env("HOME", tmp.path())
+            .env("RUNNER_TEMP", tmp.path())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_OUTPUT", tmp.path().join("gh_output"))
+            .env("GITHUB_STEP_SUMMARY", tmp.path().join("gh_summary"))
+            .env("CN_RUN", env!("CARGO_BIN_EXE_cn-run"))
+            .env("INPUT_JOB", format!("{name}.yaml"))
+            .env("INPUT_PARAMS", "")
+            .env("INPUT_MODEL", "")
+            .env("INPUT_API_KEY", "")
+            .env("INPUT_API_KEY_ENV", "OPENAI_API_KEY")
+            .env("INPUT_FORMAT", "json")
+            .env("INPUT_ARGS", "--out out")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{name}: {out:?}");
+        let outputs =
+            parse_github_output(&std::fs::read_to_string(tmp.path().join("gh_output")).unwrap());
+        let get = |k: &str| outputs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(
+            get("status").as_deref(),
+            Some(status),
+            "{name}: {outputs:?}"
+        );
+        assert_eq!(get("exit-code"), Some(code.to_string()), "{name}");
+        let summary = std::fs::read_to_string(tmp.path().join("gh_summary")).unwrap();
+        let icon = if code == 0 { "✅" } else { "❌" };
+        let heading = if code == 2 {
+            format!("{name}.yaml")
+        } else {
+            name.to_owned()
+        };
+        assert!(
+            summary.contains(&format!("### {icon} cn-run `{heading}`: {status}")),
+            "{name}: {summary}"
+        );
+    }
+}

@@ -86,7 +86,12 @@ fn every_examples_header_dry_run_passes_and_leaves_the_checkout_alone() {
     let bin = Path::new(env!("CARGO_BIN_EXE_cn-run")).parent().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
     let root = repo_root();
-    for name in ["fix-lint", "triage-failing-test", "update-deps", "write-changelog"] {
+    for name in [
+        "fix-lint",
+        "triage-failing-test",
+        "update-deps",
+        "write-changelog",
+    ] {
         let checkout = tempfile::tempdir().unwrap();
         let co = checkout.path();
         for dir in ["jobs", "examples"] {
@@ -101,7 +106,10 @@ fn every_examples_header_dry_run_passes_and_leaves_the_checkout_alone() {
         let scratch = tempfile::tempdir().unwrap();
         let job = std::fs::read_to_string(co.join(format!("jobs/{name}.yaml"))).unwrap();
         let command = header_dry_run(&job);
-        assert!(command.contains(&format!("cn-run jobs/{name}.yaml")), "{command}");
+        assert!(
+            command.contains(&format!("cn-run jobs/{name}.yaml")),
+            "{command}"
+        );
         let out = std::process::Command::new("bash")
             .args(["-c", &format!("{command} --format json --quiet")])
             .current_dir(co)
@@ -119,7 +127,10 @@ fn every_examples_header_dry_run_passes_and_leaves_the_checkout_alone() {
             Path::new(workspace).starts_with(scratch.path().canonicalize().unwrap()),
             "{name} ran in {workspace}"
         );
-        assert!(!co.join("CHANGELOG.md").exists(), "{name} wrote into the checkout");
+        assert!(
+            !co.join("CHANGELOG.md").exists(),
+            "{name} wrote into the checkout"
+        );
         let demo = |dir: &Path| {
             let mut files: Vec<_> = std::fs::read_dir(dir)
                 .unwrap()
@@ -134,7 +145,10 @@ fn every_examples_header_dry_run_passes_and_leaves_the_checkout_alone() {
             "{name} changed the demo project"
         );
         if name == "triage-failing-test" {
-            assert_eq!(result["structured_output"]["test"], "multiply 4 5", "{result}");
+            assert_eq!(
+                result["structured_output"]["test"], "multiply 4 5",
+                "{result}"
+            );
         }
     }
 }

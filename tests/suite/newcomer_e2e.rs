@@ -528,7 +528,14 @@ fn cn_run_runs_contained_commands_with_or_without_cn_run_call_beside_it() {
             "turns:\n  - tool_calls: [{name: Bash, arguments: {command: 'echo inside-$$'}}]\n  - text: done\n",
         );
         let out = std::process::Command::new(dir.join("cn-run"))
-            .args(["installed.yaml", "--out", "out", "--quiet", "--format", "json"])
+            .args([
+                "installed.yaml",
+                "--out",
+                "out",
+                "--quiet",
+                "--format",
+                "json",
+            ])
             .current_dir(&ws)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap())
@@ -539,7 +546,10 @@ fn cn_run_runs_contained_commands_with_or_without_cn_run_call_beside_it() {
         let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let events = std::fs::read_to_string(ws.join("out/events.jsonl")).unwrap();
         assert!(events.contains("inside-"), "the command ran: {events}");
-        if result["sandbox"]["missing"].as_array().is_some_and(Vec::is_empty) {
+        if result["sandbox"]["missing"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+        {
             // Contained either way, where bubblewrap starts.
             assert_eq!(result["sandbox"]["mechanism"], "bubblewrap", "{result}");
         }
