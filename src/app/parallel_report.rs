@@ -99,17 +99,16 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Val
     })
 }
 
-/// The folder for the combined files: `--out DIR`, or `.cn-run/parallel-<id>` for several
-/// jobs (`.cn-run/<id>` for one that did not start).
+/// The folder for the combined files: `--out DIR`, or `.cn-run/parallel-<id>`, for several
+/// jobs; a fresh `.cn-run/<id>` for a lone job that did not start (its `--out` is left as
+/// it was: nothing ran, and an earlier run's files there stay whole).
 fn top_dir(out: Option<&Path>, several: bool) -> PathBuf {
     let id = super::run_parts::new_run_id();
-    out.map_or_else(
-        || match several {
-            true => PathBuf::from(".cn-run").join(format!("parallel-{id}")),
-            false => PathBuf::from(".cn-run").join(id),
-        },
-        Path::to_path_buf,
-    )
+    match (out, several) {
+        (Some(dir), true) => dir.to_path_buf(),
+        (None, true) => PathBuf::from(".cn-run").join(format!("parallel-{id}")),
+        (_, false) => PathBuf::from(".cn-run").join(id),
+    }
 }
 
 /// Every suite of the call: the runs' own, and one failed `agent run` per job that did
@@ -123,19 +122,20 @@ pub(crate) fn suites(results: &[RunResult], start_errors: &[StartError]) -> Vec<
     started.chain(not_started).collect()
 }
 
-/// Whether the call needs a report of its own at the top: several jobs, or a job that
-/// did not start where someone reads the files (GitHub Actions, or `--out`).
-fn needs_top(out: Option<&Path>, results: &[RunResult], start_errors: &[StartError]) -> bool {
+/// Whether the call needs a report of its own at the top: several jobs, or (in GitHub
+/// Actions, where the step's outputs point at it) a lone job that did not start.
+fn needs_top(results: &[RunResult], start_errors: &[StartError]) -> bool {
     let named = start_errors.iter().any(|e| !e.job.is_empty());
-    results.len() + start_errors.len() > 1 || (named && (out.is_some() || github::is_actions()))
+    results.len() + start_errors.len() > 1 || (named && github::is_actions())
 }
 
-/// The report of a whole call: for several jobs, or a job that did not start, junit.xml
+/// The report of a whole call: for several jobs, or a lone job that did not start in
+/// GitHub Actions, junit.xml
 /// (one suite per job) and summary.json at the top (named on stderr); in GitHub Actions
 /// the annotations and step summary of each job that did not start and the call's step
 /// outputs (a lone started job wrote its own).
 pub(crate) fn write_call(out: Option<&Path>, results: &[RunResult], start_errors: &[StartError]) {
-    if !needs_top(out, results, start_errors) {
+    if !needs_top(results, start_errors) {
         return;
     }
     let several = results.len() + start_errors.len() > 1;

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::ci_outputs::{action_yml, parse_github_output};
-use crate::support::runner::{cn_run, repo_root, run, write_files};
+use crate::support::runner::{cn_run, repo_root, run, without_user_namespaces, write_files};
 
 fn job(dir: &Path, name: &str, rest: &str, answer: &str) {
     let script = format!("turns:\n  - text: {answer:?}\n");
@@ -728,33 +728,6 @@ fn a_parallel_job_that_cannot_start_gets_its_result_summary_and_error() {
     assert_eq!(junit.matches("<testsuite ").count(), 2, "{junit}");
 }
 
-/// cn-run run where bubblewrap cannot start, as on a runner whose kernel refuses
-/// unprivileged user namespaces (Ubuntu 24.04's AppArmor): inside a user namespace that
-/// allows no further ones, every capability dropped (util-linux `unshare` and `setpriv`).
-/// None where that cannot be set up here.
-fn run_without_user_namespaces(dir: &Path, args: &[&str]) -> Option<(i32, String)> {
-    let script = format!(
-        "echo 0 > /proc/sys/user/max_user_namespaces && \
-         exec setpriv --bounding-set=-all --inh-caps=-all '{}' \"$@\"",
-        env!("CARGO_BIN_EXE_cn-run")
-    );
-    let out = std::process::Command::new("unshare")
-        .args(["-U", "-r", "sh", "-c", &script, "sh"])
-        .args(args)
-        .current_dir(dir)
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_STEP_SUMMARY", dir.join("gh_summary"))
-        .env("GITHUB_OUTPUT", dir.join("gh_output"))
-        .output()
-        .ok()?;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if !stderr.contains("cn-run") && !stderr.contains("::") {
-        eprintln!("SKIPPED (no unshare/setpriv or user namespaces): {stderr}");
-        return None;
-    }
-    Some((out.status.code().unwrap_or(-1), stderr))
-}
-
 /// Containment in part is said where a reader of the step looks: a `::warning` naming
 /// what is missing and why, and a line of the step summary. The control is the same job
 /// where bubblewrap starts: no warning, and the summary names what held.
@@ -762,11 +735,17 @@ fn run_without_user_namespaces(dir: &Path, args: &[&str]) -> Option<(i32, String
 fn partial_containment_is_a_warning_and_a_summary_line() {
     let tmp = tempfile::tempdir().unwrap();
     job(tmp.path(), "contained", "", "done");
-    let Some((code, stderr)) =
-        run_without_user_namespaces(tmp.path(), &["contained.yaml", "--out", "out"])
+    let (summary_file, output_file) = (tmp.path().join("gh_summary"), tmp.path().join("gh_output"));
+    let env = [
+        ("GITHUB_ACTIONS", Path::new("true")),
+        ("GITHUB_STEP_SUMMARY", summary_file.as_path()),
+        ("GITHUB_OUTPUT", output_file.as_path()),
+    ];
+    let Some(r) = without_user_namespaces(tmp.path(), &["contained.yaml", "--out", "out"], &env)
     else {
         return;
     };
+    let (code, stderr) = (r.code, r.stderr);
     assert_eq!(code, 0, "{stderr}");
     let summary = std::fs::read_to_string(tmp.path().join("gh_summary")).unwrap();
     let warning = stderr

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::support::http::{MockServer, Reply};
 use crate::support::procs::{kill_in_dir, wait_for};
-use crate::support::runner::{Run, cn_run, run, write_files};
+use crate::support::runner::{Run, cn_run, run, without_user_namespaces, write_files};
 use crate::support::sse::openai;
 
 fn script_job(dir: &Path, name: &str, rest: &str, script: &str) {
@@ -103,24 +103,15 @@ fn quiet_keeps_a_one_line_outcome_for_a_success_and_a_refused_sandbox() {
     // requires the sandbox: exit 6, said in one line.
     let tmp = tempfile::tempdir().unwrap();
     script_job(tmp.path(), "strict", "", "turns:\n  - text: never\n");
-    let script = format!(
-        "echo 0 > /proc/sys/user/max_user_namespaces && \
-         exec setpriv --bounding-set=-all --inh-caps=-all '{}' strict.yaml --require-sandbox --quiet --out out",
-        env!("CARGO_BIN_EXE_cn-run")
-    );
-    let Ok(out) = std::process::Command::new("unshare")
-        .args(["-U", "-r", "sh", "-c", &script])
-        .current_dir(tmp.path())
-        .output()
-    else {
-        eprintln!("SKIPPED: no unshare");
+    let args = [
+        "strict.yaml",
+        "--require-sandbox",
+        "--quiet",
+        "--out",
+        "out",
+    ];
+    let Some(r) = without_user_namespaces(tmp.path(), &args, &[]) else {
         return;
-    };
-    let r = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        out: None,
     };
     if !r.stderr.contains("[strict]") {
         eprintln!("SKIPPED (no user namespaces here): {}", r.stderr);
@@ -398,37 +389,6 @@ fn parallel_jobs_log_one_group_each_in_actions() {
     );
 }
 
-/// Runs cn-run with `args` where bubblewrap cannot start (a user namespace that allows no
-/// further ones, every capability dropped), as on a runner whose kernel refuses
-/// unprivileged user namespaces. None where that cannot be set up here.
-fn without_user_namespaces(dir: &Path, args: &[&str]) -> Option<Run> {
-    let script = format!(
-        "echo 0 > /proc/sys/user/max_user_namespaces && \
-         exec setpriv --bounding-set=-all --inh-caps=-all '{}' \"$@\"",
-        env!("CARGO_BIN_EXE_cn-run")
-    );
-    let out = std::process::Command::new("unshare")
-        .args(["-U", "-r", "sh", "-c", &script, "sh"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .ok()?;
-    let r = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        out: None,
-    };
-    if r.code != 0 && r.stdout.is_empty() && !r.stderr.contains("cn-run") {
-        eprintln!(
-            "SKIPPED (no unshare/setpriv or user namespaces): {}",
-            r.stderr
-        );
-        return None;
-    }
-    Some(r)
-}
-
 /// `explain` and `check-command` probe the sandbox as a run does: where bubblewrap cannot
 /// start they say commands are not contained (and builds need permission), as the run
 /// then judges them; the control, where it starts, says contained.
@@ -436,7 +396,8 @@ fn without_user_namespaces(dir: &Path, args: &[&str]) -> Option<Run> {
 fn explain_and_check_command_say_what_this_machine_enforces() {
     let tmp = tempfile::tempdir().unwrap();
     script_job(tmp.path(), "j", "", "turns:\n  - text: hi\n");
-    let Some(judged) = without_user_namespaces(tmp.path(), &["check-command", "cargo test"]) else {
+    let Some(judged) = without_user_namespaces(tmp.path(), &["check-command", "cargo test"], &[])
+    else {
         return;
     };
     assert_eq!(judged.code, 1, "{judged:#?}");
@@ -447,11 +408,14 @@ fn explain_and_check_command_say_what_this_machine_enforces() {
             .contains("this machine does not contain commands fully"),
         "{judged:#?}"
     );
-    let asked =
-        without_user_namespaces(tmp.path(), &["check-command", "--contained", "cargo test"])
-            .unwrap();
+    let asked = without_user_namespaces(
+        tmp.path(),
+        &["check-command", "--contained", "cargo test"],
+        &[],
+    )
+    .unwrap();
     assert_eq!(asked.code, 0, "{asked:#?}");
-    let explained = without_user_namespaces(tmp.path(), &["explain", "j.yaml"]).unwrap();
+    let explained = without_user_namespaces(tmp.path(), &["explain", "j.yaml"], &[]).unwrap();
     assert!(
         explained.stdout.contains("NOT fully enforced here"),
         "{}",
@@ -467,7 +431,7 @@ fn explain_and_check_command_say_what_this_machine_enforces() {
         "{}",
         explained.stdout
     );
-    let json = without_user_namespaces(tmp.path(), &["explain", "--json", "j.yaml"]).unwrap();
+    let json = without_user_namespaces(tmp.path(), &["explain", "--json", "j.yaml"], &[]).unwrap();
     let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(
         !json["containment"]["missing"]
