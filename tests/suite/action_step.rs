@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::ci_outputs::{action_yml, parse_github_output};
+use super::ci_outputs::{action_yml, parse_github_output, runner_step};
 use crate::support::runner::{cn_run, repo_root, run, without_user_namespaces, write_files};
 
 fn job(dir: &Path, name: &str, rest: &str, answer: &str) {
@@ -281,27 +281,27 @@ fn step(id: &str) -> serde_yaml::Value {
 /// the real cn-run on `job` with `--out out`.
 fn start_run_step(dir: &Path, script: &str, job: &str) -> std::process::Child {
     use std::os::unix::process::CommandExt;
-    write_files(dir, &[("step.sh", script)]);
-    std::process::Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("RUNNER_TEMP", dir)
-        .env("CN_RUN", env!("CARGO_BIN_EXE_cn-run"))
+    job_step(dir, script, job, "--out out --quiet")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
+/// The "Run the job" step's script, ready to run as the runner does, with the real cn-run
+/// on `job` and `args`, the other inputs at their defaults.
+fn job_step(dir: &Path, script: &str, job: &str, args: &str) -> std::process::Command {
+    let mut cmd = runner_step(dir, script);
+    cmd.env("CN_RUN", env!("CARGO_BIN_EXE_cn-run"))
         .env("INPUT_JOB", job)
         .env("INPUT_PARAMS", "")
         .env("INPUT_MODEL", "")
         .env("INPUT_API_KEY", "")
         .env("INPUT_API_KEY_ENV", "OPENAI_API_KEY")
         .env("INPUT_FORMAT", "json")
-        .env("INPUT_ARGS", "--out out --quiet")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap()
+        .env("INPUT_ARGS", args);
+    cmd
 }
 
 fn signal(pid: u32, sig: &str) {
@@ -384,17 +384,10 @@ fn a_cancelled_step_stops_cn_run_which_writes_its_result() {
 
 /// Runs a step's script as the runner does, with `env`; returns (exit code, log, outputs).
 fn run_step(dir: &Path, id: &str, path: &str, env: &[(&str, &str)]) -> (i32, String, String) {
-    let script = step(id)["run"].as_str().unwrap().to_owned();
-    write_files(dir, &[("step.sh", &script)]);
     let outputs = dir.join("gh_output");
     let _ = std::fs::remove_file(&outputs);
-    let out = std::process::Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
-        .current_dir(dir)
-        .env_clear()
+    let out = runner_step(dir, step(id)["run"].as_str().unwrap())
         .env("PATH", path)
-        .env("HOME", dir)
-        .env("RUNNER_TEMP", dir)
         .env("GITHUB_OUTPUT", &outputs)
         .envs(env.iter().copied())
         .output()
@@ -841,25 +834,10 @@ fn every_run_shape_reaches_the_steps_outputs_as_it_ended() {
         let tmp = tempfile::tempdir().unwrap();
         job(tmp.path(), name, &rest, "x");
         write_files(tmp.path(), &[(&format!("{name}.s.yaml"), turns)]);
-        write_files(tmp.path(), &[("step.sh", &script)]);
-        let out = std::process::Command::new("bash")
-            .args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
-            .current_dir(tmp.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap())
-            .env("HOME", tmp.path())
-            .env("RUNNER_TEMP", tmp.path())
+        let out = job_step(tmp.path(), &script, &format!("{name}.yaml"), "--out out")
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_OUTPUT", tmp.path().join("gh_output"))
             .env("GITHUB_STEP_SUMMARY", tmp.path().join("gh_summary"))
-            .env("CN_RUN", env!("CARGO_BIN_EXE_cn-run"))
-            .env("INPUT_JOB", format!("{name}.yaml"))
-            .env("INPUT_PARAMS", "")
-            .env("INPUT_MODEL", "")
-            .env("INPUT_API_KEY", "")
-            .env("INPUT_API_KEY_ENV", "OPENAI_API_KEY")
-            .env("INPUT_FORMAT", "json")
-            .env("INPUT_ARGS", "--out out")
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(code), "{name}: {out:?}");

@@ -433,6 +433,20 @@ fn a_passing_run_summary_has_no_failure_details() {
     assert!(summary.contains("**Changes:** not recorded"), "{summary}");
 }
 
+/// A step's script as the runner runs it: written to a file, run by `bash --noprofile
+/// --norc -eo pipefail FILE` in `dir`, with only PATH, HOME and RUNNER_TEMP (= `dir`) set.
+pub(super) fn runner_step(dir: &Path, script: &str) -> std::process::Command {
+    write_files(dir, &[("step.sh", script)]);
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("RUNNER_TEMP", dir);
+    cmd
+}
+
 /// The action's "Run the job" step, run with bash as the runner runs it, against a fake
 /// cn-run that records its argv. Returns (exit code, stdout+stderr, argv if it ran).
 fn run_action_step(dir: &Path, job: &str, args: &str) -> (i32, String, Option<Vec<String>>) {
@@ -451,7 +465,6 @@ fn run_action_step(dir: &Path, job: &str, args: &str) -> (i32, String, Option<Ve
     write_files(
         dir,
         &[
-            ("step.sh", step["run"].as_str().unwrap()),
             (
                 "cn-run/bin/cn-run",
                 "#!/bin/sh\nprintf '%s\\0' \"$@\" > \"$ARGV_OUT\"\nprintf '%s' \"$MY_KEY\" > \"$ARGV_OUT.key\"\n",
@@ -462,13 +475,7 @@ fn run_action_step(dir: &Path, job: &str, args: &str) -> (i32, String, Option<Ve
     let fake = dir.join("cn-run/bin/cn-run");
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let _ = std::fs::remove_file(dir.join("argv"));
-    let out = std::process::Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "step.sh"])
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", dir)
-        .env("RUNNER_TEMP", dir)
+    let out = runner_step(dir, step["run"].as_str().unwrap())
         .env("CN_RUN", &fake)
         .env("ARGV_OUT", dir.join("argv"))
         .env("INPUT_JOB", job)
