@@ -18,6 +18,7 @@ mod containment_e2e;
 mod containment_leaks_e2e;
 mod containment_scene;
 mod cost_e2e;
+mod cron_reference;
 mod edit_match;
 mod example_jobs;
 mod export;
