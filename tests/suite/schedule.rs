@@ -866,7 +866,7 @@ fn a_bad_schedule_flag_or_line_is_exit_2_naming_it() {
         (
             format!("version: 1\n{model}schedule: \"@reboot\"\n"),
             &[],
-            "schedule: `@reboot` is not a known alias",
+            "schedule: `@reboot` runs when cron starts; `cn-run schedule` has no such moment",
         ),
         (
             format!("version: 1\n{model}schedule: \"1 2 3\"\n"),

@@ -198,16 +198,8 @@ fn not_a_value(field: Field, text: &str, item: &str) -> String {
         .into_iter()
         .find(|f| *f != field && f.name_value(text).is_some());
     match elsewhere {
-        Some(Field::DayOfWeek) => format!(
-            "`{text}` is a day of the week, in the {} field; {}",
-            field.name(),
-            field.takes()
-        ),
-        Some(_) => format!(
-            "`{text}` is a month, in the {} field; {}",
-            field.name(),
-            field.takes()
-        ),
+        Some(Field::DayOfWeek) => format!("`{text}` is a day of the week; {}", field.takes()),
+        Some(_) => format!("`{text}` is a month; {}", field.takes()),
         None if text.is_empty() => {
             format!("`{item}` is missing a value; {}", field.takes())
         }
