@@ -68,6 +68,7 @@ mod run_config_e2e;
 mod run_e2e;
 mod sandbox;
 mod schedule;
+mod schedule_missed;
 mod schemas;
 mod secrets_e2e;
 mod session_fold_e2e;
