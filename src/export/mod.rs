@@ -151,7 +151,7 @@ impl ExportJob {
         let line = tab.portable().map_err(|why| {
             unsupported(Unportable::Days {
                 cron: schedule.cron.clone(),
-                why,
+                why: why.to_string(),
             })
         })?;
         if line != schedule.cron {

@@ -254,3 +254,74 @@ fn kubernetes_reads_dst_nights_in_elapsed_time() {
         [ts("2025-11-02T05:30:00Z"), ts("2025-11-03T06:30:00Z")]
     );
 }
+
+/// The generated files say where the targets time runs otherwise, and stderr says it of the
+/// jobs it concerns: GitHub's 5-minute minimum, `missed: run-once` there, DST nights.
+#[test]
+fn the_exported_files_say_where_the_targets_time_runs_otherwise() {
+    let tmp = tempfile::tempdir().unwrap();
+    let model = "version: 1\nmodel: {provider: script, name: s, script: s.yaml}\nprompt: x\n";
+    crate::support::runner::write_files(
+        tmp.path(),
+        &[
+            (
+                "often.yaml",
+                &format!("{model}name: often\nschedule: \"*/2 * * * *\"\n"),
+            ),
+            (
+                "berlin.yaml",
+                &format!(
+                    "{model}name: berlin\nschedule: {{cron: \"30 2 * * *\", timezone: Europe/Berlin, missed: run-once}}\n"
+                ),
+            ),
+            ("s.yaml", "turns:\n  - text: hi\n"),
+        ],
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["export", "github-workflow", "often.yaml", "berlin.yaml"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let header: String = r
+        .stdout
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for words in [
+        "at most every 5 minutes",
+        "`berlin` has `missed: run-once`",
+        "DST nights",
+        "waits for it",
+    ] {
+        assert!(
+            header.replace("# ", "").contains(words),
+            "{words}: {header}"
+        );
+    }
+    assert!(
+        r.stderr.contains("at most every 5 minutes") && r.stderr.contains("missed: run-once"),
+        "{}",
+        r.stderr
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["export", "k8s-cronjob", "often.yaml", "berlin.yaml"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let header: String = r
+        .stdout
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let header = header.replace("# ", "");
+    assert!(
+        header.contains("follows elapsed time for every line"),
+        "{header}"
+    );
+    assert!(header.contains("startingDeadlineSeconds (60 s"), "{header}");
+    // A UTC-only export has no DST note.
+    let mut cmd = cn_run(tmp.path());
+    cmd.args(["export", "k8s-cronjob", "often.yaml"]);
+    let r = run(cmd, None);
+    assert!(!r.stdout.contains("DST nights"), "{}", r.stdout);
+}

@@ -84,6 +84,15 @@ impl Field {
     }
 }
 
+/// Why a field's text is refused, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct FieldError(pub(crate) String);
+
+fn refuse<T>(why: String) -> Result<T, FieldError> {
+    Err(FieldError(why))
+}
+
 /// A parsed field: one bit per value, and whether its text starts with `*` (what decides
 /// how the two day fields combine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +102,7 @@ pub(crate) struct Values {
 }
 
 /// Parse a field's text; the error says why, in words.
-pub(crate) fn parse(field: Field, text: &str) -> Result<Values, String> {
+pub(crate) fn parse(field: Field, text: &str) -> Result<Values, FieldError> {
     let mut bits = 0u64;
     for item in text.split(',') {
         bits |= parse_item(field, item)?;
@@ -108,12 +117,12 @@ pub(crate) fn parse(field: Field, text: &str) -> Result<Values, String> {
 }
 
 /// The bits of one list item.
-fn parse_item(field: Field, item: &str) -> Result<u64, String> {
+fn parse_item(field: Field, item: &str) -> Result<u64, FieldError> {
     if item.is_empty() {
-        return Err("an empty list item (a comma with nothing on one side)".to_owned());
+        return refuse("an empty list item (a comma with nothing on one side)".to_owned());
     }
     if let Some(why) = extension(item) {
-        return Err(why);
+        return refuse(why);
     }
     let (min, max) = field.bounds();
     let (range, step) = match item.split_once('/') {
@@ -124,19 +133,19 @@ fn parse_item(field: Field, item: &str) -> Result<u64, String> {
         (min, max)
     } else if let Some((a, b)) = range.split_once('-') {
         if a == "*" || b == "*" || b.contains('-') {
-            return Err(format!(
+            return refuse(format!(
                 "`{item}`: a range is two values around one `-`, as in `1-5`; `*` stands alone"
             ));
         }
         let (low, high) = (value(field, a, item)?, value(field, b, item)?);
         if low > high {
-            return Err(backwards(field, a, b, low, high));
+            return refuse(backwards(field, a, b, low, high));
         }
         (low, high)
     } else {
         let v = value(field, range, item)?;
         if step.is_some() {
-            return Err(format!(
+            return refuse(format!(
                 "`{item}`: a step needs a range before it, as in `{range}-{max}/…` or `*/…` \
                  (Debian's cron refuses `{item}`)"
             ));
@@ -157,12 +166,12 @@ fn parse_item(field: Field, item: &str) -> Result<u64, String> {
 }
 
 /// A step: digits, more than zero. A step longer than the range keeps its first value.
-fn step_of(text: &str, item: &str) -> Result<u64, String> {
+fn step_of(text: &str, item: &str) -> Result<u64, FieldError> {
     if text.is_empty() {
-        return Err(format!("`{item}` is missing its step after `/`"));
+        return refuse(format!("`{item}` is missing its step after `/`"));
     }
     if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
+        return refuse(format!(
             "`{item}`: the step after `/` must be a number, not `{text}`"
         ));
     }
@@ -170,26 +179,26 @@ fn step_of(text: &str, item: &str) -> Result<u64, String> {
         n.saturating_mul(10).saturating_add(u64::from(b - b'0'))
     });
     if step == 0 {
-        return Err(format!("`{item}`: a step of 0 never moves on"));
+        return refuse(format!("`{item}`: a step of 0 never moves on"));
     }
     Ok(step)
 }
 
 /// A number or a name of this field.
-fn value(field: Field, text: &str, item: &str) -> Result<u32, String> {
+fn value(field: Field, text: &str, item: &str) -> Result<u32, FieldError> {
     let (min, max) = field.bounds();
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
         let n = text.trim_start_matches('0').parse::<u32>().unwrap_or(0);
         let too_long = text.trim_start_matches('0').len() > 9;
         if too_long || n < min || n > max {
-            return Err(format!("{text} is out of range; {}", field.takes()));
+            return refuse(format!("{text} is out of range; {}", field.takes()));
         }
         return Ok(n);
     }
     if let Some(v) = field.name_value(text) {
         return Ok(v);
     }
-    Err(not_a_value(field, text, item))
+    refuse(not_a_value(field, text, item))
 }
 
 /// Why `text` is not a value of `field`: a name of the other named field, or not a value.

@@ -6,7 +6,7 @@ fn bits(field: Field, text: &str) -> Vec<u32> {
 }
 
 fn why(field: Field, text: &str) -> String {
-    parse(field, text).expect_err(text)
+    parse(field, text).expect_err(text).0
 }
 
 #[test]

@@ -79,7 +79,7 @@ impl CronLine {
                 line: line.trim().to_owned(),
                 field: field.name(),
                 text: (*text).to_owned(),
-                why,
+                why: why.0,
             })?;
         }
         let [minute, hour, dom, month, dow] = values;

@@ -18,6 +18,7 @@ use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
 use line::CronLine;
+pub use portable::NotPortable;
 
 pub use super::file::Missed;
 use super::file::ScheduleSection;
@@ -118,7 +119,7 @@ impl CronTab {
 
     /// The line as GitHub Actions and Kubernetes read it to the same effect, or why no
     /// line can say the same there.
-    pub fn portable(&self) -> Result<String, String> {
+    pub fn portable(&self) -> Result<String, NotPortable> {
         portable::portable(&self.line)
     }
 }

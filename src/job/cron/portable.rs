@@ -15,8 +15,13 @@
 use super::field::{Field, Values};
 use super::line::CronLine;
 
+/// Why no line says the same to GitHub and Kubernetes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotPortable(String);
+
 /// The five fields for GitHub and Kubernetes, or why there are none.
-pub(crate) fn portable(line: &CronLine) -> Result<String, String> {
+pub(crate) fn portable(line: &CronLine) -> Result<String, NotPortable> {
     let full = |f: Field, v: Values| v.bits == full_bits(f);
     let (dom_full, dow_full) = (
         full(Field::DayOfMonth, line.dom),
@@ -27,12 +32,12 @@ pub(crate) fn portable(line: &CronLine) -> Result<String, String> {
             (true, _) => ("*".to_owned(), field(line, Field::DayOfWeek, true)),
             (false, true) => (field(line, Field::DayOfMonth, true), "*".to_owned()),
             (false, false) => {
-                return Err(format!(
+                return Err(NotPortable(format!(
                     "its days must match both day fields (`{}` and `{}`, read together \
                      because one starts with `*`); GitHub Actions and Kubernetes read two \
                      restricted day fields as either one, so no line says the same there",
                     line.fields[2], line.fields[4]
-                ));
+                )));
             }
         }
     } else if dom_full || dow_full {

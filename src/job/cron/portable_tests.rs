@@ -1,7 +1,7 @@
 use super::*;
 
 fn port(line: &str) -> Result<String, String> {
-    portable(&CronLine::parse(line).unwrap())
+    portable(&CronLine::parse(line).unwrap()).map_err(|e| e.to_string())
 }
 
 #[test]
