@@ -185,8 +185,9 @@ fn exported_schedules_fire_when_cn_run_schedule_fires() {
         wrong[..wrong.len().min(10)].join("\n")
     );
     assert!(compared > 20_000, "{compared} run times compared");
-    // What cannot be said the same way there is refused, with the reason.
-    for i in &refused {
+    // What cannot be said the same way there is refused, with the reason (a few through
+    // the binary; the partition above asked the library of all).
+    for i in refused.iter().take(4) {
         let mut cmd = cn_run(tmp.path());
         cmd.args(["export", "k8s-cronjob", &format!("z0/j{i}.yaml")]);
         let r = run(cmd, None);
@@ -255,6 +256,12 @@ fn kubernetes_reads_dst_nights_in_elapsed_time() {
     );
 }
 
+/// The comment at the top of a generated file, as one line.
+fn comment_of(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+    lines.join(" ").replace("# ", "")
+}
+
 /// The generated files say where the targets time runs otherwise, and stderr says it of the
 /// jobs it concerns: GitHub's 5-minute minimum, `missed: run-once` there, DST nights.
 #[test]
@@ -281,22 +288,14 @@ fn the_exported_files_say_where_the_targets_time_runs_otherwise() {
     cmd.args(["export", "github-workflow", "often.yaml", "berlin.yaml"]);
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
-    let header: String = r
-        .stdout
-        .lines()
-        .take_while(|l| l.starts_with('#'))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let header = comment_of(&r.stdout);
     for words in [
         "at most every 5 minutes",
         "`berlin` has `missed: run-once`",
         "DST nights",
         "waits for it",
     ] {
-        assert!(
-            header.replace("# ", "").contains(words),
-            "{words}: {header}"
-        );
+        assert!(header.contains(words), "{words}: {header}");
     }
     assert!(
         r.stderr.contains("at most every 5 minutes") && r.stderr.contains("missed: run-once"),
@@ -307,13 +306,7 @@ fn the_exported_files_say_where_the_targets_time_runs_otherwise() {
     cmd.args(["export", "k8s-cronjob", "often.yaml", "berlin.yaml"]);
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
-    let header: String = r
-        .stdout
-        .lines()
-        .take_while(|l| l.starts_with('#'))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let header = header.replace("# ", "");
+    let header = comment_of(&r.stdout);
     assert!(
         header.contains("follows elapsed time for every line"),
         "{header}"

@@ -474,6 +474,30 @@ fn real_stuck_processes_are_reaped_by_process_group() {
     }
 }
 
+/// A scheduler starts the job's run at 10:00 and goes (as a SIGKILL would leave it), its
+/// run under way: what it saved, and the run's pid.
+pub(crate) fn started_then_gone(
+    launcher: &mut ProcessLauncher,
+    jobs: Vec<Entry>,
+) -> (PersistedState, u32) {
+    let t0 = ts("2025-06-02T10:00:00Z");
+    let cfg = Config::default();
+    let mut first = Scheduler::new(jobs, &PersistedState::default(), t0, cfg, launcher);
+    first.tick(t0, launcher);
+    let saved = first.snapshot();
+    let running = saved.jobs.values().find_map(|j| j.running.clone());
+    let pid = running.and_then(|r| r.pid).expect("a run in flight");
+    // The run is under way before its scheduler goes: a process still inside exec shows
+    // an empty command line for a moment (seen with tests running in parallel).
+    let started = std::time::Instant::now();
+    while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
+        && started.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (saved, pid)
+}
+
 #[test]
 fn a_run_left_by_a_stopped_scheduler_is_watched_not_started_again() {
     let tmp = tempfile::tempdir().unwrap();
@@ -483,31 +507,7 @@ fn a_run_left_by_a_stopped_scheduler_is_watched_not_started_again() {
         log_dir: tmp.path().join("logs"),
     };
     let job = || vec![entry("long", "*/5 * * * *", "UTC", Missed::Skip)];
-    let t0 = ts("2025-06-02T10:00:00Z");
-    let mut first = Scheduler::new(
-        job(),
-        &PersistedState::default(),
-        t0,
-        Config::default(),
-        &mut launcher,
-    );
-    first.tick(t0, &mut launcher);
-    let saved = first.snapshot();
-    let pid = saved.jobs["/jobs/long.yaml"]
-        .running
-        .as_ref()
-        .unwrap()
-        .pid
-        .unwrap();
-    // The run is under way before its scheduler goes: a process still inside exec shows
-    // an empty command line for a moment (seen with tests running in parallel).
-    let started = std::time::Instant::now();
-    while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
-        && started.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    drop(first); // the scheduler is gone; its run goes on
+    let (saved, pid) = started_then_gone(&mut launcher, job());
 
     // A pid that is not a run of this job (here: the test itself) is not adopted.
     let mut foreign = saved.clone();

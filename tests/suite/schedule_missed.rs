@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use cn_run::job::Missed;
 use cn_run::schedule::{Config, EventKind, PersistedState, ProcessLauncher, Scheduler, Store};
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use serde_json::Value;
 
-use super::schedule::{Fake, drain, entry, fake_exe, kinds, ts};
+use super::schedule::{Fake, drain, entry, fake_exe, kinds, started_then_gone, ts};
 use crate::support::runner::{cn_run, write_files};
 
 /// Schedulers up at `ups` (each saves its state and goes), then one at `back`: its starts.
@@ -125,31 +125,8 @@ fn a_run_adopted_after_its_scheduler_died_ends_with_the_exit_code_its_log_holds(
             log_dir: tmp.path().join("logs"),
         };
         let job = || vec![entry("long", "*/5 * * * *", "UTC", Missed::Skip)];
-        let t0 = ts("2025-06-02T10:00:00Z");
-        let mut first = Scheduler::new(
-            job(),
-            &PersistedState::default(),
-            t0,
-            Config::default(),
-            &mut launcher,
-        );
-        first.tick(t0, &mut launcher);
-        let saved = first.snapshot();
-        let pid = saved.jobs["/jobs/long.yaml"]
-            .running
-            .as_ref()
-            .unwrap()
-            .pid
-            .unwrap();
-        // Under way (past exec) before its scheduler goes, as a SIGKILL would leave it.
-        let started = std::time::Instant::now();
-        while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
-            && started.elapsed() < Duration::from_secs(10)
-        {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        drop(first);
-        let t1 = t0 + SignedDuration::from_secs(1);
+        let (saved, pid) = started_then_gone(&mut launcher, job());
+        let t1 = ts("2025-06-02T10:00:01Z");
         let mut second = Scheduler::new(job(), &saved, t1, Config::default(), &mut launcher);
         assert!(kinds(&second).contains(&EventKind::Adopted));
         second.hold();
