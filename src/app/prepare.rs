@@ -52,6 +52,8 @@ pub(crate) struct Placed {
     pub out_dir: PathBuf,
     pub workspace: PathBuf,
     pub resumed: bool,
+    /// The run's trace (OpenTelemetry on, or the caller's `TRACEPARENT`).
+    pub trace: Option<crate::telemetry::RunTrace>,
 }
 
 /// The policy, containment and rules of a placed run.
@@ -92,7 +94,7 @@ pub(crate) async fn prepare(
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
-    let placed = place(config, resume.as_ref())?;
+    let mut placed = place(config, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
@@ -111,6 +113,11 @@ pub(crate) async fn prepare(
         &placed.workspace,
     );
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
+    placed.trace = opts.log.telemetry.as_ref().map(|t| {
+        let (trace, sink) = t.start_run(&redactor, config.job.capture_content);
+        sink.into_iter().for_each(|s| emitter.add_sink(s));
+        trace
+    });
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
     let shared = Arc::new(
@@ -235,6 +242,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
             out_dir,
             workspace: PathBuf::from(&r.session.workspace),
             resumed: true,
+            trace: None,
         });
     }
     let run_id = new_run_id();
@@ -252,6 +260,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
         out_dir,
         workspace,
         resumed: false,
+        trace: None,
     })
 }
 

@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 pub mod http;
 pub mod model;
+pub mod otlp;
 pub mod outputs_replay;
 pub mod procs;
 pub mod replay;
