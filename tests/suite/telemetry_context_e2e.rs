@@ -102,17 +102,24 @@ fn mcp_servers_are_told_the_span_of_each_call_the_collector_receives() {
     let r = run(cmd, Some(&tmp.path().join("out")));
     assert_eq!(r.code, 0, "{r:#?}");
     let got = c.received();
-    for (id, header) in [("m1", None), ("m2", Some("m3"))] {
+    let spans = got.spans();
+    for id in ["m1", "m2", "m3"] {
         let (span, parent) = mcp_span(&got, id);
         let expected = format!("00-{CALLER_TRACE}-{span}-01");
+        let told = match id {
+            "m3" => output_of(&r, id),
+            _ => {
+                let out = output_of(&r, id);
+                assert!(out.ends_with(" tracestate=vendor=opaque"), "{out}");
+                out.trim_start_matches("traceparent=")
+                    .trim_end_matches(" tracestate=vendor=opaque")
+                    .to_owned()
+            }
+        };
         assert_eq!(
-            output_of(&r, id),
-            format!("traceparent={expected} tracestate=vendor=opaque")
+            told, expected,
+            "{id}: _meta (m1 stdio, m2 HTTP) or the HTTP header (m3)"
         );
-        if let Some(h) = header {
-            assert_eq!(output_of(&r, h), expected, "the HTTP header");
-        }
-        let spans = got.spans();
         let tool = spans
             .iter()
             .find(|(_, s)| hex(&s.span_id) == parent)
