@@ -409,6 +409,16 @@ fn a_run_stopped_by_a_limit_says_which_in_its_agent_span() {
 
 #[test]
 fn a_run_killed_by_sigterm_flushes_everything_before_it_exits() {
+    killed_by(rustix::process::Signal::TERM);
+}
+
+#[test]
+fn a_run_stopped_by_sigint_flushes_everything_before_it_exits() {
+    killed_by(rustix::process::Signal::INT);
+}
+
+/// A run sent `signal` while its Bash call sleeps: exit 130, and its spans all arrive.
+fn killed_by(signal: rustix::process::Signal) {
     let tmp = workspace();
     let c = Collector::start(Wire::HttpProtobuf);
     let script = "turns:\n  - tool_calls:\n      - {name: Bash, id: sleeper, arguments: {command: 'sleep 60'}}\n  - text: done\n";
@@ -420,7 +430,7 @@ fn a_run_killed_by_sigterm_flushes_everything_before_it_exits() {
     exporting(&mut cmd, &c, tmp.path());
     let mut child = cmd
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let events = tmp.path().join("out/events.jsonl");
@@ -433,7 +443,7 @@ fn a_run_killed_by_sigterm_flushes_everything_before_it_exits() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let pid = rustix::process::Pid::from_child(&child);
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    rustix::process::kill_process(pid, signal).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let all = spans(&c.received());
