@@ -113,11 +113,7 @@ pub(crate) async fn prepare(
         &placed.workspace,
     );
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
-    placed.trace = opts.log.telemetry.as_ref().map(|t| {
-        let (trace, sink) = t.start_run(&redactor, config.job.capture_content);
-        sink.into_iter().for_each(|s| emitter.add_sink(s));
-        trace
-    });
+    placed.trace = start_telemetry(config, opts, &emitter, &redactor);
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
     let shared = Arc::new(
@@ -339,6 +335,21 @@ fn guard(
         rules,
         warnings,
     })
+}
+
+/// The run's trace and, when telemetry is exported, its sink among the outputs.
+fn start_telemetry(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    emitter: &Emitter,
+    redactor: &Redactor,
+) -> Option<crate::telemetry::RunTrace> {
+    let telemetry = opts.log.telemetry.as_ref()?;
+    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    if let Some(sink) = sink {
+        emitter.add_sink(sink);
+    }
+    Some(trace)
 }
 
 /// Every output the events go to, with the log and GitHub's masks told the secrets.

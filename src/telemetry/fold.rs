@@ -25,8 +25,23 @@ use crate::events::{Envelope, Event};
 
 #[path = "fold_agent.rs"]
 mod agent;
+#[path = "fold_chat.rs"]
+mod chat;
 #[path = "fold_tools.rs"]
 mod tools;
+#[path = "fold_work.rs"]
+mod work;
+
+/// A span event on the agent span: its name and the key of its one attribute.
+type Note = (&'static str, &'static str);
+const ATTEMPT: Note = ("cn_run.attempt.started", "cn_run.attempt");
+const INCOMPLETE: Note = ("cn_run.output.incomplete", "gen_ai.response.finish_reasons");
+const COMPACTION: Note = ("cn_run.compaction", "cn_run.tokens_before");
+const RULE: Note = ("cn_run.rule.applied", "cn_run.rule");
+const WARNING: Note = ("cn_run.warning", "cn_run.message");
+const VALIDATED: Note = ("cn_run.output.validated", "cn_run.valid");
+const ARTIFACT: Note = ("cn_run.artifact.collected", "cn_run.artifact");
+const UPLOAD: Note = ("cn_run.upload.finished", "cn_run.upload.target");
 
 /// What the fold makes of one event.
 #[derive(Debug)]
@@ -47,7 +62,7 @@ pub struct RunFold {
     /// The run's own agent (`""`) and each subagent, by the call that started it.
     agents: HashMap<String, agent::Agent>,
     /// Model requests in flight, by agent and turn.
-    chats: HashMap<(String, u32), agent::Chat>,
+    chats: HashMap<(String, u32), chat::Chat>,
     calls: tools::Calls,
     /// MCP servers by name, with their transport (`pipe`, `tcp`).
     mcp: Vec<(String, &'static str)>,
@@ -116,19 +131,24 @@ impl RunFold {
         match event {
             Event::RunStarted { .. } => self.run_started(at, event),
             Event::AttemptStarted { attempt } => {
-                let a = KeyValue::new("cn_run.attempt", i64::from(*attempt));
-                self.agent_event(scope, "cn_run.attempt.started", at, vec![a])
+                self.note(scope, at, ATTEMPT, &attempt.to_string())
             }
             Event::TurnStarted { turn } => self.turn_started(scope, *turn, at),
             Event::ModelRetry { .. } => self.model_retry(scope, at, event),
             Event::AssistantMessage { .. } => self.assistant_message(scope, at, event),
-            Event::OutputIncomplete { .. }
-            | Event::Compaction { .. }
-            | Event::RuleApplied { .. }
-            | Event::Warning { .. }
-            | Event::OutputValidated { .. }
-            | Event::ArtifactCollected(_)
-            | Event::UploadFinished { .. } => self.noted(scope, at, event),
+            Event::OutputIncomplete { stop_reason, .. } => {
+                self.note(scope, at, INCOMPLETE, stop_reason)
+            }
+            Event::Compaction { tokens_before, .. } => {
+                self.note(scope, at, COMPACTION, &tokens_before.to_string())
+            }
+            Event::RuleApplied { name, .. } => self.note(scope, at, RULE, name),
+            Event::Warning { message } => self.note(scope, at, WARNING, message),
+            Event::OutputValidated { valid, .. } => {
+                self.note(scope, at, VALIDATED, &valid.to_string())
+            }
+            Event::ArtifactCollected(a) => self.note(scope, at, ARTIFACT, &a.path),
+            Event::UploadFinished { target, .. } => self.note(scope, at, UPLOAD, target),
             Event::PermissionDecision { .. } => self.decision(scope, at, event),
             Event::ToolStarted { .. } => self.tool_started(scope, at, event),
             Event::ToolFinished { .. } => self.tool_finished(scope, at, event),

@@ -46,10 +46,45 @@ struct Command {
     ok: bool,
 }
 
+impl Call {
+    /// `allowed`, `denied` or `failed` (`on_ask: fail`): what the policy made of the call.
+    fn decision_word(&self) -> &'static str {
+        match &self.decision {
+            Some((Resolution::Allowed, _)) | None => "allowed",
+            Some((Resolution::Denied, _)) => "denied",
+            Some((Resolution::Failed, _)) => "failed",
+        }
+    }
+
+    fn argument(&self, key: &str) -> Option<&Value> {
+        self.arguments.as_ref().and_then(|a| a.get(key))
+    }
+
+    /// The command a Bash call that ran in the foreground ran, waiting for its result.
+    fn command(&self, end: SystemTime, ok: bool) -> Option<Command> {
+        let background = self.argument("run_in_background").and_then(Value::as_bool);
+        if !self.ran || self.tool != "Bash" || background == Some(true) {
+            return None;
+        }
+        let command = self.argument("command").and_then(Value::as_str);
+        Some(Command {
+            start: self.start,
+            end,
+            command: command.unwrap_or_default().to_owned(),
+            ok,
+        })
+    }
+}
+
 impl Calls {
     /// The id of the `execute_tool` span of `call` in `scope`.
     pub(super) fn tool_span(&self, trace: &RunTrace, scope: &str, call: &str) -> SpanId {
         trace.span_id("tool", &format!("{scope}/{call}"))
+    }
+
+    /// When call `call` finished.
+    pub(super) fn ended_at(&self, call: &str) -> Option<SystemTime> {
+        self.ended.get(call).copied()
     }
 
     /// The name of the subagent the Subagent call `call` runs.
@@ -159,49 +194,25 @@ impl RunFold {
         else {
             return self.agent_span(scope);
         };
-        let began = at
-            .checked_sub(Duration::from_millis(*duration_ms))
-            .unwrap_or(at);
-        let call = self
-            .calls
-            .open
-            .remove(&format!("{scope}/{call_id}"))
-            .unwrap_or(Call {
-                tool: tool.clone(),
-                start: began,
-                arguments: None,
-                ran: *duration_ms > 0,
-                decision: None,
-            });
+        let began = at.checked_sub(Duration::from_millis(*duration_ms));
+        let call = self.calls.open.remove(&format!("{scope}/{call_id}"));
+        let call = call.unwrap_or_else(|| Call {
+            tool: tool.clone(),
+            start: began.unwrap_or(at),
+            arguments: None,
+            ran: *duration_ms > 0,
+            decision: None,
+        });
         self.calls.ended.insert(call_id.clone(), at);
         let ok = *status == ToolStatus::Ok;
         let id = self.tool_span(scope, call_id, &call, (at, ok), output);
         if call.ran {
             self.mcp_call(call_id, &call, at, ok, id);
         }
-        let background = call
-            .arguments
-            .as_ref()
-            .and_then(|a| a.get("run_in_background"))
-            .and_then(Value::as_bool)
-            == Some(true);
-        if call.ran && call.tool == "Bash" && !background {
-            let command = call
-                .arguments
-                .as_ref()
-                .and_then(|a| a.get("command"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
-            let waiting = Command {
-                start: call.start,
-                end: at,
-                command,
-                ok,
-            };
+        if let Some(command) = call.command(at, ok) {
             self.calls
                 .commands
-                .insert(format!("{scope}/{call_id}"), waiting);
+                .insert(format!("{scope}/{call_id}"), command);
         }
         if scope.is_empty() && call.tool == SUBAGENT {
             let error = (!ok).then(|| ("tool_error", "the subagent's call failed".to_owned()));
@@ -220,61 +231,18 @@ impl RunFold {
         output: &str,
     ) -> SpanId {
         let id = self.calls.tool_span(&self.trace, scope, call_id);
-        let decision = match &call.decision {
-            Some((Resolution::Allowed, _)) | None => "allowed",
-            Some((Resolution::Denied, _)) => "denied",
-            Some((Resolution::Failed, _)) => "failed",
-        };
-        let mcp = call.tool.starts_with("mcp__");
-        let mut spec = SpanSpec::new(
-            id,
-            self.agent_span(scope),
-            format!("execute_tool {}", call.tool),
-            SpanKind::Internal,
-        )
-        .at(call.start, at);
-        spec.attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", call.tool.clone()),
-            KeyValue::new("gen_ai.tool.call.id", call_id.to_owned()),
-            KeyValue::new(
-                "gen_ai.tool.type",
-                if mcp { "extension" } else { "function" },
-            ),
-            KeyValue::new("cn_run.tool.decision", decision),
-            KeyValue::new("cn_run.tool.status", if ok { "ok" } else { "error" }),
-        ];
-        if let Some((_, d)) = &call.decision {
-            spec.attributes.extend([
-                KeyValue::new("cn_run.permission", d.permission.as_str()),
-                KeyValue::new("cn_run.permission.rule", d.rule.clone().unwrap_or_default()),
-                KeyValue::new("cn_run.permission.source", source_word(d.source)),
-                KeyValue::new("cn_run.permission.reason", self.texts.value(&d.reason)),
-            ]);
-        }
-        if let Some(args) = &call.arguments {
-            let text = args.to_string();
-            spec.attributes
-                .extend(self.texts.content("gen_ai.tool.call.arguments", &text));
-        }
-        spec.attributes
-            .extend(self.texts.content("gen_ai.tool.call.result", output));
+        let decision = call.decision_word();
+        let parent = self.agent_span(scope);
+        let name = format!("execute_tool {}", call.tool);
+        let mut spec = SpanSpec::new(id, parent, name, SpanKind::Internal).at(call.start, at);
+        spec.attributes = self.tool_attributes(call_id, call, ok, output);
         if !ok {
-            let kind = if decision == "allowed" {
-                "tool_error"
-            } else {
-                "denied"
+            let (kind, what) = match decision {
+                "allowed" => ("tool_error", "failed"),
+                _ => ("denied", "denied"),
             };
             spec.attributes.push(KeyValue::new("error.type", kind));
-            spec.error = Some(format!(
-                "{} call {}",
-                call.tool,
-                if decision == "allowed" {
-                    "failed"
-                } else {
-                    "denied"
-                }
-            ));
+            spec.error = Some(format!("{} call {what}", call.tool));
         }
         self.started_under(scope, call.start);
         self.push_span(spec);
@@ -286,6 +254,37 @@ impl RunFold {
         ];
         self.measure(Measure::new(Metric::ToolCalls, 1.0, attrs));
         id
+    }
+
+    /// The attributes of a call's `execute_tool` span (content only when captured).
+    fn tool_attributes(&self, call_id: &str, call: &Call, ok: bool, output: &str) -> Vec<KeyValue> {
+        let kind = if call.tool.starts_with("mcp__") {
+            "extension"
+        } else {
+            "function"
+        };
+        let mut attributes = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", call.tool.clone()),
+            KeyValue::new("gen_ai.tool.call.id", call_id.to_owned()),
+            KeyValue::new("gen_ai.tool.type", kind),
+            KeyValue::new("cn_run.tool.decision", call.decision_word()),
+            KeyValue::new("cn_run.tool.status", if ok { "ok" } else { "error" }),
+        ];
+        if let Some((_, d)) = &call.decision {
+            attributes.extend([
+                KeyValue::new("cn_run.permission", d.permission.as_str()),
+                KeyValue::new("cn_run.permission.rule", d.rule.clone().unwrap_or_default()),
+                KeyValue::new("cn_run.permission.source", source_word(d.source)),
+                KeyValue::new("cn_run.permission.reason", self.texts.value(&d.reason)),
+            ]);
+        }
+        if let Some(args) = &call.arguments {
+            let text = args.to_string();
+            attributes.extend(self.texts.content("gen_ai.tool.call.arguments", &text));
+        }
+        attributes.extend(self.texts.content("gen_ai.tool.call.result", output));
+        attributes
     }
 
     /// The client span of an MCP call, with the id its server was given as parent.
@@ -399,61 +398,6 @@ impl RunFold {
             let (scope, call_id) = (scope.to_owned(), call_id.to_owned());
             self.tool_span(&scope, &call_id, &call, (at, false), why);
         }
-    }
-
-    pub(super) fn checkpoint(&mut self, at: SystemTime, e: &Event) -> SpanId {
-        let Event::CheckpointCreated {
-            index,
-            commit,
-            call_id,
-            label,
-            files_changed,
-            ..
-        } = e
-        else {
-            return self.agent_span("");
-        };
-        let start = call_id
-            .as_ref()
-            .and_then(|c| self.calls.ended.get(c).copied())
-            .unwrap_or(self.prev);
-        let id = self.trace.span_id("checkpoint", &index.to_string());
-        let mut spec = SpanSpec::new(
-            id,
-            self.agent_span(""),
-            "checkpoint".to_owned(),
-            SpanKind::Internal,
-        )
-        .at(start, at);
-        spec.attributes = vec![
-            KeyValue::new("cn_run.checkpoint.index", i64::from(*index)),
-            KeyValue::new("cn_run.checkpoint.commit", commit.clone()),
-            KeyValue::new("cn_run.checkpoint.label", self.texts.value(label)),
-            KeyValue::new("cn_run.checkpoint.files_changed", *files_changed as i64),
-        ];
-        if let Some(call) = call_id {
-            spec.attributes
-                .push(KeyValue::new("gen_ai.tool.call.id", call.clone()));
-        }
-        self.started_under("", start);
-        self.push_span(spec);
-        id
-    }
-
-    pub(super) fn mcp_server(&mut self, s: &crate::mcp::ServerStatus) -> SpanId {
-        let transport = match s.transport {
-            crate::mcp::TransportKind::Stdio => "pipe",
-            crate::mcp::TransportKind::Http => "tcp",
-        };
-        self.mcp.push((s.name.clone(), transport));
-        let attrs = vec![
-            self.job_attr(),
-            KeyValue::new("cn_run.mcp.server", s.name.clone()),
-            KeyValue::new("cn_run.mcp.status", s.status.as_str()),
-            KeyValue::new("network.transport", transport),
-        ];
-        self.measure(Measure::new(Metric::McpConnections, 1.0, attrs));
-        self.agent_span("")
     }
 }
 
