@@ -129,7 +129,7 @@ fn jenkins(get: &dyn Fn(&str) -> Option<String>) -> Pairs {
         (
             "vcs.repository.name",
             url.as_deref()
-                .map(|u| last_segment(u.trim_end_matches(".git")).to_owned()),
+                .map(|u| last_segment(u.trim_end_matches(".git"))),
         ),
         ("vcs.repository.url.full", url),
         (
