@@ -193,6 +193,14 @@ impl RunFold {
     }
 }
 
+/// A value's word in events.jsonl (`job`, `cli`, …: its serde name).
+pub(super) fn word(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 /// An RFC 3339 timestamp of events.jsonl as a time.
 pub(super) fn time_of(ts: &str) -> Option<SystemTime> {
     let nanos = ts.parse::<jiff::Timestamp>().ok()?.as_nanosecond();

@@ -35,14 +35,6 @@ fn provider_name(provider: &str) -> String {
     }
 }
 
-/// A status as its word in result.json (`limit_reached`, …).
-fn status_word(status: crate::exit_code::Status) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 impl RunFold {
     pub(super) fn run_started(&mut self, at: SystemTime, event: &Event) -> SpanId {
         let Event::RunStarted {
@@ -226,7 +218,7 @@ impl RunFold {
         else {
             return self.agent_span("");
         };
-        let word = status_word(*status);
+        let word = status.as_str().to_owned();
         let failed = *status != crate::exit_code::Status::Success;
         if failed {
             self.close_all(at, &word, reason);

@@ -134,14 +134,6 @@ fn command_end(content: &str, ok: bool) -> (Option<i64>, Option<&'static str>) {
     }
 }
 
-/// A decision's source as its word in events.jsonl (`job`, `cli`, …).
-fn source_word(source: crate::permissions::Source) -> String {
-    serde_json::to_value(source)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
-}
-
 impl RunFold {
     pub(super) fn decision(&mut self, scope: &str, at: SystemTime, e: &Event) -> SpanId {
         let Event::PermissionDecision {
@@ -275,7 +267,7 @@ impl RunFold {
             attributes.extend([
                 KeyValue::new("cn_run.permission", d.permission.as_str()),
                 KeyValue::new("cn_run.permission.rule", d.rule.clone().unwrap_or_default()),
-                KeyValue::new("cn_run.permission.source", source_word(d.source)),
+                KeyValue::new("cn_run.permission.source", super::word(&d.source)),
                 KeyValue::new("cn_run.permission.reason", self.texts.value(&d.reason)),
             ]);
         }

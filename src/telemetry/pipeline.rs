@@ -22,6 +22,23 @@ use super::metrics::Instruments;
 use super::settings::{Protocol, Settings, Signal};
 use super::watch::{Watch, Watched};
 
+/// The OTLP exporter `builder` makes for `protocol` (the three signals' builders are
+/// different types with the same two transports).
+macro_rules! exporter {
+    ($builder:expr, $protocol:expr) => {
+        match $protocol {
+            Protocol::Grpc => $builder
+                .with_tonic()
+                .with_protocol(opentelemetry_otlp::Protocol::Grpc)
+                .build()?,
+            Protocol::HttpProtobuf => $builder
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                .build()?,
+        }
+    };
+}
+
 /// The three signals' export machinery (each `None` when its signal is off).
 pub(super) struct Pipeline {
     spans: Option<BatchSpanProcessor>,
@@ -83,17 +100,7 @@ impl Pipeline {
     }
 
     fn traces(&mut self, protocol: Protocol, resource: &Resource, watch: &Arc<Watch>) -> Built<()> {
-        let builder = opentelemetry_otlp::SpanExporter::builder();
-        let inner = match protocol {
-            Protocol::Grpc => builder
-                .with_tonic()
-                .with_protocol(opentelemetry_otlp::Protocol::Grpc)
-                .build()?,
-            Protocol::HttpProtobuf => builder
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                .build()?,
-        };
+        let inner = exporter!(opentelemetry_otlp::SpanExporter::builder(), protocol);
         let watched = Watched {
             inner,
             watch: watch.clone(),
@@ -105,17 +112,7 @@ impl Pipeline {
     }
 
     fn meters(&mut self, protocol: Protocol, resource: &Resource, watch: &Arc<Watch>) -> Built<()> {
-        let builder = opentelemetry_otlp::MetricExporter::builder();
-        let inner = match protocol {
-            Protocol::Grpc => builder
-                .with_tonic()
-                .with_protocol(opentelemetry_otlp::Protocol::Grpc)
-                .build()?,
-            Protocol::HttpProtobuf => builder
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                .build()?,
-        };
+        let inner = exporter!(opentelemetry_otlp::MetricExporter::builder(), protocol);
         let reader = PeriodicReader::builder(Watched {
             inner,
             watch: watch.clone(),
@@ -136,17 +133,7 @@ impl Pipeline {
         resource: &Resource,
         watch: &Arc<Watch>,
     ) -> Built<()> {
-        let builder = opentelemetry_otlp::LogExporter::builder();
-        let inner = match protocol {
-            Protocol::Grpc => builder
-                .with_tonic()
-                .with_protocol(opentelemetry_otlp::Protocol::Grpc)
-                .build()?,
-            Protocol::HttpProtobuf => builder
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                .build()?,
-        };
+        let inner = exporter!(opentelemetry_otlp::LogExporter::builder(), protocol);
         let processor = BatchLogProcessor::builder(Watched {
             inner,
             watch: watch.clone(),
