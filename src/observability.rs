@@ -21,6 +21,9 @@ pub struct LogHandle {
     pub started: Option<std::time::SystemTime>,
     /// OpenTelemetry, when the environment asks for it (`run` commands only).
     pub telemetry: Option<crate::telemetry::Telemetry>,
+    /// Several jobs share this log: in GitHub Actions each job's lines are held and shown
+    /// as one group when it ends, so parallel jobs' groups never interleave.
+    pub shared: bool,
 }
 
 impl LogHandle {
@@ -71,6 +74,7 @@ pub fn init(args: &LogArgs) -> LogHandle {
         live,
         started: Some(std::time::SystemTime::now()),
         telemetry: None,
+        shared: false,
     };
     let default = match args.verbose {
         0 => "warn",
@@ -93,6 +97,17 @@ pub fn progress(handle: &LogHandle, line: &str) {
     if handle.quiet {
         return;
     }
+    outcome(handle, line);
+}
+
+/// Text for stderr that `--quiet` keeps too (how a run ended), written in one piece so
+/// no other job's line lands inside it.
+pub fn outcome(handle: &LogHandle, text: &str) {
     let mut w = handle.make_writer();
-    let _ = w.write_all(format!("{line}\n").as_bytes());
+    let text = if text.ends_with('\n') {
+        text.to_owned()
+    } else {
+        format!("{text}\n")
+    };
+    let _ = w.write_all(text.as_bytes());
 }
