@@ -13,7 +13,7 @@ use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::job::OnAsk;
 use crate::permissions::{Decision, Permission, Source};
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{Grant, Tool, ToolContext, ToolError};
 
 /// Characters of a tool's output copied into its `tool.finished` event.
 const EVENT_OUTPUT_CHARS: usize = 16_000;
@@ -40,6 +40,9 @@ enum Checked<'t> {
     Run {
         tool: &'t dyn Tool,
         args: Value,
+        /// What the check judged and lifted, for the run to use exactly that.
+        grant: Grant,
+        /// The verdict that let it run (for its `tool.started` event).
         decision: Decision,
     },
 }
@@ -153,14 +156,14 @@ impl Agent<'_> {
                 None,
             );
         }
-        let mut decision = self
-            .policy
-            .check(&call.name, &args, tool.tighten(&args, &self.shared));
+        // Judged once: the policy and the run see the same path or addresses.
+        let judged = tool.judge(&args, &self.shared);
+        let mut decision = self.policy.check(&call.name, &args, judged.tighten.clone());
         if let Some(refusal) = self.egress_refusal(tool.as_ref(), &call.name, &args) {
             decision = refusal;
         }
         if let Some(narrow) = self.narrow {
-            let own = narrow.check(&call.name, &args, tool.tighten(&args, &self.shared));
+            let own = narrow.check(&call.name, &args, judged.tighten.clone());
             if own.permission > decision.permission {
                 decision = own;
             }
@@ -189,6 +192,7 @@ impl Agent<'_> {
                 Checked::Run {
                     tool: tool.as_ref(),
                     args,
+                    grant: Grant::of_allowed(judged),
                     decision,
                 },
                 None,
@@ -277,7 +281,7 @@ impl Agent<'_> {
         checked: Checked<'_>,
         parallel: usize,
     ) -> Answered {
-        let (tool, args, decision) = match checked {
+        let (tool, args, grant, decision) = match checked {
             Checked::Done { content, is_error } => {
                 return self.answer(turn, call, content, is_error);
             }
@@ -288,8 +292,9 @@ impl Agent<'_> {
             Checked::Run {
                 tool,
                 args,
+                grant,
                 decision,
-            } => (tool, args, decision),
+            } => (tool, args, grant, decision),
         };
         self.emitter.emit(Event::ToolStarted {
             turn,
@@ -302,6 +307,7 @@ impl Agent<'_> {
             shared: self.shared.clone(),
             parallel_calls: parallel.max(1),
             call_id: call.id.clone(),
+            grant,
         };
         let started = Instant::now();
         // A mutating call's arguments name what it changed (for its checkpoint).

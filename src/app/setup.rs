@@ -31,6 +31,16 @@ pub(crate) enum ModelSettingError {
     UnsetHeader { header: String, var: String },
 }
 
+impl ModelSettingError {
+    /// The job field the setting is in.
+    pub(crate) fn field(&self) -> String {
+        match self {
+            ModelSettingError::UnsetKey { .. } => "model.api_key_env".to_owned(),
+            ModelSettingError::UnsetHeader { header, .. } => format!("model.headers.{header}"),
+        }
+    }
+}
+
 /// Why the whole sandbox the run requires cannot be had (the run ends with exit 6).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("require_sandbox is set, but {shortfall}")]
@@ -202,8 +212,10 @@ pub(crate) fn tool_env(
     key_env: Option<&str>,
     run_id: &str,
 ) -> Vec<(String, String)> {
+    // No command or server inherits the telemetry configuration or the caller's trace.
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, v)| Some(k.as_str()) != key_env && key.is_none_or(|s| s.expose() != v))
+        .filter(|(k, _)| !crate::telemetry::settings::is_telemetry_var(k))
         .collect();
     env.push(("CN_RUN".to_owned(), "1".to_owned()));
     env.push(("CN_RUN_RUN_ID".to_owned(), run_id.to_owned()));
@@ -241,6 +253,9 @@ pub(crate) fn redactor(
     // A token actions/checkout left in .git/config is in no variable cn-run can see.
     let checkout = crate::redact::git_credentials(workspace);
     values.extend(checkout.iter().map(String::as_str));
+    // The collector's credentials (`OTEL_EXPORTER_OTLP_HEADERS`, `x-api-key=…`).
+    let otlp = crate::telemetry::settings::header_values(&|n| std::env::var(n).ok());
+    values.extend(otlp.iter().map(String::as_str));
     Redactor::new(values, std::env::vars(), &names)
 }
 
@@ -276,6 +291,25 @@ pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {
     reg
 }
 
+/// `~/x` under the commands' `$HOME`, anything else under the workspace.
+fn placed_in(w: &str, workspace: &Path, env: &[(String, String)]) -> PathBuf {
+    let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v);
+    match (w.strip_prefix("~/"), home) {
+        (Some(rest), Some(h)) => Path::new(h).join(rest),
+        _ => workspace.join(w),
+    }
+}
+
+/// The credential locations the job gives back (`tools.bash.readable`): to commands and
+/// to cn-run's own file tools alike.
+pub(crate) fn bash_readable(job: &Job, workspace: &Path, env: &[(String, String)]) -> Vec<PathBuf> {
+    let t = &job.tools;
+    t.bash_readable
+        .iter()
+        .map(|w| placed_in(w, workspace, env))
+        .collect()
+}
+
 /// The containment of the job's commands, established once: the policy, its status for
 /// result.json, and either a warning (`Ok`) or the reason to fail the run (`Err`) when the
 /// whole profile cannot be enforced. A read-only run (`--readonly`, plan mode) asks for a
@@ -297,15 +331,8 @@ pub(crate) fn sandbox(
     } else {
         t.bash_sandbox
     };
-    let home = env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| PathBuf::from(v));
-    let place = |w: &String| match (w.strip_prefix("~/"), &home) {
-        (Some(rest), Some(h)) => h.join(rest),
-        _ => workspace.join(w),
-    };
-    let readable: Vec<PathBuf> = t.bash_readable.iter().map(place).collect();
+    let place = |w: &String| placed_in(w, workspace, env);
+    let readable = bash_readable(job, workspace, env);
     let mut policy = SandboxPolicy::new(
         mode,
         // `off` means no containment at all, the network included, unless the job says so.

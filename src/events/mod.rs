@@ -73,6 +73,10 @@ pub enum Event {
         /// `outputs: {html: false}` turn it off).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         report_path: Option<String>,
+        /// The run's OpenTelemetry trace id (32 hex digits): the caller's `TRACEPARENT`
+        /// trace, or the run's own when telemetry is exported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_id: Option<String>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },

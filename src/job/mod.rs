@@ -7,6 +7,7 @@ mod error;
 pub mod file;
 mod load;
 mod locate;
+mod prune;
 mod resolve;
 mod resolve_net;
 mod rule_tools;
@@ -15,7 +16,7 @@ mod suggest;
 pub mod template;
 mod yaml_shape;
 
-pub use cron::{CronLineError, CronTab, Missed, Schedule};
+pub use cron::{CronLineError, CronTab, Missed, NotPortable, Schedule};
 pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
@@ -56,6 +57,8 @@ pub struct Job {
     pub git: GitSettings,
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
+    /// Content (prompts, answers, tool arguments and output) goes on telemetry.
+    pub capture_content: bool,
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,

@@ -99,6 +99,7 @@ fn unfinished() -> RunResult {
         report_path: None,
         workspace: String::new(),
         isolation: None,
+        trace_id: None,
     }
 }
 
@@ -221,6 +222,7 @@ impl ResultBuilder {
             isolation,
             sandbox,
             report_path,
+            trace_id,
             ..
         } = event
         else {
@@ -241,6 +243,7 @@ impl ResultBuilder {
         r.isolation.clone_from(isolation);
         r.sandbox = sandbox.as_deref().cloned();
         r.report_path.clone_from(report_path);
+        r.trace_id.clone_from(trace_id);
     }
 
     /// `run.completed`: the outcome and the run's totals (a resumed run's include the

@@ -291,6 +291,7 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         sandbox: None,
         policy: Vec::new(),
         report_path: None,
+        trace_id: None,
     });
     run.say(s.history[logged].clone());
     let back = Session::load(&path).unwrap();
