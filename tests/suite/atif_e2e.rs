@@ -12,22 +12,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::runner::{Run, cn_run, git_init, repo_root, run, write_files};
-
-const MODEL: &str = "model: {provider: script, name: m, script: s.yaml}\n";
+use crate::support::runner::{Run, cn_run, repo_root, run, run_scripted};
 
 fn run_job(dir: &Path, job_rest: &str, script: &str) -> Run {
-    let job = format!("version: 1\nname: traj\n{MODEL}prompt: fix a.txt\n{job_rest}");
-    write_files(
-        dir,
-        &[("job.yaml", &job), ("s.yaml", script), ("a.txt", "a\n")],
-    );
-    if !dir.join(".git").exists() {
-        git_init(dir);
-    }
-    let mut cmd = cn_run(dir);
-    cmd.arg("job.yaml");
-    run(cmd, Some(&dir.join("out")))
+    run_scripted(dir, "traj", "fix a.txt", job_rest, script, &[])
 }
 
 /// `cn-run report` writes the run's trajectory; returns its path and its JSON.

@@ -9,23 +9,15 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::outputs_replay::assert_replays;
-use crate::support::runner::{Run, cn_run, git_init, run, write_files};
+use crate::support::runner::{
+    Run, cn_run, git_init, run, run_parallel_jobs, run_scripted, write_files,
+};
 
 const MODEL: &str = "model: {provider: script, name: m, script: s.yaml}\n";
 
 /// Runs `job_rest` with `script` in `dir` (a git repository) and `extra` flags.
 fn run_job(dir: &Path, job_rest: &str, script: &str, extra: &[&str]) -> Run {
-    let job = format!("version: 1\nname: shape\n{MODEL}prompt: do it\n{job_rest}");
-    write_files(
-        dir,
-        &[("job.yaml", &job), ("s.yaml", script), ("a.txt", "a\n")],
-    );
-    if !dir.join(".git").exists() {
-        git_init(dir);
-    }
-    let mut cmd = cn_run(dir);
-    cmd.arg("job.yaml").args(extra);
-    run(cmd, Some(&dir.join("out")))
+    run_scripted(dir, "shape", "do it", job_rest, script, extra)
 }
 
 /// Deletes result.json and junit.xml of `folder`, runs `cn-run report`, and checks the
@@ -156,32 +148,7 @@ fn a_run_with_artifacts_structured_output_and_a_diff_is_rebuilt() {
 #[test]
 fn each_job_of_a_parallel_call_is_rebuilt() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let mut files = vec![];
-    for n in 1..=3 {
-        files.push((format!("job{n}.yaml"), format!("version: 1\nname: job{n}\nmodel: {{provider: script, name: m, script: s{n}.yaml}}\nprompt: p\n")));
-        files.push((
-            format!("s{n}.yaml"),
-            format!("turns:\n  - text: job {n} done\n"),
-        ));
-    }
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    write_files(dir, &refs);
-    git_init(dir);
-    let mut cmd = cn_run(dir);
-    cmd.args(["--parallel", "3", "job1.yaml", "job2.yaml", "job3.yaml"]);
-    let r = run(cmd, Some(&out(dir)));
-    assert_eq!(r.code, 0, "{r:#?}");
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(out(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("events.jsonl").is_file())
-        .collect();
-    folders.sort();
-    assert_eq!(folders.len(), 3);
+    let folders = run_parallel_jobs(tmp.path(), 3);
     for f in &folders {
         delete_and_report(f);
     }

@@ -13,22 +13,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::support::browser::{self, Opened};
-use crate::support::runner::{Run, cn_run, git_init, run, write_files};
-
-const MODEL: &str = "model: {provider: script, name: m, script: s.yaml}\n";
+use crate::support::runner::{
+    Run, cn_run, git_init, run, run_parallel_jobs, run_scripted, write_files,
+};
 
 fn run_job(dir: &Path, name: &str, job_rest: &str, script: &str, extra: &[&str]) -> Run {
-    let job = format!("version: 1\nname: {name}\n{MODEL}prompt: fix a.txt\n{job_rest}");
-    write_files(
-        dir,
-        &[("job.yaml", &job), ("s.yaml", script), ("a.txt", "a\n")],
-    );
-    if !dir.join(".git").exists() {
-        git_init(dir);
-    }
-    let mut cmd = cn_run(dir);
-    cmd.arg("job.yaml").args(extra);
-    run(cmd, Some(&dir.join("out")))
+    run_scripted(dir, name, "fix a.txt", job_rest, script, extra)
 }
 
 /// `cn-run report FOLDER --html FILE` writes the bytes the run wrote (the page is the
@@ -266,32 +256,7 @@ fn a_resumed_run_shows_both_runs_in_one_conversation() {
 #[test]
 fn each_job_of_a_parallel_call_has_its_page() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let mut files = Vec::new();
-    for n in 1..=2 {
-        files.push((format!("job{n}.yaml"), format!("version: 1\nname: job{n}\nmodel: {{provider: script, name: m, script: s{n}.yaml}}\nprompt: p\n")));
-        files.push((
-            format!("s{n}.yaml"),
-            format!("turns:\n  - text: job {n} done\n"),
-        ));
-    }
-    let refs: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    write_files(dir, &refs);
-    git_init(dir);
-    let mut cmd = cn_run(dir);
-    cmd.args(["--parallel", "2", "job1.yaml", "job2.yaml"]);
-    let r = run(cmd, Some(&dir.join("out")));
-    assert_eq!(r.code, 0, "{r:#?}");
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir.join("out"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("events.jsonl").is_file())
-        .collect();
-    folders.sort();
-    assert_eq!(folders.len(), 2);
+    let folders = run_parallel_jobs(tmp.path(), 2);
     for (n, f) in folders.iter().enumerate() {
         let html = std::fs::read_to_string(f.join("report.html")).unwrap();
         assert!(
@@ -660,4 +625,40 @@ fn the_flag_and_the_jobs_outputs_turn_the_page_off_and_on() {
             "{job} {flags:?}"
         );
     }
+}
+
+#[test]
+fn the_step_summary_and_the_step_outputs_name_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write_files(dir, &[("gh_output", ""), ("gh_summary", "")]);
+    let job =
+        "version: 1\nname: gh\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: p\n";
+    write_files(
+        dir,
+        &[("job.yaml", job), ("s.yaml", "turns:\n  - text: ok\n")],
+    );
+    git_init(dir);
+    let mut cmd = cn_run(dir);
+    cmd.arg("job.yaml")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", dir.join("gh_output"))
+        .env("GITHUB_STEP_SUMMARY", dir.join("gh_summary"));
+    let r = run(cmd, Some(&dir.join("out")));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let page = dir.join("out/report.html").canonicalize().unwrap();
+    let outputs = std::fs::read_to_string(dir.join("gh_output")).unwrap();
+    assert!(
+        outputs.contains(&format!("report={}\n", page.display())),
+        "{outputs}"
+    );
+    assert!(
+        outputs.contains(&format!("\"report\":\"{}\"", page.display())),
+        "{outputs}"
+    );
+    let summary = std::fs::read_to_string(dir.join("gh_summary")).unwrap();
+    assert!(
+        summary.contains(&format!("`report.html` (`{}`)", page.display())),
+        "{summary}"
+    );
 }

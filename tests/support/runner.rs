@@ -195,3 +195,61 @@ pub fn without_user_namespaces(dir: &Path, args: &[&str], env: &[(&str, &Path)])
     }
     Some(r)
 }
+
+/// A scripted job (`job.yaml` named `name`, prompt `prompt`, script `s.yaml`, `a.txt`
+/// holding `a`) run in `dir` (a git repository) with `extra` flags, its folder `dir/out`.
+pub fn run_scripted(
+    dir: &Path,
+    name: &str,
+    prompt: &str,
+    job_rest: &str,
+    script: &str,
+    extra: &[&str],
+) -> Run {
+    let job = format!(
+        "version: 1\nname: {name}\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: {prompt}\n{job_rest}"
+    );
+    write_files(
+        dir,
+        &[("job.yaml", &job), ("s.yaml", script), ("a.txt", "a\n")],
+    );
+    if !dir.join(".git").exists() {
+        git_init(dir);
+    }
+    let mut cmd = cn_run(dir);
+    cmd.arg("job.yaml").args(extra);
+    run(cmd, Some(&dir.join("out")))
+}
+
+/// `jobs` scripted jobs (`job<n>` answering `job <n> done`) run with `--parallel` in
+/// `dir` (made a git repository), into `dir/out`; their run folders, sorted.
+pub fn run_parallel_jobs(dir: &Path, jobs: usize) -> Vec<PathBuf> {
+    let mut names = Vec::new();
+    for n in 1..=jobs {
+        let job = format!(
+            "version: 1\nname: job{n}\nmodel: {{provider: script, name: m, script: s{n}.yaml}}\nprompt: p\n"
+        );
+        let script = format!("turns:\n  - text: job {n} done\n");
+        write_files(
+            dir,
+            &[
+                (&format!("job{n}.yaml"), &job),
+                (&format!("s{n}.yaml"), &script),
+            ],
+        );
+        names.push(format!("job{n}.yaml"));
+    }
+    git_init(dir);
+    let mut cmd = cn_run(dir);
+    cmd.arg("--parallel").arg(jobs.to_string()).args(&names);
+    let r = run(cmd, Some(&dir.join("out")));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("events.jsonl").is_file())
+        .collect();
+    folders.sort();
+    assert_eq!(folders.len(), jobs);
+    folders
+}

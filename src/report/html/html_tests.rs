@@ -197,3 +197,17 @@ fn a_secret_is_masked_however_the_page_would_escape_it() {
     assert!(!html.contains("9f8e7d6c"));
     assert!(html.contains(crate::redact::MASK));
 }
+
+#[test]
+fn a_subagents_conversation_is_inside_the_call_it_worked_for() {
+    let html = page_of("x");
+    let call = &html[html.find("Tool call Subagent").unwrap()..];
+    let call = &call[..call.find("</section>").unwrap()];
+    assert!(
+        call.contains("The subagent&#39;s conversation (1 responses)")
+            || call.contains("The subagent's conversation (1 responses)"),
+        "{call}"
+    );
+    assert!(call.contains("<div class=\"sub\">"), "{call}");
+    assert!(html.contains("id=\"subagents\""), "the Subagents section");
+}
