@@ -50,7 +50,7 @@ pub(super) fn outcome(cx: &Ctx<'_>) -> Markup {
             }
             dl class="facts" {
                 dt { "Turns" } dd { (r.num_turns) }
-                dt { "Tool calls" } dd { (r.num_tool_calls) " (" (r.permission_denials.len()) " not allowed outright)" }
+                dt { "Tool calls" } dd { (r.num_tool_calls) " ran · " (r.permission_denials.len()) " not allowed outright (see Denials)" }
                 dt { "Duration" } dd { (duration(r.duration_ms)) " (" (r.started_at) " to " (r.finished_at) ")" }
                 dt { "Tokens" } dd { (count(u.input_tokens)) " in (" (count(u.cache_read_tokens)) " read from cache, "
                     (count(u.cache_write_tokens)) " written to it) · " (count(u.output_tokens)) " out" }
@@ -89,6 +89,26 @@ fn limit_setting(cx: &Ctx<'_>, limit: Limit) -> String {
     }
 }
 
+/// The run's limits in words (`none` where the run had none).
+fn limits(cx: &Ctx<'_>) -> String {
+    let get = |key: &str| {
+        let v = config(cx, &["limits", key]);
+        (v != "—").then_some(v)
+    };
+    let none = || "none".to_owned();
+    format!(
+        "turns: {} · time: {} · cost: {} · tokens: {} · calls per response: {}",
+        get("max_turns").unwrap_or_else(none),
+        get("timeout_s").map_or_else(none, |s| format!(
+            "{s} s (from the {})",
+            config(cx, &["limits", "timeout_source"])
+        )),
+        get("max_cost_usd").map_or_else(none, |c| format!("${c}")),
+        get("max_tokens").unwrap_or_else(none),
+        get("max_calls_per_response").unwrap_or_else(none),
+    )
+}
+
 pub(super) fn job(cx: &Ctx<'_>) -> Markup {
     let run = newest(cx);
     let r = &cx.t.result;
@@ -99,11 +119,7 @@ pub(super) fn job(cx: &Ctx<'_>) -> Markup {
                 dt { "Job" } dd { code { (r.job) } }
                 dt { "Model" } dd { (r.provider) " · " code { (r.model) } " (context " (config(cx, &["model", "context_length"])) " tokens)" }
                 dt { "Workspace" } dd { code { (r.workspace) } @if let Some(i) = &r.isolation { " (" (i) ")" } }
-                dt { "Limits" } dd {
-                    "turns " (config(cx, &["limits", "max_turns"])) " · time " (config(cx, &["limits", "timeout_s"])) " s · cost $"
-                    (config(cx, &["limits", "max_cost_usd"])) " · tokens " (config(cx, &["limits", "max_tokens"]))
-                    " · calls per response " (config(cx, &["limits", "max_calls_per_response"]))
-                }
+                dt { "Limits" } dd { (limits(cx)) }
                 dt { "Trust" } dd { @if config(cx, &["trust", "untrusted"]) == "true" { "untrusted (tool output marked; base ref "
                     (config(cx, &["trust", "base_ref"])) ")" } @else { "trusted workspace" } }
                 @if let Some(run) = run {
@@ -137,7 +153,9 @@ pub(super) fn policy(cx: &Ctx<'_>) -> Markup {
         section id="policy" aria-labelledby="h-policy" {
             h2 id="h-policy" { "Policy" }
             p { "Mode " code { (run.map_or("—", |r| r.mode.as_str())) } " · a call that needs approval: "
-                code { (config(cx, &["on_ask"])) } " (from the " (config(cx, &["on_ask_source"])) ") · the first rule that matches decides; no match means ask." }
+                code { (config(cx, &["on_ask"])) }
+                @if cx.t.config.is_some() { " (from the " (config(cx, &["on_ask_source"])) ")" }
+                " · the first rule that matches decides; no match means ask." }
             p { (allowed) " calls allowed, " (decided) " needed more than a rule (see Denials), " (not_run) " answered without running." }
             @match run.map(|r| &r.policy) {
                 Some(rules) if !rules.is_empty() => div class="table" { table {
