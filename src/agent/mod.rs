@@ -321,6 +321,14 @@ impl Agent<'_> {
         }
     }
 
+    /// The retry policy of a request now: the job's, bounded by the run's time limit.
+    pub(super) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            deadline: self.stop.deadline(),
+            ..self.config.retry.clone()
+        }
+    }
+
     /// Cost of one response: known when the price is known and the provider reported usage
     /// (a free model, such as the script provider, costs 0 either way).
     pub(super) fn cost(&self, usage: &Usage, reported: bool) -> Option<f64> {
@@ -353,6 +361,7 @@ impl Agent<'_> {
             if let Notice::Retry {
                 attempt,
                 delay,
+                server_wait,
                 error,
             } = notice
             {
@@ -369,13 +378,14 @@ impl Agent<'_> {
                     delay_ms: delay.as_millis() as u64,
                     error_kind: error.kind().to_owned(),
                     message: error.to_string(),
+                    retry_after_ms: server_wait.map(|w| w.as_millis() as u64),
                 });
             }
         };
         let mut turn_reply = complete(
             self.client,
             &request,
-            &self.config.retry,
+            &self.retry_policy(),
             self.config.idle_timeout,
             self.stop.token(),
             &mut on_notice,

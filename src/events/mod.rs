@@ -77,6 +77,10 @@ pub enum Event {
         delay_ms: u64,
         error_kind: String,
         message: String,
+        /// The wait the server named (`retry-after`, a reset header, `RetryInfo`, "retry in
+        /// 1.4s"), when it named one: `delay_ms` is that wait.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
     },
     #[serde(rename = "assistant.message")]
     AssistantMessage {

@@ -13,10 +13,12 @@ mod family;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod openai;
+mod overflow;
 pub mod script;
 mod sse;
+mod turn_order;
 
-pub use collect::{Notice, RetryPolicy, complete};
+pub use collect::{MAX_RETRY_WAIT, Notice, RetryPolicy, complete};
 pub use connection::Connection;
 pub use error::ProviderError;
 pub(crate) use sse::http::plain_http;

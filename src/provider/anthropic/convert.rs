@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::wire::{self, Block, EPHEMERAL};
 use crate::conversation::{ImagePart, Message, ThinkingBlock, Usage};
 use crate::provider::family;
+use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason};
 
 /// Sent as the first user message when the history starts with the assistant (after a
@@ -109,6 +110,16 @@ pub(crate) fn messages(history: &[Message]) -> Vec<wire::Message<'_>> {
                 }],
             },
         );
+    }
+    if out.last().is_some_and(|m| m.role == "assistant") {
+        // A request must end with the user: Opus 4.6+ refuses a prefill (turn_order.rs).
+        out.push(wire::Message {
+            role: "user",
+            content: vec![Block::Text {
+                text: turn_order::CLOSING_TURN,
+                cache_control: None,
+            }],
+        });
     }
     if let Some(block) = out.last_mut().and_then(|m| m.content.last_mut()) {
         block.set_cache_control();

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::wire;
 use crate::conversation::{Message, Usage};
 use crate::provider::family::OpenAiParams;
+use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
 /// The request body for `request`, sent as `model`, with the parameters `params` allows.
@@ -32,6 +33,14 @@ pub(crate) fn request<'a>(
         messages.push(message(m, vision));
     }
     messages.extend(super::images::after_results(&results).filter(|_| vision));
+    if turn_order::ends_with_answer(&request.messages) {
+        messages.push(wire::Message::User {
+            content: turn_order::CLOSING_TURN.into(),
+        });
+    }
+    if params.strict_order {
+        messages = strict_order(messages);
+    }
     let tools = request
         .tools
         .iter()
@@ -67,9 +76,41 @@ pub(crate) fn request<'a>(
     }
 }
 
+/// The messages in the order strict validators accept (Mistral's, see
+/// [`turn_order`]): an assistant turn between tool results and a user turn, consecutive
+/// plain user turns joined into one.
+fn strict_order(messages: Vec<wire::Message<'_>>) -> Vec<wire::Message<'_>> {
+    let mut out: Vec<wire::Message<'_>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let user = matches!(
+            message,
+            wire::Message::User { .. } | wire::Message::UserParts { .. }
+        );
+        match (out.last_mut(), message) {
+            (Some(wire::Message::User { content: last }), wire::Message::User { content }) => {
+                let joined = format!("{last}\n\n{content}");
+                *last = joined.into();
+            }
+            (Some(wire::Message::Tool { .. }), message) if user => {
+                out.push(wire::Message::Assistant {
+                    content: Some(turn_order::BRIDGE_TURN),
+                    reasoning_content: None,
+                    reasoning: None,
+                    tool_calls: Vec::new(),
+                });
+                out.push(message);
+            }
+            (_, message) => out.push(message),
+        }
+    }
+    out
+}
+
 fn message(message: &Message, vision: bool) -> wire::Message<'_> {
     match message {
-        Message::User { content } => wire::Message::User { content },
+        Message::User { content } => wire::Message::User {
+            content: content.as_str().into(),
+        },
         Message::Assistant {
             content,
             tool_calls,
@@ -236,6 +277,7 @@ mod tests {
         max_completion_tokens: false,
         sampling: true,
         stream_options: true,
+        strict_order: false,
     };
     use crate::conversation::{Message, ToolCall, ToolSpec};
     use crate::provider::{ChatRequest, FinishReason, StreamEvent};
@@ -285,7 +327,9 @@ mod tests {
                         {"id": "c1", "type": "function",
                          "function": {"name": "Read", "arguments": "{\"filepath\":\"a\"}"}}]},
                     {"role": "tool", "tool_call_id": "c1", "content": "text"},
-                    {"role": "assistant", "content": ""}
+                    {"role": "assistant", "content": ""},
+                    // A request never ends with the assistant's answer (turn_order.rs).
+                    {"role": "user", "content": "continue"}
                 ],
                 "stream": true,
                 "stream_options": {"include_usage": true},

@@ -37,7 +37,7 @@ pub(crate) enum Message<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: std::borrow::Cow<'a, str>,
     },
     Assistant {
         /// `null` when the message only carries tool calls.
