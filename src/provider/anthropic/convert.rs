@@ -223,15 +223,9 @@ fn tool_input(arguments: &str) -> Value {
     }
 }
 
-/// Anthropic's `stop_reason` in our terms.
+/// Anthropic's `stop_reason` in our terms (`stop_words.rs`).
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason {
-        "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "tool_use" => FinishReason::ToolCalls,
-        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
-        "refusal" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_string()),
-    }
+    crate::provider::stop_words::finish_reason(reason)
 }
 
 /// Running token counts of one response.

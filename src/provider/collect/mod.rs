@@ -6,6 +6,7 @@
 //! of a response is committed to the conversation before it is complete.
 
 pub(crate) mod assemble;
+mod details;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{AssistantTurn, ChatRequest, ModelClient, ProviderError, StreamEvent};
+use super::{AssistantTurn, ChatRequest, FinishReason, ModelClient, ProviderError, StreamEvent};
 use assemble::Assembler;
 
 /// The longest wait a server may ask for before a retry. A longer one (a daily quota's
@@ -188,7 +189,12 @@ async fn attempt(
             on_notice(Notice::TextDelta(&text));
         }
     }
-    Ok(assembler.finish())
+    let turn = assembler.finish();
+    // A server that ends an answer for its own failure is asked again (stop_words.rs).
+    if let Some(FinishReason::Failed(word)) = &turn.finish {
+        return Err(ProviderError::Interrupted(word.clone()));
+    }
+    Ok(turn)
 }
 
 /// Awaits `future` unless the token is cancelled or nothing happens for `idle`.

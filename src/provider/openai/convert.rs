@@ -96,6 +96,7 @@ fn strict_order(messages: Vec<wire::Message<'_>>) -> Vec<wire::Message<'_>> {
                     content: Some(turn_order::BRIDGE_TURN),
                     reasoning_content: None,
                     reasoning: None,
+                    reasoning_details: &[],
                     tool_calls: Vec::new(),
                 });
                 out.push(message);
@@ -121,7 +122,10 @@ fn message(message: &Message, vision: bool) -> wire::Message<'_> {
             // Only where DeepSeek requires it (older reasoners refuse it anywhere else), and
             // under the name the server used.
             reasoning_content: sent_back(tool_calls, reasoning, "reasoning_content"),
-            reasoning: sent_back(tool_calls, reasoning, "reasoning"),
+            // OpenRouter wants its structured details back instead of the text.
+            reasoning: sent_back(tool_calls, reasoning, "reasoning")
+                .filter(|_| reasoning.details.is_empty()),
+            reasoning_details: &reasoning.details,
             tool_calls: tool_calls
                 .iter()
                 .map(|call| wire::ToolCall {
@@ -179,17 +183,40 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
         usage = usage.or(choice.usage);
     }
     if let Some(usage) = usage {
-        out.push(StreamEvent::Usage(Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
-            cache_read_tokens: usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0),
-            cache_write_tokens: 0,
-        }));
+        out.push(StreamEvent::Usage(usage_of(usage)));
     }
     finished
+}
+
+/// cn-run's usage from a server's or a gateway's: the cache's reads and writes wherever they
+/// are put (`wire::Usage`), so cache writes are priced at their premium. `prompt_tokens` is
+/// the whole prompt (OpenAI's convention); where it leaves the writes out (LiteLLM before
+/// it counted them in), they are added.
+fn usage_of(usage: wire::Usage) -> Usage {
+    let details = usage.prompt_tokens_details.unwrap_or_default();
+    let read = details
+        .cached_tokens
+        .or(usage.cache_read_input_tokens)
+        .or(usage.prompt_cache_hit_tokens)
+        .or(usage.cached_tokens)
+        .unwrap_or(0);
+    let write = details
+        .cache_write_tokens
+        .or(details.cache_creation_tokens)
+        .or(usage.cache_creation_input_tokens)
+        .unwrap_or(0);
+    let prompt = usage.prompt_tokens.unwrap_or(0);
+    let input = if prompt < read + write {
+        prompt + write
+    } else {
+        prompt
+    };
+    Usage {
+        input_tokens: input,
+        output_tokens: usage.completion_tokens.unwrap_or(0),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+    }
 }
 
 /// Reasoning first, then text, then tool calls: the order a model produces them.
@@ -204,6 +231,13 @@ fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
     if let Some((text, field)) = reasoning {
         out.push(StreamEvent::ReasoningDelta { text, field });
     }
+    out.extend(
+        delta
+            .reasoning_details
+            .into_iter()
+            .flatten()
+            .map(StreamEvent::ReasoningDetail),
+    );
     match delta.content {
         Some(Value::String(text)) if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
         Some(Value::Array(parts)) => content_parts(&parts, out),
@@ -250,20 +284,10 @@ fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
     }
 }
 
-/// OpenAI's `finish_reason` in our terms.
-///
-/// Compatible servers use their own words for the same stops: Mistral `model_length`,
-/// Anthropic-backed proxies `max_tokens`/`refusal`, Gemini-backed ones `MAX_TOKENS`/`SAFETY`.
+/// OpenAI's `finish_reason` in our terms; compatible servers' own words
+/// (`stop_words.rs`) included.
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason.to_ascii_lowercase().as_str() {
-        "stop" | "end_turn" | "eos" | "stop_sequence" => FinishReason::Stop,
-        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-        "length" | "max_tokens" | "model_length" => FinishReason::Length,
-        "content_filter" | "refusal" | "safety" | "recitation" | "prohibited_content" => {
-            FinishReason::ContentFilter
-        }
-        _ => FinishReason::Other(reason.to_string()),
-    }
+    crate::provider::stop_words::finish_reason(reason)
 }
 
 #[cfg(test)]
@@ -384,18 +408,19 @@ mod variant_tests {
 
     #[test]
     fn stop_words_of_compatible_servers_map_to_the_same_outcomes() {
-        for word in ["length", "max_tokens", "model_length", "MAX_TOKENS"] {
+        for word in ["length", "max_tokens", "MAX_TOKENS"] {
             assert_eq!(finish_reason(word), FinishReason::Length, "{word}");
         }
         for word in ["content_filter", "refusal", "SAFETY", "recitation"] {
-            assert_eq!(finish_reason(word), FinishReason::ContentFilter, "{word}");
+            assert_eq!(finish_reason(word).as_str(), "content_filter", "{word}");
         }
         for word in ["stop", "eos", "end_turn"] {
             assert_eq!(finish_reason(word), FinishReason::Stop, "{word}");
         }
+        assert_eq!(finish_reason("pause_turn"), FinishReason::Pause);
         assert_eq!(
-            finish_reason("pause_turn"),
-            FinishReason::Other("pause_turn".into())
+            finish_reason("model_length").as_str(),
+            "model_context_window_exceeded"
         );
     }
 
