@@ -83,6 +83,7 @@ impl ProviderError {
         match self {
             ProviderError::RateLimited { retry_after, .. }
             | ProviderError::Server { retry_after, .. } => *retry_after,
+            ProviderError::RetryLater { wait, .. } => Some(*wait),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ mod ci_outputs;
 mod claude_shape;
 mod command_safety;
 mod compaction_e2e;
+mod compaction_servers_e2e;
 mod compaction_text_tools_e2e;
 mod conformance;
 mod containment_e2e;

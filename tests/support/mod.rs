@@ -7,3 +7,4 @@ pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;
+pub mod strict;

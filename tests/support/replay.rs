@@ -97,3 +97,108 @@ pub fn schema_errors(schema: &Value, body: &Value) -> Vec<String> {
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
+
+/// A recorded whole response (`*.http`): `: source:` and `: expect-…:` comment lines, then
+/// the status line, the headers and a blank line, then the body bytes exactly as the server
+/// sends them.
+#[derive(Debug, Clone)]
+pub struct HttpFixture {
+    pub name: String,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `: expect-kind: …` the error kind cn-run must make of it.
+    pub kind: Option<String>,
+    /// `: expect-words: …` (each) words the error must carry.
+    pub words: Vec<String>,
+    /// `: expect-wait: SECONDS` the wait the server asks for.
+    pub wait: Option<f64>,
+}
+
+impl HttpFixture {
+    /// The reply that sends this response (with a `content-length`).
+    pub fn reply(&self) -> Reply {
+        let content_type = self
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map_or("application/octet-stream", |(_, v)| v.as_str());
+        let mut reply = Reply::text(self.status, content_type, self.body.clone());
+        for (name, value) in &self.headers {
+            reply = reply.with_header(name, value);
+        }
+        reply
+    }
+}
+
+/// `tests/fixtures/servers/{server}/{file}` as a whole response.
+pub fn http_fixture(server: &str, file: &str) -> HttpFixture {
+    let path = repo_root()
+        .join("tests/fixtures/servers")
+        .join(server)
+        .join(file);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rest: &[u8] = &bytes;
+    let mut comments = Vec::new();
+    while rest.starts_with(b": ") {
+        let end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+        comments.push(String::from_utf8_lossy(&rest[2..end]).into_owned());
+        rest = &rest[(end + 1).min(rest.len())..];
+    }
+    assert!(
+        comments.iter().any(|c| c.starts_with("source: ")),
+        "{}: a fixture names its source",
+        path.display()
+    );
+    let head_end = rest
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .unwrap_or_else(|| panic!("{}: no blank line after the headers", path.display()));
+    let head = String::from_utf8_lossy(&rest[..head_end]).into_owned();
+    let body = rest[head_end + 2..].to_vec();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no status line", path.display()));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let expect = |key: &str| -> Vec<String> {
+        comments
+            .iter()
+            .filter_map(|c| c.strip_prefix(&format!("expect-{key}: ")))
+            .map(str::to_owned)
+            .collect()
+    };
+    HttpFixture {
+        name: format!("{server}/{file}"),
+        status,
+        headers,
+        body,
+        kind: expect("kind").into_iter().next(),
+        words: expect("words"),
+        wait: expect("wait").first().and_then(|w| w.parse().ok()),
+    }
+}
+
+/// Every `*.http` fixture, as (server, file), sorted.
+pub fn http_fixtures() -> Vec<(String, String)> {
+    let root = repo_root().join("tests/fixtures/servers");
+    let mut out = Vec::new();
+    for server in std::fs::read_dir(&root).unwrap().filter_map(Result::ok) {
+        if !server.path().is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(server.path()).unwrap().filter_map(Result::ok) {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".http") {
+                out.push((server.file_name().to_string_lossy().into_owned(), name));
+            }
+        }
+    }
+    out.sort();
+    out
+}

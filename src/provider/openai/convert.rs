@@ -177,7 +177,14 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
             delta_events(delta, out);
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Finish(finish_reason(&reason)));
+            let finish = match finish_reason(&reason) {
+                FinishReason::ContentFilter(word) => FinishReason::ContentFilter(
+                    filtered(choice.content_filter_results.as_ref())
+                        .map_or(word.clone(), |which| format!("{word}: {which}")),
+                ),
+                other => other,
+            };
+            out.push(StreamEvent::Finish(finish));
             finished = true;
         }
         usage = usage.or(choice.usage);
@@ -186,6 +193,17 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
         out.push(StreamEvent::Usage(usage_of(usage)));
     }
     finished
+}
+
+/// The categories Azure's `content_filter_results` marks filtered, joined.
+fn filtered(results: Option<&Value>) -> Option<String> {
+    let names: Vec<&str> = results?
+        .as_object()?
+        .iter()
+        .filter(|(_, v)| v.get("filtered").and_then(Value::as_bool) == Some(true))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 /// cn-run's usage from a server's or a gateway's: the cache's reads and writes wherever they

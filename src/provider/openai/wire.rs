@@ -140,6 +140,9 @@ pub(crate) struct Choice {
     /// A few servers (Moonshot, some proxies) put usage on the choice.
     #[serde(default)]
     pub(crate) usage: Option<Usage>,
+    /// Azure's per-category verdict: which filter stopped an answer.
+    #[serde(default)]
+    pub(crate) content_filter_results: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
