@@ -42,10 +42,18 @@ impl Family {
 
     fn model_yaml(self, url: &str) -> String {
         match self {
-            Family::Anthropic => format!("  provider: anthropic\n  name: claude-opus-4-6\n  api_base: {url}\n"),
-            Family::Mistral => format!("  provider: openai\n  name: mistral-small-latest\n  api_base: {url}/v1\n"),
-            Family::LlamaCpp => format!("  provider: openai\n  name: qwen2.5-coder-7b-instruct\n  api_base: {url}/v1\n"),
-            Family::LlamaCppText => format!("  provider: openai\n  name: qwen2.5-coder-7b-instruct\n  api_base: {url}/v1\n  tool_call_format: text\n"),
+            Family::Anthropic => {
+                format!("  provider: anthropic\n  name: claude-opus-4-6\n  api_base: {url}\n")
+            }
+            Family::Mistral => {
+                format!("  provider: openai\n  name: mistral-small-latest\n  api_base: {url}/v1\n")
+            }
+            Family::LlamaCpp => format!(
+                "  provider: openai\n  name: qwen2.5-coder-7b-instruct\n  api_base: {url}/v1\n"
+            ),
+            Family::LlamaCppText => format!(
+                "  provider: openai\n  name: qwen2.5-coder-7b-instruct\n  api_base: {url}/v1\n  tool_call_format: text\n"
+            ),
         }
     }
 
@@ -80,7 +88,11 @@ impl Family {
             let text = fixture("llamacpp", "text.sse");
             let body = text
                 .body
-                .replacen("\"content\":\"Hello\"", &format!("\"content\":{}", json!(block)), 1)
+                .replacen(
+                    "\"content\":\"Hello\"",
+                    &format!("\"content\":{}", json!(block)),
+                    1,
+                )
                 .replacen("\"content\":\" from llama.cpp.\"", "\"content\":\"\"", 1);
             return crate::support::replay::Fixture { body, ..text }.reply();
         }
@@ -117,7 +129,10 @@ fn tokens(body: &Value) -> usize {
     strings(&body["system"], &mut text);
     strings(&body["tools"], &mut text);
     let count = body["messages"].as_array().map_or(0, Vec::len);
-    tiktoken_rs::o200k_base_singleton().encode_ordinary(&text).len() + 4 * count
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(&text)
+        .len()
+        + 4 * count
 }
 
 fn is_compaction(body: &Value) -> bool {
@@ -149,7 +164,9 @@ async fn replay(family: Family) -> Replay {
         }
         let used = tokens(&body);
         if used + 1024 > WINDOW {
-            p.lock().unwrap().push(format!("a request of {used} tokens (+1024) over {WINDOW}"));
+            p.lock()
+                .unwrap()
+                .push(format!("a request of {used} tokens (+1024) over {WINDOW}"));
         }
         if is_compaction(&body) {
             c.fetch_add(1, Ordering::SeqCst);

@@ -54,6 +54,7 @@ mod permissions_e2e;
 mod policy_classes;
 mod properties;
 mod provider_anthropic;
+mod provider_errors;
 mod provider_openai;
 mod provider_script;
 mod read_limits_e2e;

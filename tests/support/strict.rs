@@ -66,11 +66,12 @@ pub fn anthropic_refusal(body: &Value) -> Option<String> {
             .collect();
         let next = messages.get(n + 1);
         let answered = |id: &str| {
-            next.and_then(|m| m["content"].as_array()).is_some_and(|blocks| {
-                blocks
-                    .iter()
-                    .any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
-            })
+            next.and_then(|m| m["content"].as_array())
+                .is_some_and(|blocks| {
+                    blocks
+                        .iter()
+                        .any(|b| b["type"] == "tool_result" && b["tool_use_id"] == id)
+                })
         };
         if let Some(id) = uses.iter().find(|id| !answered(id)) {
             return Some(format!(
@@ -132,7 +133,10 @@ mod tests {
         let summary_last = json!({"messages": [
             {"role": "user", "content": "task"},
             {"role": "assistant", "content": "summary"}]});
-        assert_eq!(mistral_refusal(&summary_last), Some("error_order_last.http"));
+        assert_eq!(
+            mistral_refusal(&summary_last),
+            Some("error_order_last.http")
+        );
         assert!(openai_problem(&summary_last).is_some());
         let user_after_tool = json!({"messages": [
             {"role": "user", "content": "task"},
@@ -154,6 +158,9 @@ mod tests {
         let prefill = json!({"messages": [
             {"role": "user", "content": [{"type": "text", "text": "task"}]},
             {"role": "assistant", "content": [{"type": "text", "text": "summary"}]}]});
-        assert_eq!(anthropic_refusal(&prefill).as_deref(), Some("error_prefill.http"));
+        assert_eq!(
+            anthropic_refusal(&prefill).as_deref(),
+            Some("error_prefill.http")
+        );
     }
 }

@@ -301,13 +301,18 @@ pub(crate) fn scrub(text: &str, secret: Option<&Secret>) -> String {
     }
 }
 
-/// Cuts a message to [`MAX_MESSAGE_CHARS`] characters.
+/// Cuts a message to [`MAX_MESSAGE_CHARS`] characters, keeping its start and its end (where
+/// servers put "Please retry in 1.4s") around a `…`.
 pub(crate) fn short(text: &str) -> String {
+    const TAIL: usize = 100;
     let text = text.trim();
-    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
+    let count = text.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return text.to_string();
     }
+    let head: String = text.chars().take(MAX_MESSAGE_CHARS - TAIL - 1).collect();
+    let tail: String = text.chars().skip(count - TAIL).collect();
+    format!("{}…{}", head.trim_end(), tail.trim_start())
 }
 
 fn reason(status: u16) -> String {
