@@ -268,9 +268,11 @@ fn status_from_kind(kind: &str) -> u16 {
     let has = |s: &str| kind.contains(s);
     if has("insufficient_quota") || has("rate_limit") {
         429
-    } else if has("context_length") || has("request_too_large") || has("exceed_context_size") {
-        400
-    } else if has("content_filter") {
+    } else if has("context_length")
+        || has("request_too_large")
+        || has("exceed_context_size")
+        || has("content_filter")
+    {
         400
     } else if has("authentication") || has("invalid_api_key") {
         401
