@@ -9,11 +9,11 @@ use std::time::Duration;
 use cn_run::conversation::{Message, ToolCall};
 use cn_run::provider::anthropic::{AnthropicClient, AnthropicConfig};
 use cn_run::provider::openai::{OpenAiClient, OpenAiConfig};
-use cn_run::provider::{ModelClient, ProviderError};
+use cn_run::provider::{ChatRequest, ModelClient, ProviderError};
 use cn_run::secret::Secret;
 
 use crate::support::http::{MockServer, Reply};
-use crate::support::model::{hello, quick_retries, request, run};
+use crate::support::model::{Run, hello, quick_retries, request, run};
 use crate::support::replay::{HttpFixture, http_fixture, http_fixtures};
 
 const KEY: &str = "sk-errors-5e1f";
@@ -30,19 +30,23 @@ fn client(server: &str, url: &str) -> Box<dyn ModelClient> {
     Box::new(OpenAiClient::new(config).unwrap())
 }
 
+/// One model request to `mock` through the client of `server`, with `retries` retries.
+async fn ask(server: &str, mock: &MockServer, request: &ChatRequest<'_>, retries: u32) -> Run {
+    let client = client(server, &mock.url());
+    run(
+        client.as_ref(),
+        request,
+        &quick_retries(retries),
+        Duration::from_secs(10),
+    )
+    .await
+}
+
 /// The error `complete` ends with when the server answers every request with `fixture`.
 async fn error_of(server: &str, fixture: &HttpFixture) -> ProviderError {
     let replies = vec![fixture.reply(), fixture.reply(), fixture.reply()];
     let mock = MockServer::start(replies).await;
-    let client = client(server, &mock.url());
-    let run = run(
-        client.as_ref(),
-        &hello(),
-        &quick_retries(0),
-        Duration::from_secs(10),
-    )
-    .await;
-    run.error().clone()
+    ask(server, &mock, &hello(), 0).await.error().clone()
 }
 
 #[tokio::test]
@@ -81,14 +85,7 @@ async fn every_recorded_error_is_read_as_its_server_means_it() {
 async fn a_daily_cap_ends_at_once_with_the_servers_figure_and_when_to_retry() {
     let fixture = http_fixture("github_models", "error_daily.http");
     let mock = MockServer::start(vec![fixture.reply(), fixture.reply()]).await;
-    let client = client("github_models", &mock.url());
-    let run = run(
-        client.as_ref(),
-        &hello(),
-        &quick_retries(10),
-        Duration::from_secs(10),
-    )
-    .await;
+    let run = ask("github_models", &mock, &hello(), 10).await;
     let text = run.error().to_string();
     assert!(run.retries.is_empty(), "{:?}", run.retries);
     assert_eq!(mock.requests().len(), 1);
@@ -129,14 +126,7 @@ async fn an_order_refusal_is_answered_by_sending_the_strict_order() {
         },
         Message::user("The checks failed: fix the test."),
     ];
-    let client = client("vllm", &mock.url());
-    let run = run(
-        client.as_ref(),
-        &request(history, vec![]),
-        &quick_retries(0),
-        Duration::from_secs(10),
-    )
-    .await;
+    let run = ask("vllm", &mock, &request(history, vec![]), 0).await;
     assert_eq!(run.turn().text, "Mistral answers.");
     let requests = mock.requests();
     assert_eq!(requests.len(), 2);

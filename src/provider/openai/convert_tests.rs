@@ -1,6 +1,29 @@
 //! Unit tests for the OpenAI wire conversion: the request body (order of turns, closing and
 //! strict order), stream chunks, stop words and usage wherever servers put it.
 
+use crate::conversation::{Message, ToolCall};
+
+/// An assistant turn calling `Read` as `c1` with `arguments`, and its result.
+fn call_and_result(arguments: &str) -> Vec<Message> {
+    vec![
+        Message::assistant(
+            "",
+            vec![ToolCall {
+                id: "c1".into(),
+                name: "Read".into(),
+                arguments: arguments.into(),
+            }],
+        ),
+        Message::Tool {
+            tool_call_id: "c1".into(),
+            name: "Read".into(),
+            content: "text".into(),
+            is_error: false,
+            images: Vec::new(),
+        },
+    ]
+}
+
 mod body {
     use serde_json::json;
 
@@ -13,7 +36,7 @@ mod body {
         stream_options: true,
         strict_order: false,
     };
-    use crate::conversation::{Message, ToolCall, ToolSpec};
+    use crate::conversation::{Message, ToolSpec};
     use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
     #[test]
@@ -21,25 +44,12 @@ mod body {
         let req = ChatRequest {
             model: "m".into(),
             system: "be brief".into(),
-            messages: vec![
-                Message::user("hi"),
-                Message::assistant(
-                    "",
-                    vec![ToolCall {
-                        id: "c1".into(),
-                        name: "Read".into(),
-                        arguments: "{\"filepath\":\"a\"}".into(),
-                    }],
-                ),
-                Message::Tool {
-                    tool_call_id: "c1".into(),
-                    name: "Read".into(),
-                    content: "text".into(),
-                    is_error: false,
-                    images: Vec::new(),
-                },
-                Message::assistant("", vec![]),
+            messages: [
+                vec![Message::user("hi")],
+                super::call_and_result("{\"filepath\":\"a\"}"),
+                vec![Message::assistant("", vec![])],
             ]
+            .concat()
             .into(),
             tools: vec![ToolSpec {
                 name: "Read".into(),
@@ -178,7 +188,7 @@ mod order {
     use serde_json::{Value, json};
 
     use super::super::request;
-    use crate::conversation::{Message, ToolCall};
+    use crate::conversation::Message;
     use crate::provider::ChatRequest;
     use crate::provider::family::OpenAiParams;
 
@@ -201,33 +211,13 @@ mod order {
         body["messages"].as_array().unwrap().clone()
     }
 
-    fn call_and_result() -> Vec<Message> {
-        vec![
-            Message::assistant(
-                "",
-                vec![ToolCall {
-                    id: "c1".into(),
-                    name: "Read".into(),
-                    arguments: "{}".into(),
-                }],
-            ),
-            Message::Tool {
-                tool_call_id: "c1".into(),
-                name: "Read".into(),
-                content: "text".into(),
-                is_error: false,
-                images: Vec::new(),
-            },
-        ]
-    }
-
     /// Mistral's validator (before April 2026) refuses a user turn right after tool
     /// results and a last assistant turn; the strict order puts an assistant turn between
     /// and joins consecutive user turns.
     #[test]
     fn the_strict_order_bridges_tool_results_and_joins_user_turns() {
         let mut history = vec![Message::user("task"), Message::user("more")];
-        history.extend(call_and_result());
+        history.extend(super::call_and_result("{}"));
         history.push(Message::user("checks failed"));
         let strict = roles(history.clone(), true);
         let kinds: Vec<&str> = strict.iter().map(|m| m["role"].as_str().unwrap()).collect();
