@@ -341,3 +341,27 @@ async fn the_first_tool_call_piece_is_announced_once_per_attempt() {
     let (_, notices) = run_quick(&Fake(Mutex::new(vec![answer("just text")])), 0).await;
     assert_eq!(notices, ["text just text"]);
 }
+
+/// A server that ends an answer for its own failure (`finish_reason: "error"`, vLLM's
+/// `abort`) is asked again; the half answer is not taken.
+#[tokio::test]
+async fn an_answer_the_server_ended_for_its_own_failure_is_asked_again() {
+    for word in ["error", "abort", "insufficient_system_resource"] {
+        let fake = Fake(Mutex::new(vec![
+            Attempt::Items(
+                vec![
+                    Ok(StreamEvent::TextDelta("half".into())),
+                    Ok(StreamEvent::Finish(FinishReason::Failed(word.into()))),
+                ],
+                false,
+            ),
+            answer("whole"),
+        ]));
+        let (result, notices) = run_quick(&fake, 2).await;
+        assert_eq!(result.unwrap(), "whole", "{word}");
+        assert!(
+            notices.contains(&"retry 1 server".to_owned()),
+            "{word}: {notices:?}"
+        );
+    }
+}
