@@ -282,6 +282,8 @@ mod replayed {
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert_eq!(r.stdout, format!("{}{}\n", paused.text(), rest.text()));
         assert_eq!(incomplete(&r), [("pause_turn".into(), "continue".into())]);
+        // The server tool's streamed input is no call of cn-run's.
+        assert!(!r.stderr.contains("dropping a tool call"), "{}", r.stderr);
         let second = mock.requests()[1].json();
         assert_eq!(last_message(&second)["role"], "user");
     }
