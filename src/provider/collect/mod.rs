@@ -148,7 +148,8 @@ pub async fn complete(
         }
         retries += 1;
         let delay = retry.delay(retries, server_wait);
-        tracing::warn!(
+        // Said once, by the run's progress line for the `model.retry` event.
+        tracing::debug!(
             attempt = retries,
             delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
             error = %error,
