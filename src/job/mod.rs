@@ -16,7 +16,7 @@ mod suggest;
 pub mod template;
 mod yaml_shape;
 
-pub use cron::{CronLineError, CronTab, Missed, Schedule};
+pub use cron::{CronLineError, CronTab, Missed, NotPortable, Schedule};
 pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
