@@ -83,6 +83,20 @@ pub struct JobFile {
     /// or `{cron, timezone, missed}`. Debian's cron dialect (README: Schedules). Also used by
     /// `cn-run export`.
     pub schedule: Option<ScheduleSection>,
+    /// OpenTelemetry of this job's runs, exported when the standard `OTEL_EXPORTER_OTLP_*`
+    /// variables name a collector.
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// What the job adds to the OpenTelemetry the environment configures.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// Put prompts, answers, tool arguments and tool output on the spans and logs (redacted
+    /// and capped), as `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` does.
+    #[serde(default)]
+    pub capture_content: bool,
 }
 
 /// A cron schedule: the line alone (UTC), or with a time zone and a missed-run policy.

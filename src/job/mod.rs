@@ -57,6 +57,8 @@ pub struct Job {
     pub git: GitSettings,
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
+    /// Content (prompts, answers, tool arguments and output) goes on telemetry.
+    pub capture_content: bool,
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,

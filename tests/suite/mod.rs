@@ -88,6 +88,8 @@ mod skills;
 mod start_failures_e2e;
 mod stop_reasons_e2e;
 mod subagents_e2e;
+mod telemetry_context_e2e;
+mod telemetry_e2e;
 mod tools_artifacts;
 mod tools_background;
 mod tools_edit;

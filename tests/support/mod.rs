@@ -3,6 +3,7 @@
 pub mod cron_ref;
 pub mod http;
 pub mod model;
+pub mod otlp;
 pub mod outputs_replay;
 pub mod procs;
 pub mod replay;
