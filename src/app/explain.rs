@@ -86,6 +86,8 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         "contained": context.contained,
         "readonly": context.read_only,
         "meaning": context.describe(),
+        // What the start-up probe saw, never more (the same record as result.json's).
+        "sandbox": sandbox_status,
     });
     Ok(Explained {
         config,
@@ -141,6 +143,7 @@ fn text(e: &Explained) -> String {
     text.push_str(&config_text(config, &e.repo_files, e.repo_note.as_deref()));
     text.push_str(&format!("tools offered: {}\n", e.tools.join(", ")));
     text.push_str(&format!("sandbox: {}\n", sandbox_summary(job)));
+    text.push_str(&sandbox_checked(&e.commands["sandbox"]));
     let meaning = e.commands["meaning"].as_str().unwrap_or_default();
     text.push_str(&format!("bash commands: {meaning}\n"));
     if let Some(note) = edit_tool_note(&e.tools) {
@@ -205,6 +208,36 @@ fn sandbox_summary(job: &crate::job::Job) -> String {
         ),
         mode => format!("{} (network: {network})", mode.as_str()),
     }
+}
+
+/// What the start-up probe found of the sandbox here: enforced, missing, git, limits.
+fn sandbox_checked(status: &serde_json::Value) -> String {
+    let list = |k: &str| {
+        let v: Vec<&str> = status[k]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
+            .unwrap_or_default();
+        if v.is_empty() { "none".to_owned() } else { v.join(", ") }
+    };
+    let l = &status["limits"];
+    let limits = match l["memory_bytes"].as_u64() {
+        Some(m) => format!(
+            "memory {} MiB ({}), processes {} ({}), tmp {} MiB, file size {} MiB",
+            m >> 20,
+            l["memory_by"].as_str().unwrap_or(""),
+            l["processes"],
+            l["processes_by"].as_str().unwrap_or(""),
+            l["tmp_bytes"].as_u64().unwrap_or(0) >> 20,
+            l["file_size_bytes"].as_u64().unwrap_or(0) >> 20
+        ),
+        None => "none".to_owned(),
+    };
+    format!(
+        "  enforced (checked here): {}\n  missing: {}\n  git: {}\n  limits: {limits}\n",
+        list("enforced"),
+        list("missing"),
+        status["git"].as_str().unwrap_or("read-only"),
+    )
 }
 
 /// An enum as the job file spells it (`deny`, `openai`).

@@ -51,7 +51,10 @@ pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<O
 pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--die-with-parent", "--new-session", "--unshare-pid"]);
-    a.flags(&["--as-pid-1", "--cap-drop", "ALL"]);
+    if policy.pinned.is_some() {
+        a.flags(&["--as-pid-1"]);
+    }
+    a.flags(&["--cap-drop", "ALL"]);
     // With the run's shared namespaces the spawner thread is already in new network, IPC
     // and UTS namespaces (see `run_net`).
     if policy.run_net.is_none() {
@@ -109,6 +112,9 @@ fn views(a: &mut Args, policy: &SandboxPolicy) {
         .filter(|d| records.iter().any(|r| d.starts_with(r)))
     {
         a.pair(bind, dir, dir);
+    }
+    for anchor in policy.git_anchors.iter().filter(|g| g.exists()) {
+        a.pair("--bind", anchor, anchor);
     }
     let supervisor = policy.pinned.as_ref().map(|p| &p.host_path);
     let inside_writable = |p: &&PathBuf| writable.iter().any(|w| p.starts_with(w));

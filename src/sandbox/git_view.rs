@@ -41,6 +41,23 @@ const ALWAYS_READ_ONLY: &[&str] = &["hooks", "config", "info", "config.worktree"
 const MAX_DEPTH: usize = 8;
 const MAX_ENTRIES: usize = 200_000;
 
+/// Under `commit`: the git folders themselves, bound writable over themselves so that no
+/// command can move or replace one (a mount point cannot be renamed or removed).
+pub fn anchors(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
+    if access != GitAccess::Commit {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|r| dot_gits(r))
+        .flat_map(|d| resolve(&d))
+        .filter(|g| roots.iter().any(|r| g.starts_with(r)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The paths to bind read-only over the writable folders `roots` (existing ones only).
 pub fn protected(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
     let mut out = Vec::new();

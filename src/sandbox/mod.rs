@@ -121,6 +121,8 @@ pub struct SandboxPolicy {
     pub git: GitAccess,
     /// Paths under the writable folders that stay read-only: git folders ([`git_view`]).
     pub git_read_only: Vec<PathBuf>,
+    /// Under `git: commit`, the git folders bound over themselves: not movable.
+    pub git_anchors: Vec<PathBuf>,
     /// The run's own records (its output folder, the workspace's `.cn-run`): read-only.
     pub records: Vec<PathBuf>,
     /// With a host list where cn-run cannot make the shared namespaces (an ordinary user):
@@ -170,6 +172,7 @@ impl SandboxPolicy {
             limits: Limits::default(),
             git: GitAccess::default(),
             git_read_only: Vec::new(),
+            git_anchors: Vec::new(),
             records: Vec::new(),
             relay: None,
             writable: Vec::new(),
@@ -239,11 +242,10 @@ impl SandboxPolicy {
     /// (found now beneath the writable folders: call after they are all set).
     pub fn with_git(mut self, git: GitAccess) -> Self {
         self.git = git;
-        self.git_read_only = if self.mode == SandboxMode::WorkspaceWrite {
-            git_view::protected(&self.writable, git)
-        } else {
-            Vec::new()
-        };
+        if self.mode == SandboxMode::WorkspaceWrite {
+            self.git_read_only = git_view::protected(&self.writable, git);
+            self.git_anchors = git_view::anchors(&self.writable, git);
+        }
         self
     }
 
@@ -347,12 +349,12 @@ impl SandboxPolicy {
 
     /// `argv` under the per-call supervisor with the run's options (relay, limits, cgroup)
     /// and `extra` ones (`--report`, `--hold`).
+    /// Without a pinned supervisor (a policy [`establish`] has not seen): `argv` itself.
     pub(crate) fn supervised(&self, extra: &[&str], argv: &[&OsStr]) -> Vec<OsString> {
-        let mut v = self
-            .pinned
-            .as_ref()
-            .map(|p| p.command())
-            .unwrap_or_default();
+        let Some(pinned) = &self.pinned else {
+            return argv.iter().map(|a| a.to_os_string()).collect();
+        };
+        let mut v = pinned.command();
         if self.relay.is_some() {
             v.extend(["--relay".into(), relay::SOCKET_INSIDE.into()]);
         }

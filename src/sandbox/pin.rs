@@ -22,7 +22,9 @@ pub(crate) const INSIDE: &str = "/dev/cn-run-call";
 /// The opened supervisor binary.
 #[derive(Debug)]
 pub struct Pinned {
-    /// `None` once the run's one sandbox has it bound (it is not needed any more).
+    /// Open for the run: each bubblewrap binds it. Children inherit it (read-only; while
+    /// the run's sandbox or a command's supervisor executes the file, no one can open it
+    /// for writing: ETXTBSY).
     file: Option<File>,
     /// The file's path on the host when it was opened.
     pub(crate) host_path: PathBuf,
@@ -52,14 +54,6 @@ impl Pinned {
         })
     }
 
-    /// The same supervisor, its file closed (the run's one sandbox has it bound already).
-    pub(crate) fn closed(&self) -> Pinned {
-        Pinned {
-            file: None,
-            host_path: self.host_path.clone(),
-            first_args: self.first_args.clone(),
-        }
-    }
 
     /// bubblewrap's arguments that bind the pinned file at [`INSIDE`].
     pub(crate) fn bind_args(&self) -> Vec<OsString> {

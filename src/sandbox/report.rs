@@ -195,15 +195,20 @@ impl Report {
             .as_ref()
             .is_some_and(|c| c.names().iter().all(|n| self.cgroup.contains(n.as_str())));
         let memory = in_cgroup || rlimit("data") == Some(limits.memory_bytes);
+        // The kernel never applies RLIMIT_NPROC to uid 0: root needs the cgroup.
+        let processes = in_cgroup
+            || (!rustix::process::geteuid().is_root()
+                && rlimit("nproc") == Some(limits.processes));
         let files = rlimit("fsize") == Some(limits.file_size_bytes);
         let size = format!("size={}k", limits.tmp_bytes / 1024);
         let tmp = self
             .mount_at(Path::new("/tmp"))
             .is_some_and(|m| m.options.split(',').any(|o| o == size));
-        match (memory, files, tmp) {
-            (true, true, true) => Ok(()),
+        match (memory, processes, files, tmp) {
+            (true, true, true, true) => Ok(()),
             _ => Err(format!(
-                "a limit does not bind (memory {memory}, file size {files}, /tmp size {tmp})"
+                "a limit does not bind (memory {memory}, processes {processes}, file size \
+                 {files}, /tmp size {tmp})"
             )),
         }
     }

@@ -307,14 +307,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<
         Ok(run_box) => {
             policy.run_box = Some(std::sync::Arc::new(run_box));
             match run_report(policy) {
-                Ok(report) => {
-                    // Bound inside the run's sandbox: the open file is not needed any more.
-                    policy.pinned = policy
-                        .pinned
-                        .as_ref()
-                        .map(|p| std::sync::Arc::new(p.closed()));
-                    return Some(report);
-                }
+                Ok(report) => return Some(report),
                 Err(why) => why,
             }
         }
