@@ -217,7 +217,11 @@ fn sandbox_checked(status: &serde_json::Value) -> String {
             .as_array()
             .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
             .unwrap_or_default();
-        if v.is_empty() { "none".to_owned() } else { v.join(", ") }
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
     };
     let l = &status["limits"];
     let limits = match l["memory_bytes"].as_u64() {

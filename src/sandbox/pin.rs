@@ -54,7 +54,6 @@ impl Pinned {
         })
     }
 
-
     /// bubblewrap's arguments that bind the pinned file at [`INSIDE`].
     pub(crate) fn bind_args(&self) -> Vec<OsString> {
         self.file

@@ -197,8 +197,7 @@ impl Report {
         let memory = in_cgroup || rlimit("data") == Some(limits.memory_bytes);
         // The kernel never applies RLIMIT_NPROC to uid 0: root needs the cgroup.
         let processes = in_cgroup
-            || (!rustix::process::geteuid().is_root()
-                && rlimit("nproc") == Some(limits.processes));
+            || (!rustix::process::geteuid().is_root() && rlimit("nproc") == Some(limits.processes));
         let files = rlimit("fsize") == Some(limits.file_size_bytes);
         let size = format!("size={}k", limits.tmp_bytes / 1024);
         let tmp = self

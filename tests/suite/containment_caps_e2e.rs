@@ -40,7 +40,10 @@ fn cases(s: &Scene) -> Vec<(&'static str, String)> {
     let (ws, out) = (s.ws(), s.outside.display().to_string());
     let write_out = |tag: &str| format!("echo {tag} > '{out}/{tag}'");
     vec![
-        ("dac-read", format!("cat '{out}/private' > '{ws}/got-dac-read'")),
+        (
+            "dac-read",
+            format!("cat '{out}/private' > '{ws}/got-dac-read'"),
+        ),
         ("dac-write", format!("echo pwned >> '{ws}/locked'")),
         ("chown", format!("chown 1:1 '{ws}/owned'")),
         ("chmod", format!("chmod 777 '{ws}/moded'")),
@@ -188,7 +191,10 @@ fn root_commands_hold_no_capability_when_cn_run_is_installed_under_tmp() {
         .prefix("cn-run-installed-")
         .tempdir_in("/tmp")
         .unwrap();
-    for bin in [env!("CARGO_BIN_EXE_cn-run"), env!("CARGO_BIN_EXE_cn-run-call")] {
+    for bin in [
+        env!("CARGO_BIN_EXE_cn-run"),
+        env!("CARGO_BIN_EXE_cn-run-call"),
+    ] {
         let to = install.path().join(Path::new(bin).file_name().unwrap());
         if std::fs::hard_link(bin, &to).is_err() {
             std::fs::copy(bin, &to).unwrap();

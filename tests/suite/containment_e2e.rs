@@ -265,7 +265,10 @@ fn checks_run_what_the_model_planted_inside_the_sandbox() {
         .collect();
     s.assert_ran_but_wrote_nothing_outside(&tags, &r);
     for tag in in_git {
-        assert!(!s.ws.join(format!("ran-{tag}")).exists(), "{tag} was planted");
+        assert!(
+            !s.ws.join(format!("ran-{tag}")).exists(),
+            "{tag} was planted"
+        );
     }
 }
 

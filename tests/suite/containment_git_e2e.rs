@@ -15,12 +15,23 @@ use super::containment_scene::{Scene, User, bash, namespaces_available, nobody_a
 
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 }
 
 /// A repository with a commit, a nested one, a pointer-file one whose git folder lies
@@ -34,14 +45,23 @@ fn repos(ws: &Path) {
     git(&ws.join("sub/inner"), &["init", "-q"]);
     std::fs::create_dir_all(ws.join("pointed")).unwrap();
     std::fs::create_dir_all(ws.join("store")).unwrap();
-    git(ws, &["init", "-q", "--separate-git-dir", "store/gd", "pointed"]);
+    git(
+        ws,
+        &["init", "-q", "--separate-git-dir", "store/gd", "pointed"],
+    );
     git(ws, &["worktree", "add", "-q", "linked"]);
 }
 
 /// Every file under the git folders and the pointer files, with its bytes.
 fn snapshot(ws: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for top in [".git", "sub/inner/.git", "store/gd", "pointed/.git", "linked/.git"] {
+    for top in [
+        ".git",
+        "sub/inner/.git",
+        "store/gd",
+        "pointed/.git",
+        "linked/.git",
+    ] {
         let mut stack = vec![ws.join(top)];
         while let Some(p) = stack.pop() {
             match std::fs::read_dir(&p) {
@@ -105,7 +125,10 @@ fn run(user: User, extra: &str) -> Option<(Scene, Vec<(String, Vec<u8>)>)> {
     let r = s.run(&calls, &extra);
     assert_eq!(r.code, 0, "{}", s.transcript(&r));
     for (tag, _) in cases(&out) {
-        assert!(s.ws.join(format!("ran-{tag}")).exists(), "{tag} did not run");
+        assert!(
+            s.ws.join(format!("ran-{tag}")).exists(),
+            "{tag} did not run"
+        );
     }
     Some((s, before))
 }
@@ -116,7 +139,10 @@ fn commits(ws: &Path) -> usize {
         .current_dir(ws)
         .output()
         .unwrap();
-    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or(0)
+    String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }
 
 fn assert_records_untouched(s: &Scene) {
@@ -152,12 +178,18 @@ fn with_git_commit_the_agent_commits_but_hooks_config_and_info_stay() {
         let Some((s, before)) = run(user, "tools: {bash: {git: commit}}\n") else {
             continue;
         };
-        assert!(commits(&s.ws) > 1, "{user:?}: no commit\n{}", s.tool_outputs());
+        assert!(
+            commits(&s.ws) > 1,
+            "{user:?}: no commit\n{}",
+            s.tool_outputs()
+        );
         let kept = |files: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
             files
                 .iter()
                 .filter(|(p, _)| {
-                    ["/hooks/", "/config", "/info/"].iter().any(|k| p.contains(k))
+                    ["/hooks/", "/config", "/info/"]
+                        .iter()
+                        .any(|k| p.contains(k))
                         || p == "pointed/.git"
                         || p == "linked/.git"
                 })
@@ -171,9 +203,15 @@ fn with_git_commit_the_agent_commits_but_hooks_config_and_info_stay() {
             .filter(|f| !after.contains(f) || !before.contains(f))
             .map(|(p, _)| p)
             .collect();
-        assert!(changed.is_empty(), "{user:?}: changed {changed:?}\n{}", s.tool_outputs());
+        assert!(
+            changed.is_empty(),
+            "{user:?}: changed {changed:?}\n{}",
+            s.tool_outputs()
+        );
         assert_records_untouched(&s);
-        let sandbox = &s.run(&[bash("true")], "tools: {bash: {git: commit}}\n").result()["sandbox"];
+        let sandbox = &s
+            .run(&[bash("true")], "tools: {bash: {git: commit}}\n")
+            .result()["sandbox"];
         assert_eq!(sandbox["git"], "commit", "{sandbox}");
     }
 }

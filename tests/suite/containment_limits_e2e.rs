@@ -10,8 +10,10 @@ use serde_json::Value;
 
 use super::containment_scene::{Scene, User, bash, namespaces_available, nobody_available};
 
-const SMALL: &str = "tools: {bash: {limits: {memory: 96MiB, processes: 48, tmp: 8MiB, file_size: 8MiB}}}\n";
-const ROOMY: &str = "tools: {bash: {limits: {memory: 3GiB, processes: 2000, tmp: 64MiB, file_size: 32GiB}}}\n";
+const SMALL: &str =
+    "tools: {bash: {limits: {memory: 96MiB, processes: 48, tmp: 8MiB, file_size: 8MiB}}}\n";
+const ROOMY: &str =
+    "tools: {bash: {limits: {memory: 3GiB, processes: 2000, tmp: 64MiB, file_size: 32GiB}}}\n";
 
 /// (tag, command): each prints `ok-TAG` only when it got what it asked for.
 fn cases() -> Vec<(&'static str, String)> {
@@ -27,12 +29,27 @@ fn cases() -> Vec<(&'static str, String)> {
     ];
     for (tag, cmd) in [
         // Files of 4 MiB each (under the file size limit), 16 MiB in all.
-        ("tmp", "for i in 1 2 3 4; do head -c 4M /dev/zero > /tmp/big$i || exit 1; done"),
-        ("var-tmp", "for i in 1 2 3 4; do head -c 4M /dev/zero > /var/tmp/big$i || exit 1; done"),
-        ("shm", "cd /dev/shm && for i in 1 2 3 4; do head -c 4M /dev/zero > big$i || exit 1; done"),
-        ("tmp-fallocate", "for i in 1 2 3 4; do fallocate -l 4M /tmp/f$i || exit 1; done"),
+        (
+            "tmp",
+            "for i in 1 2 3 4; do head -c 4M /dev/zero > /tmp/big$i || exit 1; done",
+        ),
+        (
+            "var-tmp",
+            "for i in 1 2 3 4; do head -c 4M /dev/zero > /var/tmp/big$i || exit 1; done",
+        ),
+        (
+            "shm",
+            "cd /dev/shm && for i in 1 2 3 4; do head -c 4M /dev/zero > big$i || exit 1; done",
+        ),
+        (
+            "tmp-fallocate",
+            "for i in 1 2 3 4; do fallocate -l 4M /tmp/f$i || exit 1; done",
+        ),
         ("fsize-truncate", "truncate -s 20G big1"),
-        ("fsize-dd", "dd if=/dev/zero of=big2 bs=1M seek=20480 count=1 2>/dev/null"),
+        (
+            "fsize-dd",
+            "dd if=/dev/zero of=big2 bs=1M seek=20480 count=1 2>/dev/null",
+        ),
         ("fsize-head", "head -c 32M /dev/zero > big3"),
     ] {
         v.push((tag, format!("{cmd} && echo ok-{tag}")));
@@ -57,7 +74,9 @@ fn run(user: User, extra: &str, bomb: bool) -> Option<(String, Scene)> {
     let mut calls: Vec<Value> = cases().iter().map(|(_, c)| bash(c)).collect();
     if bomb {
         // A fork bomb the command-safety check does not read (it is in a file).
-        calls.push(bash("echo 'sh $0 & sh $0' > bomb.sh; timeout 5 sh bomb.sh 2>/dev/null; echo after-bomb"));
+        calls.push(bash(
+            "echo 'sh $0 & sh $0' > bomb.sh; timeout 5 sh bomb.sh 2>/dev/null; echo after-bomb",
+        ));
         calls.push(bash("echo next-call"));
     }
     let r = s.run(&calls, extra);
@@ -70,10 +89,16 @@ fn assert_bound(user: User) {
         return;
     };
     for (tag, _) in cases() {
-        assert!(!out.contains(&format!("ok-{tag}")), "{tag} was not bounded:\n{out}");
+        assert!(
+            !out.contains(&format!("ok-{tag}")),
+            "{tag} was not bounded:\n{out}"
+        );
     }
     assert!(out.contains("procs-"), "{out}");
-    assert!(out.contains("after-bomb") && out.contains("next-call"), "{out}");
+    assert!(
+        out.contains("after-bomb") && out.contains("next-call"),
+        "{out}"
+    );
     let limits = &s.run(&[bash("true")], SMALL).result()["sandbox"]["limits"];
     assert_eq!(limits["processes"], 48, "{limits}");
     assert_eq!(limits["tmp_bytes"], 8 << 20, "{limits}");
@@ -132,7 +157,10 @@ fn the_private_temporary_space_leaves_nothing_on_the_host() {
     s.run(&[bash(&write)], "tools: {bash: {sandbox: off}}\n");
     let left = found(&marker);
     for p in &left {
-        let _ = std::process::Command::new("chmod").args(["-R", "u+rwx"]).arg(p).status();
+        let _ = std::process::Command::new("chmod")
+            .args(["-R", "u+rwx"])
+            .arg(p)
+            .status();
         let _ = std::fs::remove_dir_all(p);
     }
     assert_eq!(left.len(), 3, "the control left no marker");
@@ -167,7 +195,9 @@ fn explain_shows_the_limits_the_git_setting_and_only_what_was_checked() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("  git: commit"), "{text}");
     assert!(
-        text.contains("memory 96 MiB") && text.contains("processes 48") && text.contains("tmp 8 MiB"),
+        text.contains("memory 96 MiB")
+            && text.contains("processes 48")
+            && text.contains("tmp 8 MiB"),
         "{text}"
     );
     let line = text
@@ -175,7 +205,10 @@ fn explain_shows_the_limits_the_git_setting_and_only_what_was_checked() {
         .find(|l| l.contains("enforced (checked here)"))
         .unwrap_or_default();
     if available(User::Root) {
-        assert!(line.contains("no-capabilities") && line.contains("no-host-sockets"), "{text}");
+        assert!(
+            line.contains("no-capabilities") && line.contains("no-host-sockets"),
+            "{text}"
+        );
     }
     let bad = std::process::Command::new(env!("CARGO_BIN_EXE_cn-run"))
         .arg("validate")

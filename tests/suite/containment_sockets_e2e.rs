@@ -192,7 +192,11 @@ fn assert_heard_all(user: User, extra: &str) {
         return;
     };
     for tag in tags {
-        assert!(heard.contains(&tag), "{tag} not heard: {heard}\n{}", s.tool_outputs());
+        assert!(
+            heard.contains(&tag),
+            "{tag} not heard: {heard}\n{}",
+            s.tool_outputs()
+        );
     }
 }
 
@@ -222,7 +226,6 @@ fn control_uncontained_root_reaches_every_socket() {
 }
 
 #[test]
-fn control_an_uncontained_ordinary_user_in_the_group_reaches_the_group_and_abstract_sockets()
-{
+fn control_an_uncontained_ordinary_user_in_the_group_reaches_the_group_and_abstract_sockets() {
     assert_heard_all(User::Nobody, "tools: {bash: {sandbox: off}}\n");
 }
