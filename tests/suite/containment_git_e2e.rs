@@ -25,6 +25,7 @@ fn git(dir: &Path, args: &[&str]) {
         ])
         .args(args)
         .current_dir(dir)
+        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap())
         .output()
         .unwrap();
     assert!(
@@ -92,7 +93,7 @@ fn cases(out: &str) -> Vec<(&'static str, String)> {
         ("worktree", "git -C linked config core.worktree /".to_owned()),
         ("linked-pointer", "echo 'gitdir: /tmp' > linked/.git".to_owned()),
         ("commit", "git -c user.name=m -c user.email=m@m commit -q --allow-empty -m agent".to_owned()),
-        ("ref", "git update-ref refs/heads/main HEAD~0 && echo $(git rev-parse HEAD) > .git/refs/heads/moved".to_owned()),
+        ("ref", "git update-ref refs/heads/moved HEAD && echo $(git rev-parse HEAD) > .git/refs/heads/moved2".to_owned()),
         ("run-folder", format!("echo evil > '{out}/evil'; rm -f '{out}/events.jsonl'")),
         ("cn-run-folders", "for d in .cn-run/*/; do echo evil > \"$d/evil\"; done; ls .cn-run/*/evil".to_owned()),
     ]
@@ -137,6 +138,7 @@ fn commits(ws: &Path) -> usize {
     let o = Command::new("git")
         .args(["-c", "safe.directory=*", "rev-list", "--count", "--all"])
         .current_dir(ws)
+        .env("GIT_CEILING_DIRECTORIES", ws.parent().unwrap())
         .output()
         .unwrap();
     String::from_utf8_lossy(&o.stdout)

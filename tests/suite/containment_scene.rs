@@ -166,6 +166,9 @@ impl Scene {
             .arg("-C")
             .arg(&self.ws)
             .env("HOME", &self.home)
+            // The scene lies inside the checkout: an uncontained git command in a workspace
+            // whose `.git` a payload moved must not find the checkout's repository.
+            .env("GIT_CEILING_DIRECTORIES", &self.base)
             .env("CN_RUN_TEST_PLANTED", PLANTED)
             .env("OPENAI_API_KEY", PLANTED_KEY);
         for var in ["RUSTUP_HOME", "CARGO_HOME"] {
