@@ -21,6 +21,10 @@ use super::limits::Limits;
 pub struct RunCgroup {
     dirs: Vec<PathBuf>,
     procs: Vec<File>,
+    /// The run's namespace thread is in the cgroup (cgroup v1 moves single threads), so
+    /// everything started from it starts inside: the supervisors need not join (moving a
+    /// process between cgroups waits for an RCU grace period: milliseconds per command).
+    inherited: std::sync::atomic::AtomicBool,
 }
 
 impl RunCgroup {
@@ -30,6 +34,7 @@ impl RunCgroup {
         let mut made = RunCgroup {
             dirs: Vec::new(),
             procs: Vec::new(),
+            inherited: std::sync::atomic::AtomicBool::new(false),
         };
         let (memory, pids) = (
             limits.memory_bytes.to_string(),
@@ -81,8 +86,27 @@ impl RunCgroup {
             .collect()
     }
 
-    /// The supervisor's arguments that make it join (`--cgroup-fd N` per controller).
-    pub(crate) fn args(&self) -> Vec<std::ffi::OsString> {
+    /// Move the calling thread (the run's namespace thread) into the cgroup, where the
+    /// hierarchy allows a single thread to move (v1 `tasks`); what it starts then starts
+    /// inside. Call it on that thread.
+    pub(crate) fn join_thread(&self) -> bool {
+        let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
+        let all = self
+            .dirs
+            .iter()
+            .all(|d| std::fs::write(d.join("tasks"), &tid).is_ok());
+        self.inherited
+            .store(all, std::sync::atomic::Ordering::SeqCst);
+        all
+    }
+
+    /// The supervisor's arguments that make it join (`--cgroup-fd N` per controller), unless
+    /// it starts inside already (`from_run_thread`: started from the run's namespace thread
+    /// or the thread it made, which joined).
+    pub(crate) fn args(&self, from_run_thread: bool) -> Vec<std::ffi::OsString> {
+        if from_run_thread && self.inherited.load(std::sync::atomic::Ordering::SeqCst) {
+            return Vec::new();
+        }
         self.procs
             .iter()
             .flat_map(|f| ["--cgroup-fd".into(), f.as_raw_fd().to_string().into()])

@@ -249,9 +249,19 @@ impl SandboxPolicy {
         self
     }
 
-    /// Keep `records` (the run's folders) read-only for commands.
+    /// Keep `records` (the run's folders) read-only for commands: those in or over a
+    /// writable folder (call after the writable folders are set; one elsewhere is read-only,
+    /// or out of view under the private `/tmp`, already).
     pub fn with_records(mut self, records: Vec<PathBuf>) -> Self {
-        self.records = records;
+        let writable = &self.writable;
+        self.records = records
+            .into_iter()
+            .filter(|r| {
+                writable
+                    .iter()
+                    .any(|w| r.starts_with(w) || w.starts_with(r))
+            })
+            .collect();
         self
     }
 
@@ -360,7 +370,7 @@ impl SandboxPolicy {
         }
         v.extend(limits::rlimit_args(&self.limits, self.cgroup.is_some()));
         if let Some(cgroup) = &self.cgroup {
-            v.extend(cgroup.args());
+            v.extend(cgroup.args(self.run_net.is_some()));
         }
         v.extend(extra.iter().map(OsString::from));
         if !argv.is_empty() {

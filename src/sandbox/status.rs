@@ -247,7 +247,12 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Repo
     }
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
-            Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
+            Ok(net) => {
+                if let Some(cgroup) = policy.cgroup.clone() {
+                    let _ = net.run(move || cgroup.join_thread());
+                }
+                policy.run_net = Some(std::sync::Arc::new(net))
+            }
             Err(why) => {
                 notes.push(format!(
                     "each command gets namespaces of its own (slower): the run's shared \

@@ -8,7 +8,6 @@
 //! mount namespaces so the host's mounts stay as they are) and sees every one succeed.
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -115,29 +114,14 @@ fn assert_all_ran(s: &Scene, transcript: &str) {
     }
 }
 
-/// Run the cases with the real binary at `cn_run` (the build's, or a copy elsewhere).
-fn run_cases(s: &Scene, cn_run: Option<&Path>) -> crate::support::runner::Run {
+/// Run the cases with the build's binary.
+fn run_cases(s: &Scene) -> crate::support::runner::Run {
     plant(s);
     let turns = calls(s)
         .into_iter()
         .map(|c| serde_json::json!({"tool_calls": [c]}))
         .collect();
-    let mut cmd = s.command(turns, "", &[]);
-    if let Some(bin) = cn_run {
-        let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
-        let envs: Vec<_> = cmd
-            .get_envs()
-            .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
-            .collect();
-        let mut other = std::process::Command::new(bin);
-        other
-            .args(args)
-            .env_clear()
-            .envs(envs)
-            .current_dir(&s.ws)
-            .stdin(std::process::Stdio::null());
-        cmd = other;
-    }
+    let cmd = s.command(turns, "", &[]);
     crate::support::runner::run(cmd, Some(&s.out))
 }
 
@@ -155,7 +139,7 @@ fn root_commands_in_the_runs_sandbox_can_do_nothing_that_needs_a_capability() {
         return;
     }
     let s = Scene::new();
-    let r = run_cases(&s, None);
+    let r = run_cases(&s);
     s.assert_contained(&r);
     assert_all_ran(&s, &s.transcript(&r));
     assert_eq!(effects(&s), Vec::<&str>::new(), "{}", s.transcript(&r));
@@ -180,8 +164,10 @@ fn root_commands_in_the_runs_sandbox_can_do_nothing_that_needs_a_capability() {
     );
 }
 
-/// cn-run installed under `/tmp`: the private `/tmp` covers the folder it came from, which
-/// once sent every command to a bubblewrap of its own with every capability.
+/// cn-run installed under `/tmp` (the private `/tmp` covers the folder it came from, which
+/// once sent every command to a bubblewrap of its own with every capability), and that
+/// folder made writable by the job: commands try to replace the supervisor (overwrite it in
+/// place, copy over it, move it away) before the capability payloads run.
 #[test]
 fn root_commands_hold_no_capability_when_cn_run_is_installed_under_tmp() {
     if !root_with_namespaces() {
@@ -191,20 +177,53 @@ fn root_commands_hold_no_capability_when_cn_run_is_installed_under_tmp() {
         .prefix("cn-run-installed-")
         .tempdir_in("/tmp")
         .unwrap();
-    for bin in [
-        env!("CARGO_BIN_EXE_cn-run"),
-        env!("CARGO_BIN_EXE_cn-run-call"),
-    ] {
-        let to = install.path().join(Path::new(bin).file_name().unwrap());
-        if std::fs::hard_link(bin, &to).is_err() {
-            std::fs::copy(bin, &to).unwrap();
-        }
+    let dir = install.path().canonicalize().unwrap();
+    // The supervisor is copied (the payloads write to it); cn-run is only linked.
+    let cn_run = dir.join("cn-run");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_cn-run"), &cn_run).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_cn-run"), &cn_run).unwrap();
     }
+    let call = dir.join("cn-run-call");
+    std::fs::copy(env!("CARGO_BIN_EXE_cn-run-call"), &call).unwrap();
+    let before = std::fs::read(&call).unwrap();
     let s = Scene::new();
-    let r = run_cases(&s, Some(&install.path().join("cn-run")));
+    plant(&s);
+    let c = call.display();
+    let mut turns: Vec<Value> = [
+        format!("echo '#!/bin/sh' > {c}"),
+        format!("cp /bin/true {c}"),
+        format!("mv {c} {c}.old && cp /bin/true {c}"),
+    ]
+    .iter()
+    .map(|cmd| serde_json::json!({"tool_calls": [bash(cmd)]}))
+    .collect();
+    turns.extend(
+        calls(&s)
+            .into_iter()
+            .map(|c| serde_json::json!({"tool_calls": [c]})),
+    );
+    let extra = format!("tools: {{bash: {{writable: ['{}']}}}}\n", dir.display());
+    let mut cmd = s.command(turns, &extra, &[]);
+    let args: Vec<_> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let envs: Vec<_> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
+        .collect();
+    cmd = std::process::Command::new(&cn_run);
+    cmd.args(args)
+        .env_clear()
+        .envs(envs)
+        .current_dir(&s.ws)
+        .stdin(std::process::Stdio::null());
+    let r = crate::support::runner::run(cmd, Some(&s.out));
     s.assert_contained(&r);
     assert_all_ran(&s, &s.transcript(&r));
-    assert_eq!(effects(&s), Vec::<&str>::new(), "{}", s.transcript(&r));
+    assert_eq!(effects(&s), Vec::<&str>::new(), "{}", s.tool_outputs());
+    assert!(
+        std::fs::read(&call).unwrap() == before,
+        "the supervisor was replaced"
+    );
+    assert!(!dir.join("cn-run-call.old").exists());
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::containment_scene::{Scene, User, bash, namespaces_available, nobody_available};
+use super::containment_scene::{Scene, User, bash, user_available};
 
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
@@ -53,8 +53,11 @@ fn repos(ws: &Path) {
     git(ws, &["worktree", "add", "-q", "linked"]);
 }
 
+/// Files with their bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
 /// Every file under the git folders and the pointer files, with its bytes.
-fn snapshot(ws: &Path) -> Vec<(String, Vec<u8>)> {
+fn snapshot(ws: &Path) -> Files {
     let mut files = Vec::new();
     for top in [
         ".git",
@@ -99,16 +102,9 @@ fn cases(out: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn available(user: User) -> bool {
-    match user {
-        User::Root => rustix::process::geteuid().is_root() && namespaces_available(),
-        User::Nobody => nobody_available(),
-    }
-}
-
 /// Run the cases as `user` with `extra`; (scene, the git files before) after the run.
-fn run(user: User, extra: &str) -> Option<(Scene, Vec<(String, Vec<u8>)>)> {
-    if !available(user) {
+fn run(user: User, extra: &str) -> Option<(Scene, Files)> {
+    if !user_available(user) {
         return None;
     }
     let s = Scene::for_user(user, &[]);
@@ -185,7 +181,7 @@ fn with_git_commit_the_agent_commits_but_hooks_config_and_info_stay() {
             "{user:?}: no commit\n{}",
             s.tool_outputs()
         );
-        let kept = |files: &[(String, Vec<u8>)]| -> Vec<(String, Vec<u8>)> {
+        let kept = |files: &[(String, Vec<u8>)]| -> Files {
             files
                 .iter()
                 .filter(|(p, _)| {

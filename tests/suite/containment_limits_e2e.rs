@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::containment_scene::{Scene, User, bash, namespaces_available, nobody_available};
+use super::containment_scene::{Scene, User, bash, user_available};
 
 const SMALL: &str =
     "tools: {bash: {limits: {memory: 96MiB, processes: 48, tmp: 8MiB, file_size: 8MiB}}}\n";
@@ -57,17 +57,10 @@ fn cases() -> Vec<(&'static str, String)> {
     v
 }
 
-fn available(user: User) -> bool {
-    match user {
-        User::Root => rustix::process::geteuid().is_root() && namespaces_available(),
-        User::Nobody => nobody_available(),
-    }
-}
-
 /// Run the cases (and a fork bomb, then one more command) as `user` with `extra`; the
 /// tool outputs.
 fn run(user: User, extra: &str, bomb: bool) -> Option<(String, Scene)> {
-    if !available(user) {
+    if !user_available(user) {
         return None;
     }
     let s = Scene::for_user(user, &[]);
@@ -142,7 +135,7 @@ fn the_private_temporary_space_leaves_nothing_on_the_host() {
             .collect::<Vec<_>>()
     };
     for user in [User::Root, User::Nobody] {
-        if !available(user) {
+        if !user_available(user) {
             continue;
         }
         let s = Scene::for_user(user, &[]);
@@ -150,7 +143,7 @@ fn the_private_temporary_space_leaves_nothing_on_the_host() {
         assert!(s.tool_outputs().contains(&marker), "{}", s.transcript(&r));
         assert_eq!(found(&marker), Vec::<std::path::PathBuf>::new(), "{user:?}");
     }
-    if !available(User::Root) {
+    if !user_available(User::Root) {
         return;
     }
     let s = Scene::new();
@@ -204,7 +197,7 @@ fn explain_shows_the_limits_the_git_setting_and_only_what_was_checked() {
         .lines()
         .find(|l| l.contains("enforced (checked here)"))
         .unwrap_or_default();
-    if available(User::Root) {
+    if user_available(User::Root) {
         assert!(
             line.contains("no-capabilities") && line.contains("no-host-sockets"),
             "{text}"

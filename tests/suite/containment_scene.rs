@@ -49,6 +49,15 @@ pub(crate) enum User {
     Nobody,
 }
 
+/// Whether tests can run cn-run as `user` here (root: bubblewrap makes namespaces; nobody:
+/// see [`nobody_available`]); prints why not.
+pub(crate) fn user_available(user: User) -> bool {
+    match user {
+        User::Root => rustix::process::geteuid().is_root() && namespaces_available(),
+        User::Nobody => nobody_available(),
+    }
+}
+
 /// Whether cn-run can run as `nobody` here with an unprivileged bubblewrap (needs root to
 /// change user); prints why not.
 pub(crate) fn nobody_available() -> bool {

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::containment_scene::{Scene, User, bash, namespaces_available, nobody_available};
+use super::containment_scene::{Scene, User, bash, user_available};
 
 /// The group of the group socket (nobody is given it as a supplementary group).
 const SOCKET_GROUP: u32 = 4242;
@@ -153,11 +153,7 @@ impl Sockets {
 /// Run every case as `user` with the job's `extra` settings; (what the listeners heard,
 /// the tags, the scene, the run).
 fn try_sockets(user: User, extra: &str) -> Option<(String, Vec<String>, Scene)> {
-    let ok = match user {
-        User::Root => rustix::process::geteuid().is_root() && namespaces_available(),
-        User::Nobody => nobody_available(),
-    };
-    if !ok {
+    if !user_available(user) {
         return None;
     }
     let s = Scene::for_user(user, &[SOCKET_GROUP]);
