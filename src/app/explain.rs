@@ -31,6 +31,8 @@ struct Explained {
     tools: Vec<String>,
     /// How Bash commands are contained: `contained`, `readonly`, `meaning`.
     commands: serde_json::Value,
+    /// What this machine enforces of the job's sandbox, probed as a run probes it.
+    containment: Option<crate::sandbox::SandboxStatus>,
     rules: Vec<serde_json::Value>,
 }
 
@@ -86,8 +88,6 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         "contained": context.contained,
         "readonly": context.read_only,
         "meaning": context.describe(),
-        // What the start-up probe saw, never more (the same record as result.json's).
-        "sandbox": sandbox_status,
     });
     Ok(Explained {
         config,
@@ -97,6 +97,7 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         mcp_servers,
         tools,
         commands,
+        containment: sandbox_status,
         rules,
     })
 }
@@ -116,7 +117,8 @@ fn json_value(e: &Explained) -> serde_json::Value {
         "repository_note": e.repo_note,
         "config": view,
         "tools_offered": e.tools,
-        "sandbox": sandbox_summary(job),
+        "sandbox": sandbox_summary(job, e.containment.as_ref()),
+        "containment": e.containment,
         "mcp_servers": e.mcp_servers,
         "commands": e.commands,
         "rules": e.rules,
@@ -142,8 +144,12 @@ fn text(e: &Explained) -> String {
     text.push_str(&format!("limits: {}\n", limits_text(config)));
     text.push_str(&config_text(config, &e.repo_files, e.repo_note.as_deref()));
     text.push_str(&format!("tools offered: {}\n", e.tools.join(", ")));
-    text.push_str(&format!("sandbox: {}\n", sandbox_summary(job)));
-    text.push_str(&sandbox_checked(&e.commands["sandbox"]));
+    text.push_str(&format!(
+        "sandbox: {}\n",
+        sandbox_summary(job, e.containment.as_ref())
+    ));
+    let checked = serde_json::to_value(&e.containment).unwrap_or_default();
+    text.push_str(&sandbox_checked(&checked));
     let meaning = e.commands["meaning"].as_str().unwrap_or_default();
     text.push_str(&format!("bash commands: {meaning}\n"));
     if let Some(note) = edit_tool_note(&e.tools) {
@@ -185,8 +191,9 @@ fn policy_text(policy: &crate::permissions::Policy) -> String {
     text
 }
 
-/// How the job's commands are contained, in one line (`off` is spelled out).
-fn sandbox_summary(job: &crate::job::Job) -> String {
+/// How the job's commands are contained on this machine, in one line: what the job asks
+/// for, and what the probe (the run's own) found enforced here (`off` is spelled out).
+fn sandbox_summary(job: &crate::job::Job, here: Option<&crate::sandbox::SandboxStatus>) -> String {
     let t = &job.tools;
     let off = t.bash_sandbox == crate::sandbox::SandboxMode::Off;
     let hosts: Vec<String> = t
@@ -206,7 +213,29 @@ fn sandbox_summary(job: &crate::job::Job) -> String {
             "OFF (tools.bash.sandbox: off): commands run uncontained, with the whole \
              filesystem and environment; network {network}"
         ),
-        mode => format!("{} (network: {network})", mode.as_str()),
+        mode => {
+            let asked = format!("{} (network: {network})", mode.as_str());
+            match here {
+                Some(s) if s.missing.is_empty() && !s.enforced.is_empty() => {
+                    format!("{asked}, enforced here by {}", s.mechanism)
+                }
+                Some(s) => format!(
+                    "{asked}, NOT fully enforced here: {} enforces {}, not {} ({})",
+                    s.mechanism,
+                    protections(&s.enforced),
+                    protections(&s.missing),
+                    s.notes.join("; ")
+                ),
+                None => format!("{asked}, not probed"),
+            }
+        }
+    }
+}
+
+fn protections(list: &[crate::sandbox::Protection]) -> String {
+    match list {
+        [] => "nothing".to_owned(),
+        _ => list.iter().map(wire_name).collect::<Vec<_>>().join(", "),
     }
 }
 
@@ -276,6 +305,7 @@ fn instructions_from(repo_files: &crate::repo_files::RepoFiles) -> String {
     match repo_files {
         RepoFiles::Workdir(ws) => format!("the workspace {}", ws.display()),
         RepoFiles::Nothing => "nowhere (untrusted, no base ref)".to_owned(),
+        RepoFiles::Stored(_) => "the files as the run read them at its start".to_owned(),
         RepoFiles::Commit { .. } => format!("the trusted base commit {}", repo_files.describe("")),
     }
 }

@@ -44,6 +44,8 @@ pub(crate) struct Prepared {
     pub sinks: Sinks,
     pub checkpoints: Option<Arc<Checkpoints>>,
     pub uploads: Option<UploaderHandle>,
+    /// `.git` as the run found it, put back when it ends.
+    pub git_guard: Option<crate::git_guard::GitGuard>,
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -95,10 +97,16 @@ pub(crate) async fn prepare(
     let placed = place(config, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
+    // Before cn-run's own git work opens the repository again (a resume).
+    let (git_guard, git_notes) =
+        super::git_trust::start(&placed.workspace, &placed.out_dir, placed.resumed);
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
     let mcp = super::extensions::in_workspace(mcp, &placed.workspace);
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
+    let mut guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
+    guard.warnings.extend(git_notes);
+    let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
+    guard.warnings.extend(kept);
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
@@ -113,6 +121,7 @@ pub(crate) async fn prepare(
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
+    let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
         ToolShared::new(
             placed.workspace.clone(),
@@ -121,6 +130,8 @@ pub(crate) async fn prepare(
             tool_limits(job),
             placed.out_dir.join("artifacts"),
         )
+        .with_readable(&readable)
+        .with_run_dir(&placed.out_dir)
         .with_sandbox(guard.sandbox.clone())
         .with_untrusted(config.trust.untrusted),
     );
@@ -135,6 +146,7 @@ pub(crate) async fn prepare(
         sinks,
         stop,
         shared,
+        git_guard,
     };
     assemble(
         config,
@@ -160,6 +172,7 @@ struct Grounds {
     shared: Arc<ToolShared>,
     /// How the run is isolated from others in the same call (`--isolate`), if at all.
     isolation: Option<String>,
+    git_guard: Option<crate::git_guard::GitGuard>,
 }
 
 /// The tools, the client, the conversation, the session and the system prompt, with the
@@ -213,6 +226,7 @@ async fn assemble(
         sinks: g.sinks,
         checkpoints: g.checkpoints,
         uploads,
+        git_guard: g.git_guard,
     };
     Ok((prepared, state))
 }
@@ -303,7 +317,8 @@ fn guard(
     env: &[(String, String)],
 ) -> Result<Guard, StartError> {
     let ws = &placed.workspace;
-    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::from)?;
+    let (built, repo_files, repo_note) =
+        super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
     let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(

@@ -275,6 +275,7 @@ async fn root_commands_in_a_bubblewrap_per_command_can_do_nothing_that_needs_a_c
         shared: std::sync::Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
+        grant: Default::default(),
     };
     let mut outputs = String::new();
     for call in calls(&s) {
