@@ -26,6 +26,11 @@ pub enum GitAccess {
 }
 
 impl GitAccess {
+    /// The default (for serde's `skip_serializing_if`).
+    pub fn is_read_only(&self) -> bool {
+        *self == GitAccess::ReadOnly
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             GitAccess::ReadOnly => "read-only",

@@ -31,12 +31,12 @@ pub struct SandboxStatus {
     /// With `network: [hosts]`: the hosts commands may reach through cn-run's proxy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    /// What commands may do to the git folders (`tools.bash.git`).
-    #[serde(default)]
+    /// What commands may do to the git folders (`tools.bash.git`); absent: read-only.
+    #[serde(default, skip_serializing_if = "GitAccess::is_read_only")]
     pub git: GitAccess,
     /// Paths under the writable folders that commands could not change: git folders and
     /// the run's own records.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_only: Vec<String>,
     /// The limits on the run's commands and how each binds (absent when off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
