@@ -17,7 +17,7 @@ mod suggest;
 pub mod template;
 mod yaml_shape;
 
-pub use cron::{CronLineError, CronTab, Missed, Schedule};
+pub use cron::{CronLineError, CronTab, Missed, NotPortable, Schedule};
 pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
@@ -58,6 +58,8 @@ pub struct Job {
     pub git: GitSettings,
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
+    /// Content (prompts, answers, tool arguments and output) goes on telemetry.
+    pub capture_content: bool,
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,

@@ -283,6 +283,7 @@ pub(super) fn resolve(
         artifacts: raw.artifacts,
         git,
         redact: raw.redact,
+        capture_content: raw.telemetry.capture_content,
         upload,
         mcp_servers,
         subagents: raw.subagents.clone(),
