@@ -50,6 +50,7 @@ impl RunCgroup {
         ] {
             let parent = controller_dir(controller)
                 .ok_or_else(|| SandboxError::Cgroup(format!("no writable {controller} cgroup")))?;
+            sweep(&parent);
             let dir = parent.join(&name);
             if !made.dirs.contains(&dir) {
                 std::fs::create_dir(&dir).map_err(os(format!("mkdir {}", dir.display())))?;
@@ -128,6 +129,26 @@ impl Drop for RunCgroup {
                     _ => break,
                 }
             }
+        }
+    }
+}
+
+/// Remove the empty cgroups of runs whose cn-run is gone (killed with SIGKILL, its `Drop`
+/// never ran): `cn-run-PID-…` with no process PID. One still in use is not empty and stays.
+fn sweep(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("cn-run-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir(e.path());
         }
     }
 }
