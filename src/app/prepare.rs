@@ -326,8 +326,14 @@ fn guard(
         super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
-    let (sandbox, sandbox_status, sandbox_verdict) =
-        setup::sandbox(&config.job, ws, env, config.settings.require_sandbox, plan);
+    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(
+        &config.job,
+        ws,
+        Some(&placed.out_dir),
+        env,
+        config.settings.require_sandbox,
+        plan,
+    );
     let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
     let policy = Arc::new(built.with_context(context));
     let (workspace_rules, mut warnings) = crate::rules::workspace_rules(&repo_files);

@@ -10,3 +10,4 @@ pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;
+pub mod strict;

@@ -142,6 +142,7 @@ impl TranscriptFold {
             delay_ms,
             error_kind,
             message,
+            ..
         } = event
         {
             Entry::Retry {
