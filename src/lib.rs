@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod append_log;
 pub mod artifacts;
 pub mod checkpoint;
 pub mod checks;

@@ -285,6 +285,8 @@ impl Agent<'_> {
         let interrupted = std::mem::take(&mut state.in_flight);
         let result = self.dispatch(turn, &calls, &interrupted).await;
         state.history.extend(result.messages);
+        // Results the killed process had, then these: in the order of the calls.
+        crate::conversation::order_tool_results(&mut state.history);
         self.hooks.after_turn(turn, state).await;
         result.outcome
     }
@@ -318,6 +320,7 @@ impl Agent<'_> {
         match self.stop.cause()? {
             StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
             StopCause::Interrupted => Some(Outcome::Interrupted),
+            StopCause::Environment(why) => Some(Outcome::Internal(why)),
         }
     }
 

@@ -19,6 +19,8 @@ mod prepare_parts;
 mod report_cmd;
 mod resume;
 mod run;
+mod run_files;
+mod run_lock;
 mod run_parts;
 mod schedule_cmd;
 mod session_hooks;
@@ -245,7 +247,7 @@ async fn run_jobs(
             }
         }
     }
-    let worst = parallel_report::worst(&results, &start_errors);
+    let mut worst = parallel_report::worst(&results, &start_errors);
     print_results(&args, &results, &start_errors);
     if several {
         parallel_report::write_top(args.out.as_deref(), &results, &start_errors);
@@ -255,8 +257,13 @@ async fn run_jobs(
             .iter()
             .filter_map(|r| r.junit_suite.clone())
             .collect();
-        if let Err(e) = std::fs::write(path, crate::report::junit::render(suites)) {
+        let xml = crate::report::junit::render(suites);
+        if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
+            // A report asked for and not written is the environment's failure (exit 6).
             let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
+            if Status::InternalError.severity() > worst.severity() {
+                worst = Status::InternalError;
+            }
         }
     }
     worst.exit_code()

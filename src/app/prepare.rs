@@ -36,7 +36,7 @@ pub(crate) struct Prepared {
     pub emitter: Arc<Emitter>,
     pub redactor: Redactor,
     pub stop: StopSignal,
-    pub signals: tokio::task::JoinHandle<()>,
+    pub signals: super::run_parts::Signals,
     pub hooks: SessionHooks,
     pub system: SystemPrompt,
     /// Rules that join once the run touches a matching file.
@@ -44,6 +44,8 @@ pub(crate) struct Prepared {
     pub sinks: Sinks,
     pub checkpoints: Option<Arc<Checkpoints>>,
     pub uploads: Option<UploaderHandle>,
+    /// The run's own files as written, and the folder's lock.
+    pub files: super::run_files::RunFiles,
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -52,6 +54,8 @@ pub(crate) struct Placed {
     pub out_dir: PathBuf,
     pub workspace: PathBuf,
     pub resumed: bool,
+    /// The run folder's lock, held until the run has written its last file.
+    pub lock: Option<super::run_lock::RunLock>,
 }
 
 /// The policy, containment and rules of a placed run.
@@ -92,7 +96,8 @@ pub(crate) async fn prepare(
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
-    let placed = place(config, resume.as_ref())?;
+    let mut resume = resume;
+    let placed = place(config, resume.as_mut())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
@@ -110,8 +115,8 @@ pub(crate) async fn prepare(
         config.upload_url.as_deref(),
         &placed.workspace,
     );
-    let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
     let stop = StopSignal::new();
+    let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
     stop.arm_timeout(config.timeout);
     let shared = Arc::new(
         ToolShared::new(
@@ -156,7 +161,7 @@ struct Grounds {
     redactor: Redactor,
     sinks: Sinks,
     stop: StopSignal,
-    signals: tokio::task::JoinHandle<()>,
+    signals: super::run_parts::Signals,
     shared: Arc<ToolShared>,
     /// How the run is isolated from others in the same call (`--isolate`), if at all.
     isolation: Option<String>,
@@ -172,7 +177,7 @@ async fn assemble(
     resume: Option<Resume>,
     prompt: Option<String>,
 ) -> Result<(Prepared, RunState), StartError> {
-    let (placed, mut guard) = (g.placed, g.guard);
+    let (mut placed, mut guard) = (g.placed, g.guard);
     let mut tools = parts::tools(config, &placed, &mut guard, &g.shared, mcp).await;
     let client = client_task.wait().await?.client;
     let base = parts::Base {
@@ -198,6 +203,12 @@ async fn assemble(
     let sandbox_failure = parts::announce(config, &start, &mut guard, &hooks, &g.emitter);
     tools.failure = tools.failure.or(sandbox_failure);
     let system = parts::system(config, &placed, &guard, &tools, status_rx).await?;
+    let files = super::run_files::RunFiles::new(
+        &placed.out_dir,
+        g.sinks.events.clone(),
+        g.sinks.session.clone(),
+        placed.lock.take(),
+    );
     let prepared = Prepared {
         out_dir: placed.out_dir,
         client,
@@ -213,13 +224,14 @@ async fn assemble(
         sinks: g.sinks,
         checkpoints: g.checkpoints,
         uploads,
+        files,
     };
     Ok((prepared, state))
 }
 
 /// The run's id, folder and workspace: new ones (a copied workspace made now), or the
 /// resumed run's own.
-fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartError> {
+fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, StartError> {
     if let Some(r) = resume {
         let out_dir = r
             .path
@@ -230,15 +242,22 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
                     path: r.path.clone(),
                 })
             })?;
+        super::run_files::clear_outcome_files(&out_dir)
+            .map_err(|e| RunError::run_folder(&out_dir, e))?;
         return Ok(Placed {
             run_id: r.session.session_id.clone(),
             out_dir,
             workspace: PathBuf::from(&r.session.workspace),
             resumed: true,
+            lock: r.lock.take(),
         });
     }
     let run_id = new_run_id();
     let out_dir = outputs::output_dir(config.out.as_deref(), &run_id)?;
+    // Before anything is written there: a folder another run is writing stays its own.
+    let lock = super::run_lock::RunLock::take(&out_dir, &format!("run {run_id}"))?;
+    super::run_files::clear_outcome_files(&out_dir)
+        .map_err(|e| RunError::run_folder(&out_dir, e))?;
     let workspace = if config.job.workspace.copy {
         let dest = out_dir.join("workspace");
         super::workspace::copy_workspace(&config.workspace, &dest).map_err(RunError::from)?;
@@ -252,6 +271,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
         out_dir,
         workspace,
         resumed: false,
+        lock: Some(lock),
     })
 }
 
@@ -260,6 +280,9 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
 /// stays; an `--out` folder is the user's and stays).
 fn unplace(config: &RunConfig, placed: &Placed) {
     if !placed.resumed && config.out.is_none() {
+        if let Some(lock) = &placed.lock {
+            let _ = std::fs::remove_file(lock.path());
+        }
         let _ = std::fs::remove_dir(&placed.out_dir);
     }
 }
@@ -339,6 +362,7 @@ fn attach_outputs(
     placed: &Placed,
     emitter: &Arc<Emitter>,
     redactor: &Redactor,
+    stop: &StopSignal,
 ) -> Result<Sinks, StartError> {
     opts.log.set_redactor(redactor.clone());
     if crate::report::github::is_actions() {
@@ -354,6 +378,13 @@ fn attach_outputs(
         opts.log,
         redactor,
         placed.resumed,
+        unrecorded(stop),
     )?;
     Ok(sinks)
+}
+
+/// A tool call whose start the run's files cannot record stops the run (exit 6, in words).
+fn unrecorded(stop: &StopSignal) -> crate::report::jsonl::Unrecorded {
+    let stop = stop.clone();
+    Arc::new(move |why: String| stop.stop(crate::agent::StopCause::Environment(why)))
 }

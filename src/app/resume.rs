@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::run::{self, Resume, RunOptions};
+use super::run_lock::RunLock;
 use super::start_error::RunError;
 use super::{print_results, start_failed, usage_error};
 use crate::cli::RunArgs;
@@ -15,7 +16,7 @@ use crate::config::{Call, RunConfig, Settings};
 use crate::conversation::Message;
 use crate::job::{self, Job, LoadOptions};
 use crate::observability::LogHandle;
-use crate::session::{Session, SessionState, find_session};
+use crate::session::{Session, SessionError, SessionState, find_session};
 
 /// The flags the run was started with: the stored configuration's, or for a session
 /// written before it was stored, its recorded command-line words.
@@ -96,16 +97,27 @@ fn reopen(session: &mut Session, prompt: Option<String>, id: &str) -> Result<(),
     }
 }
 
+/// The session `id` names, read once its run folder is locked: a run that is still going
+/// is not resumed beside itself.
+fn locked_session(root: &Path, id: &str) -> Result<(PathBuf, Session, RunLock), RunError> {
+    let path = find_session(root, id)?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| SessionError::NoFolder { path: path.clone() })?;
+    let lock = RunLock::take(dir, &format!("resume of {id}"))?;
+    let session = Session::load(&path)?;
+    Ok((path, session, lock))
+}
+
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     let root = given
         .out
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
-    let found = find_session(&root, id).and_then(|p| Session::load(&p).map(|s| (p, s)));
-    let (path, mut session) = match found {
+    let (path, mut session, lock) = match locked_session(&root, id) {
         Ok(f) => f,
-        Err(e) => return start_failed(RunError::from(e)),
+        Err(e) => return start_failed(e),
     };
     for note in &session.notes {
         eprintln!("warning: {note}");
@@ -122,7 +134,18 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         log,
         isolation: None,
     };
-    match run::run_job(config, &opts, Some(Resume { path, session })).await {
+    let lock = Some(lock);
+    match run::run_job(
+        config,
+        &opts,
+        Some(Resume {
+            path,
+            session,
+            lock,
+        }),
+    )
+    .await
+    {
         Ok(result) => {
             print_results(given, std::slice::from_ref(&result), &[]);
             result.status.exit_code()

@@ -33,6 +33,8 @@ pub(crate) struct RunOptions<'a> {
 pub(crate) struct Resume {
     pub path: PathBuf,
     pub session: Session,
+    /// Its folder's lock, taken before the session was read.
+    pub lock: Option<super::run_lock::RunLock>,
 }
 
 /// Run one job. `Err` means it could not start (exit 2, or 6 for its environment); every
@@ -90,17 +92,17 @@ async fn execute(
         })
 }
 
-/// Stop what the run started, then write its outputs (`finish`).
+/// Stop what the run started, then write its outputs (`finish`). Signals are listened
+/// to until the last file is written.
 async fn conclude(
     config: &RunConfig,
-    run: Prepared,
+    mut run: Prepared,
     state: &RunState,
     outcome: Outcome,
     report: AttemptsReport,
 ) -> RunResult {
-    run.signals.abort();
     run.shared.background().kill_all().await;
-    if let Some(hub) = run.tools.hub {
+    if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
     }
     if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
@@ -114,19 +116,8 @@ async fn conclude(
         limit,
         jobs_in_call: config.jobs_in_call,
     };
-    let result = finish(
-        &config.job,
-        state,
-        &run.shared,
-        &run.sinks,
-        &run.hooks,
-        &run.out_dir,
-        &run.redactor,
-        finished,
-        run.checkpoints.as_deref(),
-        run.uploads,
-    )
-    .await;
+    let result = finish(&config.job, state, &mut run, finished).await;
+    run.signals.task.abort();
     run.stop.token().cancel();
     result
 }

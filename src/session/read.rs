@@ -63,7 +63,7 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
             )),
         }
     }
-    order_tool_results(&mut session.history);
+    crate::conversation::order_tool_results(&mut session.history);
     session.recorded = session.history.len();
     Ok(session)
 }
@@ -140,29 +140,4 @@ fn set_progress(s: &mut Session, p: Progress) {
     s.usage = p.usage;
     s.cost_usd = p.cost_usd;
     s.last_seq = p.last_seq;
-}
-
-/// Tool results are logged as each call finishes; the history keeps them in the order of
-/// the calls. Each run of results after an assistant message is put back in that order.
-fn order_tool_results(history: &mut [Message]) {
-    let mut i = 0;
-    while i < history.len() {
-        let Message::Assistant { tool_calls, .. } = &history[i] else {
-            i += 1;
-            continue;
-        };
-        let order: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
-        let end = history[i + 1..]
-            .iter()
-            .position(|m| !matches!(m, Message::Tool { .. }))
-            .map_or(history.len(), |p| i + 1 + p);
-        history[i + 1..end].sort_by_key(|m| match m {
-            Message::Tool { tool_call_id, .. } => order
-                .iter()
-                .position(|id| id == tool_call_id)
-                .unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        });
-        i = end.max(i + 1);
-    }
 }
