@@ -107,8 +107,9 @@ fn a_disk_that_stays_full_says_how_many_lines_are_missing() {
     let path = fs.path().join("session.jsonl");
     let mut log = AppendLog::create_with(&path, &line(0, 10)).unwrap();
     fs.fill(100);
+    // Each line needs pages the file system no longer has.
     for i in 1..4 {
-        assert!(!log.append(&line(i, 500)));
+        assert!(!log.append(&line(i, 9000)));
     }
     assert!(!log.flush());
     let problem = log.health().problem().unwrap();

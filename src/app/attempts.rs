@@ -1,10 +1,13 @@
 //! The outer loop of a run: the agent works until it stops; then its answer is checked
 //! against the output schema (one repair turn allowed) and the job's checks run. A failed
 //! check goes back to the agent as a new message in the same conversation while attempts
-//! remain. The run succeeds only when the agent finished and every check passed.
+//! remain. The run succeeds only when the agent finished and every check passed. A resumed
+//! run whose agent had answered goes on from its checks (those that ran to their end in the
+//! earlier process are not run again), without asking the model again.
 
 use serde_json::Value;
 
+use super::continuation::Continuation;
 use crate::agent::{Agent, Outcome, RunState};
 use crate::checks::{CheckResult, feedback, run_checks};
 use crate::conversation::Message;
@@ -24,14 +27,21 @@ pub(crate) async fn run_attempts(
     agent: &mut Agent<'_>,
     state: &mut RunState,
     job: &Job,
+    resumed: Continuation,
 ) -> (Outcome, AttemptsReport) {
     let mut report = AttemptsReport {
-        attempts: 1,
+        attempts: resumed.attempt.max(1),
         ..AttemptsReport::default()
     };
     let mut repaired = false;
+    let mut answered = resumed.answered;
+    let mut done = resumed.checks_done;
     loop {
-        let outcome = agent.run(state).await;
+        let outcome = if std::mem::take(&mut answered) {
+            Outcome::Completed
+        } else {
+            agent.run(state).await
+        };
         if !matches!(outcome, Outcome::Completed) {
             return (outcome, report);
         }
@@ -67,21 +77,8 @@ pub(crate) async fn run_attempts(
         if job.checks.is_empty() {
             return (Outcome::Completed, report);
         }
-        agent.hooks.before_changes().await;
-        let shared = agent.shared.clone();
-        let results = run_checks(
-            &job.checks,
-            report.attempts,
-            &shared.workspace,
-            &shared.env,
-            &shared.cancel,
-            shared.sandbox(),
-        )
-        .await;
-        for r in &results {
-            agent.emitter.emit(Event::CheckFinished(r.clone()));
-        }
-        if shared.cancel.is_cancelled() {
+        let results = checks(agent, job, report.attempts, std::mem::take(&mut done)).await;
+        if agent.shared.cancel.is_cancelled() {
             report.checks.extend(results);
             return (agent.stop_outcome().unwrap_or(Outcome::Interrupted), report);
         }
@@ -110,4 +107,36 @@ pub(crate) async fn run_attempts(
         });
         agent.append(state, Message::user(message));
     }
+}
+
+/// The job's checks for `attempt`: those in `done` (run to their end by an earlier process)
+/// as they came out, the others run now; in the job's order.
+async fn checks(
+    agent: &Agent<'_>,
+    job: &Job,
+    attempt: u32,
+    done: Vec<CheckResult>,
+) -> Vec<CheckResult> {
+    agent.hooks.before_changes().await;
+    let shared = agent.shared.clone();
+    let to_run: Vec<crate::job::Check> = job
+        .checks
+        .iter()
+        .filter(|c| !done.iter().any(|d| d.name == c.name))
+        .cloned()
+        .collect();
+    let emitter = agent.emitter;
+    let fresh = run_checks(
+        &to_run,
+        attempt,
+        &shared.workspace,
+        &shared.env,
+        &shared.cancel,
+        shared.sandbox(),
+        &mut |r| emitter.emit(Event::CheckFinished(r.clone())),
+    )
+    .await;
+    let mut all: Vec<CheckResult> = done.into_iter().chain(fresh).collect();
+    all.sort_by_key(|r| job.checks.iter().position(|c| c.name == r.name));
+    all
 }

@@ -4,6 +4,7 @@
 
 mod attempts;
 mod checkpoints;
+mod continuation;
 mod explain;
 mod explain_mcp;
 mod export_cmd;
@@ -18,6 +19,7 @@ mod prepare;
 mod prepare_parts;
 mod report_cmd;
 mod resume;
+mod resume_open;
 mod run;
 mod run_files;
 mod run_lock;

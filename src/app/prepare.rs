@@ -46,6 +46,8 @@ pub(crate) struct Prepared {
     pub uploads: Option<UploaderHandle>,
     /// The run's own files as written, and the folder's lock.
     pub files: super::run_files::RunFiles,
+    /// Where a resumed run picks up after the agent's loop (a new run: at the start).
+    pub continuation: super::continuation::Continuation,
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -190,6 +192,11 @@ async fn assemble(
         session: &g.sinks.session,
     };
     parts::add_subagents(config, &placed, &guard, &mut tools, &base);
+    // A resumed run: the tools as the earlier process left them, and where it stopped.
+    let continuation = resume.as_ref().map(|r| {
+        super::continuation::restore_tools(&g.shared, &r.session.history, &r.events);
+        r.continuation.clone()
+    });
     let (state, session) = parts::conversation(config, resume, &placed, prompt);
     let start = parts::Start {
         placed: &placed,
@@ -225,6 +232,7 @@ async fn assemble(
         checkpoints: g.checkpoints,
         uploads,
         files,
+        continuation: continuation.unwrap_or_default(),
     };
     Ok((prepared, state))
 }

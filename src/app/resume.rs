@@ -7,16 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{self, Resume, RunOptions};
-use super::run_lock::RunLock;
+use super::run::{self, RunOptions};
 use super::start_error::RunError;
 use super::{print_results, start_failed, usage_error};
 use crate::cli::RunArgs;
 use crate::config::{Call, RunConfig, Settings};
-use crate::conversation::Message;
 use crate::job::{self, Job, LoadOptions};
 use crate::observability::LogHandle;
-use crate::session::{Session, SessionError, SessionState, find_session};
+use crate::session::Session;
 
 /// The flags the run was started with: the stored configuration's, or for a session
 /// written before it was stored, its recorded command-line words.
@@ -78,74 +76,25 @@ fn resume_config(
     Ok(RunConfig::resolve(job, settings, call)?)
 }
 
-/// A finished run continues only with a new instruction.
-fn reopen(session: &mut Session, prompt: Option<String>, id: &str) -> Result<(), RunError> {
-    if session.state != SessionState::Finished {
-        return Ok(());
-    }
-    match prompt {
-        Some(p) if p != "-" => {
-            session.history.push(Message::user(p));
-            session.state = SessionState::Running;
-            Ok(())
-        }
-        _ => Err(RunError::Usage(format!(
-            "run {} already finished ({}); continue it with a new instruction: --resume {id} -p PROMPT",
-            session.session_id,
-            session.status.as_deref().unwrap_or("unknown")
-        ))),
-    }
-}
-
-/// The session `id` names, read once its run folder is locked: a run that is still going
-/// is not resumed beside itself.
-fn locked_session(root: &Path, id: &str) -> Result<(PathBuf, Session, RunLock), RunError> {
-    let path = find_session(root, id)?;
-    let dir = path
-        .parent()
-        .ok_or_else(|| SessionError::NoFolder { path: path.clone() })?;
-    let lock = RunLock::take(dir, &format!("resume of {id}"))?;
-    let session = Session::load(&path)?;
-    Ok((path, session, lock))
-}
-
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     let root = given
         .out
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
-    let (path, mut session, lock) = match locked_session(&root, id) {
-        Ok(f) => f,
-        Err(e) => return start_failed(e),
-    };
-    for note in &session.notes {
-        eprintln!("warning: {note}");
-    }
     let prompt = given.prompt.clone();
-    let config = match resume_config(given, &session, prompt.as_deref())
-        .and_then(|c| reopen(&mut session, prompt, id).map(|()| c))
-    {
-        Ok(c) => c,
-        Err(e) => return start_failed(e),
-    };
+    let opened = super::resume_open::open(&root, id, prompt.clone());
+    let (config, opened) =
+        match opened.and_then(|o| Ok((resume_config(given, &o.session, prompt.as_deref())?, o))) {
+            Ok(c) => c,
+            Err(e) => return start_failed(e),
+        };
     let opts = RunOptions {
         early: Default::default(),
         log,
         isolation: None,
     };
-    let lock = Some(lock);
-    match run::run_job(
-        config,
-        &opts,
-        Some(Resume {
-            path,
-            session,
-            lock,
-        }),
-    )
-    .await
-    {
+    match run::run_job(config, &opts, Some(opened.into_resume())).await {
         Ok(result) => {
             print_results(given, std::slice::from_ref(&result), &[]);
             result.status.exit_code()

@@ -35,6 +35,12 @@ pub(crate) struct Resume {
     pub session: Session,
     /// Its folder's lock, taken before the session was read.
     pub lock: Option<super::run_lock::RunLock>,
+    /// Its events so far (the tools' state and the checks are read from them).
+    pub events: Vec<crate::events::Envelope>,
+    /// A new instruction, added once the calls the last response left are answered.
+    pub prompt: Option<String>,
+    /// Where the run picks up after the agent's loop.
+    pub continuation: super::continuation::Continuation,
 }
 
 /// Run one job. `Err` means it could not start (exit 2, or 6 for its environment); every
@@ -80,7 +86,7 @@ async fn execute(
     let attempts = async {
         match &run.tools.failure {
             Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
-            None => run_attempts(&mut agent, state, job).await,
+            None => run_attempts(&mut agent, state, job, run.continuation.clone()).await,
         }
     };
     std::panic::AssertUnwindSafe(attempts)

@@ -3,7 +3,10 @@
 //! Only the history after the last snapshot is parsed (message lines before it are skipped
 //! by their prefix), so a resume after a compaction does not replay the whole run. A torn
 //! last line — a process killed while appending it — is left out and said in
-//! [`Session::notes`]; a bad line anywhere else is an error naming it.
+//! [`Session::notes`]; so is a bad line anywhere else (a file damaged outside cn-run, or
+//! torn by an older version on a full disk): it is skipped, named, and a tool result whose
+//! call went with it is left out too, so the conversation stays one a model accepts. Only
+//! a first line that is not the meta item is an error.
 
 use std::path::Path;
 
@@ -40,11 +43,24 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         if skipped || line.is_empty() {
             continue;
         }
-        let item: Item = serde_json::from_str(line).map_err(|source| SessionError::BadItem {
-            path: path.to_path_buf(),
-            line: i + 1,
-            source,
-        })?;
+        let item: Item = match serde_json::from_str(line) {
+            Ok(item) => item,
+            Err(source) if i == 0 => {
+                return Err(SessionError::BadItem {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    source,
+                });
+            }
+            Err(e) => {
+                session.notes.push(format!(
+                    "{} line {}: not a session item ({e}); the line is skipped",
+                    path.display(),
+                    i + 1
+                ));
+                continue;
+            }
+        };
         if i == 0 && !matches!(item, Item::Meta { .. }) {
             return Err(SessionError::NoMeta {
                 path: path.to_path_buf(),
@@ -64,8 +80,35 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         }
     }
     crate::conversation::order_tool_results(&mut session.history);
+    if !session.notes.is_empty() {
+        drop_orphan_results(&mut session);
+    }
     session.recorded = session.history.len();
     Ok(session)
+}
+
+/// Tool results whose call is not in the assistant message before them (it was on a line
+/// that was skipped) are left out, and said.
+fn drop_orphan_results(session: &mut Session) {
+    let mut calls: Vec<String> = Vec::new();
+    let mut dropped = Vec::new();
+    session.history.retain(|m| match m {
+        Message::Assistant { tool_calls, .. } => {
+            calls = tool_calls.iter().map(|c| c.id.clone()).collect();
+            true
+        }
+        Message::Tool { tool_call_id, .. } if !calls.contains(tool_call_id) => {
+            dropped.push(tool_call_id.clone());
+            false
+        }
+        _ => true,
+    });
+    if !dropped.is_empty() {
+        session.notes.push(format!(
+            "the results of calls {} are left out: the message with their calls was on a skipped line",
+            dropped.join(", ")
+        ));
+    }
 }
 
 fn apply(s: &mut Session, item: Item) {
