@@ -282,9 +282,9 @@ impl GitCheckpointer {
             .filter_map(|p| {
                 let full = self.root.join(p);
                 let rel = full.strip_prefix(&self.root).ok()?;
-                let rel = rel.to_str()?;
+                let rel = super::rel_path::from_os(rel.as_os_str());
                 (!rel.is_empty() && !rel.split('/').any(|c| c == ".." || c == "." || c == ".git"))
-                    .then(|| rel.to_owned())
+                    .then(|| rel.into_owned())
             })
             .collect();
         let mut state = self.lock();
@@ -341,8 +341,21 @@ impl GitCheckpointer {
 }
 
 /// Commits `tree` with `parent` (no reference moves) and points
-/// `refs/cn-run/<run_id>/<index>` at it.
+/// `refs/cn-run/<run_id>/<index>` at it; a failure says so when the cause is a git
+/// directory that cannot be written.
 fn commit_snapshot(
+    snap: &Snapshotter,
+    run_id: &str,
+    index: u32,
+    label: &str,
+    tree: Oid,
+    parent: Oid,
+) -> Result<Oid, CheckpointError> {
+    write_snapshot(snap, run_id, index, label, tree, parent)
+        .map_err(|e| super::error::explained(snap.repo().path(), e))
+}
+
+fn write_snapshot(
     snap: &Snapshotter,
     run_id: &str,
     index: u32,
