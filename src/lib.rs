@@ -44,3 +44,4 @@ pub mod tools;
 pub mod untrusted;
 pub mod upload;
 pub mod worktree;
+pub mod worktree_prune;
