@@ -63,6 +63,7 @@ mod resume_upload_e2e;
 mod rules_e2e;
 mod run_config_e2e;
 mod run_e2e;
+mod run_files_e2e;
 mod sandbox;
 mod schedule;
 mod schemas;

@@ -1,7 +1,9 @@
 //! Shared helpers for the integration suite: temp workspaces, the binary runner, local servers.
 #![allow(dead_code, unreachable_pub)]
 pub mod http;
+pub mod live;
 pub mod model;
+pub mod mounts;
 pub mod outputs_replay;
 pub mod procs;
 pub mod replay;
