@@ -229,4 +229,53 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings.iter().any(|w| w.contains("missing.txt")));
     }
+
+    #[test]
+    fn a_stop_between_blocks_leaves_no_half_copy_and_copies_nothing_more() {
+        let ws = tempfile::tempdir().unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.bin"), vec![7u8; 300 * 1024]).unwrap();
+        std::fs::write(ws.path().join("b.bin"), b"b").unwrap();
+        let asked = std::cell::Cell::new(0);
+        // Stopped after the first block of the first file.
+        let stopped = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 1
+        };
+        let c = collect(&["*.bin".to_owned()], ws.path(), dest.path(), &[], &stopped);
+        assert!(c.interrupted && c.records.is_empty() && c.failed.is_empty());
+        assert_eq!(
+            std::fs::read_dir(dest.path()).unwrap().count(),
+            0,
+            "no half copy"
+        );
+        // Control: not stopped, both are copied whole.
+        let c = collect(&["*.bin".to_owned()], ws.path(), dest.path(), &[], &|| {
+            false
+        });
+        assert!(!c.interrupted);
+        assert_eq!(c.records.len(), 2);
+        assert_eq!(
+            std::fs::metadata(dest.path().join("a.bin")).unwrap().len(),
+            300 * 1024
+        );
+    }
+
+    #[test]
+    fn a_copy_that_cannot_be_written_is_a_failure_not_a_warning() {
+        let ws = tempfile::tempdir().unwrap();
+        let dest = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("r.txt"), b"r").unwrap();
+        // Where the copy must go is a file: the folder cannot be made.
+        let blocked = dest.path().join("blocked");
+        std::fs::write(&blocked, b"").unwrap();
+        let c = collect(&["r.txt".to_owned()], ws.path(), &blocked, &[], &|| false);
+        assert!(
+            c.records.is_empty() && c.warnings.is_empty(),
+            "{:?}",
+            c.warnings
+        );
+        assert_eq!(c.failed.len(), 1);
+        assert_eq!(c.failed[0].0, blocked.join("r.txt"));
+    }
 }
