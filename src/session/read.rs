@@ -32,7 +32,11 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         Some(tail) => Some(tail),
         None => None,
     };
-    let mut session = Session::default();
+    // Nothing spent until a line says so (as a new run's budget starts).
+    let mut session = Session {
+        cost_usd: Some(0.0),
+        ..Session::default()
+    };
     let start = lines
         .iter()
         .rposition(|l| l.starts_with(SNAPSHOT_PREFIX))

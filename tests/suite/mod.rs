@@ -59,6 +59,7 @@ mod read_limits_e2e;
 mod report_e2e;
 mod request_params_e2e;
 mod resources;
+mod resume_e2e;
 mod resume_upload_e2e;
 mod rules_e2e;
 mod run_config_e2e;
