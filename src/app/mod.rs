@@ -251,8 +251,16 @@ async fn run_jobs(
     }
     let mut worst = parallel_report::worst(&results, &start_errors);
     print_results(&args, &results, &start_errors);
-    if several {
-        parallel_report::write_top(args.out.as_deref(), &results, &start_errors);
+    // A combined report that cannot be written is the environment's failure (exit 6).
+    let unwritten = |worst: Status| {
+        if Status::InternalError.severity() > worst.severity() {
+            Status::InternalError
+        } else {
+            worst
+        }
+    };
+    if several && !parallel_report::write_top(args.out.as_deref(), &results, &start_errors) {
+        worst = unwritten(worst);
     }
     if let Some(path) = &args.junit {
         let suites = results
@@ -263,9 +271,7 @@ async fn run_jobs(
         if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
             // A report asked for and not written is the environment's failure (exit 6).
             let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
-            if Status::InternalError.severity() > worst.severity() {
-                worst = Status::InternalError;
-            }
+            worst = unwritten(worst);
         }
     }
     worst.exit_code()

@@ -86,7 +86,11 @@ fn top_dir(out: Option<&Path>) -> PathBuf {
 
 /// Writes junit.xml (one suite per job) and summary.json at the top of a multi-job call,
 /// names the folder on stderr, and in GitHub Actions writes the step outputs of the call.
-pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors: &[StartError]) {
+pub(crate) fn write_top(
+    out: Option<&Path>,
+    results: &[RunResult],
+    start_errors: &[StartError],
+) -> bool {
     let dir = top_dir(out);
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let suites = results
@@ -100,7 +104,7 @@ pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors:
                 serde_json::to_string_pretty(&summary(results, start_errors)).unwrap_or_default();
             std::fs::write(dir.join("summary.json"), text + "\n")
         });
-    match written {
+    match &written {
         Ok(()) => tracing::info!(
             "the combined junit.xml and summary.json are in {}",
             dir.display()
@@ -114,6 +118,7 @@ pub(crate) fn write_top(out: Option<&Path>, results: &[RunResult], start_errors:
             &crate::report::github::call_outputs(results, worst, &dir),
         );
     }
+    written.is_ok()
 }
 
 #[cfg(test)]

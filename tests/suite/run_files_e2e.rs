@@ -274,3 +274,63 @@ fn a_run_folder_gone_read_only_leaves_no_result_that_lies() {
     );
     drop(read_only);
 }
+
+#[test]
+fn a_report_asked_for_and_not_written_is_exit_6() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    let answer = "turns:\n  - text: done\n";
+    let second = job("").replace("name: files", "name: other");
+    write_files(
+        ws,
+        &[
+            ("job.yaml", &job("")),
+            ("other.yaml", &second),
+            ("s.yaml", answer),
+        ],
+    );
+    // --junit naming a folder, and a combined summary.json that is a folder.
+    std::fs::create_dir_all(ws.join("report.xml")).unwrap();
+    std::fs::create_dir_all(ws.join("top/summary.json")).unwrap();
+    let cases: [(&[&str], &str); 2] = [
+        (
+            &["job.yaml", "--junit", "report.xml"],
+            "cannot write report.xml",
+        ),
+        (
+            &[
+                "job.yaml",
+                "other.yaml",
+                "--isolate",
+                "none",
+                "--out",
+                "top",
+            ],
+            "cannot write the combined report",
+        ),
+    ];
+    for (args, words) in cases {
+        let mut cmd = cn_run(ws);
+        cmd.args(args);
+        let r = crate::support::runner::run(cmd, None);
+        assert_eq!(r.code, 6, "{args:?}: {r:#?}");
+        assert!(r.stderr.contains(words), "{args:?}: {}", r.stderr);
+    }
+    // Control: where they can be written, the same calls succeed.
+    for args in [
+        &["job.yaml", "--junit", "ok.xml"][..],
+        &[
+            "job.yaml",
+            "other.yaml",
+            "--isolate",
+            "none",
+            "--out",
+            "top2",
+        ],
+    ] {
+        let mut cmd = cn_run(ws);
+        cmd.args(args);
+        let r = crate::support::runner::run(cmd, None);
+        assert_eq!(r.code, 0, "{args:?}: {r:#?}");
+    }
+}
