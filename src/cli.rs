@@ -37,6 +37,7 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Print a JSON schema: the job file, the result, or the events.
     Schema {
+        /// Which schema: `job`, `result` or `event`.
         #[arg(value_enum)]
         which: SchemaKind,
     },
@@ -77,6 +78,7 @@ pub enum SessionsAction {
     },
     /// One session: `latest`, a run id or a path.
     Show {
+        /// `latest`, a run id, or the path of a run folder or session file.
         id: String,
         /// Print the whole session file.
         #[arg(long)]
@@ -142,9 +144,12 @@ pub struct RunArgs {
     /// Scripted turns file, for `--provider script`.
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
-    /// What to print on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// What to print on stdout (`--output-format`, as `claude -p` spells it, works too).
+    #[arg(long, alias = "output-format", value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Print one event per line (`--format stream-json`), as `codex exec --json` does.
+    #[arg(long)]
+    pub json: bool,
     /// Set a job parameter: `--param path=src/`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
@@ -170,8 +175,9 @@ pub struct RunArgs {
     /// Never offer tools matching PATTERN (repeatable).
     #[arg(long, value_name = "PATTERN")]
     pub exclude: Vec<String>,
-    /// Allow everything except what the safety evaluator disables.
-    #[arg(long, conflicts_with = "readonly")]
+    /// Allow everything except what the safety evaluator disables; commands stay
+    /// contained (`--full-auto`, as `codex exec` spells it, works too).
+    #[arg(long, alias = "full-auto", conflicts_with = "readonly")]
     pub auto: bool,
     /// Plan mode: no file changes.
     #[arg(long)]
@@ -185,8 +191,9 @@ pub struct RunArgs {
     /// Also write the JUnit report here (one testsuite per job).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Workspace directory (overrides the job).
-    #[arg(short = 'C', long, value_name = "DIR")]
+    /// Workspace directory (overrides the job; `--cd`, as `codex exec` spells it, works
+    /// too).
+    #[arg(short = 'C', long, alias = "cd", value_name = "DIR")]
     pub workspace: Option<PathBuf>,
     /// Treat the workspace and every tool output as untrusted (a pull request): see
     /// SECURITY.md.
@@ -208,6 +215,12 @@ pub struct RunArgs {
     /// Continue an earlier run (`latest` or a run id) where it stopped.
     #[arg(long, value_name = "RUN")]
     pub resume: Option<String>,
+    /// Continue the latest run (`--resume latest`), as `claude -p --continue` does.
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_latest: bool,
+    /// Flags of other agents' command lines that cn-run answers with its own.
+    #[command(flatten)]
+    pub foreign: ForeignFlags,
     /// PUT the session (secrets masked) to this URL while the run goes and at the end
     /// (overrides the job's `upload.url`; `{run_id}` is replaced).
     #[arg(long, value_name = "URL")]
@@ -216,6 +229,116 @@ pub struct RunArgs {
     /// summary is shared between them, and step outputs are written once for all.
     #[arg(skip)]
     pub jobs_in_call: usize,
+}
+
+/// Flags people bring from `claude -p` and `codex exec` that mean something cn-run does
+/// otherwise (or not at all): taken, hidden, only to say what to use instead.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ForeignFlags {
+    #[arg(long = "dangerously-skip-permissions", hide = true)]
+    skip_permissions: bool,
+    #[arg(long = "dangerously-bypass-approvals-and-sandbox", hide = true)]
+    bypass_sandbox: bool,
+    #[arg(
+        long = "allowedTools",
+        alias = "allowed-tools",
+        hide = true,
+        value_name = "TOOLS"
+    )]
+    allowed_tools: Option<String>,
+    #[arg(
+        long = "disallowedTools",
+        alias = "disallowed-tools",
+        hide = true,
+        value_name = "TOOLS"
+    )]
+    disallowed_tools: Option<String>,
+    #[arg(long = "permission-mode", hide = true, value_name = "MODE")]
+    permission_mode: Option<String>,
+    #[arg(long = "ask-for-approval", hide = true, value_name = "POLICY")]
+    ask_for_approval: Option<String>,
+    #[arg(long = "sandbox", hide = true, value_name = "MODE")]
+    sandbox: Option<String>,
+    #[arg(long = "output-last-message", hide = true, value_name = "FILE")]
+    output_last_message: Option<String>,
+}
+
+impl ForeignFlags {
+    /// What to use instead of the first foreign flag given, if any.
+    pub fn pointer(&self) -> Option<String> {
+        let said = [
+            (
+                self.skip_permissions,
+                "--dangerously-skip-permissions",
+                SKIP_ALL,
+            ),
+            (
+                self.bypass_sandbox,
+                "--dangerously-bypass-approvals-and-sandbox",
+                SKIP_ALL,
+            ),
+            (
+                self.allowed_tools.is_some(),
+                "--allowedTools",
+                "cn-run takes one pattern per --allow, e.g. --allow 'Bash(git *)' --allow Edit",
+            ),
+            (
+                self.disallowed_tools.is_some(),
+                "--disallowedTools",
+                "cn-run takes one pattern per --exclude, e.g. --exclude Fetch",
+            ),
+            (
+                self.permission_mode.is_some(),
+                "--permission-mode",
+                "cn-run's modes are flags: --auto (allow all but disabled commands), \
+                 --readonly (plan mode), or neither (headless: the job's rules, on_ask decides)",
+            ),
+            (
+                self.ask_for_approval.is_some(),
+                "--ask-for-approval",
+                "nobody answers in a headless run: --on-ask deny|fail|allow says what a call \
+                 needing approval does",
+            ),
+            (
+                self.sandbox.is_some(),
+                "--sandbox",
+                "containment is the job's tools.bash.sandbox (workspace-write, read-only or \
+                 off); --readonly asks for a read-only one, --require-sandbox refuses to run \
+                 without it",
+            ),
+            (
+                self.output_last_message.is_some(),
+                "--output-last-message",
+                "the final answer is on stdout with --format text and in result.json's \
+                 `result` (in the run folder; --out DIR chooses it)",
+            ),
+        ];
+        said.into_iter()
+            .find(|(given, _, _)| *given)
+            .map(|(_, flag, what)| format!("{flag} is not a cn-run flag: {what}"))
+    }
+}
+
+/// What cn-run says to a flag that would turn every check off.
+const SKIP_ALL: &str = "no switch turns every check off. --auto allows every call the Bash \
+     evaluator does not disable, with commands still contained; allow more with \
+     --allow PATTERN or the job's permissions.allow (README: Safety)";
+
+impl RunArgs {
+    /// The flags as cn-run's own: `--json`, `--continue` and `--full-auto` said the cn-run
+    /// way; a foreign flag is refused with what to use instead.
+    pub fn normalized(mut self) -> Result<RunArgs, String> {
+        if let Some(pointer) = self.foreign.pointer() {
+            return Err(pointer);
+        }
+        if self.json {
+            self.format = Format::StreamJson;
+        }
+        if self.continue_latest {
+            self.resume = Some("latest".to_owned());
+        }
+        Ok(self)
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -230,6 +353,7 @@ pub struct LogArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ValidateArgs {
+    /// Job files to check (every problem of every file is reported).
     #[arg(required = true)]
     pub jobs: Vec<PathBuf>,
     /// Parameter values to validate with.
@@ -249,9 +373,13 @@ pub struct CheckCommandArgs {
     #[arg(long)]
     pub jsonl: bool,
     /// Judge as run without an enforced sandbox: build and test steps, which run
-    /// repository-defined code, then need permission (default: contained).
-    #[arg(long)]
+    /// repository-defined code, then need permission (default: as a run here would, after
+    /// probing what this machine's sandbox enforces).
+    #[arg(long, conflicts_with = "contained")]
     pub uncontained: bool,
+    /// Judge as run in a fully enforced sandbox, whatever this machine enforces.
+    #[arg(long)]
+    pub contained: bool,
     /// Judge as a read-only run that no sandbox keeps read-only: commands that may write
     /// need permission.
     #[arg(long)]
@@ -260,17 +388,24 @@ pub struct CheckCommandArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ExplainArgs {
+    /// The job file to explain.
     pub job: PathBuf,
+    /// A job parameter, as the run would get it: `--param path=src/`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
+    /// Explain with this allow rule added, as `cn-run --allow PATTERN` would run.
     #[arg(long, value_name = "PATTERN")]
     pub allow: Vec<String>,
+    /// Explain with this ask rule added.
     #[arg(long, value_name = "PATTERN")]
     pub ask: Vec<String>,
+    /// Explain with this exclude rule added.
     #[arg(long, value_name = "PATTERN")]
     pub exclude: Vec<String>,
+    /// Explain as `--auto` runs it (everything but disabled commands allowed).
     #[arg(long, conflicts_with = "readonly")]
     pub auto: bool,
+    /// Explain as `--readonly` runs it (plan mode: no file changes).
     #[arg(long)]
     pub readonly: bool,
     /// Explain the job as an untrusted run (a pull request) enforces it.
@@ -416,12 +551,89 @@ pub struct K8sExportArgs {
     /// Branch or tag to clone with --git-repo.
     #[arg(long, value_name = "REF", requires = "git_repo")]
     pub git_ref: Option<String>,
+    /// The container's CPU request.
     #[arg(long, default_value = "500m")]
     pub cpu_request: String,
+    /// The container's memory request.
     #[arg(long, default_value = "1Gi")]
     pub memory_request: String,
+    /// The container's CPU limit.
     #[arg(long, default_value = "2")]
     pub cpu_limit: String,
+    /// The container's memory limit.
     #[arg(long, default_value = "4Gi")]
     pub memory_limit: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every argument of every (sub)command a person can see has a description.
+    fn undescribed(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.is_hide_set() || id == "help" || id == "version" {
+                continue;
+            }
+            if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                out.push(format!("{path} {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            if sub.get_about().is_none() {
+                out.push(format!("{path} {} (the command itself)", sub.get_name()));
+            }
+            undescribed(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_flag_of_every_command_has_a_description() {
+        let mut missing = Vec::new();
+        undescribed(&Cli::command(), "cn-run", &mut missing);
+        assert!(missing.is_empty(), "without a description: {missing:#?}");
+    }
+
+    #[test]
+    fn flags_of_other_agents_are_taken_or_pointed_at_cn_runs_own() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["cn-run"];
+            argv.extend(args);
+            Cli::try_parse_from(argv).unwrap().run.normalized()
+        };
+        let a = parse(&["j.yaml", "--output-format", "json"]).unwrap();
+        assert_eq!(a.format, Format::Json);
+        let a = parse(&["j.yaml", "--json"]).unwrap();
+        assert_eq!(a.format, Format::StreamJson);
+        let a = parse(&["j.yaml", "--cd", "sub", "--full-auto"]).unwrap();
+        assert_eq!(a.workspace.as_deref(), Some(std::path::Path::new("sub")));
+        assert!(a.auto);
+        let a = parse(&["--continue", "-p", "go on"]).unwrap();
+        assert_eq!(a.resume.as_deref(), Some("latest"));
+        for (flag, pointer) in [
+            (&["--dangerously-skip-permissions"][..], "--auto"),
+            (
+                &["--dangerously-bypass-approvals-and-sandbox"][..],
+                "--auto",
+            ),
+            (&["--allowedTools", "Bash Edit"][..], "--allow"),
+            (&["--disallowedTools", "Fetch"][..], "--exclude"),
+            (&["--permission-mode", "acceptEdits"][..], "--readonly"),
+            (&["--ask-for-approval", "never"][..], "--on-ask"),
+            (&["--sandbox", "workspace-write"][..], "tools.bash.sandbox"),
+            (&["--output-last-message", "f.txt"][..], "result.json"),
+        ] {
+            let mut args = vec!["j.yaml"];
+            args.extend(flag);
+            let said = parse(&args).unwrap_err();
+            assert!(
+                said.starts_with(&format!("{} is not a cn-run flag: ", flag[0])),
+                "{said}"
+            );
+            assert!(said.contains(pointer), "{said}");
+        }
+    }
 }

@@ -17,6 +17,9 @@ pub struct LogHandle {
     pub quiet: bool,
     /// The live terminal display, when stderr is a terminal (see `report::live`).
     pub live: Option<Arc<indicatif::MultiProgress>>,
+    /// Several jobs share this log: in GitHub Actions each job's lines are held and shown
+    /// as one group when it ends, so parallel jobs' groups never interleave.
+    pub shared: bool,
 }
 
 impl LogHandle {
@@ -56,6 +59,7 @@ pub fn init(args: &LogArgs) -> LogHandle {
     let handle = LogHandle {
         quiet: args.quiet,
         live,
+        shared: false,
     };
     let default = match args.verbose {
         0 => "warn",
@@ -78,6 +82,17 @@ pub fn progress(handle: &LogHandle, line: &str) {
     if handle.quiet {
         return;
     }
+    outcome(handle, line);
+}
+
+/// Text for stderr that `--quiet` keeps too (how a run ended), written in one piece so
+/// no other job's line lands inside it.
+pub fn outcome(handle: &LogHandle, text: &str) {
     let mut w = handle.make_writer();
-    let _ = w.write_all(format!("{line}\n").as_bytes());
+    let text = if text.ends_with('\n') {
+        text.to_owned()
+    } else {
+        format!("{text}\n")
+    };
+    let _ = w.write_all(text.as_bytes());
 }

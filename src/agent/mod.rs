@@ -366,7 +366,8 @@ impl Agent<'_> {
                 error,
             } = notice
             {
-                tracing::warn!(
+                // The progress line of the event below says it (once).
+                tracing::debug!(
                     turn,
                     attempt,
                     delay_ms = delay.as_millis() as u64,

@@ -31,6 +31,8 @@ struct Explained {
     tools: Vec<String>,
     /// How Bash commands are contained: `contained`, `readonly`, `meaning`.
     commands: serde_json::Value,
+    /// What this machine enforces of the job's sandbox, probed as a run probes it.
+    containment: Option<crate::sandbox::SandboxStatus>,
     rules: Vec<serde_json::Value>,
 }
 
@@ -89,6 +91,7 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         mcp_servers,
         tools,
         commands,
+        containment: sandbox_status,
         rules,
     })
 }
@@ -108,7 +111,8 @@ fn json_value(e: &Explained) -> serde_json::Value {
         "repository_note": e.repo_note,
         "config": view,
         "tools_offered": e.tools,
-        "sandbox": sandbox_summary(job),
+        "sandbox": sandbox_summary(job, e.containment.as_ref()),
+        "containment": e.containment,
         "mcp_servers": e.mcp_servers,
         "commands": e.commands,
         "rules": e.rules,
@@ -134,7 +138,10 @@ fn text(e: &Explained) -> String {
     text.push_str(&format!("limits: {}\n", limits_text(config)));
     text.push_str(&config_text(config, &e.repo_files, e.repo_note.as_deref()));
     text.push_str(&format!("tools offered: {}\n", e.tools.join(", ")));
-    text.push_str(&format!("sandbox: {}\n", sandbox_summary(job)));
+    text.push_str(&format!(
+        "sandbox: {}\n",
+        sandbox_summary(job, e.containment.as_ref())
+    ));
     let meaning = e.commands["meaning"].as_str().unwrap_or_default();
     text.push_str(&format!("bash commands: {meaning}\n"));
     if let Some(note) = edit_tool_note(&e.tools) {
@@ -176,8 +183,9 @@ fn policy_text(policy: &crate::permissions::Policy) -> String {
     text
 }
 
-/// How the job's commands are contained, in one line (`off` is spelled out).
-fn sandbox_summary(job: &crate::job::Job) -> String {
+/// How the job's commands are contained on this machine, in one line: what the job asks
+/// for, and what the probe (the run's own) found enforced here (`off` is spelled out).
+fn sandbox_summary(job: &crate::job::Job, here: Option<&crate::sandbox::SandboxStatus>) -> String {
     let t = &job.tools;
     let off = t.bash_sandbox == crate::sandbox::SandboxMode::Off;
     let hosts: Vec<String> = t
@@ -197,7 +205,29 @@ fn sandbox_summary(job: &crate::job::Job) -> String {
             "OFF (tools.bash.sandbox: off): commands run uncontained, with the whole \
              filesystem and environment; network {network}"
         ),
-        mode => format!("{} (network: {network})", mode.as_str()),
+        mode => {
+            let asked = format!("{} (network: {network})", mode.as_str());
+            match here {
+                Some(s) if s.missing.is_empty() && !s.enforced.is_empty() => {
+                    format!("{asked}, enforced here by {}", s.mechanism)
+                }
+                Some(s) => format!(
+                    "{asked}, NOT fully enforced here: {} enforces {}, not {} ({})",
+                    s.mechanism,
+                    protections(&s.enforced),
+                    protections(&s.missing),
+                    s.notes.join("; ")
+                ),
+                None => format!("{asked}, not probed"),
+            }
+        }
+    }
+}
+
+fn protections(list: &[crate::sandbox::Protection]) -> String {
+    match list {
+        [] => "nothing".to_owned(),
+        _ => list.iter().map(wire_name).collect::<Vec<_>>().join(", "),
     }
 }
 

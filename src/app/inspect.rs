@@ -30,12 +30,46 @@ fn verdict_json(command: &str, context: command_safety::Context) -> serde_json::
     })
 }
 
-pub(super) fn check_command(args: &CheckCommandArgs) -> i32 {
-    let context = command_safety::Context {
-        contained: !args.uncontained,
-        read_only: args.readonly,
+/// The context a run started here would judge commands in: this machine's containment
+/// probed as a run probes it (the default profile, the current folder as the workspace),
+/// unless `--contained` or `--uncontained` says which to assume. Says on stderr which, and
+/// why.
+fn judging_context(args: &CheckCommandArgs) -> command_safety::Context {
+    let mode = if args.readonly {
+        crate::permissions::Mode::Plan
+    } else {
+        crate::permissions::Mode::Headless
     };
-    eprintln!("cn-run: judged as {}", context.describe());
+    if args.contained || args.uncontained {
+        let context = command_safety::Context {
+            contained: args.contained,
+            read_only: args.readonly,
+        };
+        eprintln!("cn-run: judged as {} (as asked)", context.describe());
+        return context;
+    }
+    let sandbox = if args.readonly {
+        crate::sandbox::SandboxMode::ReadOnly
+    } else {
+        crate::sandbox::SandboxMode::WorkspaceWrite
+    };
+    let workspace = std::env::current_dir().unwrap_or_default();
+    let policy = crate::sandbox::SandboxPolicy::new(sandbox, false, &workspace, &[]);
+    let (policy, probe) = crate::sandbox::establish(policy);
+    let status = crate::sandbox::describe(&probe, &policy);
+    let context = crate::permissions::command_context(mode, Some(&status));
+    let why = match probe.shortfall() {
+        Some(shortfall) => format!(
+            "; this machine does not contain commands fully: {shortfall} (--contained judges as a contained run would)"
+        ),
+        None => format!("; {} contains commands here", status.mechanism),
+    };
+    eprintln!("cn-run: judged as {}{why}", context.describe());
+    context
+}
+
+pub(super) fn check_command(args: &CheckCommandArgs) -> i32 {
+    let context = judging_context(args);
     if let Some(cmd) = &args.command {
         let v = command_safety::evaluate_in(cmd, context);
         if args.jsonl {

@@ -42,7 +42,7 @@ use crate::exit_code::Status;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
 use crate::observability::LogHandle;
 use crate::report::RunResult;
-use start_error::RunError;
+use start_error::{RunError, StartError};
 
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
@@ -160,8 +160,9 @@ fn call(args: &RunArgs) -> Call {
 }
 
 /// Every job of the command line, resolved with the flags into its `RunConfig`. Any
-/// problem in any of them runs nothing.
-fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, RunError> {
+/// problem in any of them runs nothing: each job that did not load or resolve is a
+/// [`StartError`] of its own (a wrong command line one without a job).
+fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
     let settings = Settings::from(args);
     let opts = LoadOptions {
         params: args.params.clone(),
@@ -169,36 +170,49 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, RunError> {
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {
         if !args.jobs.is_empty() {
-            return Err(RunError::Usage(
+            return Err(vec![StartError::from(RunError::Usage(
                 "give either job files or -p PROMPT, not both".to_owned(),
-            ));
+            ))]);
         }
-        jobs.push(adhoc_job(&settings, prompt)?);
+        jobs.push(adhoc_job(&settings, prompt).map_err(|e| vec![StartError::from(e)])?);
     }
     let mut problems = Vec::new();
     for path in &args.jobs {
         match job::load_file(path, &opts) {
             Ok(j) => jobs.push(j),
-            Err(e) => problems.push(e.to_string()),
+            Err(e) => problems.push(StartError::of_file(path, e)),
         }
     }
-    if !problems.is_empty() {
-        return Err(RunError::Usage(problems.join("\n")));
-    }
-    if jobs.is_empty() {
-        return Err(RunError::Usage(
+    if jobs.is_empty() && problems.is_empty() {
+        return Err(vec![StartError::from(RunError::Usage(
             "nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help"
                 .to_owned(),
-        ));
+        ))]);
     }
-    jobs.into_iter()
-        .map(|job| RunConfig::resolve(job, settings.clone(), call(args)).map_err(RunError::from))
-        .collect()
+    let mut configs = Vec::new();
+    for job in jobs {
+        let (name, source) = (job.name.clone(), job.source.clone());
+        match RunConfig::resolve(job, settings.clone(), call(args)) {
+            Ok(c) => configs.push(c),
+            Err(e) => {
+                problems.push(StartError::from(RunError::from(e)).for_job(&name, source.as_deref()))
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(configs)
+    } else {
+        Err(problems)
+    }
 }
 
 /// `cn-run [run] ...`: load the jobs (a bad one runs nothing), open a lone job's
 /// checkpointer at once, then run them in the async runtime.
 fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
+    let args = match args.normalized() {
+        Ok(a) => a,
+        Err(pointer) => return usage_error(&pointer),
+    };
     if let Some(id) = args.resume.clone() {
         return block_on(Runtime::Lone, async {
             resume::resume(&id, &args, log).await
@@ -206,7 +220,7 @@ fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
     }
     let jobs = match load_jobs(&args) {
         Ok(j) => j,
-        Err(e) => return start_failed(e),
+        Err(not_started) => return finish_call(&args, &[], &not_started),
     };
     let early = early_checkpoints(&jobs, &args);
     let runtime = match jobs.len() {
@@ -237,54 +251,52 @@ async fn run_jobs(
     log: &LogHandle,
     early: Option<checkpoints::Early>,
 ) -> i32 {
-    let several = jobs.len() > 1;
     let mut results: Vec<RunResult> = Vec::new();
-    let mut start_errors: Vec<start_error::StartError> = Vec::new();
+    let mut start_errors: Vec<StartError> = Vec::new();
     for outcome in parallel::run_all(jobs, &args, log, early).await {
         match outcome {
             Ok(result) => results.push(result),
-            Err(e) => {
-                let _ = usage_error(&e.message);
-                start_errors.push(e);
-            }
+            Err(e) => start_errors.push(e),
         }
     }
-    let mut worst = parallel_report::worst(&results, &start_errors);
-    print_results(&args, &results, &start_errors);
-    // A combined report that cannot be written is the environment's failure (exit 6).
-    let unwritten = |worst: Status| {
+    finish_call(&args, &results, &start_errors)
+}
+
+/// The end of a call: why each job that did not start (stderr), what stdout carries, the
+/// call's own report (several jobs, or one that did not start), `--junit`; the exit code
+/// is the worst job's — or exit 6 when a report asked for could not be written.
+fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) -> i32 {
+    for e in start_errors {
+        let _ = usage_error(&e.message);
+    }
+    print_results(args, results, start_errors);
+    let mut worst = parallel_report::worst(results, start_errors);
+    // A report that cannot be written is the environment's failure (exit 6).
+    let mut unwritten = || {
         if Status::InternalError.severity() > worst.severity() {
-            Status::InternalError
-        } else {
-            worst
+            worst = Status::InternalError;
         }
     };
-    if several && !parallel_report::write_top(args.out.as_deref(), &results, &start_errors) {
-        worst = unwritten(worst);
+    if !parallel_report::write_call(args.out.as_deref(), results, start_errors) {
+        unwritten();
     }
     if let Some(path) = &args.junit {
-        let suites = results
-            .iter()
-            .filter_map(|r| r.junit_suite.clone())
-            .collect();
+        let suites = parallel_report::suites(results, start_errors);
         let xml = crate::report::junit::render(suites);
         if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
-            // A report asked for and not written is the environment's failure (exit 6).
             let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
-            worst = unwritten(worst);
+            unwritten();
         }
     }
     worst.exit_code()
 }
 
-pub(crate) fn print_results(
-    args: &RunArgs,
-    results: &[RunResult],
-    start_errors: &[start_error::StartError],
-) {
+pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) {
     match args.format {
         Format::Text => {
-            for r in results {
+            // Only a complete answer: a run stopped by a limit, a signal or a provider
+            // failure may hold the first half of one (it is in result.json, marked so).
+            for r in results.iter().filter(|r| r.agent_finished) {
                 if !r.result.trim().is_empty() {
                     stdout(&format!("{}\n", r.result.trim_end()));
                 }

@@ -54,7 +54,12 @@ pub(crate) async fn run_all(
     let outs = super::parallel_report::job_out_dirs(&all, args.out.as_deref());
     let jobs_in_call = jobs.len();
     for (mut config, out) in jobs.into_iter().zip(outs) {
-        let (log, permits) = (log.clone(), permits.clone());
+        // Several jobs share stderr: each job's lines make one group (report::progress).
+        let log = LogHandle {
+            shared: true,
+            ..log.clone()
+        };
+        let permits = permits.clone();
         // Each job its own folder: shared files would overwrite and interleave.
         config.out = out;
         config.jobs_in_call = jobs_in_call;
@@ -92,12 +97,25 @@ fn prune_dead_runs(jobs: &[RunConfig]) {
 }
 
 async fn run_one(
-    mut config: RunConfig,
+    config: RunConfig,
     log: LogHandle,
     isolate: Isolate,
     early: Option<Early>,
 ) -> Result<RunResult, StartError> {
     let name = config.job.name.clone();
+    let source = config.job.source.clone();
+    let started = start(config, log, isolate, early, name.clone()).await;
+    started.map_err(|e| e.for_job(&name, source.as_deref()))
+}
+
+/// One job: its worktree (if isolated), the run, the worktree removed.
+async fn start(
+    mut config: RunConfig,
+    log: LogHandle,
+    isolate: Isolate,
+    early: Option<Early>,
+    name: String,
+) -> Result<RunResult, StartError> {
     let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
         let base = config.workspace.clone();
         let id = super::run_parts::new_run_id();

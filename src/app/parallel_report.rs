@@ -1,15 +1,19 @@
 //! Several jobs in one call, seen as one: each job's own output folder (`--out DIR/<job>`),
 //! and at the top a combined junit.xml and a summary.json whose status and exit code are
-//! the process's (a job that could not start counts, as exit 2).
+//! the process's. A job that could not start (an invalid file, an unset key) counts, and
+//! is shown where its runs would have been: a suite in junit.xml, an item of `results`, a
+//! section of the step summary and an `::error` at its place in the file.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use quick_junit::TestSuite;
+
 use super::start_error::StartError;
 use crate::exit_code::Status;
 use crate::job::Job;
-use crate::report::RunResult;
+use crate::report::{RunResult, github, junit};
 
 /// Where each job of a multi-job call writes: `--out DIR/<job name>` (made unique), or
 /// `None` for the default `.cn-run/<run-id>`.
@@ -61,10 +65,28 @@ pub(crate) fn worst(results: &[RunResult], start_errors: &[StartError]) -> Statu
         .unwrap_or(Status::Success)
 }
 
+/// A job that did not start, as summary.json and the `results` output list it.
+fn not_started_item(e: &StartError, junit: Option<&Path>) -> Value {
+    json!({
+        "job": e.job,
+        "file": e.at.file,
+        "status": e.status,
+        "exit_code": e.status.exit_code(),
+        "reason": e.message,
+        "problems": e.places(),
+        "junit": junit.map(|p| p.display().to_string()),
+    })
+}
+
 /// The summary of a multi-job call (printed with `--format json`, written as summary.json).
 pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Value {
     let status = worst(results, start_errors);
     let errors: Vec<&str> = start_errors.iter().map(|e| e.message.as_str()).collect();
+    let not_started: Vec<Value> = start_errors
+        .iter()
+        .filter(|e| !e.job.is_empty())
+        .map(|e| not_started_item(e, None))
+        .collect();
     json!({
         "type": "summary",
         "status": status,
@@ -73,32 +95,60 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Val
         "jobs": results.len() + start_errors.len(),
         "results": results,
         "errors": errors,
+        "not_started": not_started,
     })
 }
 
-/// The folder for the combined files: `--out DIR`, or `.cn-run/parallel-<id>`.
-fn top_dir(out: Option<&Path>) -> PathBuf {
-    out.map_or_else(
-        || PathBuf::from(".cn-run").join(format!("parallel-{}", super::run_parts::new_run_id())),
-        Path::to_path_buf,
-    )
+/// The folder for the combined files: `--out DIR`, or `.cn-run/parallel-<id>`, for several
+/// jobs; a fresh `.cn-run/<id>` for a lone job that did not start (its `--out` is left as
+/// it was: nothing ran, and an earlier run's files there stay whole).
+fn top_dir(out: Option<&Path>, several: bool) -> PathBuf {
+    let id = super::run_parts::new_run_id();
+    match (out, several) {
+        (Some(dir), true) => dir.to_path_buf(),
+        (None, true) => PathBuf::from(".cn-run").join(format!("parallel-{id}")),
+        (_, false) => PathBuf::from(".cn-run").join(id),
+    }
 }
 
-/// Writes junit.xml (one suite per job) and summary.json at the top of a multi-job call,
-/// names the folder on stderr, and in GitHub Actions writes the step outputs of the call.
-pub(crate) fn write_top(
+/// Every suite of the call: the runs' own, and one failed `agent run` per job that did
+/// not start.
+pub(crate) fn suites(results: &[RunResult], start_errors: &[StartError]) -> Vec<TestSuite> {
+    let started = results.iter().filter_map(|r| r.junit_suite.clone());
+    let not_started = start_errors
+        .iter()
+        .filter(|e| !e.job.is_empty())
+        .map(|e| junit::not_started_suite(&e.job, e.status, &e.message));
+    started.chain(not_started).collect()
+}
+
+/// Whether the call needs a report of its own at the top: several jobs, or (in GitHub
+/// Actions, where the step's outputs point at it) a lone job that did not start.
+fn needs_top(results: &[RunResult], start_errors: &[StartError]) -> bool {
+    let named = start_errors.iter().any(|e| !e.job.is_empty());
+    results.len() + start_errors.len() > 1 || (named && github::is_actions())
+}
+
+/// The report of a whole call: for several jobs, or a lone job that did not start in
+/// GitHub Actions, junit.xml
+/// (one suite per job) and summary.json at the top (named on stderr); in GitHub Actions
+/// the annotations and step summary of each job that did not start and the call's step
+/// outputs (a lone started job wrote its own).
+/// False when the report could not be written (the call then exits 6).
+pub(crate) fn write_call(
     out: Option<&Path>,
     results: &[RunResult],
     start_errors: &[StartError],
 ) -> bool {
-    let dir = top_dir(out);
+    if !needs_top(results, start_errors) {
+        return true;
+    }
+    let several = results.len() + start_errors.len() > 1;
+    let dir = top_dir(out, several);
     let dir = std::path::absolute(&dir).unwrap_or(dir);
-    let suites = results
-        .iter()
-        .filter_map(|r| r.junit_suite.clone())
-        .collect();
+    let junit_path = dir.join("junit.xml");
     let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(dir.join("junit.xml"), crate::report::junit::render(suites)))
+        .and_then(|()| std::fs::write(&junit_path, junit::render(suites(results, start_errors))))
         .and_then(|()| {
             let text =
                 serde_json::to_string_pretty(&summary(results, start_errors)).unwrap_or_default();
@@ -111,14 +161,47 @@ pub(crate) fn write_top(
         ),
         Err(e) => tracing::error!("cannot write the combined report in {}: {e}", dir.display()),
     }
-    if crate::report::github::is_actions() {
+    if github::is_actions() {
+        github_not_started(start_errors, &junit_path);
         let worst = worst(results, start_errors);
-        crate::report::github::append_to_env_file(
+        let items: Vec<Value> = start_errors
+            .iter()
+            .filter(|e| !e.job.is_empty())
+            .map(|e| not_started_item(e, Some(&junit_path)))
+            .collect();
+        github::append_to_env_file(
             "GITHUB_OUTPUT",
-            &crate::report::github::call_outputs(results, worst, &dir),
+            &github::call_outputs(results, &items, worst, &dir),
         );
     }
     written.is_ok()
+}
+
+/// In GitHub Actions, each job that did not start: an `::error` at each place in its file
+/// (or on the file), and its section of the step summary.
+fn github_not_started(start_errors: &[StartError], junit_path: &Path) {
+    let share = github::STEP_SUMMARY_LIMIT / start_errors.len().max(1);
+    let mut annotations = String::new();
+    for e in start_errors.iter().filter(|e| !e.job.is_empty()) {
+        let failure = github::NotStarted {
+            job: &e.job,
+            file: e.at.file.as_deref(),
+            status: e.status,
+            message: &e.message,
+            places: e.places(),
+        };
+        annotations.push_str(&github::not_started_annotations(&failure));
+        let mut section = github::not_started_summary(&failure, share);
+        section.push_str(&format!("JUnit: `{}`\n\n", junit_path.display()));
+        github::append_to_env_file(
+            "GITHUB_STEP_SUMMARY",
+            &crate::redact::redact_output(&section),
+        );
+    }
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr().lock(),
+        crate::redact::redact_output(&annotations).as_bytes(),
+    );
 }
 
 #[cfg(test)]

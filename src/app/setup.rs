@@ -31,6 +31,16 @@ pub(crate) enum ModelSettingError {
     UnsetHeader { header: String, var: String },
 }
 
+impl ModelSettingError {
+    /// The job field the setting is in.
+    pub(crate) fn field(&self) -> String {
+        match self {
+            ModelSettingError::UnsetKey { .. } => "model.api_key_env".to_owned(),
+            ModelSettingError::UnsetHeader { header, .. } => format!("model.headers.{header}"),
+        }
+    }
+}
+
 /// Why the whole sandbox the run requires cannot be had (the run ends with exit 6).
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("require_sandbox is set, but {shortfall}")]

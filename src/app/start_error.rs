@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::exit_code::Status;
-use crate::job::JobError;
+use crate::job::{JobError, Problem};
 use crate::worktree::WorktreeError;
 
 /// A run that could not start, typed by what went wrong.
@@ -108,20 +108,51 @@ impl RunError {
     }
 }
 
-/// A run that could not start, as reported: the message printed, and the status it
-/// counts as. Made only from a [`RunError`], so the class is never guessed where the error
-/// is caught.
+/// A run that could not start, as reported: the message printed, the status it counts
+/// as, and what the outputs need to show it where it belongs (the job, its file, the
+/// place in the file). Made only from a [`RunError`], so the class is never guessed where
+/// the error is caught.
 #[derive(Debug, Clone)]
 pub(crate) struct StartError {
     pub message: String,
     pub status: Status,
+    /// The job's name, or its file's path when the file did not load; empty until
+    /// [`StartError::for_job`] says which job it was.
+    pub job: String,
+    /// Where in the job file the failure is.
+    pub at: Box<Whereabouts>,
+}
+
+/// Where a failure to start is: the job file, its located problems, the field.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Whereabouts {
+    /// The job file, when there is one.
+    pub file: Option<String>,
+    /// The located problems of an invalid job file.
+    pub problems: Vec<Problem>,
+    /// The job field the failure is about (`model.api_key_env`), to locate it in the file.
+    pub field: Option<String>,
 }
 
 impl From<RunError> for StartError {
     fn from(e: RunError) -> Self {
+        let problems = match &e {
+            RunError::Job(j) => j.problems().to_vec(),
+            _ => Vec::new(),
+        };
+        let field = match &e {
+            RunError::ModelSetting(m) => Some(m.field()),
+            _ => None,
+        };
         StartError {
             status: e.status(),
             message: e.to_string(),
+            job: String::new(),
+            at: Box::new(Whereabouts {
+                file: problems.first().map(|p| p.file.clone()),
+                problems,
+                field,
+            }),
         }
     }
 }
@@ -130,6 +161,43 @@ impl StartError {
     /// The run folder `dir` cannot be made or written.
     pub(crate) fn run_folder(dir: &Path, e: &std::io::Error) -> Self {
         RunError::run_folder(dir, std::io::Error::new(e.kind(), e.to_string())).into()
+    }
+
+    /// The same failure, said of `job` (loaded from `file`, when it came from one).
+    pub(crate) fn for_job(mut self, job: &str, file: Option<&Path>) -> Self {
+        job.clone_into(&mut self.job);
+        if self.at.file.is_none() {
+            self.at.file = file.map(|f| f.display().to_string());
+        }
+        self
+    }
+
+    /// A job file that did not load: its path names the job.
+    pub(crate) fn of_file(path: &Path, e: JobError) -> Self {
+        let name = path.display().to_string();
+        StartError::from(RunError::Job(e)).for_job(&name, Some(path))
+    }
+
+    /// Where in its file the failure is: each located problem, or the field it is about
+    /// (found in the file), or nothing.
+    pub(crate) fn places(&self) -> Vec<Problem> {
+        if !self.at.problems.is_empty() {
+            return self.at.problems.clone();
+        }
+        let (Some(file), Some(field)) = (&self.at.file, &self.at.field) else {
+            return Vec::new();
+        };
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let Some(pos) = crate::job::Locator::new(&text).value(field) else {
+            return Vec::new();
+        };
+        vec![Problem {
+            file: file.clone(),
+            line: pos.line,
+            column: pos.column,
+            field: field.clone(),
+            message: self.message.clone(),
+        }]
     }
 }
 

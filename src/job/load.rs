@@ -50,8 +50,47 @@ pub fn load_str(
         return Err(JobError::Invalid(sorted(shape)));
     }
     let loc = Locator::new(text);
-    let raw = parse(text, label, &loc).map_err(|p| JobError::Invalid(sorted(p)))?;
-    resolve::resolve(raw, text, label, path, &loc, opts)
+    match parse(text, label, &loc) {
+        Ok(raw) => resolve::resolve(raw, text, label, path, &loc, opts),
+        Err(Unparsed { problems, rest }) => {
+            let mut problems = problems;
+            // What the schema refused is out of the rest: resolving it finds the others.
+            if let Some((raw, pruned)) = rest.map(|b| *b)
+                && let Err(e) = resolve::resolve(raw, text, label, path, &loc, opts)
+            {
+                let known: Vec<(usize, usize, String)> = problems
+                    .iter()
+                    .map(|p| (p.line, p.column, p.message.clone()))
+                    .collect();
+                problems.extend(
+                    e.problems()
+                        .iter()
+                        .filter(|p| {
+                            !super::prune::inside(&p.field, &pruned)
+                                && !known.contains(&(p.line, p.column, p.message.clone()))
+                        })
+                        .cloned(),
+                );
+            }
+            Err(JobError::Invalid(sorted(problems)))
+        }
+    }
+}
+
+/// A job file that did not parse: its problems, and (when what the schema refused could
+/// be taken out) the rest of it with the fields taken out.
+struct Unparsed {
+    problems: Vec<Problem>,
+    rest: Option<Box<(JobFile, Vec<String>)>>,
+}
+
+impl From<Vec<Problem>> for Unparsed {
+    fn from(problems: Vec<Problem>) -> Self {
+        Unparsed {
+            problems,
+            rest: None,
+        }
+    }
 }
 
 /// A job from raw values built in code (the ad-hoc `-p` job): resolved like a file, but
@@ -71,7 +110,7 @@ pub(super) fn problem(label: &str, pos: Option<Pos>, field: &str, message: Strin
     }
 }
 
-fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>> {
+fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Unparsed> {
     let value: Value = serde_yaml::from_str(text).map_err(|e| {
         let pos = e.location().map(|l| Pos {
             line: l.line(),
@@ -90,7 +129,8 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
             None,
             "",
             "a job file must be a YAML mapping (prompt, model, …)".to_owned(),
-        )]);
+        )]
+        .into());
     }
     if let Some(validator) = VALIDATOR.as_ref() {
         let src = Source {
@@ -99,12 +139,18 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
             schema: &SCHEMA,
             loc,
         };
-        let problems: Vec<Problem> = validator
-            .iter_errors(&value)
-            .flat_map(|err| schema_problems(&err, &src))
-            .collect();
-        if !problems.is_empty() {
-            return Err(problems);
+        let errors: Vec<_> = validator.iter_errors(&value).collect();
+        if !errors.is_empty() {
+            let problems = errors
+                .iter()
+                .flat_map(|err| schema_problems(err, &src))
+                .collect();
+            let rest = super::prune::refused(&errors).and_then(|pointers| {
+                let (pruned, fields) = super::prune::prune(&value, pointers);
+                let raw = serde_json::from_value(pruned).ok()?;
+                Some(Box::new((raw, fields)))
+            });
+            return Err(Unparsed { problems, rest });
         }
     }
     // What the schema cannot say (a number too large for its field) fails here; the path
@@ -113,7 +159,7 @@ fn parse(text: &str, label: &str, loc: &Locator) -> Result<JobFile, Vec<Problem>
         let field = e.path().to_string();
         let field = if field == "." { String::new() } else { field };
         let message = range_message(&e.inner().to_string());
-        vec![problem(label, loc.value(&field), &field, message)]
+        vec![problem(label, loc.value(&field), &field, message)].into()
     })
 }
 

@@ -7,6 +7,7 @@ mod error;
 pub mod file;
 mod load;
 mod locate;
+mod prune;
 mod resolve;
 mod resolve_net;
 mod rule_tools;

@@ -149,11 +149,15 @@ impl Ctx<'_> {
                     let needle = &template[u.offset..];
                     let needle = &needle[..needle.find("}}").map_or(needle.len(), |i| i + 2)];
                     let pos = self.find_in_text(field, needle);
+                    let hint = super::suggest::did_you_mean(
+                        &u.name,
+                        self.declared.iter().map(String::as_str),
+                    );
                     self.push_at(
                         pos,
                         field,
                         format!(
-                            "template refers to `params.{}`, which is not a declared parameter",
+                            "template refers to `params.{}`, which is not a declared parameter{hint}",
                             u.name
                         ),
                     );
@@ -354,10 +358,11 @@ fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<Strin
     for (name, value) in &opts.params {
         if !raw.params.contains_key(name) {
             let declared: Vec<&str> = raw.params.keys().map(String::as_str).collect();
+            let hint = super::suggest::did_you_mean(name, declared.iter().copied());
             cx.push(
                 "params",
                 format!(
-                    "--param {name}=… sets a parameter the job does not declare (declared: {})",
+                    "--param {name}=… sets a parameter the job does not declare (declared: {}){hint}",
                     if declared.is_empty() {
                         "none".to_owned()
                     } else {

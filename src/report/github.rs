@@ -11,9 +11,12 @@ use serde_json::Value;
 use super::RunResult;
 use crate::exit_code::Status;
 
+mod containment;
+mod not_started;
 pub mod patch_files;
 mod summary;
 
+pub use not_started::{NotStarted, not_started_annotations, not_started_summary};
 pub use summary::{STEP_SUMMARY_LIMIT, summary};
 
 /// Whether we run inside GitHub Actions.
@@ -54,6 +57,7 @@ pub fn annotations(r: &RunResult) -> String {
             escape_data(&r.reason)
         ));
     }
+    out.push_str(&containment::warning(r));
     let last = r.checks.iter().map(|c| c.attempt).max().unwrap_or(0);
     for c in r.checks.iter().filter(|c| c.attempt == last && !c.passed) {
         let text = super::clean::clean(&c.output_tail);
@@ -166,12 +170,22 @@ fn result_item(r: &RunResult) -> Value {
     })
 }
 
-/// The step outputs of a call that ran several jobs, written once: the worst `status`,
-/// the process's `exit-code`, `results` (one item per job), and the combined `junit` and
-/// `result` (summary.json) in `top`. The per-run outputs stay empty: one value cannot
-/// stand for several runs.
-pub fn call_outputs(results: &[RunResult], worst: Status, top: &Path) -> String {
-    let items: Vec<Value> = results.iter().map(result_item).collect();
+/// The step outputs of a call that ran several jobs (or one that did not start), written
+/// once: the worst `status`, the process's `exit-code`, `results` (one item per job, those
+/// that did not start as `not_started` gives them), and the combined `junit` and `result`
+/// (summary.json) in `top`. The per-run outputs stay empty: one value cannot stand for
+/// several runs.
+pub fn call_outputs(
+    results: &[RunResult],
+    not_started: &[Value],
+    worst: Status,
+    top: &Path,
+) -> String {
+    let items: Vec<Value> = results
+        .iter()
+        .map(result_item)
+        .chain(not_started.iter().cloned())
+        .collect();
     let pairs = vec![
         ("status".to_owned(), worst.as_str().to_owned()),
         ("exit-code".to_owned(), worst.exit_code().to_string()),

@@ -6,10 +6,13 @@
 
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{
+    FlakyOrRerun, NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite,
+};
 
 use super::RunResult;
 use super::clean::clean;
+use crate::checks::CheckResult;
 use crate::exit_code::Status;
 use crate::redact::Redactor;
 
@@ -38,47 +41,112 @@ fn agent_case(r: &RunResult, redactor: &Redactor) -> TestCase {
     case
 }
 
-fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
-    let retried = r.checks.iter().any(|c| c.attempt > 1);
-    let mut cases: Vec<TestCase> = r
-        .checks
-        .iter()
-        .map(|c| {
-            let name = if retried {
-                format!("check: {} (attempt {})", clean(&c.name), c.attempt)
-            } else {
-                format!("check: {}", clean(&c.name))
-            };
-            let status = if c.passed {
-                TestCaseStatus::success()
-            } else {
-                let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                let how = match (c.timed_out, c.exit_code) {
-                    (true, _) => "timed out".to_owned(),
-                    (false, Some(code)) => format!("exit code {code}"),
-                    (false, None) => "killed".to_owned(),
-                };
-                s.set_message(format!("{} failed: {how}", clean(&c.name)));
-                s.set_type("check_failed");
-                s.set_description(text(redactor, &c.output_tail));
-                s
-            };
-            let mut case = TestCase::new(name, status);
-            case.set_classname(clean(&r.job));
-            case.set_time(Duration::from_millis(c.duration_ms));
-            case.set_system_out(text(redactor, &c.output_tail));
-            case
-        })
-        .collect();
-    // Checks that never ran (the agent did not finish) are reported as skipped.
-    for name in &r.checks_declared {
-        if !r.checks.iter().any(|c| &c.name == name) {
-            let mut s = TestCaseStatus::skipped();
-            s.set_message("not run: the agent did not finish");
-            let mut case = TestCase::new(format!("check: {}", clean(name)), s);
-            case.set_classname(clean(&r.job));
-            cases.push(case);
+/// How a failed attempt of a check ended, in words.
+fn how_it_failed(c: &CheckResult) -> String {
+    match (c.timed_out, c.exit_code) {
+        (true, _) => "timed out".to_owned(),
+        (false, Some(code)) => format!("exit code {code}"),
+        (false, None) => "killed".to_owned(),
+    }
+}
+
+/// The results of each declared check, in order, one list of attempts per check: within
+/// an attempt the checks run in their declared order, so the n-th result of an attempt is
+/// the n-th check (two checks of one name stay apart).
+pub(crate) fn attempts_per_check(r: &RunResult) -> Vec<Vec<&CheckResult>> {
+    let mut per_check: Vec<Vec<&CheckResult>> = vec![Vec::new(); r.checks_declared.len()];
+    let mut attempt = 0;
+    let mut index = 0;
+    for c in &r.checks {
+        if c.attempt != attempt {
+            (attempt, index) = (c.attempt, 0);
         }
+        if index == per_check.len() {
+            per_check.push(Vec::new());
+        }
+        per_check[index].push(c);
+        index += 1;
+    }
+    per_check
+}
+
+/// An earlier attempt that failed, as Surefire writes a rerun: `flakyFailure` when the
+/// check passed in the end, `rerunFailure` when it failed again. Its output goes in the
+/// element's `system-out` (readers that only count show none of it).
+fn earlier_failure(c: &CheckResult, redactor: &Redactor) -> TestRerun {
+    let mut rerun = TestRerun::new(NonSuccessKind::Failure);
+    rerun.set_message(format!(
+        "attempt {}: {} failed: {}",
+        c.attempt,
+        clean(&c.name),
+        how_it_failed(c)
+    ));
+    rerun.set_type("check_failed");
+    let output = text(redactor, &c.output_tail);
+    if !output.is_empty() {
+        rerun.set_system_out(output);
+    }
+    rerun
+}
+
+/// One testcase for a check: its verdict is the last attempt it ran in (what the run
+/// ended with), its output that attempt's; earlier failed attempts are its reruns and
+/// earlier passing ones a line each in `system-err`. A failed check's output is in the
+/// `<failure>` text only, never also in `system-out`, so no reader shows it twice.
+fn check_case(job: &str, runs: &[&CheckResult], redactor: &Redactor) -> Option<TestCase> {
+    let (last, earlier) = runs.split_last()?;
+    let mut status = if last.passed {
+        TestCaseStatus::success()
+    } else {
+        let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        s.set_message(format!(
+            "{} failed: {}",
+            clean(&last.name),
+            how_it_failed(last)
+        ));
+        s.set_type("check_failed");
+        s.set_description(text(redactor, &last.output_tail));
+        s.set_rerun_kind(FlakyOrRerun::Rerun);
+        s
+    };
+    status.add_reruns(
+        earlier
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| earlier_failure(c, redactor)),
+    );
+    let mut case = TestCase::new(format!("check: {}", clean(&last.name)), status);
+    case.set_classname(clean(job));
+    case.set_time(Duration::from_millis(last.duration_ms));
+    if last.passed && !last.output_tail.is_empty() {
+        case.set_system_out(text(redactor, &last.output_tail));
+    }
+    let passed_before: Vec<String> = earlier
+        .iter()
+        .filter(|c| c.passed)
+        .map(|c| format!("attempt {}: passed", c.attempt))
+        .collect();
+    if !passed_before.is_empty() {
+        case.set_system_err(passed_before.join("\n"));
+    }
+    Some(case)
+}
+
+fn check_cases(r: &RunResult, redactor: &Redactor) -> Vec<TestCase> {
+    let mut cases = Vec::new();
+    for (i, runs) in attempts_per_check(r).iter().enumerate() {
+        if let Some(case) = check_case(&r.job, runs, redactor) {
+            cases.push(case);
+            continue;
+        }
+        // A declared check that never ran (the agent did not finish) is skipped.
+        let name = r.checks_declared.get(i).map_or("", String::as_str);
+        let mut s = TestCaseStatus::skipped();
+        s.set_message("not run: the agent did not finish");
+        let mut case = TestCase::new(format!("check: {}", clean(name)), s);
+        case.set_classname(clean(&r.job));
+        case.set_time(Duration::ZERO);
+        cases.push(case);
     }
     cases
 }
@@ -105,10 +173,32 @@ pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
     ]);
     suite.add_test_case(agent_case(r, redactor));
     suite.add_test_cases(check_cases(r, redactor));
-    if r.status == Status::Success {
-        suite.set_system_out(text(redactor, &r.result));
-    }
     suite
+}
+
+/// The testsuite of a job that could not start (an unset key, an invalid file): one
+/// failed `agent run` case naming the reason, so every reader counts the job as failed.
+pub fn not_started_suite(job: &str, status: Status, reason: &str) -> TestSuite {
+    let reason = clean(&crate::redact::redact_output(reason));
+    let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+    s.set_message(format!("did not start: {}", first_line(&reason)));
+    s.set_type(RunResult::subtype_for(status, None));
+    s.set_description(reason);
+    let mut case = TestCase::new("agent run", s);
+    case.set_classname(clean(job));
+    case.set_time(Duration::ZERO);
+    let mut suite = TestSuite::new(clean(job));
+    suite.set_time(Duration::ZERO);
+    suite.add_properties([
+        property("status", status.as_str()),
+        property("exit_code", status.exit_code()),
+    ]);
+    suite.add_test_case(case);
+    suite
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 /// A report of several runs (one suite each), as XML.

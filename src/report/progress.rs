@@ -1,7 +1,11 @@
-//! Progress for a person watching stderr: one short line per thing that happened.
+//! Progress for a person watching stderr: one short line per thing that happened, and
+//! one line saying how the run ended, which `--quiet` keeps. In GitHub Actions a lone job
+//! folds each turn into a `::group::`; with several jobs in one step each job's lines are
+//! held and written as one group when it ends (groups cannot nest, and parallel jobs'
+//! `::group::` lines would interleave), its outcome line after it.
 
 use crate::events::{Envelope, Event, EventSink};
-use crate::observability::{LogHandle, progress};
+use crate::observability::{LogHandle, outcome, progress};
 
 /// Prints progress lines to stderr (through the redacting log writer) unless `--quiet`.
 pub struct ProgressSink {
@@ -9,15 +13,43 @@ pub struct ProgressSink {
     job: String,
     /// Fold each turn into a `::group::` in GitHub Actions logs.
     groups: bool,
+    /// The job's lines so far, held for its one group (several jobs in Actions).
+    held: Option<String>,
 }
 
 impl ProgressSink {
     pub fn new(log: LogHandle, job: &str) -> Self {
+        let groups = super::github::is_actions();
+        let held = (groups && log.shared && !log.quiet).then(String::new);
         ProgressSink {
             log,
             job: job.to_owned(),
-            groups: super::github::is_actions(),
+            groups: groups && held.is_none(),
+            held,
         }
+    }
+
+    /// A progress line: printed, or held for the job's group.
+    fn line(&mut self, line: &str) {
+        match &mut self.held {
+            Some(held) => {
+                held.push_str(line);
+                held.push('\n');
+            }
+            None => progress(&self.log, line),
+        }
+    }
+
+    /// How the run ended: after the job's held group, if any; kept by `--quiet`.
+    fn ended(&mut self, line: &str, status: &str) {
+        let text = match self.held.take() {
+            Some(held) => format!(
+                "::group::{} — {status} (its log)\n{held}::endgroup::\n{line}\n",
+                self.job
+            ),
+            None => format!("{line}\n"),
+        };
+        outcome(&self.log, &text);
     }
 }
 
@@ -48,10 +80,13 @@ impl EventSink for ProgressSink {
                 workspace,
                 ..
             } => {
-                format!(
+                // Said at once, also when the job's other lines are held for its group.
+                let line = format!(
                     "[{}] run {} — {provider}/{model} in {workspace}",
                     self.job, env.run_id
-                )
+                );
+                progress(&self.log, &line);
+                return;
             }
             Event::ToolStarted {
                 turn,
@@ -95,15 +130,17 @@ impl EventSink for ProgressSink {
             } => {
                 let cost = total_cost_usd
                     .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
-                format!(
+                let line = format!(
                     "[{}] {} after {num_turns} turns, {:.1} s, {cost}: {reason}",
                     self.job,
                     status.as_str(),
                     *duration_ms as f64 / 1000.0
-                )
+                );
+                self.ended(&line, status.as_str());
+                return;
             }
             _ => return,
         };
-        progress(&self.log, &line);
+        self.line(&line);
     }
 }

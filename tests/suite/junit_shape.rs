@@ -63,7 +63,13 @@ fn rules(element: &str) -> Option<(&'static [&'static str], usize, &'static [&'s
             ],
         ),
         "failure" | "error" | "skipped" => (STATUS, 0, &[]),
-        "system-out" | "system-err" => (&[], 0, &[]),
+        // rerunType: `type` is required, the children come in this order.
+        "rerunFailure" | "rerunError" | "flakyFailure" | "flakyError" => (
+            &["type", "message"],
+            1,
+            &["stackTrace", "system-out", "system-err"],
+        ),
+        "system-out" | "system-err" | "stackTrace" => (&[], 0, &[]),
         _ => return None,
     })
 }
@@ -166,7 +172,10 @@ fn a_failing_retried_run_keeps_to_junit_10() {
     );
     let (code, xml, text) = junit_of(tmp.path(), &[j], &[]);
     assert_eq!(code, 1, "{xml}");
-    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    // One testcase with the final verdict; the first attempt is its rerun.
+    assert_eq!(xml.matches("<testcase ").count(), 2, "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<rerunFailure").count(), 1, "{xml}");
     assert!(text.contains("lint failed: exit code 3"), "{text}");
 }
 
@@ -274,4 +283,139 @@ fn hostile_check_output_keeps_junit_valid_and_everything_after_each_escape() {
         !xml.contains(['\u{fffe}', '\u{ffff}', '\u{1b}', '\u{1}']),
         "{xml:?}"
     );
+}
+
+/// A check that fails the first time it runs and passes after: the marker file it leaves
+/// in the workspace makes the second run pass.
+const FLAKY: &str = "if [ -f .seen-{n} ]; then echo second-pass-{n}; else touch .seen-{n}; echo first-fail-{n}; exit 3; fi";
+
+#[test]
+fn a_check_that_failed_then_passed_is_one_passing_case_keeping_its_failed_attempt() {
+    for (n, order) in ["flaky first", "flaky last"].iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let flaky = format!(
+            "{{name: flaky, run: {:?}}}",
+            FLAKY.replace("{n}", &n.to_string())
+        );
+        let steady = "{name: steady, run: 'echo steady'}";
+        let checks = match n {
+            0 => format!("[{flaky}, {steady}]"),
+            _ => format!("[{steady}, {flaky}]"),
+        };
+        let j = job(
+            tmp.path(),
+            "retried",
+            &format!("checks: {checks}\nretry: {{max_attempts: 3}}\n"),
+            "turns:\n  - text: first\n  - text: fixed it\n",
+        );
+        let (code, xml, text) = junit_of(tmp.path(), &[j], &[]);
+        assert_eq!(code, 0, "{order}: {xml}");
+        // What every reader counts: three cases, none failed, the run passed.
+        assert_eq!(xml.matches("<testcase ").count(), 3, "{order}: {xml}");
+        assert!(!xml.contains("<failure"), "{order}: {xml}");
+        assert!(xml.contains("failures=\"0\""), "{order}: {xml}");
+        // The failed first attempt is kept, as Surefire keeps a flaky test's.
+        assert_eq!(xml.matches("<flakyFailure").count(), 1, "{order}: {xml}");
+        let flaky_case = &xml[xml.find("name=\"check: flaky\"").unwrap()..];
+        let flaky_case = &flaky_case[..flaky_case.find("</testcase>").unwrap()];
+        assert!(
+            flaky_case.contains("attempt 1: flaky failed: exit code 3"),
+            "{flaky_case}"
+        );
+        assert!(
+            text.contains(&format!("first-fail-{n}")) && text.contains(&format!("second-pass-{n}")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn no_output_is_in_the_report_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let j = job(
+        tmp.path(),
+        "once",
+        "checks: [{name: lint, run: 'echo lint-said-this; exit 2'}, {name: ok, run: 'echo ok-said-this'}]\nretry: {max_attempts: 2}\n",
+        "turns:\n  - text: answer-said-this\n  - text: second-answer\n",
+    );
+    let (code, xml, _) = junit_of(tmp.path(), &[j], &[]);
+    assert_eq!(code, 1, "{xml}");
+    // The last attempt's output once (in <failure>), the first attempt's once (its rerun).
+    assert_eq!(xml.matches("lint-said-this").count(), 2, "{xml}");
+    let lint = &xml[xml.find("name=\"check: lint\"").unwrap()..];
+    let lint = &lint[..lint.find("</testcase>").unwrap()];
+    let failure = &lint[lint.find("<failure").unwrap()..lint.find("</failure>").unwrap()];
+    assert_eq!(failure.matches("lint-said-this").count(), 1, "{lint}");
+    // Not again in the testcase's own system-out (after its reruns).
+    let own = &lint[lint.rfind("</rerunFailure>").unwrap()..];
+    assert!(!own.contains("lint-said-this"), "{lint}");
+    assert_eq!(xml.matches("ok-said-this").count(), 1, "{xml}");
+    assert_eq!(xml.matches("second-answer").count(), 1, "{xml}");
+}
+
+#[test]
+fn a_job_that_cannot_start_is_a_suite_with_a_failed_agent_run_naming_why() {
+    for (n, rest) in [
+        "model: {provider: openai, name: gpt-4.1, api_key_env: CN_RUN_TEST_UNSET_KEY}\n",
+        "model: {provider: anthropic, name: claude-sonnet-4-5, api_key_env: CN_RUN_TEST_UNSET_KEY}\ncheck: []\n",
+        "model: {provider: openai, name: gpt-4.1, api_key_env: OPENAI_API_KEY, headers: {X-Team: '${CN_RUN_TEST_UNSET_KEY}'}}\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let ok = job(tmp.path(), "ok", "", "turns:\n  - text: ok done\n");
+        let rest = rest.replace("check: []\n", "");
+        write_files(
+            tmp.path(),
+            &[(
+                "nokey.yaml",
+                &format!("version: 1\nname: nokey\n{rest}prompt: do it\n"),
+            )],
+        );
+        let mut cmd = cn_run(tmp.path());
+        cmd.env("OPENAI_API_KEY", "sk-test-not-used")
+            .args(["--parallel", "2", "--isolate", "none"])
+            .arg(&ok)
+            .arg(tmp.path().join("nokey.yaml"));
+        let r = run(cmd, Some(&tmp.path().join("out")));
+        assert_eq!(r.code, 2, "case {n}: {r:#?}");
+        let xml = std::fs::read_to_string(tmp.path().join("out/junit.xml")).unwrap();
+        let text = assert_junit_10(&xml);
+        assert_eq!(xml.matches("<testsuite ").count(), 2, "case {n}: {xml}");
+        let suite = &xml[xml.find("<testsuite name=\"nokey\"").expect("a suite for the job")..];
+        let suite = &suite[..suite.find("</testsuite>").unwrap()];
+        assert!(suite.contains("tests=\"1\"") && suite.contains("failures=\"1\""), "{suite}");
+        assert!(suite.contains("<testcase name=\"agent run\""), "{suite}");
+        assert!(suite.contains("did not start: "), "{suite}");
+        assert!(text.contains("CN_RUN_TEST_UNSET_KEY"), "case {n}: {text}");
+        assert!(!xml.contains("sk-test-not-used"), "{xml}");
+    }
+}
+
+#[test]
+fn an_invalid_job_file_is_a_failed_suite_naming_each_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_files(
+        tmp.path(),
+        &[(
+            "broken.yaml",
+            "version: 1\nname: broken\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: x\nlimits: {max_turns: lots}\ncolour: red\n",
+        )],
+    );
+    let all = tmp.path().join("all.xml");
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("broken.yaml").arg("--junit").arg(&all);
+    let r = run(cmd, Some(&tmp.path().join("out")));
+    assert_eq!(r.code, 2, "{r:#?}");
+    let xml = std::fs::read_to_string(&all).unwrap();
+    let text = assert_junit_10(&xml);
+    assert!(xml.contains("<testsuite name=\"broken.yaml\""), "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(
+        text.contains("broken.yaml:5:") && text.contains("colour"),
+        "{text}"
+    );
+    // Nothing ran: --out is left as it was.
+    assert!(!tmp.path().join("out").exists());
 }

@@ -44,6 +44,7 @@ mod mcp_reference_writes;
 mod mcp_task_only_http;
 mod module_graph;
 mod network_hosts_e2e;
+mod newcomer_e2e;
 mod one_reading_e2e;
 mod openai_e2e;
 mod panic_e2e;

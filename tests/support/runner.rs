@@ -162,3 +162,36 @@ pub fn git_objects_bytes(ws: &Path) -> u64 {
         .map(|f| f.metadata().unwrap().len())
         .sum()
 }
+
+/// Runs cn-run with `args` in `dir` where bubblewrap cannot start, as on a runner whose
+/// kernel refuses unprivileged user namespaces (Ubuntu 24.04's AppArmor): inside a user
+/// namespace that allows no further ones, every capability dropped (util-linux `unshare`
+/// and `setpriv`), with `env` added. None (said on stderr) where that cannot be set up here.
+pub fn without_user_namespaces(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Option<Run> {
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces && \
+         exec setpriv --bounding-set=-all --inh-caps=-all '{}' \"$@\"",
+        env!("CARGO_BIN_EXE_cn-run")
+    );
+    let out = Command::new("unshare")
+        .args(["-U", "-r", "sh", "-c", &script, "sh"])
+        .args(args)
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .ok()?;
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        out: None,
+    };
+    if !r.stderr.contains("cn-run") && !r.stderr.contains('[') && r.stdout.is_empty() {
+        eprintln!(
+            "SKIPPED (no unshare/setpriv or user namespaces): {}",
+            r.stderr
+        );
+        return None;
+    }
+    Some(r)
+}

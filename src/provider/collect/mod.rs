@@ -101,7 +101,8 @@ pub async fn complete(
         }
         retries += 1;
         let delay = retry.delay(retries, error.retry_after());
-        tracing::warn!(
+        // Said once, by the run's progress line for the `model.retry` event.
+        tracing::debug!(
             attempt = retries,
             delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
             error = %error,

@@ -79,7 +79,8 @@ fn outcome_and_checks(r: &RunResult) -> String {
         r.usage.output_tokens,
         r.duration_ms as f64 / 1000.0
     ));
-    checks_table(&mut md, &r.checks);
+    md.push_str(&super::containment::line(r));
+    checks_table(&mut md, r);
     md
 }
 
@@ -125,21 +126,34 @@ fn outcome(c: &CheckResult) -> String {
     }
 }
 
-/// The checks table: one row per check and attempt.
-fn checks_table(md: &mut String, checks: &[CheckResult]) {
-    if checks.is_empty() {
+/// The checks table: one row per check with the verdict the run ended with (its last
+/// attempt), how many attempts it ran in, and the earlier attempts that failed.
+fn checks_table(md: &mut String, r: &RunResult) {
+    if r.checks.is_empty() {
         return;
     }
-    md.push_str("| check | attempt | result | time |\n|---|---|---|---|\n");
-    for c in checks {
-        let icon = if c.passed { "✅" } else { "❌" };
+    md.push_str("| check | attempts | result | time |\n|---|---|---|---|\n");
+    for runs in crate::report::junit::attempts_per_check(r) {
+        let Some((last, earlier)) = runs.split_last() else {
+            continue;
+        };
+        let icon = if last.passed { "✅" } else { "❌" };
+        let before: Vec<String> = earlier
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| format!("attempt {} {}", c.attempt, outcome(c)))
+            .collect();
+        let before = match before.as_slice() {
+            [] => String::new(),
+            list => format!(" (earlier: {})", list.join(", ")),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {icon} {} | {:.1} s |",
-            table_text(&c.name),
-            c.attempt,
-            outcome(c),
-            c.duration_ms as f64 / 1000.0
+            "| {} | {} | {icon} {}{before} | {:.1} s |",
+            table_text(&last.name),
+            runs.len(),
+            outcome(last),
+            last.duration_ms as f64 / 1000.0
         );
     }
     md.push('\n');
@@ -287,7 +301,7 @@ fn code_span(s: &str) -> String {
 }
 
 /// Text safe inside an HTML element.
-fn html_text(s: &str) -> String {
+pub(super) fn html_text(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
