@@ -19,6 +19,9 @@ pub enum RepoFiles {
     },
     /// No repository instructions at all (untrusted input and no trusted base commit).
     Nothing,
+    /// The instruction files as the run read them at its start (relative path → text): what
+    /// a resume reads, never the workspace the model wrote since.
+    Stored(std::collections::BTreeMap<String, String>),
 }
 
 /// Why the repository files cannot be read at the base ref (`--untrusted --base-ref`): the
@@ -76,6 +79,7 @@ impl RepoFiles {
     pub fn describe(&self, rel: &str) -> String {
         match self {
             RepoFiles::Workdir(_) | RepoFiles::Nothing => rel.to_owned(),
+            RepoFiles::Stored(_) => format!("{rel} (as at the run's start)"),
             RepoFiles::Commit { commit, .. } => {
                 format!("{rel} (at {})", &commit[..commit.len().min(12)])
             }
@@ -102,6 +106,7 @@ impl RepoFiles {
                 String::from_utf8(blob.content().to_vec()).ok()
             }
             RepoFiles::Nothing => None,
+            RepoFiles::Stored(files) => files.get(rel).cloned(),
         }
     }
 
@@ -156,6 +161,11 @@ impl RepoFiles {
                 prefix,
             } => tree_markdown(repo, commit, &prefix.join(rel), rel),
             RepoFiles::Nothing => Vec::new(),
+            RepoFiles::Stored(files) => files
+                .iter()
+                .filter(|(p, _)| p.ends_with(".md") && Path::new(p).starts_with(rel))
+                .map(|(p, t)| (p.clone(), t.clone()))
+                .collect(),
         };
         out.sort();
         out

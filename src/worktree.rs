@@ -110,9 +110,12 @@ impl RunWorktree {
     pub fn remove(self) -> Result<(), WorktreeError> {
         let repo = Repository::open(&self.repo_dir)?;
         let _turn = WORKTREE_CHANGES.lock().unwrap_or_else(|e| e.into_inner());
+        // The administrative entry only: its `gitdir` file names the working tree, and a
+        // run could have rewritten it to name any folder. The folder removed is the one
+        // recorded when the worktree was made.
         if let Ok(wt) = repo.find_worktree(&format!("cn-run-{}", self.name)) {
             let mut opts = WorktreePruneOptions::new();
-            opts.valid(true).locked(true).working_tree(true);
+            opts.valid(true).locked(true).working_tree(false);
             wt.prune(Some(&mut opts))?;
         }
         if self.root.exists() {
@@ -184,6 +187,60 @@ mod tests {
         );
         assert_eq!(git(&repo, &["branch", "-a"]), branches_before);
         assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    }
+
+    /// A repository with one commit in `dir/repo`.
+    fn committed(dir: &Path) -> std::path::PathBuf {
+        let repo = dir.join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(
+            &repo,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        );
+        repo
+    }
+
+    #[test]
+    fn removal_deletes_the_recorded_folder_not_the_one_a_rewritten_gitdir_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = committed(dir.path());
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
+        // Another checkout's `.git` (any folder with one: the user's other projects).
+        std::fs::write(outside.join(".git"), "gitdir: /nowhere\n").unwrap();
+        let entry = |name: &str| repo.join(format!(".git/worktrees/cn-run-{name}/gitdir"));
+        let wt = RunWorktree::create(&repo, &dir.path().join("wt"), "r1").unwrap();
+        std::fs::write(entry("r1"), format!("{}\n", outside.join(".git").display())).unwrap();
+        wt.remove().unwrap();
+        assert!(
+            outside.join("keep.txt").exists(),
+            "the outside folder was removed"
+        );
+        assert!(!dir.path().join("wt").exists());
+        // The control: libgit2's prune of the working tree follows the rewritten entry.
+        let wt = RunWorktree::create(&repo, &dir.path().join("wt2"), "r2").unwrap();
+        std::fs::write(entry("r2"), format!("{}\n", outside.join(".git").display())).unwrap();
+        let r = Repository::open(&repo).unwrap();
+        let mut opts = WorktreePruneOptions::new();
+        opts.valid(true).locked(true).working_tree(true);
+        r.find_worktree("cn-run-r2")
+            .unwrap()
+            .prune(Some(&mut opts))
+            .unwrap();
+        assert!(!outside.exists(), "the control did not follow the entry");
+        drop(wt);
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //! a `cn-run-<id>` worktree whose lock nobody holds (or that has none) is a dead run's,
 //! and is removed with its branch — through libgit2, so no program the repository names
 //! runs. A worktree another process is still using is left alone.
+//!
+//! The folder libgit2 names for a worktree comes from `.git/worktrees/<name>/gitdir`, which
+//! a run could have rewritten: it is removed only when it is a real folder named for the
+//! run in a `.cn-run/worktrees` folder, as cn-run makes them — never whatever else it names
+//! (the administrative entry and the branch still go).
 
 use std::path::Path;
 
@@ -32,11 +37,11 @@ pub fn prune_dead(workspace: &Path) -> Result<Vec<String>, WorktreeError> {
         let Some(_held) = dead(&lock) else {
             continue;
         };
-        if dest.exists() {
+        if made_by_cn_run(&dest, id) {
             std::fs::remove_dir_all(&dest)?;
         }
         let mut opts = WorktreePruneOptions::new();
-        opts.valid(true).locked(true).working_tree(true);
+        opts.valid(true).locked(true).working_tree(false);
         wt.prune(Some(&mut opts))?;
         let branch = format!("cn-run/{id}");
         if let Ok(mut b) = repo.find_branch(&branch, BranchType::Local) {
@@ -46,6 +51,17 @@ pub fn prune_dead(workspace: &Path) -> Result<Vec<String>, WorktreeError> {
         removed.push(branch);
     }
     Ok(removed)
+}
+
+/// Whether `dest` is a real folder where cn-run puts run `id`'s worktree
+/// (`…/.cn-run/worktrees/<id>`), not a link nor any other folder.
+fn made_by_cn_run(dest: &Path, id: &str) -> bool {
+    let named = |p: Option<&Path>, name: &str| p.and_then(Path::file_name) == Some(name.as_ref());
+    let parent = dest.parent();
+    named(Some(dest), id)
+        && named(parent, "worktrees")
+        && named(parent.and_then(Path::parent), ".cn-run")
+        && dest.symlink_metadata().is_ok_and(|m| m.is_dir())
 }
 
 /// The lock at `path`, taken, if no live run holds it (a missing lock counts as dead: a
@@ -74,16 +90,21 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    #[test]
-    fn a_dead_runs_worktree_and_branch_go_and_a_live_ones_stay() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
+    fn repo_in(dir: &Path) -> std::path::PathBuf {
+        let repo = dir.join("repo");
         std::fs::create_dir_all(&repo).unwrap();
         std::fs::write(repo.join("a.txt"), "a\n").unwrap();
         git(&repo, &["init", "-q"]);
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-qm", "x"]);
-        let base = dir.path().join("wts");
+        repo
+    }
+
+    #[test]
+    fn a_dead_runs_worktree_and_branch_go_and_a_live_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo_in(dir.path());
+        let base = repo.join(".cn-run/worktrees");
         let live = RunWorktree::create(&repo, &base.join("live"), "live").unwrap();
         let dead = RunWorktree::create(&repo, &base.join("dead"), "dead").unwrap();
         // A killed process: nothing of it runs, its lock is let go, nothing is removed.
@@ -104,5 +125,27 @@ mod tests {
         live.remove().unwrap();
         assert!(prune_dead(&repo).unwrap().is_empty());
         assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    }
+
+    #[test]
+    fn a_rewritten_gitdir_never_gets_another_folder_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo_in(dir.path());
+        let dead =
+            RunWorktree::create(&repo, &repo.join(".cn-run/worktrees/dead"), "dead").unwrap();
+        let outside = dir.path().join("precious");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
+        // The dead run's admin entry now names a folder of the user's.
+        let entry = repo.join(".git/worktrees/cn-run-dead/gitdir");
+        std::fs::write(&entry, format!("{}\n", outside.join(".git").display())).unwrap();
+        drop(dead);
+        assert_eq!(prune_dead(&repo).unwrap(), ["cn-run/dead"]);
+        assert!(
+            outside.join("keep.txt").exists(),
+            "the folder it named is left alone"
+        );
+        assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+        assert_eq!(git(&repo, &["branch", "--list", "cn-run/*"]), "");
     }
 }

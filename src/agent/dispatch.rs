@@ -13,7 +13,7 @@ use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::job::OnAsk;
 use crate::permissions::{Decision, Permission, Source};
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{Grant, Tool, ToolContext, ToolError};
 
 /// Characters of a tool's output copied into its `tool.finished` event.
 const EVENT_OUTPUT_CHARS: usize = 16_000;
@@ -33,8 +33,16 @@ pub(super) struct Dispatched {
 
 /// A call after the checks: either a result already (error, denial) or approved to run.
 enum Checked<'t> {
-    Done { content: String, is_error: bool },
-    Run { tool: &'t dyn Tool, args: Value },
+    Done {
+        content: String,
+        is_error: bool,
+    },
+    Run {
+        tool: &'t dyn Tool,
+        args: Value,
+        /// What the check judged and lifted, for the run to use exactly that.
+        grant: Grant,
+    },
 }
 
 impl Agent<'_> {
@@ -146,14 +154,14 @@ impl Agent<'_> {
                 None,
             );
         }
-        let mut decision = self
-            .policy
-            .check(&call.name, &args, tool.tighten(&args, &self.shared));
+        // Judged once: the policy and the run see the same path or addresses.
+        let judged = tool.judge(&args, &self.shared);
+        let mut decision = self.policy.check(&call.name, &args, judged.tighten.clone());
         if let Some(refusal) = self.egress_refusal(tool.as_ref(), &call.name, &args) {
             decision = refusal;
         }
         if let Some(narrow) = self.narrow {
-            let own = narrow.check(&call.name, &args, tool.tighten(&args, &self.shared));
+            let own = narrow.check(&call.name, &args, judged.tighten.clone());
             if own.permission > decision.permission {
                 decision = own;
             }
@@ -182,6 +190,7 @@ impl Agent<'_> {
                 Checked::Run {
                     tool: tool.as_ref(),
                     args,
+                    grant: Grant::of_allowed(judged),
                 },
                 None,
             ),
@@ -269,7 +278,7 @@ impl Agent<'_> {
         checked: Checked<'_>,
         parallel: usize,
     ) -> Answered {
-        let (tool, args) = match checked {
+        let (tool, args, grant) = match checked {
             Checked::Done { content, is_error } => {
                 return self.answer(turn, call, content, is_error);
             }
@@ -277,7 +286,7 @@ impl Agent<'_> {
                 let content = "Not run: the run stopped before this call.".to_owned();
                 return self.answer(turn, call, content, true);
             }
-            Checked::Run { tool, args } => (tool, args),
+            Checked::Run { tool, args, grant } => (tool, args, grant),
         };
         self.emitter.emit(Event::ToolStarted {
             turn,
@@ -294,6 +303,7 @@ impl Agent<'_> {
             shared: self.shared.clone(),
             parallel_calls: parallel.max(1),
             call_id: call.id.clone(),
+            grant,
         };
         let started = Instant::now();
         // A mutating call's arguments name what it changed (for its checkpoint).

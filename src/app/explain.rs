@@ -263,6 +263,7 @@ fn instructions_from(repo_files: &crate::repo_files::RepoFiles) -> String {
     match repo_files {
         RepoFiles::Workdir(ws) => format!("the workspace {}", ws.display()),
         RepoFiles::Nothing => "nowhere (untrusted, no base ref)".to_owned(),
+        RepoFiles::Stored(_) => "the files as the run read them at its start".to_owned(),
         RepoFiles::Commit { .. } => format!("the trusted base commit {}", repo_files.describe("")),
     }
 }

@@ -178,7 +178,7 @@ pub(crate) fn register_skills(
     repo_files: &RepoFiles,
 ) -> Option<String> {
     let skills = match repo_files {
-        RepoFiles::Workdir(_) => discover(workspace, &job.skills),
+        RepoFiles::Workdir(_) | RepoFiles::Stored(_) => discover(workspace, &job.skills),
         RepoFiles::Commit { .. } => discover_at_base(repo_files, workspace, &job.skills),
         RepoFiles::Nothing => {
             return (!discover(workspace, &job.skills).is_empty()).then(|| {

@@ -48,6 +48,8 @@ pub(crate) struct Prepared {
     pub files: super::run_files::RunFiles,
     /// Where a resumed run picks up after the agent's loop (a new run: at the start).
     pub continuation: super::continuation::Continuation,
+    /// `.git` as the run found it, put back when it ends.
+    pub git_guard: Option<crate::git_guard::GitGuard>,
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -102,10 +104,16 @@ pub(crate) async fn prepare(
     let placed = place(config, resume.as_mut())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
+    // Before cn-run's own git work opens the repository again (a resume).
+    let (git_guard, git_notes) =
+        super::git_trust::start(&placed.workspace, &placed.out_dir, placed.resumed);
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
     let mcp = super::extensions::in_workspace(mcp, &placed.workspace);
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
+    let mut guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
+    guard.warnings.extend(git_notes);
+    let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
+    guard.warnings.extend(kept);
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
@@ -120,6 +128,7 @@ pub(crate) async fn prepare(
     let stop = StopSignal::new();
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
     stop.arm_timeout(config.timeout);
+    let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
         ToolShared::new(
             placed.workspace.clone(),
@@ -128,6 +137,8 @@ pub(crate) async fn prepare(
             tool_limits(job),
             placed.out_dir.join("artifacts"),
         )
+        .with_readable(&readable)
+        .with_run_dir(&placed.out_dir)
         .with_sandbox(guard.sandbox.clone())
         .with_untrusted(config.trust.untrusted),
     );
@@ -142,6 +153,7 @@ pub(crate) async fn prepare(
         sinks,
         stop,
         shared,
+        git_guard,
     };
     assemble(
         config,
@@ -167,6 +179,7 @@ struct Grounds {
     shared: Arc<ToolShared>,
     /// How the run is isolated from others in the same call (`--isolate`), if at all.
     isolation: Option<String>,
+    git_guard: Option<crate::git_guard::GitGuard>,
 }
 
 /// The tools, the client, the conversation, the session and the system prompt, with the
@@ -233,6 +246,7 @@ async fn assemble(
         uploads,
         files,
         continuation: continuation.unwrap_or_default(),
+        git_guard: g.git_guard,
     };
     Ok((prepared, state))
 }
@@ -334,7 +348,8 @@ fn guard(
     env: &[(String, String)],
 ) -> Result<Guard, StartError> {
     let ws = &placed.workspace;
-    let (built, repo_files, repo_note) = config.enforced_policy(ws).map_err(RunError::from)?;
+    let (built, repo_files, repo_note) =
+        super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
     let (sandbox, sandbox_status, sandbox_verdict) =

@@ -25,8 +25,8 @@ fn stored_settings(session: &Session) -> Result<Settings, RunError> {
     }
 }
 
-/// The job to continue with: a JOB given now, else the recorded file, else its recorded
-/// text, else (an ad-hoc run) the one `-p` describes.
+/// The job to continue with: a JOB given now, else the recorded text (the file only for a
+/// session that kept none), else (an ad-hoc run) the one `-p` describes.
 fn resume_job(
     args: &RunArgs,
     settings: &Settings,
@@ -39,10 +39,12 @@ fn resume_job(
     if let Some(path) = args.jobs.first() {
         return Ok(job::load_file(path, &opts)?);
     }
+    // The job text as the first run read it, never the file as it is now: the workspace
+    // (where job files often live) is the model's to write.
     let file = session.job.file.as_ref().map(PathBuf::from);
     match (&file, &session.job.text) {
-        (Some(f), _) if f.is_file() => Ok(job::load_file(f, &opts)?),
         (f, Some(text)) => Ok(job::load_str(text, &session.job.name, f.as_deref(), &opts)?),
+        (Some(f), None) if f.is_file() => Ok(job::load_file(f, &opts)?),
         (None, None) => super::adhoc_job(settings, prompt.unwrap_or("-")),
         _ => Err(RunError::Usage(format!(
             "session {} was an ad-hoc run; give the job again: cn-run --resume {} -p PROMPT …",

@@ -114,6 +114,8 @@ async fn conclude(
     if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
         c.note_change();
     }
+    // Before the diff, rollback and the workflow's next git command.
+    super::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
     let (status, reason, limit) = classify(&outcome, &config.job);
     let finished = Finished {
         outcome: &outcome,

@@ -286,6 +286,25 @@ pub(crate) fn registry(policy: &Policy, model: &str) -> ToolRegistry {
     reg
 }
 
+/// `~/x` under the commands' `$HOME`, anything else under the workspace.
+fn placed_in(w: &str, workspace: &Path, env: &[(String, String)]) -> PathBuf {
+    let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| v);
+    match (w.strip_prefix("~/"), home) {
+        (Some(rest), Some(h)) => Path::new(h).join(rest),
+        _ => workspace.join(w),
+    }
+}
+
+/// The credential locations the job gives back (`tools.bash.readable`): to commands and
+/// to cn-run's own file tools alike.
+pub(crate) fn bash_readable(job: &Job, workspace: &Path, env: &[(String, String)]) -> Vec<PathBuf> {
+    let t = &job.tools;
+    t.bash_readable
+        .iter()
+        .map(|w| placed_in(w, workspace, env))
+        .collect()
+}
+
 /// The containment of the job's commands, established once: the policy, its status for
 /// result.json, and either a warning (`Ok`) or the reason to fail the run (`Err`) when the
 /// whole profile cannot be enforced. A read-only run (`--readonly`, plan mode) asks for a
@@ -307,15 +326,8 @@ pub(crate) fn sandbox(
     } else {
         t.bash_sandbox
     };
-    let home = env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| PathBuf::from(v));
-    let place = |w: &String| match (w.strip_prefix("~/"), &home) {
-        (Some(rest), Some(h)) => h.join(rest),
-        _ => workspace.join(w),
-    };
-    let readable: Vec<PathBuf> = t.bash_readable.iter().map(place).collect();
+    let place = |w: &String| placed_in(w, workspace, env);
+    let readable = bash_readable(job, workspace, env);
     let mut policy = SandboxPolicy::new(
         mode,
         // `off` means no containment at all, the network included, unless the job says so.

@@ -224,6 +224,12 @@ impl GitCheckpointer {
         &self.root
     }
 
+    /// The git directory the run started with (canonical).
+    pub fn git_dir(&self) -> PathBuf {
+        let dir = self.lock().snap.repo().path().to_path_buf();
+        dir.canonicalize().unwrap_or(dir)
+    }
+
     /// Snapshot 0, the state when the run started.
     pub fn start_snapshot(&self) -> Checkpoint {
         self.lock().start.clone()

@@ -2,10 +2,12 @@
 //!
 //! Content is written exactly as stored in the snapshot (no git filters run), executable
 //! bits follow the stored mode, and symlinks are recreated as symlinks. Parent folders are
-//! created as needed, but never through a symlink: a write must not land outside the tree.
+//! created as needed, but never through a symlink, and every write or removal goes through
+//! the descriptors of folders opened without following one (`crate::nofollow`): a folder
+//! swapped for a link out of the tree makes the rollback stop there, never reach outside.
 
-use std::fs;
 use std::io::ErrorKind;
+use std::os::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
 
 use git2::FileMode;
@@ -21,25 +23,38 @@ pub(crate) fn join(root: &Path, rel: &Path) -> Result<PathBuf, CheckpointError> 
     Ok(root.join(rel))
 }
 
-/// Removes the file or symlink at `rel`, then any parent folders this left empty.
+/// Removes the file or symlink at `rel`, then any parent folders this left empty. The
+/// folders are opened without following a symlink: a folder swapped for a link out of the
+/// tree makes the removal fail, never reach outside.
 pub(crate) fn remove(root: &Path, rel: &Path) -> Result<(), CheckpointError> {
     let path = join(root, rel)?;
-    match fs::remove_file(&path) {
-        Ok(()) => {}
+    let (parent, name) = split(rel)?;
+    let dirs = match open_chain(root, parent, false) {
+        Ok(dirs) => dirs,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io("remove", &path)(e)),
+        Err(e) => return Err(io("open the folder of", &path)(e)),
+    };
+    let Some(dir) = dirs.last() else {
+        return Ok(());
+    };
+    match rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::NOENT) => return Ok(()),
+        Err(e) => return Err(io("remove", &path)(e.into())),
     }
-    let mut dir = path.parent();
-    while let Some(d) = dir {
-        if d == root || fs::remove_dir(d).is_err() {
+    // Each folder on the way, from the deepest, while it is left empty.
+    let names: Vec<&std::ffi::OsStr> = parent.iter().collect();
+    for (holder, name) in dirs.iter().rev().skip(1).zip(names.iter().rev()) {
+        if rustix::fs::unlinkat(holder, *name, rustix::fs::AtFlags::REMOVEDIR).is_err() {
             break;
         }
-        dir = d.parent();
     }
     Ok(())
 }
 
-/// Writes `content` at `rel` as a regular file (executable or not) or a symlink.
+/// Writes `content` at `rel` as a regular file (executable or not) or a symlink. Folders
+/// are opened (or made) without following a symlink; the file is written through its
+/// folder's descriptor.
 pub(crate) fn write(
     root: &Path,
     rel: &Path,
@@ -47,95 +62,78 @@ pub(crate) fn write(
     content: &[u8],
 ) -> Result<(), CheckpointError> {
     let path = join(root, rel)?;
-    make_parents(root, rel, &path)?;
-    clear_target(rel, &path, mode)?;
-    if mode == FileMode::Link {
-        return write_link(&path, content);
-    }
-    fs::write(&path, content).map_err(io("write", &path))?;
-    set_executable(&path, mode == FileMode::BlobExecutable)
-}
-
-/// Creates the folders above `path`, refusing to go through a symlink or a file.
-fn make_parents(root: &Path, rel: &Path, path: &Path) -> Result<(), CheckpointError> {
-    let Some(parent) = path.parent() else {
-        return Ok(());
-    };
-    let Ok(inside) = parent.strip_prefix(root) else {
+    let (parent, name) = split(rel)?;
+    let dirs = open_chain(root, parent, true).map_err(|e| {
+        if e.kind() == ErrorKind::NotADirectory || e.to_string().contains("symlink") {
+            blocked(rel, &format!("a folder on the way is not a folder: {e}"))
+        } else {
+            io("create folders for", &path)(e)
+        }
+    })?;
+    let Some(dir) = dirs.last() else {
         return Err(blocked(rel, "the path leaves the working tree"));
     };
-    let mut dir = root.to_path_buf();
-    for part in inside.components() {
-        dir.push(part);
-        match fs::symlink_metadata(&dir) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                let what = format!("{} is not a folder", dir.display());
-                return Err(blocked(rel, &what));
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                fs::create_dir(&dir).map_err(io("create folder", &dir))?;
-            }
-            Err(e) => return Err(io("inspect", &dir)(e)),
-        }
+    // A file that stays keeps its permissions but the executable bits, as git does.
+    let kept = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .filter(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+        })
+        .map_or(0o644, |st| st.st_mode & 0o7777);
+    clear_target(dir, name, rel, &path, mode)?;
+    if mode == FileMode::Link {
+        return crate::nofollow::symlink_in(dir, name, content)
+            .map_err(io("create symlink", &path));
     }
-    Ok(())
-}
-
-/// Makes room at `path`: a symlink is removed (writing would follow it), as is an empty
-/// folder or any file when a symlink goes there; a non-empty folder blocks the restore.
-fn clear_target(rel: &Path, path: &Path, mode: FileMode) -> Result<(), CheckpointError> {
-    let meta = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io("inspect", path)(e)),
-    };
-    if meta.is_dir() {
-        return fs::remove_dir(path)
-            .map_err(|_| blocked(rel, "a folder that is not empty is in the way"));
-    }
-    if meta.file_type().is_symlink() || mode == FileMode::Link {
-        fs::remove_file(path).map_err(io("replace", path))?;
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn write_link(path: &Path, target: &[u8]) -> Result<(), CheckpointError> {
-    use std::os::unix::ffi::OsStrExt;
-    let target = std::ffi::OsStr::from_bytes(target);
-    std::os::unix::fs::symlink(target, path).map_err(io("create symlink", path))
-}
-
-/// Without symlink support, git itself writes the link target as a plain file.
-#[cfg(not(unix))]
-fn write_link(path: &Path, target: &[u8]) -> Result<(), CheckpointError> {
-    fs::write(path, target).map_err(io("write", path))
-}
-
-/// Sets or clears the executable bits, where the file is readable, as git does.
-#[cfg(unix)]
-fn set_executable(path: &Path, executable: bool) -> Result<(), CheckpointError> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perms = fs::metadata(path)
-        .map_err(io("inspect", path))?
-        .permissions();
-    let mode = perms.mode();
-    let wanted = if executable {
-        mode | ((mode & 0o444) >> 2)
+    let file_mode = if mode == FileMode::BlobExecutable {
+        kept | ((kept & 0o444) >> 2)
     } else {
-        mode & !0o111
+        kept & !0o111
     };
-    if wanted != mode {
-        perms.set_mode(wanted);
-        fs::set_permissions(path, perms).map_err(io("set permissions of", path))?;
-    }
-    Ok(())
+    crate::nofollow::replace_file(dir, name, content, Some(file_mode)).map_err(io("write", &path))
 }
 
-#[cfg(not(unix))]
-fn set_executable(_path: &Path, _executable: bool) -> Result<(), CheckpointError> {
-    Ok(())
+/// `rel`'s folder and name.
+fn split(rel: &Path) -> Result<(&Path, &std::ffi::OsStr), CheckpointError> {
+    match (rel.parent(), rel.file_name()) {
+        (Some(parent), Some(name)) => Ok((parent, name)),
+        _ => Err(blocked(rel, "the path names no file")),
+    }
+}
+
+/// The root and every folder down to `parent`, each opened from the one before without
+/// following a symlink (made where missing when `create`).
+fn open_chain(root: &Path, parent: &Path, create: bool) -> std::io::Result<Vec<OwnedFd>> {
+    let mut dirs = vec![crate::nofollow::open_dir_abs(root, false)?];
+    for part in parent.components() {
+        let Some(last) = dirs.last() else { break };
+        let next = crate::nofollow::open_dir_under(last, Path::new(part.as_os_str()), create)?;
+        dirs.push(next);
+    }
+    Ok(dirs)
+}
+
+/// Makes room for `name` in `dir`: a symlink is removed (writing would follow it), as is
+/// an empty folder or any file when a symlink goes there; a non-empty folder blocks.
+fn clear_target(
+    dir: &OwnedFd,
+    name: &std::ffi::OsStr,
+    rel: &Path,
+    path: &Path,
+    mode: FileMode,
+) -> Result<(), CheckpointError> {
+    use rustix::fs::{AtFlags, FileType};
+    let kind = crate::nofollow::kind_of(dir, name).map_err(io("inspect", path))?;
+    match kind.map(|(k, _)| k) {
+        None => Ok(()),
+        Some(FileType::Directory) => rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+            .map_err(|_| blocked(rel, "a folder that is not empty is in the way")),
+        Some(FileType::Symlink) => rustix::fs::unlinkat(dir, name, AtFlags::empty())
+            .map_err(|e| io("replace", path)(e.into())),
+        Some(_) if mode == FileMode::Link => rustix::fs::unlinkat(dir, name, AtFlags::empty())
+            .map_err(|e| io("replace", path)(e.into())),
+        Some(_) => Ok(()),
+    }
 }
 
 fn blocked(rel: &Path, reason: &str) -> CheckpointError {

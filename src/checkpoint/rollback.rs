@@ -45,6 +45,40 @@ pub fn rollback(
 ) -> Result<RollbackReport, CheckpointError> {
     check_run_id(run_id)?;
     let repo = snapshot::open_repo(workspace)??;
+    rollback_repo(repo, run_id, to)
+}
+
+/// As [`rollback`], in the repository recorded when the run started: `git_dir` (which
+/// must still be a folder, not a `gitdir:` pointer put in its place) with the working
+/// tree `root`, whatever `core.worktree` says now.
+pub(crate) fn rollback_pinned(
+    git_dir: &Path,
+    root: &Path,
+    run_id: &str,
+    to: Option<u32>,
+) -> Result<RollbackReport, CheckpointError> {
+    check_run_id(run_id)?;
+    let moved = || CheckpointError::Blocked {
+        path: git_dir.display().to_string(),
+        reason: "the repository's git directory is no longer the folder the run started with"
+            .to_owned(),
+    };
+    if !git_dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(moved());
+    }
+    let flags = git2::RepositoryOpenFlags::NO_SEARCH | git2::RepositoryOpenFlags::NO_DOTGIT;
+    let repo = Repository::open_ext(git_dir, flags, std::iter::empty::<&std::ffi::OsStr>())
+        .map_err(git("open the repository"))?;
+    repo.set_workdir(root, false)
+        .map_err(git("pin the working tree"))?;
+    rollback_repo(repo, run_id, to)
+}
+
+fn rollback_repo(
+    repo: Repository,
+    run_id: &str,
+    to: Option<u32>,
+) -> Result<RollbackReport, CheckpointError> {
     let snapshots = run_snapshots(&repo, run_id)?;
     let last = snapshots.keys().next_back().copied();
     let Some(last) = last else {

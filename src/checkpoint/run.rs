@@ -378,11 +378,15 @@ impl Checkpoints {
     }
 
     /// Puts the workspace back to the start (`git.rollback_on_failure`).
-    pub fn rollback_to_start(&self, workspace: &Path) {
+    pub fn rollback_to_start(&self, _workspace: &Path) {
         let AtEnd::Open(git) = self.at_end() else {
             return;
         };
-        let message = match super::rollback(workspace, git.run_id(), None) {
+        // The repository and working tree the run started with, never rediscovered
+        // from a workspace whose `.git` the run could have replaced.
+        let rolled =
+            super::rollback::rollback_pinned(&git.git_dir(), git.root(), git.run_id(), None);
+        let message = match rolled {
             Ok(r) => format!(
                 "rolled the workspace back to the start ({} files restored, {} removed)",
                 r.restored.len(),

@@ -6,10 +6,12 @@
 //! replaced (`git_tree_create_updated`): it writes the folders on the way to each path
 //! and reads nothing else, where `git_index_write_tree` would read back the whole tree
 //! to rebuild its cache. The first tree of a snapshotter, and any update libgit2 refuses,
-//! is written from the whole index instead.
+//! is written from the whole index instead. A path whose folder on the way is a symlink
+//! (beyond a symbolic link, in git's words) is taken as gone and never read.
 
 use std::collections::BTreeSet;
 use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
 
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Index, Oid};
@@ -70,7 +72,12 @@ impl Snapshotter {
         let os = rel_path::os(rel);
         let path = os.as_path();
         let indexed = index.get_path(path, 0);
-        let meta = self.root()?.join(path).symlink_metadata().ok();
+        // A path beyond a symlink (a folder swapped for a link out of the tree) is not in
+        // the tree, as git itself says: it is never read.
+        let inside = beneath_no_link(self.root()?, path);
+        let meta = inside
+            .then(|| self.root().ok()?.join(path).symlink_metadata().ok())
+            .flatten();
         let kept = meta.filter(|m| m.is_file() || m.file_type().is_symlink());
         let Some(meta) = kept else {
             self.skipped_files.remove(rel);
@@ -166,6 +173,14 @@ impl Snapshotter {
         let pruned_tree = self.repo.find_tree(pruned)?;
         upserts.create_updated(&self.repo, &pruned_tree)
     }
+}
+
+/// Whether every folder on the way from `root` to `rel` is a real folder (no symlink).
+fn beneath_no_link(root: &Path, rel: &Path) -> bool {
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    crate::nofollow::open_dir_abs(root, false)
+        .and_then(|fd| crate::nofollow::open_dir_under(&fd, parent, false))
+        .is_ok()
 }
 
 fn remove(index: &mut Index, rel: &str, indexed: bool) -> Result<Option<Change>, CheckpointError> {

@@ -174,6 +174,24 @@ impl RunConfig {
         )
     }
 
+    /// As [`Self::enforced_policy`], with the repository files given (a resume's: those
+    /// the first run read, kept in its folder).
+    pub(crate) fn enforced_policy_with(
+        &self,
+        workspace: &Path,
+        repo_files: RepoFiles,
+    ) -> Result<(Policy, RepoFiles, Option<String>), ConfigError> {
+        let flags = self.policy_flags();
+        let policy = build_policy(
+            &self.job,
+            &flags,
+            workspace,
+            &repo_files,
+            self.trust.untrusted,
+        )?;
+        Ok((policy, repo_files, None))
+    }
+
     /// Warnings about how the flags were read (untrusted mode turns auto mode off).
     pub(crate) fn policy_warnings(&self) -> Vec<String> {
         let auto = self.settings.auto || self.job.permissions.mode == Mode::Auto;

@@ -2,7 +2,8 @@
 //!
 //! Rules of combination: a static exclude stands; any check that excludes wins over every rule;
 //! a check that asks turns a static allow into ask unless the allowing rule is the user's own rule
-//! naming this call's argument; auto mode finally turns every remaining ask into allow.
+//! naming this call's argument; auto mode finally turns every remaining ask into allow, but
+//! for a path inside `.git`, which only a rule naming `.git` allows.
 
 use serde_json::{Value, json};
 
@@ -130,7 +131,10 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
             ..base
         },
     };
-    if decision.permission == Permission::Ask && call.mode == Mode::Auto {
+    // `.git` (hooks, config: programs the workflow's next git command runs) needs a rule
+    // that names it even in auto mode.
+    let git = ask.is_some_and(|c| c.rule == GIT_INTERNALS_RULE);
+    if decision.permission == Permission::Ask && call.mode == Mode::Auto && !git {
         let why = ask.map_or_else(|| decision.reason.clone(), explain::objection);
         return Decision {
             permission: Permission::Allow,

@@ -40,9 +40,10 @@ pub const CREDENTIALS_IN_HOME: &[&str] = &[
 /// Credential locations outside any home folder.
 pub const CREDENTIALS_ELSEWHERE: &[&str] = &["/run/secrets", "/var/run/secrets"];
 
-/// The credential locations that exist for `home` (and `/root`, when cn-run runs as root
-/// with another `$HOME`), minus the ones the job gives back in `readable`.
-pub fn existing(home: Option<&Path>, readable: &[PathBuf]) -> Vec<PathBuf> {
+/// Every credential location of the list for `home` (and `/root`, when cn-run runs as
+/// root with another `$HOME`), whether it exists or not: what cn-run's own file tools
+/// refuse (`tools::view`), so they see what a contained command sees.
+pub fn locations(home: Option<&Path>) -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = home.map(Path::to_path_buf).into_iter().collect();
     if rustix::process::geteuid().is_root() && !homes.iter().any(|h| h == Path::new("/root")) {
         homes.push(PathBuf::from("/root"));
@@ -51,8 +52,14 @@ pub fn existing(home: Option<&Path>, readable: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .flat_map(|h| CREDENTIALS_IN_HOME.iter().map(move |c| h.join(c)));
     let elsewhere = CREDENTIALS_ELSEWHERE.iter().map(PathBuf::from);
-    let mut found: Vec<PathBuf> = in_homes
-        .chain(elsewhere)
+    in_homes.chain(elsewhere).collect()
+}
+
+/// The credential locations that exist for `home` (and `/root`, when cn-run runs as root
+/// with another `$HOME`), minus the ones the job gives back in `readable`.
+pub fn existing(home: Option<&Path>, readable: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = locations(home)
+        .into_iter()
         .filter(|p| p.symlink_metadata().is_ok())
         .filter(|p| {
             !readable

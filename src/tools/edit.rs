@@ -11,11 +11,13 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::paths::resolve_in_workspace;
-use super::write::{path_tighten, write_atomic};
+use super::grant::{Grant, Judged};
+use super::view::{Access, judge_arg, locate, shown};
+use super::write::write_atomic_in;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
+use crate::nofollow;
 use crate::permissions::Tighten;
 
 pub struct Edit;
@@ -74,15 +76,19 @@ impl Tool for Edit {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        path_tighten(args.get("file_path")?.as_str()?, shared)
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        judge_file_path(args, shared)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "file_path")?.to_owned();
         let spec = validate_single_edit(&args).map_err(|e| respond(&e))?;
-        let shared = ctx.shared.clone();
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &raw, |content| {
+            edit_file(&shared, &grant, &raw, |content| {
                 let (old, new) = (
                     match_line_endings(content, &spec.old_string),
                     match_line_endings(content, &spec.new_string),
@@ -146,32 +152,52 @@ pub(crate) fn match_line_endings<'a>(content: &str, text: &'a str) -> Cow<'a, st
     }
 }
 
+/// The judgement of Edit's and MultiEdit's `file_path` (a write).
+pub(crate) fn judge_file_path(args: &Value, shared: &ToolShared) -> Judged {
+    match args.get("file_path").and_then(Value::as_str) {
+        Some(raw) => judge_arg(shared, raw, Access::Write),
+        None => Judged::default(),
+    }
+}
+
 /// The checks and write path of Edit and MultiEdit: the file exists, was read, is UTF-8
 /// text; `apply` turns its content into `(new content, summary)`; nothing is written
-/// unless `apply` succeeds.
+/// unless `apply` succeeds. The file is read and replaced in the folder opened for the
+/// check, never through a symlink.
 pub(crate) fn edit_file(
     shared: &ToolShared,
+    grant: &Grant,
     raw: &str,
     apply: impl FnOnce(&str) -> Result<(String, String), ToolError>,
 ) -> Result<ToolOutput, ToolError> {
-    let path = resolve_in_workspace(&shared.workspace, raw);
-    let meta = std::fs::metadata(&path.real).map_err(|_| {
+    let at = locate(shared, grant, raw, Access::Write, false)?;
+    let missing = || {
         ToolError::RespondToModel(format!(
             "File does not exist: {raw}. This tool changes existing files; create new ones with Write."
         ))
-    })?;
-    if meta.is_dir() {
-        return Err(ToolError::RespondToModel(format!(
-            "{raw} is a directory, not a file"
-        )));
+    };
+    match nofollow::kind_of(&at.dir, &at.name) {
+        Ok(Some((rustix::fs::FileType::Directory, _))) => {
+            return Err(ToolError::RespondToModel(format!(
+                "{raw} is a directory, not a file"
+            )));
+        }
+        Ok(Some(_)) => {}
+        _ => return Err(missing()),
     }
-    if !shared.was_read(&path.real) {
+    if !shared.was_read(&at.real) {
         return Err(ToolError::RespondToModel(format!(
             "You must Read {raw} before editing it, so the edit is based on its current content."
         )));
     }
     let _guard = EDIT_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    let bytes = std::fs::read(&path.real)
+    let mut file = nofollow::open_file(&at.dir, &at.name, false)
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
     let old = String::from_utf8(bytes).map_err(|_| {
         ToolError::RespondToModel(format!(
@@ -179,12 +205,10 @@ pub(crate) fn edit_file(
         ))
     })?;
     let (new, summary) = apply(&old)?;
-    write_atomic(&path.real, new.as_bytes())
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    write_atomic_in(&at.dir, &at.name, new.as_bytes(), Some(mode))
         .map_err(|e| ToolError::RespondToModel(format!("Cannot write {raw}: {e}")))?;
-    let shown = path.real.strip_prefix(&shared.workspace).map_or_else(
-        |_| path.real.display().to_string(),
-        |p| p.display().to_string(),
-    );
+    let shown = shown(shared, &at.real);
     let diff = unified_diff(&shown, &old, &new);
     Ok(ToolOutput::text(format!(
         "Edited {shown} ({summary})\n{diff}"

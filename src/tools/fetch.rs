@@ -5,16 +5,19 @@
 //! stall timeout between body chunks, a download cap, at most 10 redirects (a loop is
 //! stopped as soon as a URL repeats), and 20,000 characters of output with a note of what
 //! was cut. Every URL is subject to the permission engine (`Fetch(pattern)`); a URL to a
-//! private or loopback address additionally needs a rule naming it (see `fetch_guard`), and
-//! redirects are re-checked against that rule here.
+//! local address (a special range or this machine's own) additionally needs a rule naming
+//! it (see `fetch_guard`); the connection gets only the addresses the check judged
+//! (`fetch_dns`), and redirects are checked again the same way.
 
 use std::time::Duration;
 
 use reqwest::{Response, Url, header};
 use serde_json::Value;
 
-use super::fetch_guard::{check_redirect, private_reason, resolve, resolve_blocking};
+use super::fetch_dns::GuardedResolver;
+use super::fetch_guard::{check_redirect, private_reason, resolve_blocking};
 use super::fetch_text::{cut, to_text};
+use super::grant::{Grant, Judged, Pin};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 use crate::permissions::{Permission, Tighten};
@@ -86,23 +89,39 @@ impl Tool for Fetch {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        let url = Url::parse(args.get("url")?.as_str()?).ok()?;
-        if shared.untrusted() {
-            return Some(Tighten {
+        self.judge(args, shared).tighten
+    }
+
+    /// One lookup of the host, judged here and pinned for the connection.
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        let Some(url) = args
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|u| Url::parse(u.trim()).ok())
+        else {
+            return Judged::default();
+        };
+        let resolved = resolve_blocking(&url);
+        let private = private_reason(&url, &[]).or_else(|| private_reason(&url, &resolved));
+        let tighten = if shared.untrusted() {
+            Some(Tighten {
                 permission: Permission::Ask,
                 rule: "untrusted.network",
                 reason:
                     "the run is on untrusted input, so every download needs a rule that names it"
                         .to_owned(),
-            });
+            })
+        } else {
+            private.map(|why| Tighten {
+                permission: Permission::Ask,
+                rule: "tool.private_address",
+                reason: format!("{url} is not a public address: {why}"),
+            })
+        };
+        Judged {
+            tighten,
+            pin: Pin::Addrs(resolved),
         }
-        let why =
-            private_reason(&url, &[]).or_else(|| private_reason(&url, &resolve_blocking(&url)))?;
-        Some(Tighten {
-            permission: Permission::Ask,
-            rule: "tool.private_address",
-            reason: format!("{url} is not a public address: {why}"),
-        })
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -116,7 +135,7 @@ impl Tool for Fetch {
             )));
         }
         let limits = &self.limits;
-        let work = tokio::time::timeout(limits.total_timeout, fetch(&url, limits));
+        let work = tokio::time::timeout(limits.total_timeout, fetch(&url, limits, &ctx.grant));
         tokio::select! {
             done = work => done.unwrap_or_else(|_| Err(ToolError::RespondToModel(format!(
                 "Fetching {url} took longer than {} s and was stopped.",
@@ -127,9 +146,32 @@ impl Tool for Fetch {
     }
 }
 
-async fn fetch(url: &Url, limits: &FetchLimits) -> Result<ToolOutput, ToolError> {
+/// The resolver for a fetch of `url`: the check's addresses pinned for its host; local
+/// addresses allowed for that host only when the call's decision lifted Fetch's objection
+/// (a rule that names the URL).
+fn resolver(url: &Url, grant: &Grant) -> GuardedResolver {
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let mut pinned = std::collections::HashMap::new();
+    if let Pin::Addrs(addrs) = &grant.pin {
+        pinned.insert(host.clone(), addrs.clone());
+    }
+    let local_ok = grant.lifted.map(|_| host).into_iter().collect();
+    GuardedResolver::new(pinned, local_ok)
+}
+
+async fn fetch(url: &Url, limits: &FetchLimits, grant: &Grant) -> Result<ToolOutput, ToolError> {
+    if grant.lifted.is_none()
+        && let Some(why) = private_reason(url, &[])
+    {
+        return Err(ToolError::RespondToModel(format!(
+            "{url} is not a public address ({why}); not fetched. Fetching a local address needs \
+             a permission rule naming it."
+        )));
+    }
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .dns_resolver(resolver(url, grant))
+        .no_proxy()
         .connect_timeout(limits.connect_timeout)
         .user_agent(concat!("cn-run/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -212,8 +254,8 @@ async fn follow(
                 join_chain(&chain)
             )));
         }
-        check_redirect(url, &next, &resolve(&next).await)
-            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        // The name's addresses are judged by the resolver, on the one lookup it makes.
+        check_redirect(url, &next, &[]).map_err(|e| ToolError::RespondToModel(e.to_string()))?;
         chain.push(next.clone());
         current = next;
     }
@@ -234,12 +276,27 @@ fn request_error(url: &Url, err: &reqwest::Error) -> ToolError {
         detail.push_str(&format!(": {s}"));
         source = s.source();
     }
+    if let Some(refused) = refusal(err) {
+        return ToolError::RespondToModel(format!("Not fetched: {refused}"));
+    }
     let what = if err.is_connect() {
         "Could not connect to"
     } else {
         "Could not fetch"
     };
     ToolError::RespondToModel(format!("{what} {url}: {detail}"))
+}
+
+/// The resolver's refusal inside a request error, if that is what stopped it.
+fn refusal(err: &reqwest::Error) -> Option<String> {
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<super::fetch_dns::Refused>() {
+            return Some(r.to_string());
+        }
+        source = s.source();
+    }
+    None
 }
 
 /// The body, up to `max_bytes`; `true` when it was cut there.

@@ -1,13 +1,15 @@
 //! The private-address rule of the Fetch tool.
 //!
 //! An agent that can fetch `http://169.254.169.254/` reads the cloud metadata service, and
-//! one that can fetch `http://127.0.0.1:…` talks to whatever listens on the CI runner. So
-//! a URL whose host is loopback, private, link-local or `localhost` — written literally or
-//! reached through DNS — needs a permission rule naming it. A redirect is checked again: a
+//! one that can fetch `http://127.0.0.1:…` (or the runner's own public address) talks to
+//! whatever listens on the CI runner. So a URL whose host is local — a special-purpose
+//! range, an address of this machine, `localhost` — written literally or reached through
+//! DNS, needs a permission rule naming it. The addresses judged are the addresses connected
+//! to: `fetch_dns` hands the connection only what was checked, with no second lookup. A redirect is checked again: a
 //! public page that redirects to a private address is refused, unless the fetch was to
 //! that same private host in the first place (and so was allowed by a rule).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+use std::net::{IpAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use reqwest::Url;
@@ -15,51 +17,10 @@ use reqwest::Url;
 /// How long a DNS lookup may take before the host is treated as unresolved.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// What kind of non-public address `ip` is, or `None` for a public one.
+/// What kind of non-public address `ip` is, or `None` for a public one: the special
+/// ranges and this machine's own addresses (`local_addr`).
 fn private_ip(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(v4) => private_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => private_v4(v4),
-            None => private_v6(v6),
-        },
-    }
-}
-
-fn private_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private network")
-    } else if ip.is_link_local() {
-        Some("link-local, where cloud metadata services live")
-    } else if ip.is_unspecified() || a == 0 {
-        Some("\"this host\"")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("carrier-grade NAT")
-    } else if ip.is_broadcast() || ip.is_multicast() {
-        Some("broadcast or multicast")
-    } else {
-        None
-    }
-}
-
-fn private_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let first = ip.segments()[0];
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_unspecified() {
-        Some("\"this host\"")
-    } else if first & 0xfe00 == 0xfc00 {
-        Some("unique local (private network)")
-    } else if first & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if ip.is_multicast() {
-        Some("multicast")
-    } else {
-        None
-    }
+    super::local_addr::local_kind(ip, &super::local_addr::own_addresses())
 }
 
 /// The host of `url` as an IP address, when it is written as one (the URL parser has
@@ -170,18 +131,6 @@ pub(crate) fn resolve_blocking(url: &Url) -> Vec<IpAddr> {
     rx.recv_timeout(RESOLVE_TIMEOUT).unwrap_or_default()
 }
 
-/// The addresses of `url`'s host name, for redirect targets (none for an IP literal).
-pub(crate) async fn resolve(url: &Url) -> Vec<IpAddr> {
-    let Some(name) = domain(url) else {
-        return Vec::new();
-    };
-    let port = url.port_or_known_default().unwrap_or(80);
-    match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port))).await {
-        Ok(Ok(addrs)) => addrs.map(|a| a.ip()).collect(),
-        _ => Vec::new(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +154,11 @@ mod tests {
             "http://api.localhost/",
             "http://0.0.0.0/",
             "http://2130706433/",
+            "http://[2001:db8::1]/",
+            "http://100.64.0.1/",
+            "http://198.18.0.1/",
+            "http://224.0.0.1/",
+            "http://[64:ff9b::7f00:1]/",
         ] {
             assert!(private_reason(&url(u), &[]).is_some(), "{u}");
         }
@@ -212,7 +166,7 @@ mod tests {
             "https://example.com/",
             "http://8.8.8.8/",
             "http://172.32.0.1/",
-            "http://[2001:db8::1]/",
+            "http://[2606:4700::1111]/",
         ] {
             assert_eq!(private_reason(&url(u), &[]), None, "{u}");
         }

@@ -1,10 +1,15 @@
-//! The List tool: the entries of one directory, sorted, with kinds and sizes.
+//! The List tool: the entries of one directory, sorted, with kinds and sizes. The folder
+//! is the file tools' one view (`tools::view`): outside the workspace needs a rule, and it
+//! is opened without following a symlink on the way.
 
 use serde_json::Value;
 
-use super::paths::resolve_in_workspace;
-use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
+use super::grant::Judged;
+use super::view::{Access, judge_arg, locate};
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
+use crate::nofollow;
+use crate::permissions::Tighten;
 
 pub struct List;
 
@@ -30,39 +35,63 @@ impl Tool for List {
         }
     }
 
-    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = str_arg(&args, "dirpath")?;
-        let path = resolve_in_workspace(&ctx.shared.workspace, raw);
-        let meta = std::fs::metadata(&path.real)
-            .map_err(|_| ToolError::RespondToModel(format!("Directory does not exist: {raw}")))?;
-        if !meta.is_dir() {
-            return Err(ToolError::RespondToModel(format!("Not a directory: {raw}")));
-        }
-        let mut entries: Vec<(String, String)> = std::fs::read_dir(&path.real)
-            .map_err(|e| ToolError::RespondToModel(format!("Cannot list {raw}: {e}")))?
-            .filter_map(Result::ok)
-            .map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let kind = match e.metadata() {
-                    Ok(m) if m.is_dir() => "directory".to_owned(),
-                    Ok(m) => format!("file, {} bytes", m.len()),
-                    Err(_) => "unreadable".to_owned(),
-                };
-                (name, kind)
-            })
-            .collect();
-        entries.sort();
-        let total = entries.len();
-        let mut text = format!("Entries of {raw} ({total}):\n");
-        for (name, kind) in entries.iter().take(MAX_ENTRIES) {
-            text.push_str(&format!("{name} ({kind})\n"));
-        }
-        if total > MAX_ENTRIES {
-            text.push_str(&format!(
-                "[{} more entries not shown]\n",
-                total - MAX_ENTRIES
-            ));
-        }
-        Ok(ToolOutput::text(text))
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        self.judge(args, shared).tighten
     }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        match args.get("dirpath").and_then(Value::as_str) {
+            Some(raw) => judge_arg(shared, raw, Access::Read),
+            None => Judged::default(),
+        }
+    }
+
+    async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let raw = str_arg(&args, "dirpath")?.to_owned();
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
+        tokio::task::spawn_blocking(move || {
+            let at = locate(&shared, &grant, &raw, Access::Read, false)?;
+            let dir =
+                nofollow::open_listable(&at.dir, &at.name).map_err(|e| match e.raw_os_error() {
+                    Some(2) => {
+                        ToolError::RespondToModel(format!("Directory does not exist: {raw}"))
+                    }
+                    Some(20) => ToolError::RespondToModel(format!("Not a directory: {raw}")),
+                    _ => ToolError::RespondToModel(format!("Cannot list {raw}: {e}")),
+                })?;
+            list(&raw, &dir)
+        })
+        .await
+        .map_err(|e| ToolError::Fatal(format!("list task failed: {e}")))?
+    }
+}
+
+/// The sorted entries of the open folder `dir`, as the model sees them.
+fn list(raw: &str, dir: &std::os::fd::OwnedFd) -> Result<ToolOutput, ToolError> {
+    let mut entries: Vec<(String, String)> = nofollow::entries(dir)
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot list {raw}: {e}")))?
+        .into_iter()
+        .map(|(name, _)| {
+            let kind = match nofollow::kind_of(dir, &name) {
+                Ok(Some((rustix::fs::FileType::Directory, _))) => "directory".to_owned(),
+                Ok(Some((rustix::fs::FileType::Symlink, _))) => "symlink".to_owned(),
+                Ok(Some((_, len))) => format!("file, {len} bytes"),
+                _ => "unreadable".to_owned(),
+            };
+            (name.to_string_lossy().into_owned(), kind)
+        })
+        .collect();
+    entries.sort();
+    let total = entries.len();
+    let mut text = format!("Entries of {raw} ({total}):\n");
+    for (name, kind) in entries.iter().take(MAX_ENTRIES) {
+        text.push_str(&format!("{name} ({kind})\n"));
+    }
+    if total > MAX_ENTRIES {
+        text.push_str(&format!(
+            "[{} more entries not shown]\n",
+            total - MAX_ENTRIES
+        ));
+    }
+    Ok(ToolOutput::text(text))
 }

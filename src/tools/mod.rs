@@ -13,9 +13,12 @@ mod checklist;
 mod edit;
 mod exit;
 mod fetch;
+mod fetch_dns;
 mod fetch_guard;
 mod fetch_text;
+mod grant;
 mod list;
+mod local_addr;
 mod multi_edit;
 pub mod offer_limit;
 mod output;
@@ -27,6 +30,7 @@ mod report_failure;
 mod search;
 mod subagent;
 mod upload_artifact;
+pub(crate) mod view;
 mod write;
 
 pub use background::{BackgroundJobs, JobSnapshot, JobStatus, MAX_BACKGROUND_JOBS};
@@ -38,6 +42,7 @@ pub use edit::Edit;
 pub use exit::Exit;
 pub use fetch::{Fetch, FetchLimits};
 pub use fetch_guard::{check_redirect, private_reason};
+pub use grant::{Grant, Judged, Pin};
 pub use list::List;
 pub use multi_edit::MultiEdit;
 pub use output::{TailBuffer, truncate_tail};
@@ -151,6 +156,8 @@ pub struct ToolShared {
     budget: Mutex<(Option<crate::job::Limits>, Vec<subagent::Spent>)>,
     /// The run works on untrusted input (network tools need explicit rules).
     untrusted: bool,
+    /// What the file tools keep away from (hidden credentials, the run's records, `.git`).
+    view: view::View,
 }
 
 impl ToolShared {
@@ -161,7 +168,13 @@ impl ToolShared {
         limits: ToolLimits,
         artifacts_dir: PathBuf,
     ) -> Self {
+        let home = env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v));
+        let view = view::View::new(&workspace, home.as_deref());
         ToolShared {
+            view,
             workspace,
             env,
             cancel,
@@ -175,6 +188,24 @@ impl ToolShared {
             budget: Mutex::new((None, Vec::new())),
             untrusted: false,
         }
+    }
+
+    /// Give back the credential locations the job lists (`tools.bash.readable`) to the
+    /// file tools, as the sandbox gives them back to commands.
+    pub fn with_readable(mut self, readable: &[PathBuf]) -> Self {
+        self.view.give_back(readable);
+        self
+    }
+
+    /// The run's own folder: the file tools never write into it.
+    pub fn with_run_dir(mut self, run_dir: &std::path::Path) -> Self {
+        self.view.protect_records(&self.workspace, run_dir);
+        self
+    }
+
+    /// What the file tools keep away from.
+    pub(crate) fn view(&self) -> &view::View {
+        &self.view
     }
 
     /// Mark the run as working on untrusted input.
@@ -283,6 +314,20 @@ pub struct ToolContext {
     /// How many calls the model made in this turn; output caps are divided by it.
     pub parallel_calls: usize,
     pub call_id: String,
+    /// What the call's check judged and lifted (the default lifts nothing).
+    pub grant: Grant,
+}
+
+impl ToolContext {
+    /// The context of a call that runs with no objection lifted.
+    pub fn new(shared: Arc<ToolShared>, parallel_calls: usize, call_id: impl Into<String>) -> Self {
+        ToolContext {
+            shared,
+            parallel_calls,
+            call_id: call_id.into(),
+            grant: Grant::default(),
+        }
+    }
 }
 
 /// A tool the model can call.
@@ -308,6 +353,16 @@ pub trait Tool: Send + Sync {
     /// a read of `.env`). `None` leaves the static verdict alone.
     fn tighten(&self, _args: &Value, _shared: &ToolShared) -> Option<Tighten> {
         None
+    }
+
+    /// The tightening and what it was judged on (a real path, resolved addresses), pinned
+    /// for the call's run ([`ToolContext::grant`]). Tools that resolve something override
+    /// this, and their `tighten` is its first half.
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        Judged {
+            tighten: self.tighten(args, shared),
+            pin: Pin::None,
+        }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;

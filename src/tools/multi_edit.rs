@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::edit::{edit_file, match_line_endings, respond, strategy_note};
-use super::write::path_tighten;
+use super::edit::{edit_file, judge_file_path, match_line_endings, respond, strategy_note};
+use super::grant::Judged;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::conversation::ToolSpec;
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
@@ -55,15 +55,19 @@ impl Tool for MultiEdit {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        path_tighten(args.get("file_path")?.as_str()?, shared)
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        judge_file_path(args, shared)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "file_path")?.to_owned();
         let edits = validate_multi_edit(&args).map_err(|e| respond(&e))?;
-        let shared = ctx.shared.clone();
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &raw, |content| {
+            edit_file(&shared, &grant, &raw, |content| {
                 let edits: Vec<EditSpec> = edits
                     .into_iter()
                     .map(|e| EditSpec {

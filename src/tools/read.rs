@@ -1,14 +1,19 @@
 //! The Read tool: the contents of one text file, bounded, streamed from disk so a huge file
-//! is refused after reading only as much as the limit, never loaded whole.
+//! is refused after reading only as much as the limit, never loaded whole. What it may
+//! open is the file tools' one view (`tools::view`): outside the workspace needs a rule,
+//! process files and hidden credentials never, and the file is opened without following a
+//! symlink on the way.
 
 use std::io::{BufRead, BufReader};
 
 use serde_json::Value;
 
-use super::paths::{is_sensitive_path, resolve_in_workspace};
+use super::grant::{Grant, Judged};
+use super::view::{Access, check_use, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
-use crate::permissions::{Permission, Tighten};
+use crate::nofollow;
+use crate::permissions::Tighten;
 
 pub struct Read;
 
@@ -33,29 +38,60 @@ impl Tool for Read {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        let raw = args.get("filepath")?.as_str()?;
-        let path = resolve_in_workspace(&shared.workspace, raw);
-        is_sensitive_path(&path.real).then(|| Tighten {
-            permission: Permission::Ask,
-            rule: "tool.sensitive_file",
-            reason: format!("{raw} looks like a credential file"),
-        })
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        match args.get("filepath").and_then(Value::as_str) {
+            Some(raw) => judge_arg(shared, raw, Access::Read),
+            None => Judged::default(),
+        }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
-        let shared = ctx.shared.clone();
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         let parallel = ctx.parallel_calls.max(1);
-        tokio::task::spawn_blocking(move || read_bounded(&raw, &shared, parallel))
+        tokio::task::spawn_blocking(move || read_bounded(&raw, &shared, &grant, parallel))
             .await
             .map_err(|e| ToolError::Fatal(format!("read task failed: {e}")))?
     }
 }
 
-fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolOutput, ToolError> {
-    let path = resolve_in_workspace(&shared.workspace, raw);
-    let meta = std::fs::metadata(&path.real)
-        .map_err(|_| ToolError::RespondToModel(format!("File does not exist: {raw}")))?;
+/// Opens the file `raw` names through the one view: its folder without following a
+/// symlink, the file itself not through one, and where it really is checked once open.
+pub(crate) fn open_checked(
+    shared: &ToolShared,
+    grant: &Grant,
+    raw: &str,
+) -> Result<(std::fs::File, std::path::PathBuf), ToolError> {
+    let at = locate(shared, grant, raw, Access::Read, false)?;
+    let file = nofollow::open_file(&at.dir, &at.name, false).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            ToolError::RespondToModel(format!("File does not exist: {raw}"))
+        }
+        _ => ToolError::RespondToModel(format!("Cannot open {raw}: {e}")),
+    })?;
+    let real = match nofollow::path_of(&file) {
+        Ok(opened) if opened != at.real => {
+            check_use(shared, grant, raw, &opened, Access::Read)?;
+            opened
+        }
+        _ => at.real,
+    };
+    Ok((file, real))
+}
+
+fn read_bounded(
+    raw: &str,
+    shared: &ToolShared,
+    grant: &Grant,
+    parallel: usize,
+) -> Result<ToolOutput, ToolError> {
+    let (file, real) = open_checked(shared, grant, raw)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
     if meta.is_dir() {
         return Err(ToolError::RespondToModel(format!(
             "{raw} is a directory; use List to see its entries"
@@ -76,8 +112,6 @@ fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolO
     if meta.len() > max_bytes {
         return Err(too_large(raw, meta.len(), max_chars, max_lines, parallel));
     }
-    let file = std::fs::File::open(&path.real)
-        .map_err(|e| ToolError::RespondToModel(format!("Cannot open {raw}: {e}")))?;
     let mut reader = BufReader::new(std::io::Read::take(file, max_bytes.saturating_add(1)));
     let mut content = String::new();
     let (mut chars, mut lines) = (0usize, 0usize);
@@ -98,7 +132,7 @@ fn read_bounded(raw: &str, shared: &ToolShared, parallel: usize) -> Result<ToolO
         }
         content.push_str(&text);
     }
-    shared.mark_read(path.real);
+    shared.mark_read(real);
     Ok(ToolOutput::text(format!("Contents of {raw}:\n{content}")))
 }
 

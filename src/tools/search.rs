@@ -5,8 +5,12 @@
 //! `.gitignore` (and `.ignore`) files are honoured even outside a git repository, hidden
 //! files and binary files are skipped, `file_pattern` is an `rg -g` glob. At most 100
 //! matching lines are shown, each cut to 500 characters, with a note saying what was cut.
-//! Credential files found by the walk are not searched (reading them needs permission).
+//! Credential files found by the walk are not searched (reading them needs permission),
+//! nor anything the file tools' one view refuses (`tools::view`); each file is opened
+//! under the searched folder without following a symlink, so a folder swapped for a
+//! symlink during the walk is not searched through.
 
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use grep_regex::RegexMatcherBuilder;
@@ -16,10 +20,12 @@ use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use serde_json::Value;
 
-use super::paths::{is_sensitive_path, resolve_in_workspace};
+use super::grant::{Grant, Judged};
+use super::view::{Access, judge, judge_arg, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
-use crate::permissions::{Permission, Tighten};
+use crate::nofollow;
+use crate::permissions::{GIT_INTERNALS_RULE, Permission, Tighten};
 
 pub struct Search;
 
@@ -72,13 +78,15 @@ impl Tool for Search {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        let raw = args.get("path")?.as_str()?;
-        let path = resolve_in_workspace(&shared.workspace, raw);
-        is_sensitive_path(&path.real).then(|| Tighten {
-            permission: Permission::Ask,
-            rule: "tool.sensitive_file",
-            reason: format!("{raw} looks like a credential file"),
-        })
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        let raw = match args.get("path").and_then(Value::as_str) {
+            Some(p) if !p.trim().is_empty() => p,
+            _ => ".",
+        };
+        judge_arg(shared, raw, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -87,8 +95,8 @@ impl Tool for Search {
             path: optional_str(&args, "path")?,
             file_pattern: optional_str(&args, "file_pattern")?,
         };
-        let shared = ctx.shared.clone();
-        tokio::task::spawn_blocking(move || search(&query, &shared))
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
+        tokio::task::spawn_blocking(move || search(&query, &shared, &grant))
             .await
             .map_err(|e| ToolError::Fatal(format!("search task failed: {e}")))?
     }
@@ -118,14 +126,18 @@ struct Found {
     unreadable: usize,
 }
 
-fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
+fn search(query: &Query, shared: &ToolShared, grant: &Grant) -> Result<ToolOutput, ToolError> {
     let raw_path = query.path.as_deref().unwrap_or(".");
-    let root = resolve_in_workspace(&shared.workspace, raw_path).real;
-    if !root.exists() {
-        return Err(ToolError::RespondToModel(format!(
-            "Path does not exist: {raw_path}"
-        )));
-    }
+    let at = locate(shared, grant, raw_path, Access::Read, false)?;
+    let missing = || ToolError::RespondToModel(format!("Path does not exist: {raw_path}"));
+    let root_fd = match nofollow::kind_of(&at.dir, &at.name) {
+        Ok(Some((rustix::fs::FileType::Directory, _))) => {
+            nofollow::open_dir_under(&at.dir, Path::new(&at.name), false).map_err(|_| missing())?
+        }
+        Ok(Some(_)) => at.dir,
+        _ => return Err(missing()),
+    };
+    let root = at.real;
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(&query.pattern)
@@ -155,11 +167,21 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
-        if entry.depth() > 0 && is_sensitive_path(entry.path()) {
-            found.skipped_sensitive += 1;
-            continue;
+        let shown = shown(shared, entry.path());
+        if entry.depth() > 0 {
+            match refused(shared, grant, &shown, entry.path()) {
+                Skip::No => {}
+                Skip::Sensitive => {
+                    found.skipped_sensitive += 1;
+                    continue;
+                }
+                Skip::Quietly => continue,
+            }
         }
-        let shown = display_path(entry.path(), &shared.workspace);
+        let Some(file) = open_under(&root_fd, &root, entry.path()) else {
+            found.unreadable += 1;
+            continue;
+        };
         let sink = Lossy(|line_no, text: &str| {
             found.total += 1;
             if found.lines.len() < MAX_RESULTS {
@@ -169,11 +191,45 @@ fn search(query: &Query, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
             }
             Ok(found.total < COUNT_LIMIT)
         });
-        if searcher.search_path(&matcher, entry.path(), sink).is_err() {
+        if searcher.search_file(&matcher, &file, sink).is_err() {
             found.unreadable += 1;
         }
     }
     Ok(ToolOutput::text(render(query, &found)))
+}
+
+/// Why a file the walk found is not searched.
+enum Skip {
+    No,
+    /// A credential file, hidden location or process file: counted in the result.
+    Sensitive,
+    /// Inside `.git` when the search was not of `.git` itself.
+    Quietly,
+}
+
+fn refused(shared: &ToolShared, grant: &Grant, shown: &str, path: &Path) -> Skip {
+    match judge(shared, shown, path, Access::Read) {
+        None => Skip::No,
+        Some(t) if t.permission == Permission::Exclude || t.rule == "tool.sensitive_file" => {
+            Skip::Sensitive
+        }
+        Some(t) if t.rule == GIT_INTERNALS_RULE && !grant.lifts(GIT_INTERNALS_RULE) => {
+            Skip::Quietly
+        }
+        Some(_) => Skip::No,
+    }
+}
+
+/// The file at `path` (under the searched folder `root`, open as `root_fd`), opened
+/// without following a symlink on the way; a file the search was given is `root` itself.
+fn open_under(root_fd: &OwnedFd, root: &Path, path: &Path) -> Option<std::fs::File> {
+    let rel = path.strip_prefix(root).ok()?;
+    if rel.as_os_str().is_empty() {
+        return nofollow::open_file(root_fd, root.file_name()?, false).ok();
+    }
+    let dir = nofollow::open_dir_under(root_fd, rel.parent()?, false).ok()?;
+    let file = nofollow::open_file(&dir, rel.file_name()?, false).ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
 }
 
 /// The sorted walk under `root`: ignore files honoured (no git needed), hidden files
@@ -190,14 +246,6 @@ fn walker(root: &Path, glob: Option<&str>) -> Result<ignore::Walk, ToolError> {
         walk.overrides(ov.build().map_err(bad)?);
     }
     Ok(walk.build())
-}
-
-/// Workspace-relative when inside it, absolute otherwise.
-fn display_path(path: &Path, workspace: &Path) -> String {
-    path.strip_prefix(workspace)
-        .unwrap_or(path)
-        .display()
-        .to_string()
 }
 
 /// One matching line without its line ending, cut to [`MAX_LINE_CHARS`].

@@ -3,7 +3,9 @@
 //!
 //! Only common report, image and archive types are accepted, at most 50 MB per file and
 //! 500 MB per run. The copy keeps the workspace-relative path (uploading the same path
-//! again replaces the earlier copy) and is hashed (SHA-256) as it is written.
+//! again replaces the earlier copy) and is hashed (SHA-256) as it is written. The file is
+//! opened through the file tools' one view (`tools::view`), without following a symlink,
+//! and copied from that descriptor: what was checked is what is copied.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -12,8 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::paths::resolve_in_workspace;
-use super::write::path_tighten;
+use super::grant::{Grant, Judged};
+use super::view::{Access, judge_arg, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 use crate::permissions::Tighten;
@@ -88,13 +90,20 @@ impl Tool for UploadArtifact {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        path_tighten(args.get("filePath")?.as_str()?, shared)
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        match args.get("filePath").and_then(Value::as_str) {
+            Some(raw) => judge_arg(shared, raw, Access::Read),
+            None => Judged::default(),
+        }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filePath")?.to_owned();
-        let shared = ctx.shared.clone();
-        tokio::task::spawn_blocking(move || upload(&raw, &shared))
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
+        tokio::task::spawn_blocking(move || upload(&raw, &shared, &grant))
             .await
             .map_err(|e| ToolError::Fatal(format!("upload task failed: {e}")))?
     }
@@ -108,16 +117,22 @@ fn kind_of(path: &Path) -> Option<&'static str> {
         .map(|&(_, kind)| kind)
 }
 
-/// The file at `path` if it may be uploaded: a regular file of an accepted type within the
-/// per-file limit. Returns it opened, with its size and media type.
-fn check_file(raw: &str, path: &Path) -> Result<(std::fs::File, u64, &'static str), ToolError> {
+/// The file `raw` names if it may be uploaded: a regular file of an accepted type within
+/// the per-file limit. Returns it opened, with where it is, its size and media type.
+fn check_file(
+    shared: &ToolShared,
+    grant: &Grant,
+    raw: &str,
+) -> Result<(std::fs::File, PathBuf, u64, &'static str), ToolError> {
     let respond = ToolError::RespondToModel;
-    let meta =
-        std::fs::metadata(path).map_err(|_| respond(format!("File does not exist: {raw}")))?;
+    let (file, path) = super::read::open_checked(shared, grant, raw)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| respond(format!("Cannot read {raw}: {e}")))?;
     if !meta.is_file() {
         return Err(respond(format!("{raw} is not a regular file")));
     }
-    let kind = kind_of(path).ok_or_else(|| {
+    let kind = kind_of(&path).ok_or_else(|| {
         respond(format!(
             "{raw} is not an accepted artifact type. Accepted endings: {}. Rename the file or \
              pack it into a .zip or .tar.gz.",
@@ -131,21 +146,17 @@ fn check_file(raw: &str, path: &Path) -> Result<(std::fs::File, u64, &'static st
             meta.len()
         )));
     }
-    let file = std::fs::File::open(path).map_err(|e| respond(format!("Cannot open {raw}: {e}")))?;
-    Ok((file, meta.len(), kind))
+    Ok((file, path, meta.len(), kind))
 }
 
-fn upload(raw: &str, shared: &ToolShared) -> Result<ToolOutput, ToolError> {
+fn upload(raw: &str, shared: &ToolShared, grant: &Grant) -> Result<ToolOutput, ToolError> {
     let respond = ToolError::RespondToModel;
-    let path = resolve_in_workspace(&shared.workspace, raw).real;
-    let (file, len, kind) = check_file(raw, &path)?;
+    let (file, path, len, kind) = check_file(shared, grant, raw)?;
     let rel = match path.strip_prefix(&shared.workspace) {
         Ok(rel) => rel.to_path_buf(),
         Err(_) => Path::new("outside-workspace").join(path.file_name().unwrap_or_default()),
     };
-    let shown = path
-        .strip_prefix(&shared.workspace)
-        .map_or_else(|_| path.display().to_string(), |r| r.display().to_string());
+    let shown = shown(shared, &path);
     let mut records = shared.artifacts_mut();
     let used: u64 = records
         .iter()

@@ -1,16 +1,21 @@
-//! The Write tool: create or overwrite a file, atomically (temp file + rename, the old
-//! file's permissions kept), inside the workspace unless a rule names the path.
+//! The Write tool: create or overwrite a file, atomically (temp file + rename in the same
+//! folder, the old file's permissions kept), inside the workspace unless a rule names the
+//! path. The folder is opened without following a symlink (`tools::view`), so a folder
+//! swapped for a symlink after the check fails the write instead of redirecting it.
 
-use std::io::Write as _;
-use std::path::Path;
+use std::ffi::OsStr;
+use std::io::Read as _;
+use std::os::fd::OwnedFd;
 
 use serde_json::Value;
 
-use super::paths::{is_sensitive_path, resolve_in_workspace};
+use super::grant::Judged;
+use super::view::{Access, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
 use crate::conversation::ToolSpec;
 use crate::edit::unified_diff;
-use crate::permissions::{Permission, Tighten};
+use crate::nofollow;
+use crate::permissions::Tighten;
 
 pub struct Write;
 
@@ -45,32 +50,36 @@ impl Tool for Write {
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        let raw = args.get("filepath")?.as_str()?;
-        path_tighten(raw, shared)
+        self.judge(args, shared).tighten
+    }
+
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        match args.get("filepath").and_then(Value::as_str) {
+            Some(raw) => judge_arg(shared, raw, Access::Write),
+            None => Judged::default(),
+        }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
         let content = str_arg(&args, "content")?.to_owned();
-        let shared = ctx.shared.clone();
+        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         tokio::task::spawn_blocking(move || {
-            let path = resolve_in_workspace(&shared.workspace, &raw);
-            let old = match std::fs::read(&path.real) {
-                Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(ToolError::RespondToModel(format!("Cannot read {raw}: {e}"))),
-            };
-            write_atomic(&path.real, content.as_bytes())
+            let at = locate(&shared, &grant, &raw, Access::Write, true)?;
+            let old = read_existing(&at.dir, &at.name)
+                .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
+            let mode = old.as_ref().map(|(_, mode)| *mode);
+            write_atomic_in(&at.dir, &at.name, content.as_bytes(), mode)
                 .map_err(|e| ToolError::RespondToModel(format!("Cannot write {raw}: {e}")))?;
             Ok(match old {
                 None => {
-                    shared.mark_read(path.real);
+                    shared.mark_read(at.real);
                     ToolOutput::text(format!("Created {raw} ({} bytes)", content.len()))
                 }
-                Some(old) if old == content => {
+                Some((old, _)) if old == content => {
                     ToolOutput::text(format!("{raw} unchanged (same content)"))
                 }
-                Some(old) => ToolOutput::text(format!(
+                Some((old, _)) => ToolOutput::text(format!(
                     "Wrote {raw}\n{}",
                     unified_diff(&raw, &old, &content)
                 )),
@@ -81,54 +90,28 @@ impl Tool for Write {
     }
 }
 
-/// The tightening every writing tool applies: outside the workspace, or a credential file,
-/// needs permission (an explicit rule naming the path allows it).
+/// The tightening every writing tool applies (the MCP tools' path arguments too): outside
+/// the workspace, inside `.git` or a credential file needs permission; process files,
+/// hidden credentials and the run's records are refused.
 pub(crate) fn path_tighten(raw: &str, shared: &ToolShared) -> Option<Tighten> {
-    let path = resolve_in_workspace(&shared.workspace, raw);
-    if !path.inside {
-        return Some(Tighten {
-            permission: Permission::Ask,
-            rule: "tool.outside_workspace",
-            reason: format!(
-                "{raw} resolves to {} outside the workspace",
-                path.real.display()
-            ),
-        });
-    }
-    let git = path
-        .real
-        .strip_prefix(&shared.workspace)
-        .is_ok_and(|rest| rest.components().any(|c| c.as_os_str() == ".git"));
-    if git {
-        return Some(Tighten {
-            permission: Permission::Ask,
-            rule: crate::permissions::GIT_INTERNALS_RULE,
-            reason: format!(
-                "{raw} lies inside .git, whose config and hooks run programs; only a rule that \
-                 names .git allows it"
-            ),
-        });
-    }
-    is_sensitive_path(&path.real).then(|| Tighten {
-        permission: Permission::Ask,
-        rule: "tool.sensitive_file",
-        reason: format!("{raw} looks like a credential file"),
-    })
+    judge_arg(shared, raw, Access::Write).tighten
 }
 
-/// Write `bytes` to `path` through a temp file in the same directory and a rename, so a
-/// reader never sees half a file; an existing file keeps its permissions.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".cn-run-")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
+/// The text and mode of the file `name` in `dir`, `None` when it does not exist. A
+/// folder, a symlink (a swap since the check) or a pipe there is an error.
+pub(crate) fn read_existing(dir: &OwnedFd, name: &OsStr) -> std::io::Result<Option<(String, u32)>> {
+    let Some(_) = nofollow::kind_of(dir, name)? else {
+        return Ok(None);
+    };
+    let mut file = nofollow::open_file(dir, name, false)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+    Ok(Some((String::from_utf8_lossy(&bytes).into_owned(), mode)))
 }
+
+pub(crate) use crate::nofollow::replace_file as write_atomic_in;

@@ -81,6 +81,7 @@ fn ctx(ws: &Path, policy: SandboxPolicy) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
+        grant: Default::default(),
     }
 }
 

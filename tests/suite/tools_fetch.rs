@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cn_run::tools::{
-    Fetch, FetchLimits, Tool, ToolContext, ToolError, ToolLimits, ToolOutput, ToolShared,
-    check_redirect,
+    Fetch, FetchLimits, Grant, Pin, Tool, ToolContext, ToolError, ToolLimits, ToolOutput,
+    ToolShared, check_redirect,
 };
 use reqwest::Url;
 use serde_json::json;
@@ -17,7 +17,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::http::{Chunk, MockServer, Reply};
 
+/// A call's context as the dispatcher makes it for a fetch a rule allowed although its
+/// address is local (these tests' servers listen on 127.0.0.1): Fetch's objection lifted.
 fn ctx(ws: &Path) -> ToolContext {
+    let mut ctx = unlifted(ws);
+    ctx.grant = Grant {
+        pin: Pin::None,
+        lifted: Some("tool.private_address"),
+    };
+    ctx
+}
+
+/// A call's context with nothing lifted (a fetch no rule named).
+fn unlifted(ws: &Path) -> ToolContext {
     let shared = ToolShared::new(
         ws.to_path_buf(),
         vec![],
@@ -29,6 +41,7 @@ fn ctx(ws: &Path) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
+        grant: Default::default(),
     }
 }
 
