@@ -264,8 +264,6 @@ fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, Star
                     path: r.path.clone(),
                 })
             })?;
-        super::run_files::clear_outcome_files(&out_dir)
-            .map_err(|e| RunError::run_folder(&out_dir, e))?;
         return Ok(Placed {
             run_id: r.session.session_id.clone(),
             out_dir,
@@ -278,8 +276,6 @@ fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, Star
     let out_dir = outputs::output_dir(config.out.as_deref(), &run_id)?;
     // Before anything is written there: a folder another run is writing stays its own.
     let lock = super::run_lock::RunLock::take(&out_dir, &format!("run {run_id}"))?;
-    super::run_files::clear_outcome_files(&out_dir)
-        .map_err(|e| RunError::run_folder(&out_dir, e))?;
     let workspace = if config.job.workspace.copy {
         let dest = out_dir.join("workspace");
         super::workspace::copy_workspace(&config.workspace, &dest).map_err(RunError::from)?;
@@ -388,6 +384,10 @@ fn attach_outputs(
     stop: &StopSignal,
 ) -> Result<Sinks, StartError> {
     opts.log.set_redactor(redactor.clone());
+    // The run writes its own records from here: what an earlier run (or process) left
+    // that reports an outcome goes, so none of it can stand for this run's.
+    super::run_files::clear_outcome_files(&placed.out_dir)
+        .map_err(|e| RunError::run_folder(&placed.out_dir, e))?;
     if crate::report::github::is_actions() {
         let values = redactor.values();
         let masks = crate::report::github::mask_commands(values.iter().map(String::as_str));
