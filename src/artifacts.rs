@@ -68,16 +68,13 @@ pub fn collect(
         {
             continue;
         }
-        let Ok(rel) = path.strip_prefix(workspace) else {
+        let hits = path
+            .strip_prefix(workspace)
+            .map(|rel| (rel, set.matches(rel)));
+        let Some((rel, hits)) = hits.ok().filter(|(_, h)| !h.is_empty()) else {
             continue;
         };
-        let hits = set.matches(rel);
-        if hits.is_empty() {
-            continue;
-        }
-        for i in hits {
-            matched[i] = true;
-        }
+        hits.into_iter().for_each(|i| matched[i] = true);
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
         if size > MAX_FILE_BYTES || total + size > MAX_TOTAL_BYTES {
             out.warnings.push(format!(

@@ -34,8 +34,7 @@ pub(crate) async fn run_attempts(
         ..AttemptsReport::default()
     };
     let mut repaired = false;
-    let mut answered = resumed.answered;
-    let mut done = resumed.checks_done;
+    let (mut answered, mut done) = (resumed.answered, resumed.checks_done);
     loop {
         let outcome = if std::mem::take(&mut answered) {
             Outcome::Completed
@@ -45,34 +44,10 @@ pub(crate) async fn run_attempts(
         if !matches!(outcome, Outcome::Completed) {
             return (outcome, report);
         }
-        if let Some(schema) = &job.output_schema {
-            match validate_output(schema, &state.final_text) {
-                Ok(value) => {
-                    agent.emitter.emit(Event::OutputValidated {
-                        valid: true,
-                        errors: Vec::new(),
-                        value: Some(value.clone()),
-                    });
-                    report.structured_output = Some(value);
-                }
-                Err(errors) => {
-                    agent.emitter.emit(Event::OutputValidated {
-                        valid: false,
-                        errors: errors.clone(),
-                        value: None,
-                    });
-                    if repaired {
-                        let why = format!(
-                            "the final answer does not match output_schema: {}",
-                            errors.join("; ")
-                        );
-                        return (Outcome::Rejected(why), report);
-                    }
-                    repaired = true;
-                    agent.append(state, Message::user(repair_message(&errors)));
-                    continue;
-                }
-            }
+        match answer_check(agent, state, job, &mut report, &mut repaired) {
+            AnswerCheck::Valid => {}
+            AnswerCheck::Repair => continue,
+            AnswerCheck::Rejected(outcome) => return (outcome, report),
         }
         if job.checks.is_empty() {
             return (Outcome::Completed, report);
@@ -106,6 +81,56 @@ pub(crate) async fn run_attempts(
             attempt: report.attempts,
         });
         agent.append(state, Message::user(message));
+    }
+}
+
+/// What the answer's check against `output_schema` says (nothing to check: valid).
+enum AnswerCheck {
+    Valid,
+    /// Not valid: the agent gets one repair turn.
+    Repair,
+    /// Not valid after the repair turn.
+    Rejected(Outcome),
+}
+
+/// Validates the final answer against the job's `output_schema` (one repair turn).
+fn answer_check(
+    agent: &Agent<'_>,
+    state: &mut RunState,
+    job: &Job,
+    report: &mut AttemptsReport,
+    repaired: &mut bool,
+) -> AnswerCheck {
+    let Some(schema) = &job.output_schema else {
+        return AnswerCheck::Valid;
+    };
+    match validate_output(schema, &state.final_text) {
+        Ok(value) => {
+            agent.emitter.emit(Event::OutputValidated {
+                valid: true,
+                errors: Vec::new(),
+                value: Some(value.clone()),
+            });
+            report.structured_output = Some(value);
+            AnswerCheck::Valid
+        }
+        Err(errors) => {
+            agent.emitter.emit(Event::OutputValidated {
+                valid: false,
+                errors: errors.clone(),
+                value: None,
+            });
+            if *repaired {
+                let why = format!(
+                    "the final answer does not match output_schema: {}",
+                    errors.join("; ")
+                );
+                return AnswerCheck::Rejected(Outcome::Rejected(why));
+            }
+            *repaired = true;
+            agent.append(state, Message::user(repair_message(&errors)));
+            AnswerCheck::Repair
+        }
     }
 }
 

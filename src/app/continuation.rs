@@ -123,46 +123,28 @@ struct DoneCall {
     at: Option<String>,
 }
 
+/// A call: its tool, its arguments, when it started (when the events say).
+type Call = (String, serde_json::Value, Option<String>);
+
 /// The calls that ended well, from the history and the events (the events also hold the
 /// calls a compaction took out of the history).
 fn done_calls(history: &[Message], events: &[Envelope]) -> Vec<DoneCall> {
-    let mut calls: HashMap<String, (String, serde_json::Value, Option<String>)> = HashMap::new();
+    let mut calls: HashMap<String, Call> = HashMap::new();
     let mut order = Vec::new();
     let mut results: HashMap<String, String> = HashMap::new();
-    for e in events.iter().filter(|e| e.parent_call_id.is_none()) {
-        match &e.event {
-            Event::ToolStarted {
-                call_id,
-                tool,
-                arguments,
-                ..
-            } => {
-                order.push(call_id.clone());
-                calls.insert(
-                    call_id.clone(),
-                    (tool.clone(), arguments.clone(), Some(e.ts.clone())),
-                );
-            }
-            Event::ToolFinished {
-                call_id,
-                status: ToolStatus::Ok,
-                output,
-                ..
-            } => {
-                results.insert(call_id.clone(), output.clone());
-            }
-            _ => {}
-        }
-    }
+    calls_in_events(events, &mut calls, &mut order, &mut results);
     for m in history {
         match m {
             Message::Assistant { tool_calls, .. } => {
                 for c in tool_calls {
                     let args = serde_json::from_str(&c.arguments).unwrap_or_default();
-                    if !calls.contains_key(&c.id) {
-                        order.push(c.id.clone());
-                    }
-                    let at = calls.get(&c.id).and_then(|k| k.2.clone());
+                    let at = match calls.get(&c.id) {
+                        Some(known) => known.2.clone(),
+                        None => {
+                            order.push(c.id.clone());
+                            None
+                        }
+                    };
                     calls.insert(c.id.clone(), (c.name.clone(), args, at));
                 }
             }
@@ -190,6 +172,38 @@ fn done_calls(history: &[Message], events: &[Envelope]) -> Vec<DoneCall> {
             })
         })
         .collect()
+}
+
+/// The main agent's calls and the results of those that ended well, from the events.
+fn calls_in_events(
+    events: &[Envelope],
+    calls: &mut HashMap<String, Call>,
+    order: &mut Vec<String>,
+    results: &mut HashMap<String, String>,
+) {
+    for e in events.iter().filter(|e| e.parent_call_id.is_none()) {
+        match &e.event {
+            Event::ToolStarted {
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => {
+                order.push(call_id.clone());
+                let call = (tool.clone(), arguments.clone(), Some(e.ts.clone()));
+                calls.insert(call_id.clone(), call);
+            }
+            Event::ToolFinished {
+                call_id,
+                status: ToolStatus::Ok,
+                output,
+                ..
+            } => {
+                results.insert(call_id.clone(), output.clone());
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The tools' state as the earlier processes of the run left it: the files the model read

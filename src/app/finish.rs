@@ -125,8 +125,14 @@ pub(crate) async fn finish(
     for message in run.files.recovered() {
         emitter.emit(Event::Warning { message });
     }
+    emitter.emit(completed(state, run, &f, &verdict));
+    write_outputs(run, f.jobs_in_call)
+}
+
+/// The `run.completed` event: the outcome as settled, and the run's totals.
+fn completed(state: &RunState, run: &Prepared, f: &Finished<'_>, verdict: &Verdict) -> Event {
     let (status, reason, limit) = verdict.settled();
-    emitter.emit(Event::RunCompleted {
+    Event::RunCompleted {
         status,
         exit_code: status.exit_code(),
         reason,
@@ -139,8 +145,7 @@ pub(crate) async fn finish(
         cost_unknown: state.budget.cost_usd.is_none(),
         agent_finished: matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_)),
         checklist: run.shared.checklist(),
-    });
-    write_outputs(run, f.jobs_in_call)
+    }
 }
 
 /// The job's `artifacts:` copied into the run folder (off the async thread, so a signal is

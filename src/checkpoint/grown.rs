@@ -108,7 +108,7 @@ fn holds_any(set: &BTreeSet<Vec<u8>>, prefix: &[u8]) -> bool {
 
 /// The paths the index holds under folder prefix `under` (ending in `/`).
 fn index_paths_under(index: &Index, under: &str) -> BTreeSet<String> {
-    let Ok(start) = index.find_prefix(&rel_path::os(under)) else {
+    let Ok(start) = index.find_prefix(rel_path::os(under)) else {
         return BTreeSet::new();
     };
     (start..index.len())
@@ -120,7 +120,7 @@ fn index_paths_under(index: &Index, under: &str) -> BTreeSet<String> {
 
 fn has_entries_under(index: &Index, under: &str) -> bool {
     index
-        .find_prefix(&rel_path::os(under))
+        .find_prefix(rel_path::os(under))
         .ok()
         .and_then(|i| index.get(i))
         .is_some_and(|e| e.path.starts_with(&rel_path::bytes(under)))

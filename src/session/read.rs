@@ -47,23 +47,8 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         if skipped || line.is_empty() {
             continue;
         }
-        let item: Item = match serde_json::from_str(line) {
-            Ok(item) => item,
-            Err(source) if i == 0 => {
-                return Err(SessionError::BadItem {
-                    path: path.to_path_buf(),
-                    line: 1,
-                    source,
-                });
-            }
-            Err(e) => {
-                session.notes.push(format!(
-                    "{} line {}: not a session item ({e}); the line is skipped",
-                    path.display(),
-                    i + 1
-                ));
-                continue;
-            }
+        let Some(item) = parse_line(path, line, i, &mut session.notes)? else {
+            continue;
         };
         if i == 0 && !matches!(item, Item::Meta { .. }) {
             return Err(SessionError::NoMeta {
@@ -112,6 +97,32 @@ fn drop_orphan_results(session: &mut Session) {
             "the results of calls {} are left out: the message with their calls was on a skipped line",
             dropped.join(", ")
         ));
+    }
+}
+
+/// Line `i` (0-based) as an item; a bad line is skipped and noted, but the first line must
+/// be one (the meta item).
+fn parse_line(
+    path: &Path,
+    line: &str,
+    i: usize,
+    notes: &mut Vec<String>,
+) -> Result<Option<Item>, SessionError> {
+    match serde_json::from_str(line) {
+        Ok(item) => Ok(Some(item)),
+        Err(source) if i == 0 => Err(SessionError::BadItem {
+            path: path.to_path_buf(),
+            line: 1,
+            source,
+        }),
+        Err(e) => {
+            notes.push(format!(
+                "{} line {}: not a session item ({e}); the line is skipped",
+                path.display(),
+                i + 1
+            ));
+            Ok(None)
+        }
     }
 }
 

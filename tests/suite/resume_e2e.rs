@@ -327,7 +327,7 @@ fn a_cut_session_log_does_not_run_a_started_call_again() {
         let ws = tmp.path();
         let script = [
             turn(&echo(1)),
-            format!("  - tool_calls: [{{name: Bash, arguments: {{command: 'echo 2 >> log.txt; sleep 43'}}}}]\n"),
+            turn("{name: Bash, arguments: {command: 'echo 2 >> log.txt; sleep 43'}}"),
             turn(&echo(3)),
             "  - text: counted\n".to_owned(),
         ]
