@@ -47,22 +47,10 @@ fn completed(status: Status) -> Event {
 }
 
 fn started(resumed: bool) -> Event {
-    Event::RunStarted {
-        job: "j".into(),
-        prompt: String::new(),
-        provider: "script".into(),
-        model: "m".into(),
-        workspace: "/w".into(),
-        tools: Vec::new(),
-        mode: "headless".into(),
-        resumed,
-        continues: false,
-        output_dir: "/o".into(),
-        session_path: None,
-        checks: Vec::new(),
-        isolation: None,
-        sandbox: None,
-    }
+    let line = format!(
+        r#"{{"schema_version":1,"seq":1,"ts":"t","run_id":"r","type":"run.started","job":"j","prompt":"p","provider":"script","model":"m","workspace":"/w","tools":[],"mode":"auto","resumed":{resumed}}}"#
+    );
+    serde_json::from_str::<Envelope>(&line).unwrap().event
 }
 
 #[test]

@@ -357,36 +357,27 @@ fn commit_snapshot(
     tree: Oid,
     parent: Oid,
 ) -> Result<Oid, CheckpointError> {
-    write_snapshot(snap, run_id, index, label, tree, parent)
-        .map_err(|e| super::error::explained(snap.repo().path(), e))
-}
-
-fn write_snapshot(
-    snap: &Snapshotter,
-    run_id: &str,
-    index: u32,
-    label: &str,
-    tree: Oid,
-    parent: Oid,
-) -> Result<Oid, CheckpointError> {
-    let repo: &Repository = snap.repo();
-    let tree = repo
-        .find_tree(tree)
-        .map_err(git("read the snapshot tree"))?;
-    let parent = repo
-        .find_commit(parent)
-        .map_err(git("read the parent commit"))?;
-    let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
-    let message = if index == 0 {
-        commit_message(run_id, index, label, snap.exclude(), Some(snap.limits()))
-    } else {
-        commit_message(run_id, index, label, &[], None)
-    };
-    let commit = repo
-        .commit(None, &who, &who, &message, &tree, &[&parent])
-        .map_err(git("write the snapshot commit"))?;
-    let name = reference_name(run_id, index);
-    repo.reference(&name, commit, false, "cn-run checkpoint")
-        .map_err(git("create the checkpoint reference"))?;
-    Ok(commit)
+    let written = (|| -> Result<Oid, CheckpointError> {
+        let repo: &Repository = snap.repo();
+        let tree = repo
+            .find_tree(tree)
+            .map_err(git("read the snapshot tree"))?;
+        let parent = repo
+            .find_commit(parent)
+            .map_err(git("read the parent commit"))?;
+        let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
+        let message = if index == 0 {
+            commit_message(run_id, index, label, snap.exclude(), Some(snap.limits()))
+        } else {
+            commit_message(run_id, index, label, &[], None)
+        };
+        let commit = repo
+            .commit(None, &who, &who, &message, &tree, &[&parent])
+            .map_err(git("write the snapshot commit"))?;
+        let name = reference_name(run_id, index);
+        repo.reference(&name, commit, false, "cn-run checkpoint")
+            .map_err(git("create the checkpoint reference"))?;
+        Ok(commit)
+    })();
+    written.map_err(|e| super::error::explained(snap.repo().path(), e))
 }

@@ -21,6 +21,11 @@ fn job(rest: &str) -> String {
 
 const SCRIPT: &str = "turns:\n  - tool_calls: [{name: Bash, arguments: {command: bash changes.sh}}]\n  - text: changed\n";
 
+/// The result.json of run folder `out`.
+fn result_of(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap()
+}
+
 fn name(bytes: &[u8]) -> PathBuf {
     PathBuf::from(OsStr::from_bytes(bytes))
 }
@@ -88,9 +93,7 @@ fn file_names_that_are_not_utf8_are_in_the_patch_byte_for_byte() {
     cmd.arg("job.yaml");
     let r = run(cmd, Some(&ws.join("out")));
     assert_eq!(r.code, 0, "{r:#?}");
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(ws.join("out/result.json")).unwrap())
-            .unwrap();
+    let result = result_of(&ws.join("out"));
     assert_eq!(result["diff"]["files"], 7, "{result}");
     // The patch applied to the start gives exactly the run's tree, names byte for byte.
     let patch = ws.join("out/diff.patch");
@@ -140,9 +143,7 @@ fn a_file_the_run_cannot_read_is_named_with_why() {
         let r = run(cmd, None);
         assert_eq!(r.code, 0, "locked {locked}: {r:#?}");
         let out = ws.join("out");
-        let result: Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap())
-                .unwrap();
+        let result = result_of(&out);
         let patch = std::fs::read_to_string(out.join("diff.patch")).unwrap();
         assert!(patch.contains("+ok"), "{patch}");
         let skipped: Vec<(String, String)> = result["skipped"]
@@ -180,28 +181,32 @@ fn a_file_the_run_cannot_read_is_named_with_why() {
     }
 }
 
+/// A repository in `dir/ws` with `tracked` files besides the job, whose run adds `c.txt`.
+fn one_new_file(dir: &Path, tracked: usize) -> PathBuf {
+    let ws = dir.join("ws");
+    let files = [
+        ("job.yaml", job("")),
+        ("s.yaml", SCRIPT.to_owned()),
+        ("changes.sh", "echo c > c.txt\n".to_owned()),
+    ];
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, b)| (*n, b.as_str())).collect();
+    write_files(&ws, &files);
+    for i in 0..tracked {
+        write_files(&ws, &[(&format!("src/f{i}.txt"), "tracked\n")]);
+    }
+    git_init(&ws);
+    ws
+}
+
 #[test]
 fn a_git_directory_that_cannot_be_written_is_said_as_such() {
     if !can_mount("a_git_directory_that_cannot_be_written") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let ws = tmp.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    write_files(
-        &ws,
-        &[
-            ("job.yaml", &job("")),
-            ("s.yaml", SCRIPT),
-            ("changes.sh", "echo c > c.txt\n"),
-        ],
-    );
-    git_init(&ws);
+    let ws = one_new_file(tmp.path(), 0);
     let warnings = |out: &str| -> Vec<String> {
-        let result: Value = serde_json::from_str(
-            &std::fs::read_to_string(ws.join(out).join("result.json")).unwrap(),
-        )
-        .unwrap();
+        let result = result_of(&ws.join(out));
         result["warnings"]
             .as_array()
             .unwrap()
@@ -251,20 +256,7 @@ fn a_full_or_read_only_runtime_dir_is_passed_over_and_the_diff_is_whole() {
     }
     for read_only in [false, true] {
         let tmp = tempfile::tempdir().unwrap();
-        let ws = tmp.path().join("ws");
-        std::fs::create_dir(&ws).unwrap();
-        write_files(
-            &ws,
-            &[
-                ("job.yaml", &job("")),
-                ("s.yaml", SCRIPT),
-                ("changes.sh", "echo c > c.txt\n"),
-            ],
-        );
-        for i in 0..40 {
-            write_files(&ws, &[(&format!("src/f{i}.txt"), "tracked\n")]);
-        }
-        git_init(&ws);
+        let ws = one_new_file(tmp.path(), 40);
         let runtime = tmp.path().join("runtime");
         let Some(disk) = Mount::tmpfs(&runtime, "64k") else {
             return;
@@ -280,9 +272,7 @@ fn a_full_or_read_only_runtime_dir_is_passed_over_and_the_diff_is_whole() {
             .args(["job.yaml", "--out", "out"]);
         let r = run(cmd, None);
         assert_eq!(r.code, 0, "{r:#?}");
-        let result: Value =
-            serde_json::from_str(&std::fs::read_to_string(ws.join("out/result.json")).unwrap())
-                .unwrap();
+        let result = result_of(&ws.join("out"));
         let said = result["warnings"].to_string();
         assert!(!said.contains("checkpoints and diff are off"), "{said}");
         assert!(!said.contains("no longer exists"), "{said}");

@@ -142,25 +142,37 @@ fn a_run_stopped_at_its_turn_limit_goes_on_with_what_its_tools_knew() {
     }
 }
 
+/// A run of three counting turns stopped with `signal` while its second call (`echo 2`,
+/// then a long sleep) runs, once `session.jsonl` holds `logged`; its exit code.
+fn stopped_in_a_call(ws: &Path, signal: &str, logged: &str) -> i32 {
+    let script = [
+        turn(&echo(1)),
+        turn("{name: Bash, arguments: {command: 'echo 2 >> log.txt; sleep 47'}}"),
+        turn(&echo(3)),
+        "  - text: counted\n".to_owned(),
+    ]
+    .concat();
+    write_files(ws, &[("job.yaml", &job("")), ("s.yaml", &script)]);
+    let mut cmd = cn_run(ws);
+    cmd.args(["job.yaml", "--out", "out"]);
+    let live = Live::start(cmd, ws, Some(&ws.join("out")));
+    assert!(wait_for_text(&ws.join("log.txt"), "2\n"), "{signal}");
+    assert!(
+        wait_for_text(&ws.join("out/session.jsonl"), logged),
+        "{signal}"
+    );
+    live.signal(signal);
+    let code = live.wait().code;
+    procs::kill_in_dir(ws);
+    code
+}
+
 #[test]
 fn a_run_interrupted_in_a_call_goes_on_without_running_it_again() {
     for signal in ["INT", "TERM"] {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path();
-        let script = [
-            turn(&echo(1)),
-            turn("{name: Bash, arguments: {command: 'echo 2 >> log.txt; sleep 39'}}"),
-            turn(&echo(3)),
-            "  - text: counted\n".to_owned(),
-        ]
-        .concat();
-        write_files(ws, &[("job.yaml", &job("")), ("s.yaml", &script)]);
-        let mut cmd = cn_run(ws);
-        cmd.args(["job.yaml", "--out", "out"]);
-        let live = Live::start(cmd, ws, Some(&ws.join("out")));
-        assert!(wait_for_text(&ws.join("log.txt"), "2\n"), "{signal}");
-        live.signal(signal);
-        assert_eq!(live.wait().code, 130, "{signal}");
+        assert_eq!(stopped_in_a_call(ws, signal, "call_2_0"), 130, "{signal}");
         let r = resume(ws, &[]);
         assert_eq!(r.code, 0, "{signal}: {r:#?}");
         assert_eq!(result_json(&r)["result"], "counted");
@@ -325,25 +337,8 @@ fn a_cut_session_log_does_not_run_a_started_call_again() {
     for keep_from_end in [1, 2, 3] {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path();
-        let script = [
-            turn(&echo(1)),
-            turn("{name: Bash, arguments: {command: 'echo 2 >> log.txt; sleep 43'}}"),
-            turn(&echo(3)),
-            "  - text: counted\n".to_owned(),
-        ]
-        .concat();
-        write_files(ws, &[("job.yaml", &job("")), ("s.yaml", &script)]);
-        let mut cmd = cn_run(ws);
-        cmd.args(["job.yaml", "--out", "out"]);
-        let live = Live::start(cmd, ws, Some(&ws.join("out")));
-        assert!(wait_for_text(&ws.join("log.txt"), "2\n"));
-        assert!(wait_for_text(
-            &ws.join("out/session.jsonl"),
-            "tools_started\",\"call_ids\":[\"call_2_0\"]"
-        ));
-        live.signal("KILL");
-        live.wait();
-        procs::kill_in_dir(ws);
+        let started = "tools_started\",\"call_ids\":[\"call_2_0\"]";
+        assert_eq!(stopped_in_a_call(ws, "KILL", started), -1);
         let path = ws.join("out/session.jsonl");
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -424,22 +419,7 @@ fn a_new_instruction_comes_after_the_results_of_the_calls_left_open() {
 fn a_damaged_line_in_the_middle_of_the_log_is_skipped_and_named() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path();
-    let script = [
-        turn(&echo(1)),
-        turn("{name: Bash, arguments: {command: 'echo 2 >> log.txt; sleep 45'}}"),
-        turn(&echo(3)),
-        "  - text: counted\n".to_owned(),
-    ]
-    .concat();
-    write_files(ws, &[("job.yaml", &job("")), ("s.yaml", &script)]);
-    let mut cmd = cn_run(ws);
-    cmd.args(["job.yaml", "--out", "out"]);
-    let live = Live::start(cmd, ws, Some(&ws.join("out")));
-    assert!(wait_for_text(&ws.join("log.txt"), "2\n"));
-    assert!(wait_for_text(&ws.join("out/session.jsonl"), "call_2_0"));
-    live.signal("KILL");
-    live.wait();
-    procs::kill_in_dir(ws);
+    assert_eq!(stopped_in_a_call(ws, "KILL", "call_2_0"), -1);
     // The config line (line 2) damaged, as a disk error would leave it.
     let path = ws.join("out/session.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
