@@ -253,6 +253,11 @@ async fn run_jobs(
     log: &LogHandle,
     early: Option<checkpoints::Early>,
 ) -> i32 {
+    // Several jobs' own folder (their summary.json, junit.xml) is the call's for its life.
+    let call_folder = match parallel::lock_call_folder(jobs.len(), args.out.as_deref()) {
+        Ok(lock) => lock,
+        Err(e) => return start_failed(e),
+    };
     let mut results: Vec<RunResult> = Vec::new();
     let mut start_errors: Vec<StartError> = Vec::new();
     for outcome in parallel::run_all(jobs, &args, log, early).await {
@@ -260,6 +265,9 @@ async fn run_jobs(
             Ok(result) => results.push(result),
             Err(e) => start_errors.push(e),
         }
+    }
+    if let Some(lock) = &call_folder {
+        lock.release();
     }
     finish_call(&args, &results, &start_errors)
 }

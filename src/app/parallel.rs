@@ -79,6 +79,20 @@ pub(crate) async fn run_all(
     results
 }
 
+/// Several jobs with `--out DIR`: `DIR` (the call's summary.json and junit.xml, the jobs'
+/// folders) is held for the call, as a run holds its folder; a second call on it is
+/// refused before any job starts.
+pub(crate) fn lock_call_folder(
+    jobs: usize,
+    out: Option<&Path>,
+) -> Result<Option<super::run_lock::RunLock>, RunError> {
+    let Some(dir) = out.filter(|_| jobs > 1) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir).map_err(|e| RunError::run_folder(dir, e))?;
+    super::run_lock::RunLock::take(dir, "a --parallel call").map(Some)
+}
+
 /// Removes the worktrees and branches runs that died left in the jobs' repositories.
 fn prune_dead_runs(jobs: &[RunConfig]) {
     let mut seen = std::collections::HashSet::new();

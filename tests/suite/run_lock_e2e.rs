@@ -136,3 +136,82 @@ fn a_killed_holder_leaves_the_folder_free() {
         "one\n"
     );
 }
+
+#[test]
+fn a_second_parallel_call_on_the_same_folder_is_refused_before_any_job_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let other = JOB.replace("name: held", "name: other");
+    write_files(
+        &ws,
+        &[
+            ("job.yaml", JOB),
+            ("other.yaml", &other),
+            ("s.yaml", &script()),
+        ],
+    );
+    let mut cmd = cn_run(&ws);
+    cmd.args([
+        "job.yaml",
+        "other.yaml",
+        "--parallel",
+        "2",
+        "--isolate",
+        "none",
+        "--out",
+        "top",
+    ]);
+    let live = Live::start(cmd, tmp.path(), None);
+    for job in ["held", "other"] {
+        let events = ws.join("top").join(job).join("events.jsonl");
+        assert!(
+            wait_for_text(&events, "-e go ]"),
+            "{}",
+            live.stderr_so_far()
+        );
+    }
+    // Another call on the same folder, with the same jobs or a lone run: refused.
+    let calls: [&[&str]; 3] = [
+        &[
+            "job.yaml",
+            "other.yaml",
+            "--parallel",
+            "2",
+            "--isolate",
+            "none",
+            "--out",
+            "top",
+        ],
+        &[
+            "job.yaml",
+            "other.yaml",
+            "--parallel",
+            "2",
+            "--isolate",
+            "none",
+            "--out",
+            "./top/",
+        ],
+        &["job.yaml", "--out", "top"],
+    ];
+    for args in calls {
+        let mut cmd = cn_run(&ws);
+        cmd.args(args);
+        assert_refused(&run(cmd, None), live.pid(), &format!("{args:?}"));
+    }
+    assert!(
+        !ws.join("top/summary.json").exists(),
+        "no call wrote the report of another"
+    );
+    std::fs::write(ws.join("go"), "").unwrap();
+    let r = live.wait();
+    assert_eq!(r.code, 0, "{r:#?}");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.join("top/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["jobs"], 2, "{summary}");
+    for job in ["held", "other"] {
+        assert_one_run(&ws.join("top").join(job));
+    }
+}
