@@ -443,3 +443,61 @@ fn a_damaged_line_in_the_middle_of_the_log_is_skipped_and_named() {
     );
     assert_log(ws, 3, "damaged line");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_killed_while_writing_its_outputs_finishes_them_on_resume() {
+    // Killed in its final upload (the server takes the log with its `finished` line and
+    // never answers): the resume neither asks the model nor runs the check again, and
+    // writes what the killed process did not.
+    let hung = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let first = hung.clone();
+    let server = MockServer::start_with(move |r| {
+        let last = String::from_utf8_lossy(&r.body).contains("\"type\":\"finished\"");
+        if last && !first.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            Reply::text(200, "text/plain", "ok").hang()
+        } else {
+            Reply::text(200, "text/plain", "ok")
+        }
+    })
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().to_path_buf();
+    let job = job(
+        "checks: [{name: once, run: 'echo ran >> checks.log'}]\nupload: {url_env: UP_URL, interval: 1h}\n",
+    );
+    let url = format!("{}/s/{{run_id}}", server.url());
+    write_files(
+        &ws,
+        &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: done\n")],
+    );
+    let requests = server.clone_requests();
+    let r = tokio::task::spawn_blocking(move || {
+        let mut cmd = cn_run(&ws);
+        cmd.args(["job.yaml", "--out", "out"]).env("UP_URL", &url);
+        let live = Live::start(cmd, &ws, Some(&ws.join("out")));
+        let last = |r: &crate::support::http::RecordedRequest| {
+            String::from_utf8_lossy(&r.body).contains("\"type\":\"finished\"")
+        };
+        assert!(procs::wait_for(|| requests().iter().any(last)));
+        live.signal("KILL");
+        live.wait();
+        assert!(!ws.join("out/result.json").exists());
+        let mut cmd = cn_run(&ws);
+        cmd.args(["--resume", "out", "--format", "json"])
+            .env("UP_URL", &url);
+        let r = run(cmd, Some(&ws.join("out")));
+        assert_eq!(
+            std::fs::read_to_string(ws.join("checks.log")).unwrap(),
+            "ran\n"
+        );
+        r
+    })
+    .await
+    .unwrap();
+    assert_eq!(r.code, 0, "{r:#?}");
+    let result = result_json(&r);
+    assert_eq!(result["result"], "done");
+    assert_eq!(result["num_turns"], 1);
+    assert_eq!(result["upload"]["ok"], true, "{result}");
+    assert!(hung.load(std::sync::atomic::Ordering::SeqCst));
+}
