@@ -456,6 +456,10 @@ pub struct ScheduleArgs {
     /// With --list: next run times per job.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub count: usize,
+    /// With --list: the run times after this instant rather than now (RFC 3339, e.g.
+    /// 2026-03-29T00:00:00Z), to see a daylight-saving night ahead of time.
+    #[arg(long, value_name = "TIME", requires = "list")]
+    pub from: Option<jiff::Timestamp>,
     /// With --list: print JSON.
     #[arg(long)]
     pub json: bool,

@@ -42,6 +42,7 @@ pub mod secret;
 pub mod session;
 pub mod skills;
 pub mod structured;
+pub mod telemetry;
 pub mod tools;
 pub mod untrusted;
 pub mod upload;

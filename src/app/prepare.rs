@@ -60,6 +60,8 @@ pub(crate) struct Placed {
     pub resumed: bool,
     /// The run folder's lock, held until the run has written its last file.
     pub lock: Option<super::run_lock::RunLock>,
+    /// The run's trace (OpenTelemetry on, or the caller's `TRACEPARENT`).
+    pub trace: Option<crate::telemetry::RunTrace>,
 }
 
 /// The policy, containment and rules of a placed run.
@@ -101,7 +103,7 @@ pub(crate) async fn prepare(
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
     let mut resume = resume;
-    let placed = place(config, resume.as_mut())?;
+    let mut placed = place(config, resume.as_mut())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     // Before cn-run's own git work opens the repository again (a resume).
@@ -127,6 +129,7 @@ pub(crate) async fn prepare(
     );
     let stop = StopSignal::new();
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
+    placed.trace = start_telemetry(config, opts, &emitter, &redactor);
     stop.arm_timeout(config.timeout);
     let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
@@ -270,6 +273,7 @@ fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, Star
             workspace: PathBuf::from(&r.session.workspace),
             resumed: true,
             lock: r.lock.take(),
+            trace: None,
         });
     }
     let run_id = new_run_id();
@@ -290,6 +294,7 @@ fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, Star
         workspace,
         resumed: false,
         lock: Some(lock),
+        trace: None,
     })
 }
 
@@ -348,8 +353,14 @@ fn guard(
         super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
-    let (sandbox, sandbox_status, sandbox_verdict) =
-        setup::sandbox(&config.job, ws, env, config.settings.require_sandbox, plan);
+    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(
+        &config.job,
+        ws,
+        Some(&placed.out_dir),
+        env,
+        config.settings.require_sandbox,
+        plan,
+    );
     let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
     let policy = Arc::new(built.with_context(context));
     let (workspace_rules, mut warnings) = crate::rules::workspace_rules(&repo_files);
@@ -372,6 +383,21 @@ fn guard(
         rules,
         warnings,
     })
+}
+
+/// The run's trace and, when telemetry is exported, its sink among the outputs.
+fn start_telemetry(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    emitter: &Emitter,
+    redactor: &Redactor,
+) -> Option<crate::telemetry::RunTrace> {
+    let telemetry = opts.log.telemetry.as_ref()?;
+    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    if let Some(sink) = sink {
+        emitter.add_sink(sink);
+    }
+    Some(trace)
 }
 
 /// Every output the events go to, with the log and GitHub's masks told the secrets.

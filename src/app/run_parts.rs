@@ -93,16 +93,20 @@ pub(crate) struct Signals {
 
 /// Stop the run on SIGINT or SIGTERM, and say so to the steps after the agent: a CI
 /// runner's cancel (SIGINT, then SIGTERM 7.5 s later, then SIGKILL 2.5 s after that) is
-/// answered in every phase, with result.json written.
+/// answered in every phase, with result.json written. The handlers are installed now, not
+/// when the task first runs: a lone run on the one-thread runtime may not yield before its
+/// first tool call starts, and a signal in between would kill the process with the default
+/// action (no result.json, nothing flushed).
 pub(crate) fn listen_for_signals(stop: StopSignal) -> Signals {
+    use tokio::signal::unix::{SignalKind, signal};
     let interrupt = tokio_util::sync::CancellationToken::new();
     let told = interrupt.clone();
+    let streams = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    );
     let task = tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
+        let (Ok(mut int), Ok(mut term)) = streams else {
             return;
         };
         loop {

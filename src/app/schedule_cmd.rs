@@ -169,7 +169,7 @@ async fn listen(tx: watch::Sender<u32>) {
 /// `--list`: each job with its next run times and last result.
 fn list(found: &Discovered, store: &Store, args: &ScheduleArgs) -> i32 {
     let saved = store.load().unwrap_or_default();
-    let now = Timestamp::now();
+    let now = args.from.unwrap_or_else(Timestamp::now);
     let jobs: Vec<HeartbeatJob> = found
         .entries
         .iter()

@@ -70,6 +70,10 @@ pub enum Event {
         /// The Bash sandbox in force (null when off).
         #[serde(default)]
         sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
+        /// The run's OpenTelemetry trace id (32 hex digits): the caller's `TRACEPARENT`
+        /// trace, or the run's own when telemetry is exported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_id: Option<String>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },

@@ -84,6 +84,10 @@ pub fn github_workflow(jobs: &[ExportJob], opts: &GithubOptions) -> Result<Strin
             "\n`timezone:` in a schedule entry needs actionlint 1.7.12 or later to lint.",
         );
     }
+    for note in super::timing::github_notes(jobs) {
+        comment.push('\n');
+        comment.push_str(&note);
+    }
     Ok(yaml_stream(&comment, &[workflow]))
 }
 

@@ -2,11 +2,14 @@
 //! workflow ([`github_workflow`]) or Kubernetes CronJobs with a ConfigMap ([`k8s_cronjob`]).
 //!
 //! Both are built as JSON values and written with the YAML serializer, so quoting is never
-//! hand-made. Both need every job to have a `schedule:` whose cron line uses only the syntax
-//! GitHub and Kubernetes share (numbers, names, `*`, `,`, `-`, `/`).
+//! hand-made. Both need every job to have a `schedule:`; its cron line is written in the
+//! form GitHub and Kubernetes read to the same instants as `cn-run schedule`
+//! ([`crate::job::CronTab::portable`]: as written where the readings agree, else its values
+//! spelled out), and refused where no line can say the same there.
 
 mod github;
 mod k8s;
+mod timing;
 
 use std::path::{Path, PathBuf};
 
@@ -38,16 +41,11 @@ pub enum ExportError {
     Conflict(String),
 }
 
-/// Why a schedule cannot be exported as it is written.
+/// Why a schedule cannot be exported.
 #[derive(Debug, thiserror::Error)]
 pub enum Unportable {
-    #[error(
-        "`{cron}`: `{token}` is not supported by GitHub Actions and Kubernetes (use numbers, \
-         month/day names, `*`, `,`, `-`, `/`)"
-    )]
-    Token { cron: String, token: String },
-    #[error("`{cron}`: day of week {token}; use 0 for Sunday")]
-    DayOfWeek { cron: String, token: String },
+    #[error("`{cron}` cannot be exported: {why}")]
+    Days { cron: String, why: String },
     #[error(
         "cron line `{cron}` is used in two time zones ({first} and {second}); a workflow run \
          only knows which line fired. Give the jobs different lines."
@@ -137,14 +135,34 @@ impl ExportJob {
             })
     }
 
-    /// The cron line, checked to be portable.
+    /// The cron line as GitHub and Kubernetes read it to the same instants.
     pub(crate) fn portable_cron(&self) -> Result<String, ExportError> {
-        let cron = self.schedule()?.cron.clone();
-        portable(&cron).map_err(|source| ExportError::Unsupported {
+        let schedule = self.schedule()?;
+        let unsupported = |source| ExportError::Unsupported {
             path: self.path.clone(),
             source,
+        };
+        let tab = schedule.compile().map_err(|e| {
+            unsupported(Unportable::Days {
+                cron: schedule.cron.clone(),
+                why: e.to_string(),
+            })
         })?;
-        Ok(cron)
+        let line = tab.portable().map_err(|why| {
+            unsupported(Unportable::Days {
+                cron: schedule.cron.clone(),
+                why: why.to_string(),
+            })
+        })?;
+        if line != schedule.cron {
+            tracing::info!(
+                "{}: `{}` is exported as `{line}` (the same instants, read the same way by \
+                 GitHub and Kubernetes)",
+                self.path,
+                schedule.cron
+            );
+        }
+        Ok(line)
     }
 
     /// The job as the run resolves it.
@@ -177,45 +195,25 @@ fn named_files(raw: &JobFile) -> Vec<String> {
     out
 }
 
-/// Check that a five-field cron line uses only syntax both GitHub and Kubernetes accept.
-fn portable(cron: &str) -> Result<(), Unportable> {
-    const MONTHS: [&str; 12] = [
-        "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC",
-    ];
-    const DAYS: [&str; 7] = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"];
-    let fields: Vec<&str> = cron.split_whitespace().collect();
-    for (i, field) in fields.iter().enumerate() {
-        let names: &[&str] = match i {
-            3 => &MONTHS,
-            4 => &DAYS,
-            _ => &[],
-        };
-        for token in field.split([',', '-', '/', '*']) {
-            let ok = token.is_empty()
-                || token.chars().all(|c| c.is_ascii_digit())
-                || names.contains(&token.to_ascii_uppercase().as_str());
-            if !ok {
-                return Err(Unportable::Token {
-                    cron: cron.to_owned(),
-                    token: token.to_owned(),
-                });
-            }
-            if i == 4 && token.parse::<u32>().is_ok_and(|d| d > 6) {
-                return Err(Unportable::DayOfWeek {
-                    cron: cron.to_owned(),
-                    token: token.to_owned(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
+/// The widest line of the comment at the top of a generated file.
+const COMMENT_WIDTH: usize = 96;
 
 /// Write `docs` as one YAML stream, after a comment saying where it came from.
 pub(crate) fn yaml_stream(comment: &str, docs: &[serde_json::Value]) -> String {
     let mut out = String::new();
     for line in comment.lines() {
-        out.push_str(&format!("# {line}\n"));
+        let mut current = String::new();
+        for word in line.split(' ') {
+            if !current.is_empty() && current.len() + 1 + word.len() > COMMENT_WIDTH {
+                out.push_str(&format!("# {current}\n"));
+                current.clear();
+            }
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        out.push_str(&format!("# {current}\n"));
     }
     for (i, doc) in docs.iter().enumerate() {
         if i > 0 {
@@ -251,15 +249,6 @@ pub(crate) fn dns_label(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn portable_cron_lines() {
-        assert!(portable("0 3 * * 1").is_ok());
-        assert!(portable("*/15 9-17 1,15 JAN-jun MON-FRI").is_ok());
-        assert!(portable("0 0 L * *").is_err());
-        assert!(portable("0 0 * * 5#2").is_err());
-        assert!(portable("0 0 * * 7").is_err());
-    }
 
     #[test]
     fn dns_labels() {

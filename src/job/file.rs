@@ -79,17 +79,35 @@ pub struct JobFile {
     /// `.continue/skills/` and `.claude/skills/` in the workspace are always searched.
     #[serde(default)]
     pub skills: Vec<String>,
-    /// When `cn-run schedule DIR` starts the job: a five-field cron line read in UTC
-    /// (`"0 3 * * 1"`), or `{cron, timezone, missed}`. Also used by `cn-run export`.
+    /// When `cn-run schedule DIR` starts the job: a cron line read in UTC (`"0 3 * * 1"`),
+    /// or `{cron, timezone, missed}`. Debian's cron dialect (README: Schedules). Also used by
+    /// `cn-run export`.
     pub schedule: Option<ScheduleSection>,
+    /// OpenTelemetry of this job's runs, exported when the standard `OTEL_EXPORTER_OTLP_*`
+    /// variables name a collector.
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// What the job adds to the OpenTelemetry the environment configures.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// Put prompts, answers, tool arguments and tool output on the spans and logs (redacted
+    /// and capped), as `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` does.
+    #[serde(default)]
+    pub capture_content: bool,
 }
 
 /// A cron schedule: the line alone (UTC), or with a time zone and a missed-run policy.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ScheduleSection {
-    /// Five fields (minute hour day-of-month month day-of-week), or `@hourly`, `@daily`,
-    /// `@weekly`, `@monthly`, `@yearly`.
+    /// Five fields (minute hour day-of-month month day-of-week) as Debian's cron reads
+    /// them: numbers, JAN-DEC and SUN-SAT, `*`, lists, ranges, steps; when either day field
+    /// starts with `*` a day must match both, else either. Or `@hourly`, `@daily`
+    /// (`@midnight`), `@weekly`, `@monthly`, `@yearly` (`@annually`). `L`, `W`, `#`, `?`
+    /// and `+` are refused.
     Cron(String),
     Spec(ScheduleSpec),
 }
@@ -97,11 +115,15 @@ pub enum ScheduleSection {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScheduleSpec {
-    /// Five fields (minute hour day-of-month month day-of-week), or an `@` alias.
+    /// Five fields (minute hour day-of-month month day-of-week) in Debian's cron dialect,
+    /// or an `@` alias.
     pub cron: String,
-    /// IANA time zone the cron line is read in, e.g. `Europe/Berlin` (default `UTC`).
+    /// IANA time zone the cron line is read in, e.g. `Europe/Berlin` (default `UTC`). On
+    /// DST nights a line of fixed times runs each time once (a skipped one at the end of
+    /// the gap); a line whose minute or hour starts with `*` follows elapsed time.
     pub timezone: Option<String>,
-    /// What to do about runs missed while the scheduler was down (default `skip`).
+    /// What to do about runs missed while the scheduler was down (default `skip`); a run
+    /// seen within 60 s of its time is on time.
     pub missed: Option<Missed>,
 }
 
@@ -486,6 +508,12 @@ pub struct BashSection {
     /// `PREFIX*`), read from cn-run's environment.
     #[serde(default)]
     pub env: Vec<String>,
+    /// What contained commands may do to the repository's git folders: `read-only`
+    /// (default: `.git`, pointer files, their git folders and nested repositories) or
+    /// `commit` (objects, refs and the index writable; hooks, config and info still not).
+    pub git: Option<crate::sandbox::GitAccess>,
+    /// Bounds on the run's commands: `memory`, `processes`, `tmp`, `file_size`.
+    pub limits: Option<super::bash_limits::BashLimits>,
 }
 
 /// `tools.bash.network`: `true`/`false`, or a list of hosts reached through cn-run's proxy.

@@ -2,6 +2,7 @@
 //! generated schema with every problem located (`load`, `locate`), and resolved into the
 //! validated [`Job`] the rest of cn-run works with (`resolve`).
 
+pub mod bash_limits;
 mod cron;
 mod error;
 pub mod file;
@@ -16,7 +17,7 @@ mod suggest;
 pub mod template;
 mod yaml_shape;
 
-pub use cron::{CronLineError, CronTab, Missed, Schedule};
+pub use cron::{CronLineError, CronTab, Missed, NotPortable, Schedule};
 pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
@@ -57,6 +58,8 @@ pub struct Job {
     pub git: GitSettings,
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
+    /// Content (prompts, answers, tool arguments and output) goes on telemetry.
+    pub capture_content: bool,
     pub upload: Option<UploadSpec>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,
@@ -203,6 +206,10 @@ pub struct ToolSettings {
     pub bash_readable: Vec<String>,
     /// Variable names (or `PREFIX*`) passed to commands besides the allow-list.
     pub bash_env: Vec<String>,
+    /// What commands may do to the git folders (default read-only).
+    pub bash_git: crate::sandbox::GitAccess,
+    /// Memory, processes, temporary space and file size of the run's commands.
+    pub bash_limits: crate::sandbox::Limits,
 }
 
 /// Where the run works.

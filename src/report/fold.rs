@@ -100,6 +100,7 @@ fn unfinished() -> RunResult {
         session_path: None,
         workspace: String::new(),
         isolation: None,
+        trace_id: None,
     }
 }
 
@@ -239,6 +240,7 @@ impl ResultBuilder {
             checks,
             isolation,
             sandbox,
+            trace_id,
             ..
         } = event
         else {
@@ -258,6 +260,7 @@ impl ResultBuilder {
         r.checks_declared.clone_from(checks);
         r.isolation.clone_from(isolation);
         r.sandbox = sandbox.as_deref().cloned();
+        r.trace_id.clone_from(trace_id);
     }
 
     /// `run.completed`: the outcome and the run's totals (a resumed run's include the

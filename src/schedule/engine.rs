@@ -6,6 +6,9 @@
 //! - An occurrence is *on time* when the scheduler sees it within `Config::late_grace` (1 min)
 //!   of its time; it starts then. Older ones were *missed* (the scheduler was down or asleep):
 //!   `missed: skip` records them and waits for the next; `missed: run-once` starts one run now.
+//! - A job is the scheduler's from its first sight (`JobState::since`, the start that first
+//!   saw it less the grace, so a first start also runs an occurrence up to 1 min old): its
+//!   first occurrence, if no scheduler was up for it, is missed like any other.
 //! - No overlap: an occurrence that comes while the job's previous run is still going is
 //!   skipped, logged and recorded as a `skipped_overlap` event.
 //! - A run still going `Config::reap_grace` after its job's timeout (`limits.timeout`, else
@@ -80,6 +83,7 @@ pub(super) struct Running {
 
 pub(super) struct Slot {
     pub(super) entry: Entry,
+    pub(super) since: Timestamp,
     pub(super) next_due: Option<Timestamp>,
     pub(super) last_due: Option<Timestamp>,
     pub(super) last_result: Option<RunRecord>,
@@ -101,7 +105,8 @@ pub struct Scheduler {
 impl Scheduler {
     /// Start from what an earlier scheduler saved. A job never seen before waits for its next
     /// occurrence (one in the last `late_grace` counts); a job seen before is checked for
-    /// missed occurrences on the first tick. A run left in flight is watched if still alive.
+    /// occurrences missed since it was last handled, or since it was first seen. A run left
+    /// in flight is watched if still alive.
     pub fn new(
         entries: Vec<Entry>,
         saved: &PersistedState,
@@ -113,10 +118,15 @@ impl Scheduler {
         let mut slots = Vec::new();
         for entry in entries {
             let old = saved.jobs.get(&entry.key).cloned().unwrap_or_default();
-            let from = old.last_due.unwrap_or_else(|| earlier(now, cfg.late_grace));
+            let since = old.since.unwrap_or_else(|| earlier(now, cfg.late_grace));
+            // After the last occurrence handled; else from `since` on, `since` included (an
+            // occurrence exactly a grace old is on time, as in `due`).
+            let from = old
+                .last_due
+                .unwrap_or_else(|| earlier(since, Duration::from_nanos(1)));
             let next_due = entry.tab.next_after(from).map(|z| z.timestamp());
             let running = old.running.and_then(|info| {
-                let handle = launcher.adopt(&entry, info.pid?)?;
+                let handle = launcher.adopt(&entry, &info)?;
                 events.push_back(event(
                     now,
                     &entry.name,
@@ -134,6 +144,7 @@ impl Scheduler {
             });
             slots.push(Slot {
                 entry,
+                since,
                 next_due,
                 last_due: old.last_due,
                 last_result: old.last_result,
@@ -267,6 +278,7 @@ impl Scheduler {
 
     fn job_state(&self, s: &Slot) -> JobState {
         JobState {
+            since: Some(s.since),
             last_due: s.last_due,
             last_result: s.last_result.clone(),
             running: s.running.as_ref().map(|r| r.info.clone()),

@@ -1,8 +1,15 @@
 //! Starting, watching and stopping runs. A run is a child process of the scheduler:
 //! `cn-run --quiet --format json JOB.yaml`, in its own process group (so a Ctrl-C at the
-//! terminal reaches the scheduler only, and a stop reaches every process the run started),
-//! with stdout and stderr in `logs/<job>/<start time>.log` (the newest 50 per job are kept).
-//! Tests put a fake [`Launcher`] in its place.
+//! terminal reaches the scheduler only), with stdout and stderr in
+//! `logs/<job>/<start time>.log` (the newest 50 per job are kept). Tests put a fake
+//! [`Launcher`] in its place.
+//!
+//! Stopping a run: SIGTERM goes to the run's own process (cn-run stops its tools and checks
+//! and writes its result, exit 130), not to its whole group: a check's sandbox launcher is in
+//! that group, and a SIGTERM reaching it at the same instant killed the check under cn-run,
+//! which could then see a failed check before its own signal and end `failed` (exit 1) instead
+//! of `interrupted`. Once a stopped run has ended, whatever is left of its group gets SIGKILL;
+//! SIGKILL (`kill`) always goes to the whole group.
 
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -14,6 +21,7 @@ use rustix::process::{Pid, Signal};
 
 use super::ScheduleError;
 use super::engine::Entry;
+use super::state::InFlight;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,9 +50,9 @@ pub struct Started {
 /// Starts runs of jobs.
 pub trait Launcher {
     fn start(&mut self, entry: &Entry, now: Timestamp) -> Result<Started, ScheduleError>;
-    /// A run of `entry` that an earlier scheduler left behind, if process `pid` is still
-    /// that run.
-    fn adopt(&mut self, entry: &Entry, pid: u32) -> Option<Box<dyn RunHandle>>;
+    /// A run of `entry` that an earlier scheduler left behind (`run`), if its process is
+    /// still that run.
+    fn adopt(&mut self, entry: &Entry, run: &InFlight) -> Option<Box<dyn RunHandle>>;
 }
 
 /// Runs jobs as child processes of `exe` (normally this very binary).
@@ -81,20 +89,27 @@ impl Launcher for ProcessLauncher {
             .spawn()
             .map_err(failed("start", &self.exe))?;
         Ok(Started {
-            handle: Box::new(ChildRun { child }),
+            handle: Box::new(ChildRun {
+                child,
+                stopped: false,
+            }),
             log: Some(log_path),
         })
     }
 
     /// Only when `/proc/PID/cmdline` shows this job file: a reused pid is never adopted (and
     /// so never signalled). Where there is no `/proc`, nothing is adopted.
-    fn adopt(&mut self, entry: &Entry, pid: u32) -> Option<Box<dyn RunHandle>> {
+    fn adopt(&mut self, entry: &Entry, run: &InFlight) -> Option<Box<dyn RunHandle>> {
+        let pid = run.pid?;
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
         let file = entry.file.as_os_str().as_encoded_bytes();
-        cmdline
-            .split(|b| *b == 0)
-            .any(|arg| arg == file)
-            .then(|| Box::new(Orphan { pid }) as Box<dyn RunHandle>)
+        cmdline.split(|b| *b == 0).any(|arg| arg == file).then(|| {
+            Box::new(Orphan {
+                pid,
+                log: run.log.clone(),
+                stopped: false,
+            }) as Box<dyn RunHandle>
+        })
     }
 }
 
@@ -148,8 +163,26 @@ fn signal_group(pid: u32, sig: Signal) {
     }
 }
 
+/// Send `sig` to process `pid` alone.
+fn signal_process(pid: u32, sig: Signal) {
+    if let Some(p) = pid_of(pid) {
+        let _ = rustix::process::kill_process(p, sig);
+    }
+}
+
+/// A run has ended: if it was stopped, SIGKILL what is left of its group (nothing, when
+/// cn-run stopped its own processes).
+fn ended(pid: u32, stopped: bool, exit: RunExit) -> RunExit {
+    if stopped && let Some(p) = pid_of(pid) {
+        let _ = rustix::process::kill_process_group(p, Signal::KILL);
+    }
+    exit
+}
+
 struct ChildRun {
     child: Child,
+    /// SIGTERM was sent.
+    stopped: bool,
 }
 
 impl RunHandle for ChildRun {
@@ -158,22 +191,24 @@ impl RunHandle for ChildRun {
     }
 
     fn try_wait(&mut self) -> Option<RunExit> {
-        match self.child.try_wait() {
-            Ok(Some(st)) => Some(RunExit {
+        let exit = match self.child.try_wait() {
+            Ok(Some(st)) => RunExit {
                 code: st.code(),
                 signal: st.signal(),
-            }),
-            Ok(None) => None,
+            },
+            Ok(None) => return None,
             // Cannot wait any more (should not happen): count it as gone.
-            Err(_) => Some(RunExit {
+            Err(_) => RunExit {
                 code: None,
                 signal: None,
-            }),
-        }
+            },
+        };
+        Some(ended(self.child.id(), self.stopped, exit))
     }
 
     fn terminate(&mut self) {
-        signal_group(self.child.id(), Signal::TERM);
+        self.stopped = true;
+        signal_process(self.child.id(), Signal::TERM);
     }
 
     fn kill(&mut self) {
@@ -192,9 +227,11 @@ fn alive(pid: u32) -> bool {
 }
 
 /// A run started by an earlier scheduler process: not our child, so only its liveness can be
-/// watched and its exit code is unknown.
+/// watched; its exit code is read from the result it printed into its log.
 struct Orphan {
     pid: u32,
+    log: Option<PathBuf>,
+    stopped: bool,
 }
 
 impl RunHandle for Orphan {
@@ -203,17 +240,42 @@ impl RunHandle for Orphan {
     }
 
     fn try_wait(&mut self) -> Option<RunExit> {
-        (!alive(self.pid)).then_some(RunExit {
-            code: None,
-            signal: None,
-        })
+        if alive(self.pid) {
+            return None;
+        }
+        let code = self.log.as_deref().and_then(exit_code_in_log);
+        Some(ended(
+            self.pid,
+            self.stopped,
+            RunExit { code, signal: None },
+        ))
     }
 
     fn terminate(&mut self) {
-        signal_group(self.pid, Signal::TERM);
+        self.stopped = true;
+        signal_process(self.pid, Signal::TERM);
     }
 
     fn kill(&mut self) {
         signal_group(self.pid, Signal::KILL);
     }
+}
+
+/// The exit code in the result a run printed (`--format json`: a JSON object with
+/// `"type": "result"` and `"exit_code"`, the last one in the log), if it printed one.
+pub(crate) fn exit_code_in_log(log: &std::path::Path) -> Option<i32> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let starts = text
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .filter(|i| *i == 0 || text.as_bytes()[i - 1] == b'\n');
+    starts
+        .filter_map(|i| {
+            let mut objects = serde_json::Deserializer::from_str(&text[i..]).into_iter();
+            objects.next()?.ok()
+        })
+        .filter(|v: &serde_json::Value| v["type"] == "result")
+        .filter_map(|v| v["exit_code"].as_i64())
+        .next_back()
+        .and_then(|c| i32::try_from(c).ok())
 }

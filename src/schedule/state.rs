@@ -43,6 +43,11 @@ pub struct InFlight {
 /// What the scheduler remembers about one job.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobState {
+    /// From when the job's occurrences are the scheduler's to run: the first start that saw
+    /// the job, less the on-time grace. Until the job has a `last_due`, occurrences after it
+    /// that no scheduler was up for count as missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<Timestamp>,
     /// The latest occurrence that was handled (run, or skipped on purpose).
     pub last_due: Option<Timestamp>,
     pub last_result: Option<RunRecord>,

@@ -110,7 +110,8 @@ fn k8s_manifests_carry_schedule_policy_secret_and_job_files() {
     assert_eq!(spec["schedule"], "30 2 * * *");
     assert_eq!(spec["timeZone"], "UTC");
     assert_eq!(spec["concurrencyPolicy"], "Forbid");
-    assert_eq!(spec["startingDeadlineSeconds"], 300, "missed: skip");
+    // missed: skip: a run more than the scheduler's 60 s late is dropped, as there.
+    assert_eq!(spec["startingDeadlineSeconds"], 60, "missed: skip");
     let job = &spec["jobTemplate"]["spec"];
     assert_eq!(job["backoffLimit"], 0);
     assert_eq!(job["activeDeadlineSeconds"], 600 + 300);
@@ -144,9 +145,11 @@ fn k8s_manifests_carry_schedule_policy_secret_and_job_files() {
     assert_eq!(weekly["metadata"]["name"], "cn-run-weekly-review");
     assert_eq!(weekly["spec"]["schedule"], "0 7 * * MON");
     assert_eq!(weekly["spec"]["timeZone"], "Europe/Berlin");
-    assert_eq!(
-        weekly["spec"]["startingDeadlineSeconds"], 86400,
-        "missed: run-once"
+    // missed: run-once: no deadline, so the controller starts the latest missed run once.
+    assert!(
+        weekly["spec"].get("startingDeadlineSeconds").is_none(),
+        "missed: run-once: {:#}",
+        weekly["spec"]
     );
     let env = &weekly["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"];
     assert_eq!(env[0]["name"], "REVIEW_API_KEY");
@@ -264,9 +267,24 @@ fn jobs_that_cannot_be_exported_are_refused_with_the_reason() {
         &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: ok\n")],
     );
     assert!(
-        err.contains("`L` is not supported by GitHub Actions and Kubernetes"),
+        err.contains("the day-of-month field `L`: `L` (the last day) is not part of this dialect"),
         "{err}"
     );
+
+    // Odd days that are Mondays: GitHub and Kubernetes would read "odd days or Mondays".
+    for target in ["github-workflow", "k8s-cronjob"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = format!("{model}schedule: \"0 0 */2 * 1\"\n");
+        let err = bad_export(
+            target,
+            tmp.path(),
+            &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: ok\n")],
+        );
+        assert!(
+            err.contains("`0 0 */2 * 1` cannot be exported: its days must match both day fields"),
+            "{err}"
+        );
+    }
 
     let tmp = tempfile::tempdir().unwrap();
     let a = format!("{model}name: a\nschedule: \"0 3 * * *\"\n");

@@ -8,19 +8,19 @@ use std::time::Duration;
 
 use cn_run::job::{LoadOptions, Missed, Schedule, load_str};
 use cn_run::schedule::{
-    Config, Entry, EventKind, FakeClock, Launcher, PersistedState, ProcessLauncher, RunExit,
-    RunHandle, ScheduleError, Scheduler, Started, Store, driver,
+    Config, Entry, EventKind, FakeClock, InFlight, Launcher, PersistedState, ProcessLauncher,
+    RunExit, RunHandle, ScheduleError, Scheduler, Started, Store, driver,
 };
 use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::support::runner::{cn_run, run, write_files};
 
-fn ts(s: &str) -> Timestamp {
+pub(crate) fn ts(s: &str) -> Timestamp {
     s.parse().unwrap()
 }
 
-fn entry(name: &str, cron: &str, tz: &str, missed: Missed) -> Entry {
+pub(crate) fn entry(name: &str, cron: &str, tz: &str, missed: Missed) -> Entry {
     let schedule = Schedule {
         cron: cron.to_owned(),
         timezone: tz.to_owned(),
@@ -76,7 +76,7 @@ impl RunHandle for FakeHandle {
 
 /// Records every start; runs end with exit 0 at once when `auto_finish`.
 #[derive(Clone, Default)]
-struct Fake {
+pub(crate) struct Fake {
     starts: Arc<Mutex<Vec<(String, Timestamp)>>>,
     runs: Arc<Mutex<Vec<Arc<Mutex<FakeRun>>>>>,
     auto_finish: bool,
@@ -84,13 +84,13 @@ struct Fake {
 }
 
 impl Fake {
-    fn finishing() -> Fake {
+    pub(crate) fn finishing() -> Fake {
         Fake {
             auto_finish: true,
             ..Fake::default()
         }
     }
-    fn starts(&self) -> Vec<(String, Timestamp)> {
+    pub(crate) fn starts(&self) -> Vec<(String, Timestamp)> {
         self.starts.lock().unwrap().clone()
     }
     fn run(&self, i: usize) -> Arc<Mutex<FakeRun>> {
@@ -121,7 +121,7 @@ impl Launcher for Fake {
             log: None,
         })
     }
-    fn adopt(&mut self, _entry: &Entry, _pid: u32) -> Option<Box<dyn RunHandle>> {
+    fn adopt(&mut self, _entry: &Entry, _run: &InFlight) -> Option<Box<dyn RunHandle>> {
         None
     }
 }
@@ -140,7 +140,7 @@ fn walk(sched: &mut Scheduler, fake: &mut Fake, from: Timestamp, until: Timestam
     ticks
 }
 
-fn kinds(sched: &Scheduler) -> Vec<EventKind> {
+pub(crate) fn kinds(sched: &Scheduler) -> Vec<EventKind> {
     sched.events().map(|e| e.kind).collect()
 }
 
@@ -387,7 +387,7 @@ fn a_stuck_run_gets_sigterm_then_sigkill() {
 }
 
 /// A stand-in for the cn-run binary: ignores its arguments and runs `script`.
-fn fake_exe(dir: &std::path::Path, script: &str) -> std::path::PathBuf {
+pub(crate) fn fake_exe(dir: &std::path::Path, script: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let exe = dir.join("fake-cn-run");
     std::fs::write(&exe, format!("#!/bin/sh\n{script}\n")).unwrap();
@@ -396,7 +396,11 @@ fn fake_exe(dir: &std::path::Path, script: &str) -> std::path::PathBuf {
 }
 
 /// Tick with made-up times (one second per step) until no run is left, for real processes.
-fn drain(sched: &mut Scheduler, launcher: &mut ProcessLauncher, mut now: Timestamp) -> Timestamp {
+pub(crate) fn drain(
+    sched: &mut Scheduler,
+    launcher: &mut ProcessLauncher,
+    mut now: Timestamp,
+) -> Timestamp {
     for _ in 0..200 {
         sched.tick(now, launcher);
         if !sched.any_running() {
@@ -455,7 +459,43 @@ fn real_stuck_processes_are_reaped_by_process_group() {
         let last = last.unwrap();
         assert_eq!(last.status, "reaped", "{script}");
         assert!(last.log.unwrap().starts_with(tmp.path().join("logs")));
+        // Nothing of the run is left: its process group is empty (the `sleep` included).
+        let group = rustix::process::Pid::from_raw(last.pid.unwrap() as i32).unwrap();
+        let started = std::time::Instant::now();
+        while rustix::process::test_kill_process_group(group).is_ok()
+            && started.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            rustix::process::test_kill_process_group(group).is_err(),
+            "{script}: a process of the run is still alive"
+        );
     }
+}
+
+/// A scheduler starts the job's run at 10:00 and goes (as a SIGKILL would leave it), its
+/// run under way: what it saved, and the run's pid.
+pub(crate) fn started_then_gone(
+    launcher: &mut ProcessLauncher,
+    jobs: Vec<Entry>,
+) -> (PersistedState, u32) {
+    let t0 = ts("2025-06-02T10:00:00Z");
+    let cfg = Config::default();
+    let mut first = Scheduler::new(jobs, &PersistedState::default(), t0, cfg, launcher);
+    first.tick(t0, launcher);
+    let saved = first.snapshot();
+    let running = saved.jobs.values().find_map(|j| j.running.clone());
+    let pid = running.and_then(|r| r.pid).expect("a run in flight");
+    // The run is under way before its scheduler goes: a process still inside exec shows
+    // an empty command line for a moment (seen with tests running in parallel).
+    let started = std::time::Instant::now();
+    while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
+        && started.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (saved, pid)
 }
 
 #[test]
@@ -467,31 +507,7 @@ fn a_run_left_by_a_stopped_scheduler_is_watched_not_started_again() {
         log_dir: tmp.path().join("logs"),
     };
     let job = || vec![entry("long", "*/5 * * * *", "UTC", Missed::Skip)];
-    let t0 = ts("2025-06-02T10:00:00Z");
-    let mut first = Scheduler::new(
-        job(),
-        &PersistedState::default(),
-        t0,
-        Config::default(),
-        &mut launcher,
-    );
-    first.tick(t0, &mut launcher);
-    let saved = first.snapshot();
-    let pid = saved.jobs["/jobs/long.yaml"]
-        .running
-        .as_ref()
-        .unwrap()
-        .pid
-        .unwrap();
-    // The run is under way before its scheduler goes: a process still inside exec shows
-    // an empty command line for a moment (seen with tests running in parallel).
-    let started = std::time::Instant::now();
-    while std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.is_empty())
-        && started.elapsed() < Duration::from_secs(10)
-    {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    drop(first); // the scheduler is gone; its run goes on
+    let (saved, pid) = started_then_gone(&mut launcher, job());
 
     // A pid that is not a run of this job (here: the test itself) is not adopted.
     let mut foreign = saved.clone();
@@ -866,7 +882,7 @@ fn a_bad_schedule_flag_or_line_is_exit_2_naming_it() {
         (
             format!("version: 1\n{model}schedule: \"@reboot\"\n"),
             &[],
-            "schedule: `@reboot` is not a known alias",
+            "schedule: `@reboot` runs when cron starts; `cn-run schedule` has no such moment",
         ),
         (
             format!("version: 1\n{model}schedule: \"1 2 3\"\n"),

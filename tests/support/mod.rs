@@ -1,9 +1,11 @@
 //! Shared helpers for the integration suite: temp workspaces, the binary runner, local servers.
 #![allow(dead_code, unreachable_pub)]
+pub mod cron_ref;
 pub mod http;
 pub mod live;
 pub mod model;
 pub mod mounts;
+pub mod otlp;
 pub mod outputs_replay;
 pub mod procs;
 pub mod replay;
