@@ -151,17 +151,16 @@ fn a_second_parallel_call_on_the_same_folder_is_refused_before_any_job_starts() 
             ("s.yaml", &script()),
         ],
     );
+    // Both jobs at once, in the workspace, their folders under `out`.
+    let both = |out: &'static str| -> Vec<&'static str> {
+        let flags = ["--parallel", "2", "--isolate", "none", "--out", out];
+        ["job.yaml", "other.yaml"]
+            .into_iter()
+            .chain(flags)
+            .collect()
+    };
     let mut cmd = cn_run(&ws);
-    cmd.args([
-        "job.yaml",
-        "other.yaml",
-        "--parallel",
-        "2",
-        "--isolate",
-        "none",
-        "--out",
-        "top",
-    ]);
+    cmd.args(both("top"));
     let live = Live::start(cmd, tmp.path(), None);
     for job in ["held", "other"] {
         let events = ws.join("top").join(job).join("events.jsonl");
@@ -172,32 +171,14 @@ fn a_second_parallel_call_on_the_same_folder_is_refused_before_any_job_starts() 
         );
     }
     // Another call on the same folder, with the same jobs or a lone run: refused.
-    let calls: [&[&str]; 3] = [
-        &[
-            "job.yaml",
-            "other.yaml",
-            "--parallel",
-            "2",
-            "--isolate",
-            "none",
-            "--out",
-            "top",
-        ],
-        &[
-            "job.yaml",
-            "other.yaml",
-            "--parallel",
-            "2",
-            "--isolate",
-            "none",
-            "--out",
-            "./top/",
-        ],
-        &["job.yaml", "--out", "top"],
+    let calls = [
+        both("top"),
+        both("./top/"),
+        vec!["job.yaml", "--out", "top"],
     ];
     for args in calls {
         let mut cmd = cn_run(&ws);
-        cmd.args(args);
+        cmd.args(&args);
         assert_refused(&run(cmd, None), live.pid(), &format!("{args:?}"));
     }
     assert!(
