@@ -163,6 +163,14 @@ impl ResultBuilder {
                 self.result.stop_reason.clone_from(stop_reason);
                 self.count(main, usage.as_ref(), *cost_usd);
             }
+            // A prompt the provider's filter refused has no answer: its stop is this event's.
+            Event::OutputIncomplete {
+                stop_reason,
+                action,
+                ..
+            } if main && action == "fail" => {
+                self.result.stop_reason = Some(stop_reason.clone());
+            }
             Event::ToolStarted { .. } => self.result.num_tool_calls += 1,
             Event::PermissionDecision { .. } => {
                 if let Some(d) = denial(&env.event) {

@@ -11,3 +11,4 @@ pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;
+pub mod strict;
