@@ -863,3 +863,55 @@ fn every_run_shape_reaches_the_steps_outputs_as_it_ended() {
         );
     }
 }
+
+/// The action's report steps, run as the runner runs them on a real `--parallel` call's
+/// `results`: the upload step gets each job's report.html and a name of its own, and the
+/// summary gets a link to the uploaded artifact. The control: with `--html off` there is
+/// nothing to upload and no upload step would run.
+#[test]
+fn the_action_uploads_each_page_and_links_it_from_the_summary() {
+    let path = std::env::var("PATH").unwrap();
+    for (flags, pages) in [(&[][..], 2), (&["--html", "off"][..], 0)] {
+        let tmp = tempfile::tempdir().unwrap();
+        job(tmp.path(), "one", "", "fine");
+        job(
+            tmp.path(),
+            "two",
+            "checks: [{name: c, run: 'exit 1'}]\n",
+            "tried",
+        );
+        let mut args = vec!["--parallel", "2", "--isolate", "none", "--out", "out"];
+        args.extend(flags);
+        args.extend(["one.yaml", "two.yaml"]);
+        let (code, outputs, _, _) = actions_call(tmp.path(), &args);
+        assert_eq!(code, 1);
+        let results = output(&outputs, "results");
+        let env = [("RESULTS", results.as_str()), ("GITHUB_JOB", "nightly")];
+        let (code, log, step_outputs) = run_step(tmp.path(), "reports", &path, &env);
+        assert_eq!(code, 0, "{log}");
+        let parsed = parse_github_output(&step_outputs);
+        let files: Vec<String> = parsed
+            .iter()
+            .find(|(k, _)| k == "files")
+            .map(|(_, v)| v.lines().map(str::to_owned).collect())
+            .unwrap_or_default();
+        assert_eq!(files.len(), pages, "{flags:?}: {step_outputs}");
+        for f in &files {
+            assert!(f.ends_with("/report.html") && Path::new(f).is_file(), "{f}");
+        }
+        if pages == 0 {
+            continue;
+        }
+        let name = output(&parsed, "name");
+        assert!(name.starts_with("cn-run-report-nightly-"), "{name}");
+        let url = "https://github.com/o/r/actions/runs/1/artifacts/2";
+        let summary = tmp.path().join("linked_summary");
+        let summary_path = summary.to_str().unwrap();
+        let env = [("URL", url), ("GITHUB_STEP_SUMMARY", summary_path)];
+        let step = "Link the HTML reports from the step summary";
+        let (code, log, _) = run_step(tmp.path(), step, &path, &env);
+        assert_eq!(code, 0, "{log}");
+        let linked = std::fs::read_to_string(&summary).unwrap();
+        assert!(linked.contains(&format!("]({url})")), "{linked}");
+    }
+}

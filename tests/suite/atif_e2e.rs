@@ -43,10 +43,10 @@ fn harbor_python() -> Option<PathBuf> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "skipped: Harbor's models are not importable with {} (run .ci/install-report-tools)",
+        crate::support::browser::missing(&format!(
+            "Harbor's models are not importable with {} (run .ci/install-report-tools)",
             python.display()
-        );
+        ));
     }
     ok.then_some(python)
 }

@@ -75,6 +75,7 @@ mod provider_usage_e2e;
 mod read_limits_e2e;
 mod report_e2e;
 mod report_html_e2e;
+mod report_html_parts_e2e;
 mod request_params_e2e;
 mod resources;
 mod resume_e2e;

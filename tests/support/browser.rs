@@ -4,8 +4,8 @@
 //! Chromium is started as the probe on this kind of machine starts it (no sandbox as
 //! root, no background networking, component updates or sync, a fresh profile), and its
 //! own service requests (which it makes whatever the page is) are told apart from the
-//! page's by host. Without Chromium the tests that need it skip, saying so; `.ci/run`
-//! installs it.
+//! page's by host. Without Chromium the tests that need it skip, saying so (or fail, in
+//! CI: see [`missing`]); `.ci/run` installs it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -19,12 +19,23 @@ pub fn chromium() -> Option<PathBuf> {
     if path.is_file() {
         Some(path)
     } else {
-        eprintln!(
-            "skipped: no Chromium at {} (apt-get install chromium, or set CN_RUN_CHROMIUM)",
+        missing(&format!(
+            "no Chromium at {} (apt-get install chromium, or set CN_RUN_CHROMIUM)",
             path.display()
-        );
+        ));
         None
     }
+}
+
+/// A report tool is missing: the test skips, saying so, or fails where
+/// `CN_RUN_REQUIRE_REPORT_TOOLS=1` (CI sets it after `.ci/install-report-tools`, so a
+/// tool CI lost fails the run instead of passing it untested).
+pub fn missing(what: &str) {
+    assert!(
+        std::env::var_os("CN_RUN_REQUIRE_REPORT_TOOLS").is_none_or(|v| v != "1"),
+        "{what}, and CN_RUN_REQUIRE_REPORT_TOOLS=1"
+    );
+    eprintln!("skipped: {what}");
 }
 
 /// What Chromium made of a page.
@@ -169,10 +180,10 @@ pub fn title(dom: &str) -> &str {
 
 /// The text of a PDF (poppler's `pdftotext`), or `None` without it.
 pub fn pdf_text(pdf: &Path) -> Option<String> {
-    let out = Command::new("pdftotext").arg(pdf).arg("-").output().ok()?;
-    if !out.status.success() {
-        eprintln!("skipped: pdftotext failed on {}", pdf.display());
+    let out = Command::new("pdftotext").arg(pdf).arg("-").output();
+    let Some(out) = out.ok().filter(|o| o.status.success()) else {
+        missing(&format!("pdftotext failed on {}", pdf.display()));
         return None;
-    }
+    };
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
