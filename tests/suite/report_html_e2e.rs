@@ -440,6 +440,11 @@ fn hostile_text_from_the_model_tools_and_checks_runs_nothing_and_loads_nothing()
     );
 }
 
+/// A stylesheet from a host of Google's, as pages load fonts (no network here: the
+/// request is still in the log).
+const GOOGLE_FONT: &str =
+    "<link rel=stylesheet href=\"https://fonts.googleapis.com/css?family=Roboto\">";
+
 #[test]
 fn the_control_the_same_text_unescaped_runs_and_reaches_the_listener() {
     let Some(chromium) = browser::chromium() else {
@@ -448,7 +453,7 @@ fn the_control_the_same_text_unescaped_runs_and_reaches_the_listener() {
     let tmp = tempfile::tempdir().unwrap();
     let listener = Listener::start();
     let raw = format!(
-        "<!DOCTYPE html><html><head><title>cn-run: hostile — failed</title></head><body><script>fetch('http://127.0.0.1:{}/script-ran')</script>{}</body></html>",
+        "<!DOCTYPE html><html><head><title>cn-run: hostile — failed</title>{GOOGLE_FONT}</head><body><script>fetch('http://127.0.0.1:{}/script-ran')</script>{}</body></html>",
         listener.port,
         payloads(listener.port).join("\n")
     );
@@ -459,7 +464,14 @@ fn the_control_the_same_text_unescaped_runs_and_reaches_the_listener() {
         listener.hits.load(Ordering::SeqCst) > 0,
         "the payloads reach the listener"
     );
-    for asked in ["/script-ran", "/img", "/frame", "/refresh"] {
+    // A page's request to a host Chromium's own services also use is the page's.
+    for asked in [
+        "/script-ran",
+        "/img",
+        "/frame",
+        "/refresh",
+        "css?family=Roboto",
+    ] {
         assert!(
             opened.page_requests.iter().any(|u| u.ends_with(asked)),
             "{asked}: {:?}",

@@ -4,7 +4,7 @@
 //! Chromium is started as the probe on this kind of machine starts it (no sandbox as
 //! root, no background networking, component updates or sync, a fresh profile), and its
 //! own service requests (which it makes whatever the page is) are told apart from the
-//! page's by host. Without Chromium the tests that need it skip, saying so (or fail, in
+//! page's by where they started (see `page_requests`). Without Chromium the tests that need it skip, saying so (or fail, in
 //! CI: see [`missing`]); `.ci/run` installs it.
 
 use std::path::{Path, PathBuf};
@@ -51,15 +51,6 @@ pub struct Opened {
 
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Hosts Chromium itself asks (updates, sign-in, time) whatever page it shows.
-const CHROMIUM_OWN: &[&str] = &[
-    "google.com",
-    "googleapis.com",
-    "gstatic.com",
-    "gvt1.com",
-    "googleusercontent.com",
-];
-
 /// Opens `page` (a file) at `width`×`height`; the screenshot goes to `shot`.
 pub fn open(chromium: &Path, page: &Path, shot: &Path, size: (u32, u32)) -> Opened {
     open_and_print(chromium, page, shot, size, None)
@@ -89,6 +80,9 @@ pub fn open_and_print(
             "--disable-sync",
             "--no-first-run",
             "--hide-scrollbars",
+            // No name resolves (loopback addresses aside): a request by host name fails at once
+            // instead of waiting on this closed network, and is still in the network log.
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             "--dump-dom",
         ])
         .arg(format!(
@@ -126,7 +120,12 @@ pub fn open_and_print(
     }
 }
 
-/// The URLs of the network log other than Chromium's own services and the page itself.
+/// The URLs of the network log other than Chromium's own service requests and the page
+/// itself. Chromium asks its services (time, updates, sign-in) whatever the page is, even
+/// with background networking off; those requests start with no origin (`"initiator":
+/// "not an origin"`), while everything a page loads starts from the page's (`null` for a
+/// file). A URL is Chromium's own only when every request for it started with no origin;
+/// a URL seen only in other events (a preconnect, say) is the page's.
 fn page_requests(netlog: &Path, page: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(netlog).unwrap_or_default();
     // A log cut short by the exit lacks its closing brackets: its events are still read.
@@ -138,30 +137,32 @@ fn page_requests(netlog: &Path, page: &Path) -> Vec<String> {
                 &text[..text.len().min(300)]
             )
         });
+    let start_job = &log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"];
+    assert!(
+        start_job.is_u64(),
+        "the network log names no URL_REQUEST_START_JOB"
+    );
+    let events: Vec<&serde_json::Value> = log["events"].as_array().into_iter().flatten().collect();
+    let started_by = |own: bool| -> std::collections::HashSet<&str> {
+        events
+            .iter()
+            .filter(|e| e["type"] == *start_job)
+            .filter(|e| (e["params"]["initiator"] == "not an origin") == own)
+            .filter_map(|e| e["params"]["url"].as_str())
+            .collect()
+    };
+    let (chromiums, pages) = (started_by(true), started_by(false));
     let own_page = format!("file://{}", page.display());
-    let mut urls: Vec<String> = log["events"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut urls: Vec<String> = events
+        .iter()
         .filter_map(|e| e["params"]["url"].as_str())
         .filter(|u| *u != own_page)
-        .filter(|u| !chromiums_own(u))
+        .filter(|u| pages.contains(u) || !chromiums.contains(u))
         .map(str::to_owned)
         .collect();
     urls.sort();
     urls.dedup();
     urls
-}
-
-fn chromiums_own(url: &str) -> bool {
-    let host = url
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split(['/', ':', '?']).next())
-        .unwrap_or_default();
-    CHROMIUM_OWN
-        .iter()
-        .any(|own| host == *own || host.ends_with(&format!(".{own}")))
 }
 
 /// Where a test's screenshots go to be looked at: `target/report-shots/NAME.png`.
