@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::support::runner::{cn_run, run, write_files};
 
-fn fixture() -> PathBuf {
+/// The MCP server the examples build (`examples/mcp_fixture.rs`).
+pub(super) fn fixture() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
     bin.parent().unwrap().join("examples/mcp_fixture")
 }

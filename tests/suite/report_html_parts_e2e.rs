@@ -5,26 +5,15 @@
 //! the control); and a run killed with SIGKILL mid-call, whose page `cn-run report`
 //! rebuilds from what it left, and whose resume writes the page of the whole run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
+use super::report_html_e2e::section;
 use crate::support::browser;
 use crate::support::live::{Live, gate, wait_for_text};
 use crate::support::procs;
 use crate::support::runner::{cn_run, git_init, run, write_files};
-
-/// The part of the DOM from the top-level section `id` to the next one.
-fn section<'a>(dom: &'a str, id: &str) -> &'a str {
-    let start = dom
-        .find(&format!("<section id=\"{id}\""))
-        .unwrap_or_else(|| panic!("no section {id}"));
-    let rest = &dom[start + 1..];
-    let end = rest
-        .find("<section id=\"")
-        .map_or(dom.len(), |e| start + 1 + e);
-    &dom[start..end]
-}
 
 /// `job` (a whole job file) and `script` in `dir`, a git repository with `a.txt`.
 fn setup(dir: &Path, job: &str, script: &str) {
@@ -35,17 +24,12 @@ fn setup(dir: &Path, job: &str, script: &str) {
     git_init(dir);
 }
 
-fn mcp_fixture() -> PathBuf {
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
-    bin.parent().unwrap().join("examples/mcp_fixture")
-}
-
 #[test]
 fn a_priced_run_with_artifacts_an_mcp_server_and_a_subagent_shows_each() {
     let tmp = tempfile::tempdir().unwrap();
     let job = format!(
         "version: 1\nname: parts\nmodel: {{provider: script, name: m, script: s.yaml, pricing: {{input_per_mtok: 1000, output_per_mtok: 2000}}}}\nprompt: fix a.txt\nartifacts: [a.txt]\npermissions: {{allow: ['mcp__fx__echo']}}\nmcp_servers:\n  fx:\n    command: {}\nsubagents:\n  - {{name: worker, description: Reads files., system_prompt: You read files., tools: [Read]}}\n",
-        mcp_fixture().display()
+        super::mcp_e2e::fixture().display()
     );
     let script = "turns:\n  - usage: {input_tokens: 1000, output_tokens: 100}\n    tool_calls: [{name: mcp__fx__echo, id: m1, arguments: {text: hello from mcp}}]\n  - usage: {input_tokens: 2000, output_tokens: 200}\n    tool_calls: [{name: Subagent, id: sub1, arguments: {subagent_name: worker, description: read it, prompt: read a.txt}}]\n  - usage: {input_tokens: 10, output_tokens: 5}\n    tool_calls: [{name: Read, id: n1, arguments: {filepath: a.txt}}]\n  - usage: {input_tokens: 10, output_tokens: 5}\n    text: the worker says a\n  - usage: {input_tokens: 3000, output_tokens: 300}\n    text: all done\n";
     setup(tmp.path(), &job, script);
