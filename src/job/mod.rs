@@ -71,6 +71,9 @@ pub struct Job {
     pub schedule: Option<Schedule>,
     /// Whether the run writes report.html (the job's `outputs.html`, default true).
     pub html: bool,
+    /// The files the job named (rule files, the output schema) as this load read them, by
+    /// the path the job gives: a run keeps them so that its resumes read the same text.
+    pub files_read: std::collections::BTreeMap<String, String>,
 }
 
 /// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).
