@@ -249,14 +249,16 @@ fn write_outputs(run: &Prepared, jobs_in_call: usize) -> RunResult {
 }
 
 /// report.html: the fold of the events.jsonl just written (as `cn-run report` folds it).
-/// False (the failure kept in the run's files) when it could not be written.
+/// False when the page could not be written (the failure kept in the run's files). A page
+/// that cannot be folded because events.jsonl is no longer readable (an uncontained
+/// command removed it) is logged only: whether the events are whole is the logs' to say.
 fn write_report(run: &Prepared) -> bool {
     let name = crate::report::html::FILE_NAME;
     match crate::report::html::rebuild(&run.out_dir, &run.redactor) {
         Ok(html) => run.files.write_whole(name, &[html.as_bytes()]),
         Err(e) => {
-            run.files.failed(&run.out_dir.join(name), &e);
-            false
+            tracing::error!("cannot build {name}: {e}");
+            true
         }
     }
 }
