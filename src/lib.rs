@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod app;
 pub mod artifacts;
+pub mod catalog;
 pub mod checkpoint;
 pub mod checks;
 pub mod cli;

@@ -42,6 +42,10 @@ use crate::observability::LogHandle;
 use crate::report::RunResult;
 use start_error::{RunError, StartError};
 
+#[cfg(test)]
+#[path = "catalogue_tests.rs"]
+mod catalogue_tests;
+
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
     match cli.command {
