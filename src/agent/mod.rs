@@ -111,6 +111,9 @@ pub struct RunState {
     /// Calls of the last response that were running when an earlier process died; on
     /// resume they are answered as interrupted instead of being run again.
     pub in_flight: Vec<String>,
+    /// A resume's new instruction: added once the calls the last response left are
+    /// answered (a message between a call and its result is one no provider accepts).
+    pub follow_up: Option<Message>,
 }
 
 impl RunState {
@@ -120,6 +123,7 @@ impl RunState {
             budget,
             final_text: String::new(),
             in_flight: Vec::new(),
+            follow_up: None,
         }
     }
 
@@ -156,9 +160,10 @@ impl Agent<'_> {
         if let Some(outcome) = self.finish_pending(state).await {
             return outcome;
         }
-        // The text of an answer cut by the output limit, while the model continues it.
-        let mut cut: Option<String> = None;
-        let mut cut_retried = false;
+        if let Some(message) = state.follow_up.take() {
+            self.append(state, message);
+        }
+        let mut cuts = stop_reason::Cuts::default();
         loop {
             if let Some(outcome) = self.stopped() {
                 return outcome;
@@ -181,16 +186,10 @@ impl Agent<'_> {
                     }
                     match self.request(turn, state).await {
                         Ok(r) => r,
-                        Err(ProviderError::Cancelled) => {
-                            return self.stopped().unwrap_or(Outcome::Interrupted);
-                        }
-                        Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
+                        Err(e) => return self.request_failed(turn, e),
                     }
                 }
-                Err(ProviderError::Cancelled) => {
-                    return self.stopped().unwrap_or(Outcome::Interrupted);
-                }
-                Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
+                Err(e) => return self.request_failed(turn, e),
             };
             let usage = response.usage.unwrap_or_default();
             let cost = self.cost(&usage, response.usage.is_some());
@@ -204,12 +203,12 @@ impl Agent<'_> {
                 stop_reason: response.finish.as_ref().map(|f| f.as_str().to_owned()),
             });
             if response.tool_calls.is_empty() || !response.text.is_empty() {
-                state.final_text = match cut.take() {
+                state.final_text = match cuts.head.take() {
                     Some(head) if response.tool_calls.is_empty() => head + &response.text,
                     _ => response.text.clone(),
                 };
             }
-            let stop = stop_action(&response, cut_retried);
+            let stop = stop_action(&response, &cuts);
             let calls = response.tool_calls.clone();
             self.append(
                 state,
@@ -221,15 +220,12 @@ impl Agent<'_> {
                 self.hooks.after_response(turn, state).await;
             }
             if let Some(action) = stop {
-                match self.after_cut(turn, action, state).await {
+                match self.after_cut(turn, action, state, &mut cuts).await {
                     Some(outcome) => return outcome,
-                    None => {
-                        cut = Some(state.final_text.clone());
-                        cut_retried = true;
-                        continue;
-                    }
+                    None => continue,
                 }
             }
+            cuts.window_compacted = false;
             let nudge = self
                 .window
                 .as_mut()
@@ -285,6 +281,8 @@ impl Agent<'_> {
         let interrupted = std::mem::take(&mut state.in_flight);
         let result = self.dispatch(turn, &calls, &interrupted).await;
         state.history.extend(result.messages);
+        // Results the killed process had, then these: in the order of the calls.
+        crate::conversation::order_tool_results(&mut state.history);
         self.hooks.after_turn(turn, state).await;
         result.outcome
     }
@@ -308,6 +306,26 @@ impl Agent<'_> {
         });
     }
 
+    /// The outcome of a model request that failed: a stop, a prompt refused by the
+    /// provider's content filter (exit 1, as a filtered answer), or a provider failure.
+    fn request_failed(&self, turn: u32, error: ProviderError) -> Outcome {
+        if let Some(outcome) = self.stopped() {
+            return outcome;
+        }
+        match error {
+            ProviderError::Cancelled => Outcome::Interrupted,
+            ProviderError::ContentFilter { .. } => {
+                self.emitter.emit(Event::OutputIncomplete {
+                    turn,
+                    stop_reason: "content_filter".to_owned(),
+                    action: "fail".to_owned(),
+                });
+                Outcome::Filtered(error.to_string())
+            }
+            error => Outcome::Provider(error),
+        }
+    }
+
     /// The outcome for an external stop (timeout or signal), if one happened.
     pub fn stop_outcome(&self) -> Option<Outcome> {
         self.stopped()
@@ -318,6 +336,15 @@ impl Agent<'_> {
         match self.stop.cause()? {
             StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
             StopCause::Interrupted => Some(Outcome::Interrupted),
+            StopCause::Environment(why) => Some(Outcome::Internal(why)),
+        }
+    }
+
+    /// The retry policy of a request now: the job's, bounded by the run's time limit.
+    pub(super) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            deadline: self.stop.deadline(),
+            ..self.config.retry.clone()
         }
     }
 
@@ -353,6 +380,7 @@ impl Agent<'_> {
             if let Notice::Retry {
                 attempt,
                 delay,
+                server_wait,
                 error,
             } = notice
             {
@@ -370,13 +398,14 @@ impl Agent<'_> {
                     delay_ms: delay.as_millis() as u64,
                     error_kind: error.kind().to_owned(),
                     message: error.to_string(),
+                    retry_after_ms: server_wait.map(|w| w.as_millis() as u64),
                 });
             }
         };
         let mut turn_reply = complete(
             self.client,
             &request,
-            &self.config.retry,
+            &self.retry_policy(),
             self.config.idle_timeout,
             self.stop.token(),
             &mut on_notice,

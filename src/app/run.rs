@@ -33,6 +33,14 @@ pub(crate) struct RunOptions<'a> {
 pub(crate) struct Resume {
     pub path: PathBuf,
     pub session: Session,
+    /// Its folder's lock, taken before the session was read.
+    pub lock: Option<super::run_lock::RunLock>,
+    /// Its events so far (the tools' state and the checks are read from them).
+    pub events: Vec<crate::events::Envelope>,
+    /// A new instruction, added once the calls the last response left are answered.
+    pub prompt: Option<String>,
+    /// Where the run picks up after the agent's loop.
+    pub continuation: super::continuation::Continuation,
 }
 
 /// Run one job. `Err` means it could not start (exit 2, or 6 for its environment); every
@@ -78,7 +86,7 @@ async fn execute(
     let attempts = async {
         match &run.tools.failure {
             Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
-            None => run_attempts(&mut agent, state, job).await,
+            None => run_attempts(&mut agent, state, job, run.continuation.clone()).await,
         }
     };
     std::panic::AssertUnwindSafe(attempts)
@@ -90,17 +98,17 @@ async fn execute(
         })
 }
 
-/// Stop what the run started, then write its outputs (`finish`).
+/// Stop what the run started, then write its outputs (`finish`). Signals are listened
+/// to until the last file is written.
 async fn conclude(
     config: &RunConfig,
-    run: Prepared,
+    mut run: Prepared,
     state: &RunState,
     outcome: Outcome,
     report: AttemptsReport,
 ) -> RunResult {
-    run.signals.abort();
     run.shared.background().kill_all().await;
-    if let Some(hub) = run.tools.hub {
+    if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
     }
     if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
@@ -116,19 +124,8 @@ async fn conclude(
         limit,
         jobs_in_call: config.jobs_in_call,
     };
-    let result = finish(
-        &config.job,
-        state,
-        &run.shared,
-        &run.sinks,
-        &run.hooks,
-        &run.out_dir,
-        &run.redactor,
-        finished,
-        run.checkpoints.as_deref(),
-        run.uploads,
-    )
-    .await;
+    let result = finish(&config.job, state, &mut run, finished).await;
+    run.signals.task.abort();
     run.stop.token().cancel();
     result
 }

@@ -317,6 +317,7 @@ pub(crate) fn bash_readable(job: &Job, workspace: &Path, env: &[(String, String)
 pub(crate) fn sandbox(
     job: &Job,
     workspace: &Path,
+    out_dir: Option<&Path>,
     env: &[(String, String)],
     require: bool,
     read_only: bool,
@@ -345,6 +346,18 @@ pub(crate) fn sandbox(
     .required(t.bash_require_sandbox || require);
     policy.writable.extend(t.bash_writable.iter().map(place));
     policy.env_names = t.bash_env.clone();
+    // The run's records: its folder (wherever `--out` put it) and the workspace's
+    // `.cn-run`, where other runs keep theirs.
+    let records = out_dir
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain([workspace.join(".cn-run")])
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let policy = policy
+        .with_git(t.bash_git)
+        .with_records(records)
+        .with_limits(t.bash_limits);
     let (policy, probe) = crate::sandbox::establish(policy);
     let status = crate::sandbox::describe(&probe, &policy);
     let off = (policy.mode == SandboxMode::Off).then(|| {

@@ -51,6 +51,11 @@ pub enum Event {
         tools: Vec<String>,
         mode: String,
         resumed: bool,
+        /// A resumed run that goes on where the earlier process stopped short (a limit, a
+        /// signal, a crash), without a new instruction: one run with the one before it, so
+        /// its result counts both (the calls, denials and checks of each).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        continues: bool,
         /// The run's folder (result.json, events.jsonl, session.json, diff.patch).
         #[serde(default)]
         output_dir: String,
@@ -81,6 +86,10 @@ pub enum Event {
         delay_ms: u64,
         error_kind: String,
         message: String,
+        /// The wait the server named (`retry-after`, a reset header, `RetryInfo`, "retry in
+        /// 1.4s"), when it named one: `delay_ms` is that wait.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
     },
     #[serde(rename = "assistant.message")]
     AssistantMessage {
@@ -96,8 +105,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
     },
-    /// The answer was cut (`length`) or filtered (`content_filter`): `action` is
-    /// `continue` (the model is asked once to go on) or `fail` (the run ends, exit 1).
+    /// The answer did not end normally (`agent/stop_reason.rs`): cut (`length`), filtered
+    /// (`content_filter`, also a prompt the filter refused), the context window filled
+    /// (`model_context_window_exceeded`), paused (`pause_turn`) or a stop word cn-run does not
+    /// know. `action` is `continue` (the model is asked to go on), `compact` (the history is
+    /// compacted first), `fail` (the run ends, exit 1) or `accept` (taken as final, said so).
     #[serde(rename = "output.incomplete")]
     OutputIncomplete {
         turn: u32,

@@ -508,6 +508,12 @@ pub struct BashSection {
     /// `PREFIX*`), read from cn-run's environment.
     #[serde(default)]
     pub env: Vec<String>,
+    /// What contained commands may do to the repository's git folders: `read-only`
+    /// (default: `.git`, pointer files, their git folders and nested repositories) or
+    /// `commit` (objects, refs and the index writable; hooks, config and info still not).
+    pub git: Option<crate::sandbox::GitAccess>,
+    /// Bounds on the run's commands: `memory`, `processes`, `tmp`, `file_size`.
+    pub limits: Option<super::bash_limits::BashLimits>,
 }
 
 /// `tools.bash.network`: `true`/`false`, or a list of hosts reached through cn-run's proxy.

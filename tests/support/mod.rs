@@ -2,10 +2,13 @@
 #![allow(dead_code, unreachable_pub)]
 pub mod cron_ref;
 pub mod http;
+pub mod live;
 pub mod model;
+pub mod mounts;
 pub mod otlp;
 pub mod outputs_replay;
 pub mod procs;
 pub mod replay;
 pub mod runner;
 pub mod sse;
+pub mod strict;
