@@ -47,7 +47,10 @@ fn a_new_tool_is_known_to_job_validation() {
 fn decide(mode: Mode, rules: &[(&str, Permission)], target: &str) -> Permission {
     let input = PolicyInput {
         mode,
-        job: rules.iter().map(|(p, perm)| RuleSpec::new(*p, *perm)).collect(),
+        job: rules
+            .iter()
+            .map(|(p, perm)| RuleSpec::new(*p, *perm))
+            .collect(),
         ..PolicyInput::default()
     };
     let policy = Policy::build(input, Path::new("/ws")).expect("a policy");
@@ -62,8 +65,14 @@ fn a_new_tool_is_matched_by_rules_on_its_argument_and_excluded_in_plan_mode() {
         ("Probe(src/**)", Permission::Allow),
         ("Probe(docs/**)", Permission::Exclude),
     ];
-    assert_eq!(decide(Mode::Headless, &rules, "src/a.rs"), Permission::Allow);
-    assert_eq!(decide(Mode::Headless, &rules, "docs/a.md"), Permission::Exclude);
+    assert_eq!(
+        decide(Mode::Headless, &rules, "src/a.rs"),
+        Permission::Allow
+    );
+    assert_eq!(
+        decide(Mode::Headless, &rules, "docs/a.md"),
+        Permission::Exclude
+    );
     // A file no rule names: the default table asks for every tool that writes.
     assert_eq!(decide(Mode::Headless, &rules, "lib/a.rs"), Permission::Ask);
     // A tool that writes is excluded in plan mode, whatever the job allows.

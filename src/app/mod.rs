@@ -40,12 +40,12 @@ mod workspace;
 use std::io::Write;
 
 use crate::cli::{Cli, Command, Format, RunArgs};
-use call_plan::CallPlan;
 use crate::config::{RunConfig, Settings};
 use crate::exit_code::Status;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
 use crate::observability::LogHandle;
 use crate::report::RunResult;
+use call_plan::CallPlan;
 use start_error::{RunError, StartError};
 
 #[cfg(test)]

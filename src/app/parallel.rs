@@ -11,10 +11,10 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use tokio::sync::Semaphore;
 
+use super::call_plan::CallPlan;
 use super::checkpoints::Early;
 use super::run::{self, RunOptions, panic_message};
 use super::start_error::{RunError, StartError};
-use super::call_plan::CallPlan;
 use crate::cli::Isolate;
 use crate::config::RunConfig;
 use crate::observability::LogHandle;

@@ -73,7 +73,10 @@ fn rule_arguments_say_what_a_call_is_about() {
     assert_eq!(EDIT.touched_file(&edit), Some("a.rs"));
     assert_eq!(READ.changed_file(&json!({"filepath": "a"})), None);
     assert_eq!(READ.touched_file(&json!({"filepath": "a"})), Some("a"));
-    assert_eq!(UPLOAD_ARTIFACT.touched_file(&json!({"filePath": "a"})), None);
+    assert_eq!(
+        UPLOAD_ARTIFACT.touched_file(&json!({"filePath": "a"})),
+        None
+    );
     assert!(BASH.leaves_running(&json!({"command": "x", "run_in_background": true})));
     assert!(!BASH.leaves_running(&json!({"command": "x"})));
     assert!(EDIT.named_by("MultiEdit") && MULTI_EDIT.named_by("Edit"));

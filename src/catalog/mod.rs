@@ -31,9 +31,7 @@ pub mod subagent;
 pub mod upload_artifact;
 pub mod write;
 
-pub use info::{
-    ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo, value_text,
-};
+pub use info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo, value_text};
 
 /// The rows other modules name directly (the body of each tool names its own).
 pub use bash::INFO as BASH;

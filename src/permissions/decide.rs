@@ -92,12 +92,10 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
                 },
                 Some(part) => {
                     let hint = match &part {
-                        Uncovered::Part(p) => {
-                            Some(suggest_allow_rule(
-                                call.tool,
-                                &crate::catalog::command_args(call.tool, p),
-                            ))
-                        }
+                        Uncovered::Part(p) => Some(suggest_allow_rule(
+                            call.tool,
+                            &crate::catalog::command_args(call.tool, p),
+                        )),
                         Uncovered::Substitution | Uncovered::Unreadable => None,
                     };
                     let origin = call.origin(rule.source);

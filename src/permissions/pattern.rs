@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::error::PolicyError;
 use super::paths::Workspace;
-pub(crate) use crate::catalog::value_text;
-pub(crate) use crate::catalog::ArgKind;
 use crate::catalog;
+pub(crate) use crate::catalog::ArgKind;
+pub(crate) use crate::catalog::value_text;
 
 /// Argument keys that hold paths in Continue's argument matcher (`compat`): Continue's list.
 pub(crate) const PATH_KEYS: &[&str] = &["filepath", "file_path", "dirpath", "path"];

@@ -17,8 +17,8 @@ impl Tool for Probe {
 
     /// Reads its arguments through the catalogue's argument struct.
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let args: ProbeArgs = serde_json::from_value(args)
-            .map_err(|e| ToolError::RespondToModel(e.to_string()))?;
+        let args: ProbeArgs =
+            serde_json::from_value(args).map_err(|e| ToolError::RespondToModel(e.to_string()))?;
         let stamp = args.stamp.as_deref().unwrap_or("probed");
         let path = ctx.shared.workspace.join(&args.target);
         std::fs::write(&path, stamp).map_err(|e| ToolError::Fatal(e.to_string()))?;
