@@ -25,7 +25,12 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The MCP fixture serving streamable HTTP on a free port (killed on drop).
-struct HttpFixture(std::process::Child, String, crate::support::ports::Port);
+struct HttpFixture(
+    std::process::Child,
+    String,
+    // Held, not read: the port stays reserved while the fixture listens on it.
+    #[allow(dead_code)] crate::support::ports::Port,
+);
 
 impl HttpFixture {
     fn start() -> HttpFixture {
