@@ -164,6 +164,7 @@ fn load_jobs(args: &RunArgs, plan: &CallPlan) -> Result<Vec<RunConfig>, Vec<Star
     let settings = Settings::from(args);
     let opts = LoadOptions {
         params: args.params.clone(),
+        ..Default::default()
     };
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {
