@@ -261,12 +261,11 @@ impl Transcript {
 /// string of every event is covered). An event the masking made unreadable is replaced
 /// by a warning saying so, never shown unmasked.
 fn redacted(env: &Envelope, redactor: &Redactor) -> Envelope {
-    let masked = serde_json::to_string(env)
-        .ok()
-        .map(|text| match redactor.redact(&text) {
-            std::borrow::Cow::Borrowed(_) => Ok(env.clone()),
-            std::borrow::Cow::Owned(masked) => serde_json::from_str(&masked),
-        });
+    let text = serde_json::to_string(env).ok();
+    let masked = text.as_deref().map(|text| match redactor.redact(text) {
+        std::borrow::Cow::Borrowed(_) => Ok(env.clone()),
+        std::borrow::Cow::Owned(masked) => serde_json::from_str(&masked),
+    });
     match masked {
         Some(Ok(env)) => env,
         _ => Envelope {
@@ -274,10 +273,17 @@ fn redacted(env: &Envelope, redactor: &Redactor) -> Envelope {
                 message: format!(
                     "event {} ({}) is not shown: masking its secrets left it unreadable",
                     env.seq,
-                    env.event.kind()
+                    event_type(text.as_deref())
                 ),
             },
             ..env.clone()
         },
     }
+}
+
+/// The `type` tag of an event's JSON text.
+fn event_type(text: Option<&str>) -> String {
+    text.and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|v| v["type"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| "of unknown type".to_owned())
 }
