@@ -63,6 +63,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Rebuild result.json and junit.xml of a run folder from its events.jsonl.
     Report(ReportArgs),
+    /// The runs a run store holds, with their outcome and cost.
+    Runs(RunsArgs),
     /// Internal: the Bash sandbox launcher (restricts itself, then runs the command).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(crate::sandbox::SandboxArgs),
@@ -225,6 +227,11 @@ pub struct RunArgs {
     /// (overrides the job's `upload.url`; `{run_id}` is replaced).
     #[arg(long, value_name = "URL")]
     pub upload_url: Option<String>,
+    /// Keep the run folder in this run store while the run goes and at its end (overrides
+    /// the job's `store:`): `s3://BUCKET/PREFIX`, `gs://…`, `az://…` or a path; credentials
+    /// from the environment.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// How many jobs this call runs (set by the runner, not a flag): the GitHub step
     /// summary is shared between them, and step outputs are written once for all.
     #[arg(skip)]
@@ -485,6 +492,16 @@ pub struct ReportArgs {
     /// $GITHUB_OUTPUT, and print the annotations on stderr.
     #[arg(long)]
     pub github: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// The run store: `s3://BUCKET/PREFIX`, `gs://…`, `az://…` or a path.
+    #[arg(long, value_name = "URL")]
+    pub store: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

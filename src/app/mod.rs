@@ -19,9 +19,13 @@ mod prepare;
 mod prepare_parts;
 mod report_cmd;
 mod resume;
+mod resume_moved;
 mod resume_trust;
+mod origin;
+mod store_sync;
 mod run;
 mod run_parts;
+mod runs_cmd;
 mod schedule_cmd;
 mod session_hooks;
 mod sessions;
@@ -53,6 +57,7 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Schedule(a)) => schedule_cmd::run(&a),
         Some(Command::Export(a)) => export_cmd::run(&a),
         Some(Command::Report(a)) => report_cmd::run(&a),
+        Some(Command::Runs(a)) => runs_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
         Some(Command::Run(args)) => run_command(*args, &log),

@@ -99,6 +99,17 @@ fn reopen(session: &mut Session, prompt: Option<String>, id: &str) -> Result<(),
 }
 
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
+    // A run folder from elsewhere: a store's run, an archive, another checkout.
+    let located = super::resume_moved::locate(id, given).await;
+    let id = match &located {
+        Ok(local) => local.as_str(),
+        Err(_) => id,
+    };
+    if let Err(e) = located {
+        return start_failed(e.into());
+    }
+    let mut given = given.clone();
+    let given = &mut given;
     let root = given
         .out
         .as_ref()
@@ -111,6 +122,9 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     for note in &session.notes {
         eprintln!("warning: {note}");
+    }
+    if let Err(e) = super::resume_moved::reroot(&path, &mut session, given) {
+        return start_failed(e.into());
     }
     let prompt = given.prompt.clone();
     let config = match resume_config(given, &session, prompt.as_deref())

@@ -96,3 +96,35 @@ fn load(out_dir: &Path) -> Option<RepoFiles> {
         Record::Nothing => RepoFiles::Nothing,
     })
 }
+
+/// A run resumed in another checkout (`resume_moved`): the untrusted base commit's
+/// record names the repository it was read from; it now names `workspace`'s repository,
+/// which must hold that same commit (the trust is the commit id, never the path).
+pub(crate) fn reroot(out_dir: &Path, workspace: &Path) -> Result<(), String> {
+    let Some(Ok(Record::Commit { commit, prefix, .. })) = std::fs::read(out_dir.join(RECORD))
+        .ok()
+        .map(|t| serde_json::from_slice::<Record>(&t))
+    else {
+        return Ok(());
+    };
+    let repo = git2::Repository::discover(workspace).map_err(|e| e.message().to_owned())?;
+    let present = git2::Oid::from_str(&commit)
+        .ok()
+        .is_some_and(|id| repo.find_commit(id).is_ok());
+    if !present {
+        return Err(format!(
+            "the untrusted run's base commit {commit} is not in this repository: fetch it first"
+        ));
+    }
+    let top = repo
+        .workdir()
+        .and_then(|w| w.canonicalize().ok())
+        .ok_or_else(|| "the repository has no working tree".to_owned())?;
+    let record = Record::Commit {
+        repo: top,
+        commit,
+        prefix,
+    };
+    let text = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join(RECORD), text).map_err(|e| e.to_string())
+}

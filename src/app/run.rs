@@ -93,11 +93,12 @@ async fn execute(
 /// Stop what the run started, then write its outputs (`finish`).
 async fn conclude(
     config: &RunConfig,
-    run: Prepared,
+    mut run: Prepared,
     state: &RunState,
     outcome: Outcome,
     report: AttemptsReport,
 ) -> RunResult {
+    let store = run.store.take();
     run.signals.abort();
     run.shared.background().kill_all().await;
     if let Some(hub) = run.tools.hub {
@@ -129,6 +130,8 @@ async fn conclude(
         run.uploads,
     )
     .await;
+    // After the run's last file: the store gets the folder whole.
+    super::store_sync::finish(store).await;
     run.stop.token().cancel();
     result
 }

@@ -58,6 +58,8 @@ pub struct Job {
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
     pub upload: Option<UploadSpec>,
+    /// The run store's URL (`--store` wins).
+    pub store: Option<String>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,
     pub untrusted_paths: Vec<String>,
