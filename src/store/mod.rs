@@ -84,12 +84,14 @@ impl RunStore {
             ObjectStoreScheme::GoogleCloudStorage => Arc::new(
                 object_store::gcp::GoogleCloudStorageBuilder::from_env()
                     .with_url(url)
+                    .with_retry(retry())
                     .build()
                     .map_err(|e| bad(e.to_string()))?,
             ),
             ObjectStoreScheme::MicrosoftAzure => Arc::new(
                 object_store::azure::MicrosoftAzureBuilder::from_env()
                     .with_url(url)
+                    .with_retry(retry())
                     .build()
                     .map_err(|e| bad(e.to_string()))?,
             ),
@@ -163,10 +165,23 @@ impl RunStore {
     }
 }
 
+/// A request is retried briefly: the copier tries again on its next tick anyway, and a
+/// store that cannot be reached must not hold the run's end (the default retries for 3
+/// minutes).
+fn retry() -> object_store::RetryConfig {
+    object_store::RetryConfig {
+        max_retries: 2,
+        retry_timeout: std::time::Duration::from_secs(10),
+        ..object_store::RetryConfig::default()
+    }
+}
+
 /// An S3 store: the environment's credentials; an `http://` endpoint (a local
 /// S3-compatible server) is allowed when it is the one `AWS_ENDPOINT_URL` names.
 fn s3(url: &str) -> object_store::Result<object_store::aws::AmazonS3> {
-    let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url);
+    let mut builder = object_store::aws::AmazonS3Builder::from_env()
+        .with_url(url)
+        .with_retry(retry());
     let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
         .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
         .ok();

@@ -21,8 +21,11 @@ use crate::redact::Redactor;
 /// How often the growing files are copied while the run goes.
 pub(super) const LIVE_EVERY: Duration = Duration::from_secs(1);
 
-/// How long the final copy keeps trying.
-pub(super) const FINAL_DEADLINE: Duration = Duration::from_secs(30);
+/// How long the final copy may take in all (a large folder on a slow link).
+pub(super) const FINAL_DEADLINE: Duration = Duration::from_secs(60);
+
+/// How often the final copy tries a store that fails (with a pause of 1 s, then 2 s).
+const FINAL_TRIES: u64 = 3;
 
 /// Files copied while the run goes (the rest only at its end).
 const LIVE: [&str; 4] = ["events.jsonl", "session.jsonl", "origin.json", "trusted.json"];
@@ -115,7 +118,9 @@ impl StoreSync {
 
     /// Everything in the run folder (top-level files and `artifacts/`), until `deadline`.
     pub async fn copy_all(&self, deadline: Instant) -> StoreStatus {
+        let mut tries = 0;
         loop {
+            tries += 1;
             let mut results = Vec::new();
             for name in folder_files(&self.dir) {
                 if let Some(r) = self.copy_file(&name).await {
@@ -124,10 +129,11 @@ impl StoreSync {
             }
             let failed = results.iter().any(Result::is_err);
             let status = self.record(results);
-            if !failed || Instant::now() + Duration::from_secs(2) > deadline {
+            let pause = Duration::from_secs(tries);
+            if !failed || tries >= FINAL_TRIES || Instant::now() + pause > deadline {
                 return status;
             }
-            tokio::time::sleep(Duration::from_secs(2)).await;
+            tokio::time::sleep(pause).await;
         }
     }
 

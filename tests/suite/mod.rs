@@ -82,6 +82,7 @@ mod session_resume;
 mod sigkill_e2e;
 mod skills;
 mod start_failures_e2e;
+mod store_e2e;
 mod stop_reasons_e2e;
 mod subagents_e2e;
 mod tools_artifacts;
