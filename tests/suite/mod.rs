@@ -66,6 +66,7 @@ mod read_limits_e2e;
 mod report_e2e;
 mod request_params_e2e;
 mod resources;
+mod resume_moved_e2e;
 mod resume_trust_e2e;
 mod resume_upload_e2e;
 mod rules_e2e;

@@ -1,0 +1,182 @@
+//! Resume anywhere: a run folder (or its archive) taken to another checkout resumes there
+//! once the checkout is the commit the run started at with the run's diff applied — a
+//! clean checkout gets the diff written in — and is refused, naming what differs,
+//! otherwise. Trust does not rise by moving: the resumed run keeps the stored job text.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::runner::{cn_run, git, git_init, run, run_folder, write_files};
+
+const JOB: &str = "version: 1\nname: moved\nmodel: {provider: script, name: m, script: s.yaml}\nprompt: first part\npermissions: {allow: ['Bash(echo *)', 'Bash(cat *)']}\n";
+const SCRIPT: &str = "turns:
+  - tool_calls: [{name: Bash, id: a, arguments: {command: 'echo first > notes.txt'}}]
+  - text: first part done
+  - tool_calls: [{name: Bash, id: b, arguments: {command: 'cat notes.txt; echo second >> notes.txt'}}]
+  - text: second part done
+";
+
+/// A finished first part in a fresh repository `a`; its run folder.
+fn first_part(a: &Path) -> PathBuf {
+    std::fs::create_dir_all(a).unwrap();
+    write_files(a, &[("job.yaml", JOB), ("s.yaml", SCRIPT), ("README", "base\n")]);
+    git_init(a);
+    let mut cmd = cn_run(a);
+    cmd.arg("job.yaml");
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    run_folder(a)
+}
+
+/// `cn-run --resume RUN -C WS -p …` from `cwd`.
+fn resume(cwd: &Path, run: &Path, ws: &Path) -> crate::support::runner::Run {
+    let mut cmd = cn_run(cwd);
+    cmd.arg("--resume")
+        .arg(run)
+        .arg("-C")
+        .arg(ws)
+        .args(["-p", "second part", "--format", "json"]);
+    run_cmd(cmd)
+}
+
+fn run_cmd(cmd: std::process::Command) -> crate::support::runner::Run {
+    run(cmd, None)
+}
+
+fn clone(from: &Path, to: &Path) {
+    git(
+        from.parent().unwrap(),
+        &["clone", "-q", from.to_str().unwrap(), to.to_str().unwrap()],
+    );
+}
+
+#[test]
+fn a_moved_run_folder_resumes_in_a_clean_checkout_with_its_diff_written_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let folder = first_part(&a);
+    clone(&a, &b);
+    // The folder is taken elsewhere (as an artifact would be), then resumed in b.
+    let moved = tmp.path().join("artifact/run");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&folder, &moved).unwrap();
+    let r = resume(tmp.path(), &moved, &b);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let result: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(result["result"], "second part done");
+    assert_eq!(
+        std::fs::read_to_string(b.join("notes.txt")).unwrap(),
+        "first\nsecond\n",
+        "the first part's change was written into b before the second part ran"
+    );
+    assert!(r.stderr.contains("written into"), "{}", r.stderr);
+    // The whole run's diff, and a's checkout left as the first part left it.
+    let patch = std::fs::read_to_string(moved.join("diff.patch")).unwrap();
+    assert!(patch.contains("+first") && patch.contains("+second"), "{patch}");
+    assert_eq!(std::fs::read_to_string(a.join("notes.txt")).unwrap(), "first\n");
+    let events = std::fs::read_to_string(moved.join("events.jsonl")).unwrap();
+    let started: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "run.started")
+        .collect();
+    assert_eq!(started[1]["workspace"], b.canonicalize().unwrap().to_str().unwrap());
+}
+
+#[test]
+fn an_archived_run_resumes_in_a_checkout_where_its_diff_is_applied_already() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let folder = first_part(&a);
+    clone(&a, &b);
+    // The diff applied by hand: accepted as it is.
+    git(&b, &["apply", folder.join("diff.patch").to_str().unwrap()]);
+    let archive = tmp.path().join("run.tar.gz");
+    let status = std::process::Command::new("tar")
+        .arg("czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(folder.parent().unwrap())
+        .arg(folder.file_name().unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::remove_dir_all(a.join(".cn-run")).unwrap();
+    let r = resume(&b, &archive, &b);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(!r.stderr.contains("written into"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(b.join("notes.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+}
+
+#[test]
+fn a_checkout_that_is_not_the_runs_is_refused_naming_what_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let folder = first_part(&a);
+    let start = git(&a, &["rev-parse", "HEAD"]).trim().to_owned();
+    // Each checkout differs in one way; the control (a clean clone) resumes.
+    let cases: [(&str, fn(&Path)); 4] = [
+        ("notes.txt (changed)", |b| {
+            std::fs::write(b.join("notes.txt"), "something else\n").unwrap()
+        }),
+        ("stray.txt (not the run's)", |b| {
+            std::fs::write(b.join("stray.txt"), "x\n").unwrap()
+        }),
+        ("README (missing)", |b| std::fs::remove_file(b.join("README")).unwrap()),
+        ("the run started at", |b| {
+            std::fs::write(b.join("README"), "next\n").unwrap();
+            git(b, &["commit", "-qam", "next"]);
+        }),
+    ];
+    for (i, (says, spoil)) in cases.iter().enumerate() {
+        let b = tmp.path().join(format!("b{i}"));
+        clone(&a, &b);
+        if !says.starts_with("the run") {
+            // The run's diff, and a change beside it.
+            git(&b, &["apply", folder.join("diff.patch").to_str().unwrap()]);
+        }
+        spoil(&b);
+        let before = std::fs::read_to_string(b.join("notes.txt")).ok();
+        let r = resume(tmp.path(), &folder, &b);
+        assert_eq!(r.code, 2, "{says}: {r:#?}");
+        assert!(r.stderr.contains(says), "{says}: {}", r.stderr);
+        if says.starts_with("the run") {
+            assert!(r.stderr.contains(&start), "{}", r.stderr);
+        }
+        assert_eq!(
+            std::fs::read_to_string(b.join("notes.txt")).ok(),
+            before,
+            "{says}: nothing written"
+        );
+    }
+    let control = tmp.path().join("control");
+    clone(&a, &control);
+    let r = resume(tmp.path(), &folder, &control);
+    assert_eq!(r.code, 0, "{r:#?}");
+}
+
+#[test]
+fn a_moved_run_keeps_the_job_text_it_started_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let folder = first_part(&a);
+    // A later commit of the job allows everything and checks something else; b is a
+    // checkout of the run's commit, and the job file the resume could read is rewritten.
+    clone(&a, &b);
+    let widened = JOB.replace("'Bash(cat *)'", "'Bash(*)'");
+    write_files(&a, &[("job.yaml", &widened)]);
+    let r = resume(tmp.path(), &folder, &b);
+    assert_eq!(r.code, 0, "{r:#?}");
+    let events = std::fs::read_to_string(folder.join("events.jsonl")).unwrap();
+    let config: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "config.resolved")
+        .collect();
+    let last = config.last().unwrap().to_string();
+    assert!(!last.contains("Bash(*)"), "the resumed run read the rewritten job: {last}");
+}
