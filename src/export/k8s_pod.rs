@@ -119,8 +119,8 @@ pub(super) fn pod_spec(
 }
 
 /// The shell script of the init container: a shallow fetch of one ref into /workspace.
-const CHECKOUT: &str = r#"set -eu
-cd /workspace
+pub(super) const CHECKOUT: &str = r#"set -eu
+cd "$WORKSPACE"
 git init -q .
 git -c credential.helper='!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=${GIT_TOKEN:-}"; }; f' fetch -q --depth 1 "$GIT_REPO" "$GIT_REF"
 git checkout -q --detach FETCH_HEAD
@@ -131,6 +131,7 @@ fn checkout(repo: &str, opts: &K8sOptions) -> Value {
         json!({"name": "GIT_REPO", "value": repo}),
         json!({"name": "GIT_REF", "value": opts.git_ref.as_deref().unwrap_or("HEAD")}),
         json!({"name": "HOME", "value": HOME}),
+        json!({"name": "WORKSPACE", "value": "/workspace"}),
     ];
     if let Some(secret) = &opts.git_token_secret {
         env.push(json!({

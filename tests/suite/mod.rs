@@ -27,6 +27,7 @@ mod example_jobs;
 mod export;
 mod faults;
 mod fetch_local;
+mod fleet_export;
 mod file_rule_paths;
 mod fuzz_regressions;
 mod git_credentials_e2e;
