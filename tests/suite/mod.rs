@@ -67,6 +67,7 @@ mod read_limits_e2e;
 mod report_e2e;
 mod request_params_e2e;
 mod resources;
+mod restricted_pod_e2e;
 mod resume_moved_e2e;
 mod resume_trust_e2e;
 mod resume_upload_e2e;
