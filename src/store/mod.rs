@@ -155,6 +155,14 @@ impl RunStore {
             .map_err(|e| self.backend(e))
     }
 
+    /// Remove `name` of run `run` (nothing when it is not there).
+    pub async fn delete(&self, run: &str, name: &str) -> Result<(), StoreError> {
+        match self.inner.delete(&self.path(run, name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.backend(e)),
+        }
+    }
+
     /// Read `name` of run `run` (`None` when it is not there).
     pub async fn get(&self, run: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match self.inner.get(&self.path(run, name)).await {

@@ -30,6 +30,9 @@ const FINAL_TRIES: u64 = 3;
 /// Files copied while the run goes (the rest only at its end).
 const LIVE: [&str; 4] = ["events.jsonl", "session.jsonl", "origin.json", "trusted.json"];
 
+/// The run's diff in the folder and the store.
+const DIFF: &str = "diff.patch";
+
 /// The run's diff so far, computed on a blocking thread.
 pub type DiffSource = Arc<dyn Fn() -> Option<Vec<u8>> + Send + Sync>;
 
@@ -110,7 +113,7 @@ impl StoreSync {
         if events_changed && let Some(diff) = self.diff.clone() {
             let patch = tokio::task::spawn_blocking(move || diff()).await.ok().flatten();
             if let Some(patch) = patch {
-                results.push(self.copy_bytes("diff.patch", &patch).await);
+                results.push(self.copy_bytes(DIFF, &patch).await);
             }
         }
         self.record(results)
@@ -164,6 +167,9 @@ impl StoreSync {
         let Some(body) = self.masked(raw) else {
             return Err(format!("{name}: not copied, it holds a secret after masking"));
         };
+        if name == DIFF && body != raw {
+            return self.withhold_diff(key).await;
+        }
         self.store
             .put(&self.run, name, body)
             .await
@@ -172,6 +178,24 @@ impl StoreSync {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(name.to_owned(), key);
+        Ok(())
+    }
+
+    /// A diff that held a secret is not kept in the store, masked: a resume elsewhere would
+    /// apply it and get the masks. An earlier copy goes too, so such a resume refuses (the
+    /// run changed files, its folder has no diff) rather than resume on an old state.
+    async fn withhold_diff(&self, key: [u8; 32]) -> Result<(), String> {
+        self.store
+            .delete(&self.run, DIFF)
+            .await
+            .map_err(|e| self.redactor.redact(&format!("{DIFF}: {e}")).into_owned())?;
+        tracing::warn!(
+            "{DIFF} holds a secret the run wrote into a file: not copied to the store (it is exact in the local folder); a resume from the store will refuse"
+        );
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(DIFF.to_owned(), key);
         Ok(())
     }
 

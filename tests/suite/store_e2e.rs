@@ -164,13 +164,16 @@ fn a_path_store_holds_the_whole_folder_masked_and_runs_lists_it_with_its_cost() 
     assert_eq!(r.code, 0, "{r:#?}");
     let id = r.result()["run_id"].as_str().unwrap().to_owned();
     let kept = store.join(&id);
-    for name in ["result.json", "events.jsonl", "session.jsonl", "junit.xml", "diff.patch", "origin.json"] {
+    for name in ["result.json", "events.jsonl", "session.jsonl", "junit.xml", "origin.json"] {
         assert!(kept.join(name).is_file(), "{name} not in the store");
     }
     assert!(!kept.join("git-start.json").exists(), "this machine's .git record stays here");
-    // diff.patch stays exact on disk (it must apply); its copy in the store is masked.
+    // diff.patch stays exact on disk (it must apply); masked it would apply wrongly
+    // elsewhere, so it is not in the store, and the run says so.
     let local_diff = std::fs::read_to_string(tmp.path().join("out/diff.patch")).unwrap();
     assert!(local_diff.contains(planted));
+    assert!(!kept.join("diff.patch").exists());
+    assert!(r.stderr.contains("diff.patch holds a secret"), "{}", r.stderr);
     for (path, body) in all_bytes(&store) {
         assert!(!String::from_utf8_lossy(&body).contains(planted), "{}", path.display());
     }
