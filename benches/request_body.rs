@@ -63,6 +63,7 @@ async fn median_ms(client: &OpenAiClient, request: &ChatRequest<'_>) -> f64 {
         initial_delay: Duration::from_millis(1),
         factor: 1.0,
         max_delay: Duration::from_millis(1),
+        ..RetryPolicy::default()
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let mut times = Vec::with_capacity(ROUNDS);

@@ -237,6 +237,16 @@ impl Fixture {
         format!("sent {count} log lines")
     }
 
+    #[tool(description = "The trace context the call carried in `_meta` (SEP-414).")]
+    fn trace_context(&self, ctx: RequestContext<RoleServer>) -> String {
+        let or_absent = |v: Option<&str>| v.unwrap_or("(absent)").to_owned();
+        format!(
+            "traceparent={} tracestate={}",
+            or_absent(ctx.meta.get_traceparent()),
+            or_absent(ctx.meta.get_tracestate())
+        )
+    }
+
     #[tool(description = "Work in `steps` steps of `ms` ms, sending progress after each.")]
     async fn progress(
         &self,

@@ -17,12 +17,25 @@ pub struct LogHandle {
     pub quiet: bool,
     /// The live terminal display, when stderr is a terminal (see `report::live`).
     pub live: Option<Arc<indicatif::MultiProgress>>,
+    /// When the process started (telemetry's time to the first request).
+    pub started: Option<std::time::SystemTime>,
+    /// OpenTelemetry, when the environment asks for it (`run` commands only).
+    pub telemetry: Option<crate::telemetry::Telemetry>,
     /// Several jobs share this log: in GitHub Actions each job's lines are held and shown
     /// as one group when it ends, so parallel jobs' groups never interleave.
     pub shared: bool,
 }
 
 impl LogHandle {
+    /// This handle with the telemetry the environment asks for (`OTEL_*`, `TRACEPARENT`).
+    pub fn with_telemetry(&self) -> LogHandle {
+        let started = self.started.unwrap_or_else(std::time::SystemTime::now);
+        LogHandle {
+            telemetry: crate::telemetry::Telemetry::from_env(started),
+            ..self.clone()
+        }
+    }
+
     /// Add a run's secrets to those every log line is masked with (parallel runs add up).
     pub fn set_redactor(&self, r: Redactor) {
         crate::redact::register(&r);
@@ -59,6 +72,8 @@ pub fn init(args: &LogArgs) -> LogHandle {
     let handle = LogHandle {
         quiet: args.quiet,
         live,
+        started: Some(std::time::SystemTime::now()),
+        telemetry: None,
         shared: false,
     };
     let default = match args.verbose {

@@ -156,9 +156,7 @@ impl Agent<'_> {
         if let Some(outcome) = self.finish_pending(state).await {
             return outcome;
         }
-        // The text of an answer cut by the output limit, while the model continues it.
-        let mut cut: Option<String> = None;
-        let mut cut_retried = false;
+        let mut cuts = stop_reason::Cuts::default();
         loop {
             if let Some(outcome) = self.stopped() {
                 return outcome;
@@ -181,16 +179,10 @@ impl Agent<'_> {
                     }
                     match self.request(turn, state).await {
                         Ok(r) => r,
-                        Err(ProviderError::Cancelled) => {
-                            return self.stopped().unwrap_or(Outcome::Interrupted);
-                        }
-                        Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
+                        Err(e) => return self.request_failed(turn, e),
                     }
                 }
-                Err(ProviderError::Cancelled) => {
-                    return self.stopped().unwrap_or(Outcome::Interrupted);
-                }
-                Err(e) => return self.stopped().unwrap_or(Outcome::Provider(e)),
+                Err(e) => return self.request_failed(turn, e),
             };
             let usage = response.usage.unwrap_or_default();
             let cost = self.cost(&usage, response.usage.is_some());
@@ -204,12 +196,12 @@ impl Agent<'_> {
                 stop_reason: response.finish.as_ref().map(|f| f.as_str().to_owned()),
             });
             if response.tool_calls.is_empty() || !response.text.is_empty() {
-                state.final_text = match cut.take() {
+                state.final_text = match cuts.head.take() {
                     Some(head) if response.tool_calls.is_empty() => head + &response.text,
                     _ => response.text.clone(),
                 };
             }
-            let stop = stop_action(&response, cut_retried);
+            let stop = stop_action(&response, &cuts);
             let calls = response.tool_calls.clone();
             self.append(
                 state,
@@ -221,15 +213,12 @@ impl Agent<'_> {
                 self.hooks.after_response(turn, state).await;
             }
             if let Some(action) = stop {
-                match self.after_cut(turn, action, state).await {
+                match self.after_cut(turn, action, state, &mut cuts).await {
                     Some(outcome) => return outcome,
-                    None => {
-                        cut = Some(state.final_text.clone());
-                        cut_retried = true;
-                        continue;
-                    }
+                    None => continue,
                 }
             }
+            cuts.window_compacted = false;
             let nudge = self
                 .window
                 .as_mut()
@@ -308,6 +297,26 @@ impl Agent<'_> {
         });
     }
 
+    /// The outcome of a model request that failed: a stop, a prompt refused by the
+    /// provider's content filter (exit 1, as a filtered answer), or a provider failure.
+    fn request_failed(&self, turn: u32, error: ProviderError) -> Outcome {
+        if let Some(outcome) = self.stopped() {
+            return outcome;
+        }
+        match error {
+            ProviderError::Cancelled => Outcome::Interrupted,
+            ProviderError::ContentFilter { .. } => {
+                self.emitter.emit(Event::OutputIncomplete {
+                    turn,
+                    stop_reason: "content_filter".to_owned(),
+                    action: "fail".to_owned(),
+                });
+                Outcome::Filtered(error.to_string())
+            }
+            error => Outcome::Provider(error),
+        }
+    }
+
     /// The outcome for an external stop (timeout or signal), if one happened.
     pub fn stop_outcome(&self) -> Option<Outcome> {
         self.stopped()
@@ -318,6 +327,14 @@ impl Agent<'_> {
         match self.stop.cause()? {
             StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
             StopCause::Interrupted => Some(Outcome::Interrupted),
+        }
+    }
+
+    /// The retry policy of a request now: the job's, bounded by the run's time limit.
+    pub(super) fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            deadline: self.stop.deadline(),
+            ..self.config.retry.clone()
         }
     }
 
@@ -353,6 +370,7 @@ impl Agent<'_> {
             if let Notice::Retry {
                 attempt,
                 delay,
+                server_wait,
                 error,
             } = notice
             {
@@ -370,13 +388,14 @@ impl Agent<'_> {
                     delay_ms: delay.as_millis() as u64,
                     error_kind: error.kind().to_owned(),
                     message: error.to_string(),
+                    retry_after_ms: server_wait.map(|w| w.as_millis() as u64),
                 });
             }
         };
         let mut turn_reply = complete(
             self.client,
             &request,
-            &self.config.retry,
+            &self.retry_policy(),
             self.config.idle_timeout,
             self.stop.token(),
             &mut on_notice,

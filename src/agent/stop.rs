@@ -4,7 +4,7 @@
 //! first, so the loop can tell a timeout (exit 4) from an interrupt (exit 130).
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -19,6 +19,8 @@ pub enum StopCause {
 pub struct StopSignal {
     token: CancellationToken,
     cause: Arc<Mutex<Option<StopCause>>>,
+    /// When the armed time limit ends the run (a retry wait past it is not waited).
+    deadline: Arc<Mutex<Option<Instant>>>,
 }
 
 impl StopSignal {
@@ -48,8 +50,15 @@ impl StopSignal {
         self.token.is_cancelled()
     }
 
+    /// When the armed time limit ends the run, if one is armed.
+    pub fn deadline(&self) -> Option<Instant> {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Stop with [`StopCause::Timeout`] after `limit` (a background timer).
     pub fn arm_timeout(&self, limit: Duration) {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) =
+            Instant::now().checked_add(limit);
         let me = self.clone();
         tokio::spawn(async move {
             tokio::select! {

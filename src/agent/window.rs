@@ -140,7 +140,7 @@ impl Agent<'_> {
         let response = complete(
             self.client,
             &request,
-            &self.config.retry,
+            &self.retry_policy(),
             self.config.idle_timeout,
             self.stop.token(),
             &mut |_| {},

@@ -68,8 +68,14 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         .filter(|t| t["offered"] == true)
         .filter_map(|t| t["name"].as_str().map(str::to_owned));
     let plan = policy.mode() == crate::permissions::Mode::Plan;
-    let (_, sandbox_status, _) =
-        setup::sandbox(job, workspace, &[], config.settings.require_sandbox, plan);
+    let (_, sandbox_status, _) = setup::sandbox(
+        job,
+        workspace,
+        None,
+        &[],
+        config.settings.require_sandbox,
+        plan,
+    );
     let context = crate::permissions::command_context(policy.mode(), sandbox_status.as_ref());
     let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()
@@ -142,6 +148,8 @@ fn text(e: &Explained) -> String {
         "sandbox: {}\n",
         sandbox_summary(job, e.containment.as_ref())
     ));
+    let checked = serde_json::to_value(&e.containment).unwrap_or_default();
+    text.push_str(&sandbox_checked(&checked));
     let meaning = e.commands["meaning"].as_str().unwrap_or_default();
     text.push_str(&format!("bash commands: {meaning}\n"));
     if let Some(note) = edit_tool_note(&e.tools) {
@@ -229,6 +237,40 @@ fn protections(list: &[crate::sandbox::Protection]) -> String {
         [] => "nothing".to_owned(),
         _ => list.iter().map(wire_name).collect::<Vec<_>>().join(", "),
     }
+}
+
+/// What the start-up probe found of the sandbox here: enforced, missing, git, limits.
+fn sandbox_checked(status: &serde_json::Value) -> String {
+    let list = |k: &str| {
+        let v: Vec<&str> = status[k]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p.as_str()).collect())
+            .unwrap_or_default();
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    let l = &status["limits"];
+    let limits = match l["memory_bytes"].as_u64() {
+        Some(m) => format!(
+            "memory {} MiB ({}), processes {} ({}), tmp {} MiB, file size {} MiB",
+            m >> 20,
+            l["memory_by"].as_str().unwrap_or(""),
+            l["processes"],
+            l["processes_by"].as_str().unwrap_or(""),
+            l["tmp_bytes"].as_u64().unwrap_or(0) >> 20,
+            l["file_size_bytes"].as_u64().unwrap_or(0) >> 20
+        ),
+        None => "none".to_owned(),
+    };
+    format!(
+        "  enforced (checked here): {}\n  missing: {}\n  git: {}\n  limits: {limits}\n",
+        list("enforced"),
+        list("missing"),
+        status["git"].as_str().unwrap_or("read-only"),
+    )
 }
 
 /// An enum as the job file spells it (`deny`, `openai`).

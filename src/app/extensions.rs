@@ -132,12 +132,12 @@ pub(crate) async fn start_mcp(
     base_env: &[(String, String)],
     registry: &mut ToolRegistry,
     policy: &Policy,
-    untrusted: bool,
+    (untrusted, trace): (bool, Option<crate::telemetry::RunTrace>),
 ) -> Result<(Option<McpHub>, Vec<ServerStatus>, Policy), crate::mcp::McpError> {
     if configs.is_empty() {
         return Ok((None, Vec::new(), policy.clone()));
     }
-    let (hub, statuses) = McpHub::start(configs, base_env).await?;
+    let (hub, statuses) = McpHub::start_traced(configs, base_env, trace).await?;
     let policy = mcp_policy(&hub, policy, untrusted);
     for tool in hub.tools() {
         if policy.is_offered(tool.name()) {

@@ -209,9 +209,20 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
     }
 }
 
-/// `cn-run [run] ...`: load the jobs (a bad one runs nothing), open a lone job's
-/// checkpointer at once, then run them in the async runtime.
+/// `cn-run [run] ...` with the telemetry the environment asks for, flushed before the
+/// process exits whatever the outcome (bounded by the export timeout).
 fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
+    let log = log.with_telemetry();
+    let code = run_jobs_command(args, &log);
+    if let Some(t) = &log.telemetry {
+        t.shutdown();
+    }
+    code
+}
+
+/// Load the jobs (a bad one runs nothing), open a lone job's checkpointer at once, then
+/// run them in the async runtime.
+fn run_jobs_command(args: RunArgs, log: &LogHandle) -> i32 {
     let args = match args.normalized() {
         Ok(a) => a,
         Err(pointer) => return usage_error(&pointer),

@@ -56,6 +56,8 @@ pub(crate) struct Placed {
     pub out_dir: PathBuf,
     pub workspace: PathBuf,
     pub resumed: bool,
+    /// The run's trace (OpenTelemetry on, or the caller's `TRACEPARENT`).
+    pub trace: Option<crate::telemetry::RunTrace>,
 }
 
 /// The policy, containment and rules of a placed run.
@@ -96,7 +98,7 @@ pub(crate) async fn prepare(
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
-    let placed = place(config, resume.as_ref())?;
+    let mut placed = place(config, resume.as_ref())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     // Before cn-run's own git work opens the repository again (a resume).
@@ -124,6 +126,7 @@ pub(crate) async fn prepare(
         &placed.workspace,
     );
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
+    placed.trace = start_telemetry(config, opts, &emitter, &redactor);
     let stop = StopSignal::new();
     stop.arm_timeout(config.timeout);
     let readable = setup::bash_readable(job, &placed.workspace, &env);
@@ -263,6 +266,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
             out_dir,
             workspace: PathBuf::from(&r.session.workspace),
             resumed: true,
+            trace: None,
         });
     }
     let run_id = new_run_id();
@@ -280,6 +284,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
         out_dir,
         workspace,
         resumed: false,
+        trace: None,
     })
 }
 
@@ -335,8 +340,14 @@ fn guard(
         super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
     // The evaluator must know whether commands run contained (and a read-only run kept so).
     let plan = built.mode() == crate::permissions::Mode::Plan;
-    let (sandbox, sandbox_status, sandbox_verdict) =
-        setup::sandbox(&config.job, ws, env, config.settings.require_sandbox, plan);
+    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(
+        &config.job,
+        ws,
+        Some(&placed.out_dir),
+        env,
+        config.settings.require_sandbox,
+        plan,
+    );
     let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
     let policy = Arc::new(built.with_context(context));
     let (workspace_rules, mut warnings) = crate::rules::workspace_rules(&repo_files);
@@ -359,6 +370,21 @@ fn guard(
         rules,
         warnings,
     })
+}
+
+/// The run's trace and, when telemetry is exported, its sink among the outputs.
+fn start_telemetry(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    emitter: &Emitter,
+    redactor: &Redactor,
+) -> Option<crate::telemetry::RunTrace> {
+    let telemetry = opts.log.telemetry.as_ref()?;
+    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    if let Some(sink) = sink {
+        emitter.add_sink(sink);
+    }
+    Some(trace)
 }
 
 /// Every output the events go to, with the log and GitHub's masks told the secrets.

@@ -62,9 +62,9 @@ pub(crate) async fn tools(
         &guard.policy,
         &guard.repo_files,
     ));
+    let traced = (untrusted, placed.trace.clone());
     let started =
-        super::extensions::start_mcp(mcp, &shared.env, &mut registry, &guard.policy, untrusted)
-            .await;
+        super::extensions::start_mcp(mcp, &shared.env, &mut registry, &guard.policy, traced).await;
     let (hub, statuses, failure, policy) = match started {
         Ok((hub, statuses, p)) => (hub, statuses, None, Arc::new(p)),
         Err(e) => (None, Vec::new(), Some(e.to_string()), guard.policy.clone()),
@@ -185,6 +185,11 @@ pub(crate) fn announce(
         checks: config.job.checks.iter().map(|c| c.name.clone()).collect(),
         isolation: start.isolation.map(str::to_owned),
         sandbox: guard.sandbox_status.clone().map(Box::new),
+        trace_id: start
+            .placed
+            .trace
+            .as_ref()
+            .map(crate::telemetry::RunTrace::trace_hex),
     });
     // The configuration in force (a resume's flags laid over the first run's) and the
     // messages the run starts with.

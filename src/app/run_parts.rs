@@ -83,14 +83,18 @@ pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<
     }
 }
 
-/// Stop the run on SIGINT or SIGTERM.
+/// Stop the run on SIGINT or SIGTERM. The handlers are installed now, not when the task
+/// first runs: a lone run on the one-thread runtime may not yield before its first tool
+/// call starts, and a signal in between would kill the process with the default action
+/// (no result.json, nothing flushed).
 pub(crate) fn listen_for_signals(stop: StopSignal) -> tokio::task::JoinHandle<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let streams = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    );
     tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
+        let (Ok(mut int), Ok(mut term)) = streams else {
             return;
         };
         tokio::select! {

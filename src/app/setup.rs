@@ -212,8 +212,10 @@ pub(crate) fn tool_env(
     key_env: Option<&str>,
     run_id: &str,
 ) -> Vec<(String, String)> {
+    // No command or server inherits the telemetry configuration or the caller's trace.
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, v)| Some(k.as_str()) != key_env && key.is_none_or(|s| s.expose() != v))
+        .filter(|(k, _)| !crate::telemetry::settings::is_telemetry_var(k))
         .collect();
     env.push(("CN_RUN".to_owned(), "1".to_owned()));
     env.push(("CN_RUN_RUN_ID".to_owned(), run_id.to_owned()));
@@ -251,6 +253,9 @@ pub(crate) fn redactor(
     // A token actions/checkout left in .git/config is in no variable cn-run can see.
     let checkout = crate::redact::git_credentials(workspace);
     values.extend(checkout.iter().map(String::as_str));
+    // The collector's credentials (`OTEL_EXPORTER_OTLP_HEADERS`, `x-api-key=…`).
+    let otlp = crate::telemetry::settings::header_values(&|n| std::env::var(n).ok());
+    values.extend(otlp.iter().map(String::as_str));
     Redactor::new(values, std::env::vars(), &names)
 }
 
@@ -312,6 +317,7 @@ pub(crate) fn bash_readable(job: &Job, workspace: &Path, env: &[(String, String)
 pub(crate) fn sandbox(
     job: &Job,
     workspace: &Path,
+    out_dir: Option<&Path>,
     env: &[(String, String)],
     require: bool,
     read_only: bool,
@@ -340,6 +346,18 @@ pub(crate) fn sandbox(
     .required(t.bash_require_sandbox || require);
     policy.writable.extend(t.bash_writable.iter().map(place));
     policy.env_names = t.bash_env.clone();
+    // The run's records: its folder (wherever `--out` put it) and the workspace's
+    // `.cn-run`, where other runs keep theirs.
+    let records = out_dir
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain([workspace.join(".cn-run")])
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let policy = policy
+        .with_git(t.bash_git)
+        .with_records(records)
+        .with_limits(t.bash_limits);
     let (policy, probe) = crate::sandbox::establish(policy);
     let status = crate::sandbox::describe(&probe, &policy);
     let off = (policy.mode == SandboxMode::Off).then(|| {

@@ -4,8 +4,9 @@
 //! It exists so a run of hundreds of turns never dies of a full context window. The rules
 //! follow Continue's `cn`: compact once the request reaches context − max_tokens − buffer
 //! (buffer = min(max(max_tokens, 20 % of the rest), 15 000)); the model summarises the
-//! whole history; the summary, one assistant message, replaces everything. Pure logic: the
-//! agent loop calls the model and emits the `compaction` event.
+//! whole history; the summary, one assistant message, replaces everything, followed by one
+//! user turn ([`RESUME_MESSAGE`]) so the next request ends with the user, as every server
+//! wants. Pure logic: the agent loop calls the model and emits the `compaction` event.
 //!
 //! Tool calls and their results are kept together everywhere: the unit of pruning is a
 //! *group* — a user message, or an assistant message followed by the tool results that
@@ -24,6 +25,13 @@ pub const SAFETY_BUFFER: u64 = 100;
 const DEFAULT_MAX_TOKENS_CAP: u64 = 64_000;
 /// Added once as a user message when the model stops right after a compaction.
 pub const CONTINUE_MESSAGE: &str = "continue";
+/// The user turn after the summary. A history that ends with the assistant's summary is a
+/// request every strict server refuses (Claude Opus 4.6+: "This model does not support
+/// assistant message prefill"; Mistral, code 3230: "Expected last role User or Tool") and
+/// one that other models read as a prefill to continue instead of work to act on.
+pub const RESUME_MESSAGE: &str = "The conversation above was replaced by this summary to fit \
+the context window. Carry on with the task from where the summary says it stands: take the \
+next step now.";
 /// Never cut a message below this many bytes when shrinking it to fit.
 const MIN_KEPT_BYTES: usize = 512;
 
@@ -123,15 +131,19 @@ pub fn compaction_request(
     out
 }
 
-/// The history after a compaction: the summary alone, as an assistant message marked
-/// `summary` (the system prompt is not part of the history).
+/// What follows the task after a compaction: the summary, as an assistant message marked
+/// `summary`, and the user turn that asks the model to carry on ([`RESUME_MESSAGE`]); the
+/// system prompt is not part of the history.
 pub fn apply_summary(summary: String) -> Vec<Message> {
-    vec![Message::Assistant {
-        content: summary,
-        tool_calls: Vec::new(),
-        summary: true,
-        reasoning: crate::conversation::Reasoning::default(),
-    }]
+    vec![
+        Message::Assistant {
+            content: summary,
+            tool_calls: Vec::new(),
+            summary: true,
+            reasoning: crate::conversation::Reasoning::default(),
+        },
+        Message::user(RESUME_MESSAGE),
+    ]
 }
 
 /// Drops the oldest groups of `history` until `fits` accepts it. The group holding the

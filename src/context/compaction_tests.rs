@@ -64,13 +64,18 @@ fn the_summary_replaces_the_history() {
     let history = apply_summary("We were fixing the parser.".into());
     assert_eq!(
         history,
-        vec![Message::Assistant {
-            content: "We were fixing the parser.".into(),
-            tool_calls: vec![],
-            summary: true,
-            reasoning: Default::default(),
-        }]
+        vec![
+            Message::Assistant {
+                content: "We were fixing the parser.".into(),
+                tool_calls: vec![],
+                summary: true,
+                reasoning: Default::default(),
+            },
+            Message::user(RESUME_MESSAGE),
+        ]
     );
+    // The history after a compaction ends with the user, as every server wants.
+    assert!(matches!(history.last(), Some(Message::User { .. })));
     assert!(is_well_paired(&history));
 }
 

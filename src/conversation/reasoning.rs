@@ -9,6 +9,11 @@
 //!   `redacted_thinking` blocks with `data`, required unchanged before the `tool_use` blocks
 //!   of the same turn (docs.anthropic.com, "Extended thinking", "Preserving thinking blocks").
 //!
+//! - OpenRouter: `reasoning_details` (reasoning.text / .summary / .encrypted items), wanted
+//!   back unmodified on the assistant message, above all one with tool calls
+//!   (openrouter.ai/docs/guides/best-practices/reasoning-tokens, "Preserving Reasoning
+//!   Blocks").
+//!
 //! cn-run never interprets this state: it keeps it in the session and sends it back.
 
 use serde::{Deserialize, Serialize};
@@ -29,11 +34,17 @@ pub struct Reasoning {
     /// Opaque per-call data (Gemini's `extra_content`), by tool-call id.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub call_extra: Vec<CallExtra>,
+    /// OpenRouter's `reasoning_details`, the streamed pieces joined by their `index`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<serde_json::Value>,
 }
 
 impl Reasoning {
     pub fn is_empty(&self) -> bool {
-        self.text.is_empty() && self.blocks.is_empty() && self.call_extra.is_empty()
+        self.text.is_empty()
+            && self.blocks.is_empty()
+            && self.call_extra.is_empty()
+            && self.details.is_empty()
     }
 
     /// The opaque data the server attached to the call `id`, if any.

@@ -65,6 +65,10 @@ pub enum Event {
         /// The Bash sandbox in force (null when off).
         #[serde(default)]
         sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
+        /// The run's OpenTelemetry trace id (32 hex digits): the caller's `TRACEPARENT`
+        /// trace, or the run's own when telemetry is exported.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trace_id: Option<String>,
     },
     #[serde(rename = "attempt.started")]
     AttemptStarted { attempt: u32 },
@@ -77,6 +81,10 @@ pub enum Event {
         delay_ms: u64,
         error_kind: String,
         message: String,
+        /// The wait the server named (`retry-after`, a reset header, `RetryInfo`, "retry in
+        /// 1.4s"), when it named one: `delay_ms` is that wait.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_ms: Option<u64>,
     },
     #[serde(rename = "assistant.message")]
     AssistantMessage {
@@ -92,8 +100,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
     },
-    /// The answer was cut (`length`) or filtered (`content_filter`): `action` is
-    /// `continue` (the model is asked once to go on) or `fail` (the run ends, exit 1).
+    /// The answer did not end normally (`agent/stop_reason.rs`): cut (`length`), filtered
+    /// (`content_filter`, also a prompt the filter refused), the context window filled
+    /// (`model_context_window_exceeded`), paused (`pause_turn`) or a stop word cn-run does not
+    /// know. `action` is `continue` (the model is asked to go on), `compact` (the history is
+    /// compacted first), `fail` (the run ends, exit 1) or `accept` (taken as final, said so).
     #[serde(rename = "output.incomplete")]
     OutputIncomplete {
         turn: u32,

@@ -87,6 +87,20 @@ pub struct JobFile {
     /// or `{cron, timezone, missed}`. Debian's cron dialect (README: Schedules). Also used by
     /// `cn-run export`.
     pub schedule: Option<ScheduleSection>,
+    /// OpenTelemetry of this job's runs, exported when the standard `OTEL_EXPORTER_OTLP_*`
+    /// variables name a collector.
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// What the job adds to the OpenTelemetry the environment configures.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// Put prompts, answers, tool arguments and tool output on the spans and logs (redacted
+    /// and capped), as `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` does.
+    #[serde(default)]
+    pub capture_content: bool,
 }
 
 /// A cron schedule: the line alone (UTC), or with a time zone and a missed-run policy.
@@ -498,6 +512,12 @@ pub struct BashSection {
     /// `PREFIX*`), read from cn-run's environment.
     #[serde(default)]
     pub env: Vec<String>,
+    /// What contained commands may do to the repository's git folders: `read-only`
+    /// (default: `.git`, pointer files, their git folders and nested repositories) or
+    /// `commit` (objects, refs and the index writable; hooks, config and info still not).
+    pub git: Option<crate::sandbox::GitAccess>,
+    /// Bounds on the run's commands: `memory`, `processes`, `tmp`, `file_size`.
+    pub limits: Option<super::bash_limits::BashLimits>,
 }
 
 /// `tools.bash.network`: `true`/`false`, or a list of hosts reached through cn-run's proxy.

@@ -2,6 +2,7 @@
 //! generated schema with every problem located (`load`, `locate`), and resolved into the
 //! validated [`Job`] the rest of cn-run works with (`resolve`).
 
+pub mod bash_limits;
 mod cron;
 mod error;
 pub mod file;
@@ -57,6 +58,8 @@ pub struct Job {
     pub git: GitSettings,
     /// Extra environment variable names whose values are secrets.
     pub redact: Vec<String>,
+    /// Content (prompts, answers, tool arguments and output) goes on telemetry.
+    pub capture_content: bool,
     pub upload: Option<UploadSpec>,
     /// The run store's URL (`--store` wins).
     pub store: Option<String>,
@@ -205,6 +208,10 @@ pub struct ToolSettings {
     pub bash_readable: Vec<String>,
     /// Variable names (or `PREFIX*`) passed to commands besides the allow-list.
     pub bash_env: Vec<String>,
+    /// What commands may do to the git folders (default read-only).
+    pub bash_git: crate::sandbox::GitAccess,
+    /// Memory, processes, temporary space and file size of the run's commands.
+    pub bash_limits: crate::sandbox::Limits,
 }
 
 /// Where the run works.

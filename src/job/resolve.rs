@@ -233,6 +233,8 @@ pub(super) fn resolve(
         bash_writable: raw.tools.bash.writable.clone(),
         bash_readable: raw.tools.bash.readable.clone(),
         bash_env: raw.tools.bash.env.clone(),
+        bash_git: raw.tools.bash.git.unwrap_or_default(),
+        bash_limits: super::bash_limits::resolve(&mut cx, raw.tools.bash.limits.as_ref()),
     };
     let workspace = workspace(&mut cx, &raw);
     for (field, message) in super::rule_tools::problems(&raw) {
@@ -284,6 +286,7 @@ pub(super) fn resolve(
         artifacts: raw.artifacts,
         git,
         redact: raw.redact,
+        capture_content: raw.telemetry.capture_content,
         upload,
         store: raw.store.clone(),
         mcp_servers,

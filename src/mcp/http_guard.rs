@@ -11,7 +11,9 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, RequestId, RequestParamsMeta as _, ServerJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -92,6 +94,26 @@ fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     }
 }
 
+/// A tool call's trace context (`_meta.traceparent`, `_meta.tracestate`) also as the W3C
+/// headers, for servers whose HTTP middleware reads those.
+fn trace_headers(message: &ClientJsonRpcMessage, headers: &mut HashMap<HeaderName, HeaderValue>) {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return;
+    };
+    let ClientRequest::CallToolRequest(call) = &request.request else {
+        return;
+    };
+    let pairs = [
+        ("traceparent", call.params.traceparent()),
+        ("tracestate", call.params.tracestate()),
+    ];
+    for (name, value) in pairs {
+        if let Some(value) = value.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+}
+
 /// The limit an event went over, when that is why the stream failed.
 fn size_limit(error: &SseError) -> Option<usize> {
     let mut current: Option<&(dyn std::error::Error + 'static)> = Some(error);
@@ -153,6 +175,8 @@ impl StreamableHttpClient for Guarded {
         limits: StreamableHttpResponseLimits,
     ) -> Answer {
         let id = request_id(&message);
+        let mut custom_headers = custom_headers;
+        trace_headers(&message, &mut custom_headers);
         if super::http_list::is_tool_list(&message) {
             let post = super::http_list::Post {
                 uri: &uri,

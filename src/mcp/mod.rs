@@ -171,6 +171,16 @@ impl McpHub {
         configs: Vec<ServerConfig>,
         base_env: &[(String, String)],
     ) -> Result<(McpHub, Vec<ServerStatus>), McpError> {
+        Self::start_traced(configs, base_env, None).await
+    }
+
+    /// [`McpHub::start`] in a run's trace: each tool call tells its server the call's trace
+    /// context (`_meta.traceparent`, and a `traceparent` header over HTTP).
+    pub async fn start_traced(
+        configs: Vec<ServerConfig>,
+        base_env: &[(String, String)],
+        trace: Option<crate::telemetry::RunTrace>,
+    ) -> Result<(McpHub, Vec<ServerStatus>), McpError> {
         check_names(&configs)?;
         let notices = Arc::new(notices::Notices::default());
         let mut slots: Vec<Option<Started>> = configs.iter().map(|_| None).collect();
@@ -179,7 +189,8 @@ impl McpHub {
             .enumerate()
             .map(|(i, config)| {
                 let notices = Arc::clone(&notices);
-                async move { (i, start_one(config, base_env, notices).await) }
+                let trace = trace.clone();
+                async move { (i, start_one(config, base_env, notices, trace).await) }
             })
             .collect();
         while let Some((i, (status, live))) = pending.next().await {
@@ -261,6 +272,7 @@ async fn start_one(
     config: &ServerConfig,
     base_env: &[(String, String)],
     notices: Arc<notices::Notices>,
+    trace: Option<crate::telemetry::RunTrace>,
 ) -> Started {
     let started = Instant::now();
     let outcome = connect::open(config, base_env, Arc::clone(&notices)).await;
@@ -289,15 +301,18 @@ async fn start_one(
         .map(|t| {
             let name = names::unique(names::exposed_name(&config.name, &t.name), &taken);
             taken.insert(name.clone());
-            Arc::new(McpTool::new(
-                name,
-                &config.name,
-                t,
-                config.call_timeout,
-                opened.client.peer().clone(),
-                opened.stderr.clone(),
-                Arc::clone(&notices),
-            ))
+            Arc::new(
+                McpTool::new(
+                    name,
+                    &config.name,
+                    t,
+                    config.call_timeout,
+                    opened.client.peer().clone(),
+                    opened.stderr.clone(),
+                    Arc::clone(&notices),
+                )
+                .traced(trace.clone()),
+            )
         })
         .collect();
     tracing::info!(server = %config.name, tools = tools.len(), ms = status.startup_ms,

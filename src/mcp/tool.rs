@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, RequestParamsMeta as _,
+    ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde::Serialize;
@@ -62,6 +63,8 @@ pub struct McpTool {
     stderr: StderrTail,
     /// Where the progress of this tool's calls is recorded.
     notices: std::sync::Arc<super::notices::Notices>,
+    /// The run's trace: each call passes its trace context to the server.
+    trace: Option<crate::telemetry::RunTrace>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -101,7 +104,14 @@ impl McpTool {
             peer,
             stderr,
             notices,
+            trace: None,
         }
+    }
+
+    /// This tool in a run's trace.
+    pub(crate) fn traced(mut self, trace: Option<crate::telemetry::RunTrace>) -> Self {
+        self.trace = trace;
+        self
     }
 
     /// The server this tool belongs to (its name in the job).
@@ -139,7 +149,15 @@ impl McpTool {
                 )));
             }
         };
-        let params = CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        let mut params =
+            CallToolRequestParams::new(self.remote_name.clone()).with_arguments(arguments);
+        // The MCP trace-context convention (SEP-414): the server's spans join the run's.
+        if let Some((parent, state)) = self.trace.as_ref().and_then(|t| t.for_mcp_call(call_id)) {
+            params.set_traceparent(&parent);
+            if let Some(state) = state {
+                params.set_tracestate(&state);
+            }
+        }
         // call_timeout is the longest silence: each progress notification of the call
         // restarts it (the SDK sends a progress token with the request).
         let options =

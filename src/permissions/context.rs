@@ -40,6 +40,9 @@ mod tests {
             hidden: Vec::new(),
             notes: Vec::new(),
             hosts: Vec::new(),
+            git: Default::default(),
+            read_only: Vec::new(),
+            limits: None,
         }
     }
 

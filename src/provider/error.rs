@@ -27,6 +27,28 @@ pub enum ProviderError {
     },
     #[error("request rejected (HTTP {status}): {message}")]
     BadRequest { status: u16, message: String },
+    /// The provider's content filter refused the prompt (Azure's 400 `content_filter`): the
+    /// same request is refused again, so it ends the run as a filtered answer does.
+    #[error("the provider's content filter refused the prompt (HTTP {status}): {message}")]
+    ContentFilter { status: u16, message: String },
+    /// The server asked for a wait longer than the run can afford: the run ends at once,
+    /// saying when to try again, instead of retrying against the limit.
+    #[error(
+        "{error}; the server asks to wait {} before retrying, longer than this run waits \
+         (at most {}): retry after {retry_at}",
+        human(.wait),
+        human(.limit)
+    )]
+    RetryLater {
+        error: Box<ProviderError>,
+        wait: Duration,
+        limit: Duration,
+        retry_at: String,
+    },
+    /// The server ended an answer because of its own failure (`finish_reason: "error"`,
+    /// vLLM's `abort`): the request is sent again.
+    #[error("the server stopped the answer (stop reason: {0})")]
+    Interrupted(String),
     #[error("network error: {0}")]
     Network(String),
     #[error("the response stalled: no data for {} s", .0.as_secs())]
@@ -52,6 +74,7 @@ impl ProviderError {
                 | ProviderError::Network(_)
                 | ProviderError::Stalled(_)
                 | ProviderError::Decode(_)
+                | ProviderError::Interrupted(_)
         )
     }
 
@@ -60,6 +83,7 @@ impl ProviderError {
         match self {
             ProviderError::RateLimited { retry_after, .. }
             | ProviderError::Server { retry_after, .. } => *retry_after,
+            ProviderError::RetryLater { wait, .. } => Some(*wait),
             _ => None,
         }
     }
@@ -73,6 +97,9 @@ impl ProviderError {
             ProviderError::ContextLength(_) => "context_length",
             ProviderError::Server { .. } => "server",
             ProviderError::BadRequest { .. } => "bad_request",
+            ProviderError::ContentFilter { .. } => "content_filter",
+            ProviderError::RetryLater { error, .. } => error.kind(),
+            ProviderError::Interrupted(_) => "server",
             ProviderError::Network(_) => "network",
             ProviderError::Stalled(_) => "stalled",
             ProviderError::Decode(_) => "decode",
@@ -80,5 +107,47 @@ impl ProviderError {
             ProviderError::Config(_) => "config",
             ProviderError::Cancelled => "cancelled",
         }
+    }
+}
+
+/// A wait in words: "42 s", "2 min 5 s", "1 h 33 min 51 s".
+fn human(wait: &Duration) -> String {
+    let total = wait.as_secs();
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
+    match (h, m) {
+        (0, 0) => format!("{:.1} s", wait.as_secs_f64()).replace(".0 s", " s"),
+        (0, _) => format!("{m} min {s} s"),
+        _ => format!("{h} h {m} min {s} s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{ProviderError, human};
+
+    #[test]
+    fn a_wait_too_long_says_the_servers_words_the_wait_and_when_to_retry() {
+        let err = ProviderError::RetryLater {
+            error: Box::new(ProviderError::RateLimited {
+                status: 429,
+                message: "Please wait 5631 seconds before retrying.".into(),
+                retry_after: Some(Duration::from_secs(5631)),
+            }),
+            wait: Duration::from_secs(5631),
+            limit: Duration::from_secs(300),
+            retry_at: "2026-05-01T13:33:51Z".into(),
+        };
+        assert_eq!(err.kind(), "rate_limited");
+        assert!(!err.is_retryable());
+        assert_eq!(
+            err.to_string(),
+            "rate limited (HTTP 429): Please wait 5631 seconds before retrying.; the server asks \
+             to wait 1 h 33 min 51 s before retrying, longer than this run waits (at most 5 min \
+             0 s): retry after 2026-05-01T13:33:51Z"
+        );
+        assert_eq!(human(&Duration::from_millis(1400)), "1.4 s");
+        assert_eq!(human(&Duration::from_secs(42)), "42 s");
     }
 }

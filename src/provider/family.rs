@@ -14,6 +14,9 @@ pub(crate) struct OpenAiParams {
     pub(crate) sampling: bool,
     /// Send `stream_options: {include_usage: true}`.
     pub(crate) stream_options: bool,
+    /// Send the turns in the strict order Mistral's validator wants
+    /// ([`super::turn_order`]).
+    pub(crate) strict_order: bool,
 }
 
 /// One fact about a model family, with where it comes from.
@@ -67,6 +70,7 @@ pub(crate) fn openai_params(model: &str, api_base: &str, stream_usage: bool) -> 
         max_completion_tokens: fact.is_some_and(|f| f.max_completion_tokens),
         sampling: fact.is_none_or(|f| f.sampling),
         stream_options: stream_usage && !host_rejects,
+        strict_order: super::turn_order::strict_from_start(model, host_of(api_base)),
     }
 }
 

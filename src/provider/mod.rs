@@ -13,10 +13,13 @@ mod family;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod openai;
+mod overflow;
 pub mod script;
 mod sse;
+mod stop_words;
+mod turn_order;
 
-pub use collect::{Notice, RetryPolicy, complete};
+pub use collect::{MAX_RETRY_WAIT, Notice, RetryPolicy, complete};
 pub use connection::Connection;
 pub use error::ProviderError;
 pub(crate) use sse::http::plain_http;
@@ -41,27 +44,42 @@ pub struct ChatRequest<'a> {
     pub temperature: Option<f32>,
 }
 
-/// Why the model stopped producing output.
+/// Why the model stopped producing output (`stop_words.rs` reads each server's word).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,
     ToolCalls,
+    /// The output-token limit (`length`, `max_tokens`).
     Length,
-    ContentFilter,
+    /// A safety system stopped or refused the answer; the server's word (`content_filter`,
+    /// `refusal`, `SAFETY`, …).
+    ContentFilter(String),
+    /// The model's context window filled while it answered (`model_context_window_exceeded`,
+    /// Mistral's `model_length`): the history is compacted, not continued.
+    ContextWindow(String),
+    /// Anthropic's `pause_turn`: a long turn paused; the model is asked to go on.
+    Pause,
+    /// The server ended the answer because of its own failure (`error`, vLLM's `abort`,
+    /// DeepSeek's `insufficient_system_resource`): the request is sent again.
+    Failed(String),
+    /// A word no table knows: the answer is taken as final, with a warning.
     Other(String),
 }
 
 impl FinishReason {
-    /// The reason in OpenAI's words (`stop`, `tool_calls`, `length`, `content_filter`), or
-    /// the server's own word for any other.
+    /// The reason in OpenAI's words (`stop`, `tool_calls`, `length`, `content_filter`),
+    /// Anthropic's for the stops OpenAI has no word for (`model_context_window_exceeded`,
+    /// `pause_turn`), or the server's own word for any other.
     pub fn as_str(&self) -> &str {
         match self {
             FinishReason::Stop => "stop",
             FinishReason::ToolCalls => "tool_calls",
             FinishReason::Length => "length",
-            FinishReason::ContentFilter => "content_filter",
-            FinishReason::Other(other) => other,
+            FinishReason::ContentFilter(_) => "content_filter",
+            FinishReason::ContextWindow(_) => "model_context_window_exceeded",
+            FinishReason::Pause => "pause_turn",
+            FinishReason::Failed(word) | FinishReason::Other(word) => word,
         }
     }
 }
@@ -79,6 +97,9 @@ pub enum StreamEvent {
     },
     /// A whole Anthropic thinking block with its signature, kept byte for byte.
     Thinking(ThinkingBlock),
+    /// A piece of OpenRouter's `reasoning_details` (joined with the pieces of the same
+    /// `index`), to be sent back with the message.
+    ReasoningDetail(serde_json::Value),
     /// A fragment of a tool call. `index` identifies the call within the response when the
     /// server sends one; without it the `id` does (Gemini). `id` and `name` arrive with the
     /// first fragment (some servers repeat them, some send `""` on later ones); `arguments`

@@ -98,6 +98,7 @@ fn unfinished() -> RunResult {
         session_path: None,
         workspace: String::new(),
         isolation: None,
+        trace_id: None,
     }
 }
 
@@ -154,6 +155,14 @@ impl ResultBuilder {
             } => {
                 self.result.stop_reason.clone_from(stop_reason);
                 self.count(main, usage.as_ref(), *cost_usd);
+            }
+            // A prompt the provider's filter refused has no answer: its stop is this event's.
+            Event::OutputIncomplete {
+                stop_reason,
+                action,
+                ..
+            } if main && action == "fail" => {
+                self.result.stop_reason = Some(stop_reason.clone());
             }
             Event::ToolStarted { .. } => self.result.num_tool_calls += 1,
             Event::PermissionDecision { .. } => {
@@ -219,6 +228,7 @@ impl ResultBuilder {
             checks,
             isolation,
             sandbox,
+            trace_id,
             ..
         } = event
         else {
@@ -238,6 +248,7 @@ impl ResultBuilder {
         r.checks_declared.clone_from(checks);
         r.isolation.clone_from(isolation);
         r.sandbox = sandbox.as_deref().cloned();
+        r.trace_id.clone_from(trace_id);
     }
 
     /// `run.completed`: the outcome and the run's totals (a resumed run's include the

@@ -132,6 +132,10 @@ pub struct RunResult {
     /// `worktree` when the run worked in a throwaway git worktree (removed afterwards; its
     /// changes are in diff.patch and the checkpoint refs).
     pub isolation: Option<String>,
+    /// The run's OpenTelemetry trace id (32 hex digits) when it has one: the caller's
+    /// `TRACEPARENT` trace, or its own when OTLP export is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 impl RunResult {

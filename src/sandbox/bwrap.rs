@@ -32,28 +32,29 @@ pub fn find(path_var: Option<&OsStr>) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The folders of the run's private temporary space: (inside the sandbox, on the host).
-pub(crate) fn temp_binds(root: &Path) -> [(&'static str, PathBuf); 3] {
-    [
-        ("/tmp", root.join("tmp")),
-        ("/var/tmp", root.join("var-tmp")),
-        ("/dev/shm", root.join("shm")),
-    ]
-}
+/// The run's private temporary folders inside the sandbox: sized tmpfs mounts.
+pub(crate) const TEMP_DIRS: [&str; 3] = ["/tmp", "/var/tmp", "/dev/shm"];
 
-/// bubblewrap's arguments (after the program) that run `argv` in `cwd` under `policy`.
+/// bubblewrap's arguments (after the program) that run `argv` in `cwd` under `policy`,
+/// under the per-call supervisor.
 pub(crate) fn args(policy: &SandboxPolicy, cwd: &Path, argv: &[&OsStr]) -> Vec<OsString> {
     let mut a = Args(profile(policy));
     a.one("--chdir", cwd);
     a.flags(&["--"]);
-    a.0.extend(argv.iter().map(|s| s.to_os_string()));
+    a.0.extend(policy.supervised(&[], argv));
     a.0
 }
 
-/// The profile part of bubblewrap's arguments: namespaces and mounts, no command.
+/// The profile part of bubblewrap's arguments: namespaces and mounts, no command. The
+/// command is the supervisor, PID 1 of the sandbox (`--as-pid-1`: no process in there
+/// that the socket filter does not hold, or that a command could trace).
 pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     let mut a = Args(Vec::new());
     a.flags(&["--die-with-parent", "--new-session", "--unshare-pid"]);
+    if policy.pinned.is_some() {
+        a.flags(&["--as-pid-1"]);
+    }
+    a.flags(&["--cap-drop", "ALL"]);
     // With the run's shared namespaces the spawner thread is already in new network, IPC
     // and UTS namespaces (see `run_net`).
     if policy.run_net.is_none() {
@@ -69,6 +70,9 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
     }
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
     a.one("--dev", Path::new("/dev"));
+    if let Some(pinned) = &policy.pinned {
+        a.0.extend(pinned.bind_args());
+    }
     if let Some(relay) = &policy.relay {
         a.pair(
             "--bind",
@@ -77,19 +81,47 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
         );
     }
     a.one("--proc", Path::new("/proc"));
-    if let Some(root) = &policy.private_tmp {
-        for (inside, host) in temp_binds(root.path()) {
-            a.pair("--bind", &host, Path::new(inside));
-        }
+    let size = policy.limits.tmp_bytes.to_string();
+    for inside in TEMP_DIRS {
+        a.flags(&["--size", &size]);
+        a.one("--tmpfs", Path::new(inside));
     }
-    // The workspace (and the job's folders) over the private `/tmp` too: writable, or under
-    // `read-only` bound read-only, so a workspace in `/tmp` is still there to read and run in.
+    views(&mut a, policy);
+    a.0
+}
+
+/// The workspace (and the job's folders) writable over the read-only root and the private
+/// `/tmp` (so a workspace in `/tmp` is still there), or read-only under `read-only`; then
+/// what stays read-only inside them: the run's folders (with a workspace copy inside one
+/// writable again), the git folders, the supervisor's file; then the hidden credentials.
+fn views(a: &mut Args, policy: &SandboxPolicy) {
     let bind = match policy.mode {
         SandboxMode::WorkspaceWrite => "--bind",
         _ => "--ro-bind",
     };
-    for dir in policy.writable.iter().filter(|d| d.exists()) {
+    let writable: Vec<&PathBuf> = policy.writable.iter().filter(|d| d.exists()).collect();
+    for dir in &writable {
         a.pair(bind, dir, dir);
+    }
+    let records: Vec<&PathBuf> = policy.records.iter().filter(|r| r.exists()).collect();
+    for r in &records {
+        a.pair("--ro-bind", r, r);
+    }
+    for dir in writable
+        .iter()
+        .filter(|d| records.iter().any(|r| d.starts_with(r)))
+    {
+        a.pair(bind, dir, dir);
+    }
+    for anchor in policy.git_anchors.iter().filter(|g| g.exists()) {
+        a.pair("--bind", anchor, anchor);
+    }
+    let supervisor = policy.pinned.as_ref().map(|p| &p.host_path);
+    let inside_writable = |p: &&PathBuf| writable.iter().any(|w| p.starts_with(w));
+    for path in (policy.git_read_only.iter().chain(supervisor)).filter(inside_writable) {
+        if path.exists() {
+            a.pair("--ro-bind", path, path);
+        }
     }
     // After the writable binds, so an extra writable folder (`~/.config`) cannot show them.
     for hidden in &policy.hidden {
@@ -100,7 +132,6 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
             a.pair("--ro-bind", Path::new("/dev/null"), hidden);
         }
     }
-    a.0
 }
 
 struct Args(Vec<OsString>);

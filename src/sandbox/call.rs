@@ -1,13 +1,19 @@
-//! The per-call supervisor inside the run's sandbox (`cn-run __sandbox-call -- PROGRAM ARGS`,
-//! see [`super::entry`]): what bubblewrap's own init did per command when each command had a
-//! bubblewrap of its own.
+//! The per-call supervisor: every contained command starts as
+//! `cn-run-call [OPTIONS] -- PROGRAM ARGS` (or cn-run's `__sandbox-call`), inside the run's
+//! one sandbox or a bubblewrap of the command's own, from the binary pinned at start
+//! ([`super::pin`]).
 //!
-//! It drops every capability (bounding set included) and sets `no_new_privs`, so a command
-//! started as root has no more power than under bubblewrap; it makes itself the child
-//! subreaper, so whatever the command leaves behind (`setsid`, `nohup`, a double fork) comes
-//! back to it; and when the command ends — or cn-run asks with SIGTERM (timeout, cancel) — it
-//! kills all of that before it exits with the command's status.
+//! It joins the run's cgroup (`--cgroup-fd`), drops every capability and supplementary
+//! group and sets `no_new_privs` (it normally starts without them already), sets the
+//! resource limits (`--rlimit`), starts the proxy relay (`--relay`), then puts the socket
+//! filter ([`super::seccomp`]) on itself; the command inherits all of it. It makes itself
+//! the child subreaper, so whatever the command leaves behind (`setsid`, `nohup`, a double
+//! fork) comes back to it; and when the command ends — or cn-run asks with SIGTERM (timeout,
+//! cancel) — it kills all of that before it exits with the command's status. `--hold` makes
+//! it the run's PID 1 instead, and `--report` prints what a command would get
+//! ([`super::report`]).
 
+use std::io::Write;
 use std::process::Command;
 
 use nix::sys::signal::{SigSet, Signal};
@@ -16,28 +22,76 @@ use rustix::process::{Pid, WaitOptions};
 /// Exit code when the program cannot be started.
 const EXEC_FAILED_EXIT: i32 = 127;
 
-/// Run `args` (`[--relay SOCKET] -- PROGRAM ARGS…`) supervised; returns the exit code to use (or does not
-/// return: a command killed by a signal is mirrored by the same signal).
+/// The supervisor's options (before `--`).
+#[derive(Debug, Default)]
+struct Options {
+    relay: Option<std::ffi::OsString>,
+    rlimits: Vec<String>,
+    cgroup_fds: Vec<i32>,
+    /// Hold the run's sandbox (its PID 1) instead of running a command.
+    hold: bool,
+    /// Print what a command would get ([`super::report`]) instead of running one.
+    report: bool,
+}
+
+fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString]), String> {
+    let mut o = Options::default();
+    let mut i = 0;
+    while let Some(flag) = args.get(i).and_then(|a| a.to_str()) {
+        let value = || args.get(i + 1).ok_or(format!("{flag} needs a value"));
+        match flag {
+            "--" => return Ok((o, &args[i + 1..])),
+            "--hold" => o.hold = true,
+            "--report" => o.report = true,
+            "--relay" => o.relay = Some(value()?.clone()),
+            "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
+            "--cgroup-fd" => o.cgroup_fds.push(
+                value()?
+                    .to_str()
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("bad --cgroup-fd")?,
+            ),
+            other => return Err(format!("unknown option {other}")),
+        }
+        i += if matches!(flag, "--hold" | "--report") {
+            1
+        } else {
+            2
+        };
+    }
+    Ok((o, &args[args.len().min(i)..]))
+}
+
+/// Run `args` (`[OPTIONS] -- PROGRAM ARGS…`) supervised; returns the exit code to use (or
+/// does not return: a command killed by a signal is mirrored by the same signal).
 pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
-    let (relay, args) = match args {
-        [flag, socket, rest @ ..] if flag == "--relay" => (Some(socket), rest),
-        _ => (None, args),
+    let (options, argv) = match parse(args) {
+        Ok(parsed) => parsed,
+        Err(why) => {
+            say(&why);
+            return EXEC_FAILED_EXIT;
+        }
     };
-    let argv = args.strip_prefix(&["--".into()]).unwrap_or(args);
-    if let Some(socket) = relay
-        && let Err(why) = super::relay::serve_inside(socket.into())
-    {
-        say(&why.to_string());
+    if !options.hold && !options.report && argv.is_empty() {
+        say("no command given after --");
         return EXEC_FAILED_EXIT;
+    }
+    if let Err(why) = lock_down(&options) {
+        say(&format!("refusing to run the command: {why}"));
+        return EXEC_FAILED_EXIT;
+    }
+    if options.hold {
+        hold();
+    }
+    if options.report {
+        let json = serde_json::to_string(&super::report::collect()).unwrap_or_default();
+        let _ = writeln!(std::io::stdout(), "{json}");
+        return 0;
     }
     let Some((program, rest)) = argv.split_first() else {
         say("no command given after --");
         return EXEC_FAILED_EXIT;
     };
-    if let Err(why) = drop_privileges() {
-        say(&format!("refusing to run the command: {why}"));
-        return EXEC_FAILED_EXIT;
-    }
     let signals = watched_signals();
     if let Err(e) = signals.thread_block() {
         say(&format!("cannot block signals: {e}"));
@@ -61,6 +115,50 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         ));
     }
     mirror(ended, &signals)
+}
+
+/// Everything a command must not have, in order: the run's cgroup joined, no capability or
+/// group, the resource limits, the relay (its thread outside the filter), then the socket
+/// filter on this thread.
+fn lock_down(o: &Options) -> Result<(), String> {
+    for fd in &o.cgroup_fds {
+        join_cgroup(*fd)?;
+    }
+    drop_privileges().map_err(|e| e.to_string())?;
+    for spec in &o.rlimits {
+        super::limits::apply_rlimit(spec)?;
+    }
+    if let Some(socket) = &o.relay {
+        super::relay::serve_inside(socket.into()).map_err(|e| e.to_string())?;
+    }
+    super::seccomp::apply().map_err(|e| e.to_string())
+}
+
+/// Move this process into the cgroup whose `cgroup.procs` is open as `fd`.
+fn join_cgroup(fd: i32) -> Result<(), String> {
+    let path = format!("/proc/self/fd/{fd}");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot reopen the run's cgroup: {e}"))?;
+    file.write_all(b"0\n")
+        .map_err(|e| format!("cannot join the run's cgroup: {e}"))
+}
+
+/// The run's PID 1: reap whatever ends, forever (it ends with the run's sandbox).
+fn hold() -> ! {
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let _ = chld.thread_block();
+    say_ready();
+    loop {
+        while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
+        let _ = chld.wait();
+    }
+}
+
+fn say_ready() {
+    let _ = writeln!(std::io::stderr(), "ready");
 }
 
 /// How the call ended: the command's own status, or a signal cn-run sent the supervisor.
@@ -163,18 +261,30 @@ fn mirror(ended: Ended, signals: &SigSet) -> i32 {
     128 + signal as i32
 }
 
-/// No capabilities, no way to gain any (`no_new_privs`), not ptrace-able, and the reaper of
-/// everything the command starts.
+/// Not ptrace-able, the reaper of everything the command starts, and no capability.
 fn drop_privileges() -> Result<(), super::SandboxError> {
     use super::error::os;
-    use rustix::thread::{CapabilitySet, CapabilitySets};
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(os("cannot become the subreaper"))?;
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
         .map_err(os("cannot stop being dumpable"))?;
+    drop_thread_privileges()
+}
+
+/// For the calling thread and what it starts: no supplementary group, no capability (the
+/// bounding set included, where the thread may still drop it), no way to gain any
+/// (`no_new_privs`).
+pub(crate) fn drop_thread_privileges() -> Result<(), super::SandboxError> {
+    use super::error::os;
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    // Possible only with CAP_SETGID (root); an ordinary user's groups stay (the kernel does
+    // not let a user namespace drop them), and the socket filter is what keeps their
+    // sockets out of reach.
+    let _ = rustix::thread::set_thread_groups(&[]);
     rustix::thread::set_no_new_privs(true).map_err(os("no_new_privs"))?;
     for cap in CapabilitySet::all().iter() {
-        // Capabilities this kernel does not know fail with EINVAL: nothing to drop.
+        // Unknown to this kernel (EINVAL) or no CAP_SETPCAP (EPERM): with `no_new_privs`
+        // and empty sets, nothing in the bounding set can be gained by an exec.
         let _ = rustix::thread::remove_capability_from_bounding_set(cap);
     }
     let none = CapabilitySets {

@@ -3,21 +3,23 @@
 //! Starting bubblewrap costs about 6 ms per command on this kind of machine, most of it in
 //! the kernel (the lazy unmount of the old root after `pivot_root` waits for an RCU grace
 //! period). So where cn-run may join namespaces (root, with the run's shared namespaces of
-//! [`super::run_net`]), it starts one bubblewrap per run with the run's profile, holding a
-//! `sleep` (the "holder"), and a thread of its own ([`super::spawner`]) joins the holder's
-//! mount and PID namespaces (`setns`; network, IPC and UTS it shares already). Every command
-//! of the run is started from that thread, so it starts inside: the same read-only `/`,
-//! workspace, private `/tmp`, covered credential files, `/dev`, `/proc` and network. It
-//! starts as `cn-run-call -- bash -c COMMAND`: the per-call supervisor ([`super::call`], a
-//! small binary beside cn-run) drops every capability and makes itself the reaper of what
-//! the command leaves behind, so everything a call starts still ends with the call.
+//! [`super::run_net`]), it starts one bubblewrap per run with the run's profile, holding the
+//! per-call supervisor in `--hold` mode as the sandbox's PID 1 (the "holder"), and a thread
+//! of its own ([`super::spawner`]) joins the holder's mount and PID namespaces (`setns`;
+//! network, IPC and UTS it shares already), then drops every capability and group and puts
+//! the socket filter on itself. Every command of the run is started from that thread, so it
+//! starts inside, with nothing to drop: the same read-only `/`, workspace, private `/tmp`,
+//! covered credential files, `/dev`, `/proc` and network. It starts as
+//! `/dev/cn-run-call … -- bash -c COMMAND`: the per-call supervisor ([`super::call`]),
+//! bound from the file opened at start ([`super::pin`]), which makes itself the reaper of
+//! what the command leaves behind, so everything a call starts still ends with the call.
 //!
 //! What differs from a bubblewrap per command, on purpose: the commands of one run share one
 //! PID namespace and `/proc`, so a command sees the other commands of its run (never cn-run
 //! or the host's processes); a command that kills its own supervisor can leave processes
 //! running until the run ends (never after: the holder's PID namespace ends with the run).
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -39,25 +41,26 @@ pub const CALL_BINARY: &str = "cn-run-call";
 pub struct RunBox {
     holder: Mutex<Child>,
     spawner: Spawner,
-    /// The supervisor and its first arguments (before `--`).
-    supervisor: Vec<OsString>,
 }
 
 impl RunBox {
-    /// Start the holder (`bwrap PROFILE -- sh -c 'echo ready >&2; exec sleep infinity'`) from
-    /// a new thread, which then joins its mount and PID namespaces. Call it on the run's
-    /// namespace thread: the new thread inherits its network, IPC and UTS namespaces.
-    /// `cn_run` is cn-run's binary (the policy's launcher).
+    /// Start the holder (`bwrap PROFILE -- SUPERVISOR --hold`: the run's PID 1) from a new
+    /// thread, which then joins its mount and PID namespaces and gives up, for itself and
+    /// all it starts, every capability and group and the right to make Unix sockets. Call
+    /// it on the run's namespace thread: the new thread inherits its network, IPC and UTS
+    /// namespaces. `hold` is the supervisor's command line with `--hold`.
     pub(crate) fn start(
         bwrap: &Path,
         profile: Vec<OsString>,
-        cn_run: &Path,
+        hold: Vec<OsString>,
     ) -> Result<RunBox, SandboxError> {
-        let supervisor = supervisor(cn_run);
         let bwrap = bwrap.to_path_buf();
         let (spawner, holder) = Spawner::start("cn-run-sandbox-box", move || {
-            let mut holder = start_holder(&bwrap, profile)?;
-            match holder_pid(&mut holder).and_then(enter) {
+            let mut holder = start_holder(&bwrap, profile, hold)?;
+            match holder_pid(&mut holder)
+                .and_then(enter)
+                .and_then(|()| lock_thread())
+            {
                 Ok(()) => Ok(holder),
                 Err(why) => {
                     let _ = holder.kill();
@@ -69,18 +72,7 @@ impl RunBox {
         Ok(RunBox {
             holder: Mutex::new(holder),
             spawner,
-            supervisor,
         })
-    }
-
-    /// The program and arguments that run `argv` inside, supervised (the working folder is
-    /// the spawned command's own, set when it starts).
-    pub(crate) fn command_line(&self, argv: &[&OsStr]) -> (OsString, Vec<OsString>) {
-        let (program, first) = self.supervisor.split_first().unzip();
-        let mut args: Vec<OsString> = first.map(|f| f.to_vec()).unwrap_or_default();
-        args.push("--".into());
-        args.extend(argv.iter().map(|a| a.to_os_string()));
-        (program.cloned().unwrap_or_default(), args)
     }
 
     /// The thread inside (what it forks starts in the holder's namespaces).
@@ -89,23 +81,22 @@ impl RunBox {
     }
 }
 
-/// `cn-run-call` beside cn-run, else cn-run's own hidden subcommand. `/proc/self/exe` is
-/// read now: inside the sandbox it would name the supervisor's parent, not cn-run.
-pub(crate) fn supervisor(cn_run: &Path) -> Vec<OsString> {
-    let me = std::fs::canonicalize(cn_run).unwrap_or_else(|_| cn_run.to_path_buf());
-    let small = me.with_file_name(CALL_BINARY);
-    if small.is_file() {
-        vec![small.into_os_string()]
-    } else {
-        vec![me.into_os_string(), CALL_SUBCOMMAND.into()]
-    }
+/// What the thread inside gives up before it starts anything: what it starts (the per-call
+/// supervisor first) never holds a capability, a group, or a way to make a Unix socket.
+fn lock_thread() -> Result<(), SandboxError> {
+    super::call::drop_thread_privileges()?;
+    super::seccomp::apply()
 }
 
-fn start_holder(bwrap: &Path, profile: Vec<OsString>) -> Result<Child, SandboxError> {
+fn start_holder(
+    bwrap: &Path,
+    profile: Vec<OsString>,
+    hold: Vec<OsString>,
+) -> Result<Child, SandboxError> {
     Command::new(bwrap)
         .args(profile)
-        .args(["--info-fd", "1", "--", "sh", "-c"])
-        .arg("echo ready >&2; exec sleep infinity")
+        .args(["--info-fd", "1", "--"])
+        .args(hold)
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

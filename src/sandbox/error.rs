@@ -43,6 +43,12 @@ pub enum SandboxError {
         direct: std::io::Error,
         user: std::io::Error,
     },
+    /// The socket filter could not be built or put on the thread.
+    #[error("cannot apply the seccomp filter: {0}")]
+    Seccomp(String),
+    /// The run's cgroup could not be made (an ordinary user, or no writable hierarchy).
+    #[error("no cgroup for the run: {0}")]
+    Cgroup(String),
     /// The proxy needs a private folder for its socket and the run has none.
     #[error("the run has no private folder for the proxy's socket")]
     NoPrivateFolder,

@@ -16,29 +16,41 @@
 
 mod bwrap;
 mod call;
+mod cgroup;
 mod entry;
 pub mod env;
 mod error;
+pub mod git_view;
 pub mod hidden;
 pub mod hosts;
 mod landlock;
 mod launcher;
+pub mod limits;
 mod netns;
+mod pin;
 mod proxy;
+mod record;
 mod relay;
+mod report;
 mod run_net;
+mod seccomp;
 mod spawner;
 mod status;
 
 pub use bwrap::find as find_bwrap;
 pub use call::call_main;
+pub use cgroup::RunCgroup;
 pub use entry::{CALL_BINARY, CALL_SUBCOMMAND, RunBox};
 pub use error::SandboxError;
+pub use git_view::GitAccess;
 pub use hosts::HostRule;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
+pub use limits::{Limits, LimitsRecord};
+pub use pin::Pinned;
+pub use record::{SandboxStatus, describe};
 pub use relay::RunRelay;
 pub use run_net::RunNet;
-pub use status::{Enforcement, Probe, Protection, SandboxStatus, describe, establish, probe};
+pub use status::{Enforcement, Probe, Protection, establish, probe};
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -96,8 +108,23 @@ pub struct SandboxPolicy {
     /// The run's shared namespaces (and proxy), set by [`establish`] where it could make them.
     pub run_net: Option<Arc<RunNet>>,
     /// The run's one bubblewrap that commands enter ([`entry`]), where [`establish`] could
-    /// start it; else each command gets a bubblewrap of its own.
+    /// start it; else each command gets a bubblewrap of its own. Before `cgroup`: it ends
+    /// the run's processes before their cgroup is removed.
     pub run_box: Option<Arc<RunBox>>,
+    /// The run's cgroup (root, where one can be made): memory and processes for the run.
+    pub cgroup: Option<Arc<RunCgroup>>,
+    /// The per-call supervisor, opened when the run starts ([`pin`]).
+    pub pinned: Option<Arc<Pinned>>,
+    /// Memory, processes, temporary space and file size ([`limits`]).
+    pub limits: Limits,
+    /// What commands may do to the git folders (`tools.bash.git`).
+    pub git: GitAccess,
+    /// Paths under the writable folders that stay read-only: git folders ([`git_view`]).
+    pub git_read_only: Vec<PathBuf>,
+    /// Under `git: commit`, the git folders bound over themselves: not movable.
+    pub git_anchors: Vec<PathBuf>,
+    /// The run's own records (its output folder, the workspace's `.cn-run`): read-only.
+    pub records: Vec<PathBuf>,
     /// With a host list where cn-run cannot make the shared namespaces (an ordinary user):
     /// the proxy on a Unix socket that each command's supervisor relays to ([`relay`]).
     pub relay: Option<Arc<RunRelay>>,
@@ -107,7 +134,7 @@ pub struct SandboxPolicy {
     pub hidden: Vec<PathBuf>,
     /// Variable names the job passes to commands besides the allow-list (`tools.bash.env`).
     pub env_names: Vec<String>,
-    /// The run's private temporary space (over `/tmp`, `/var/tmp`, `/dev/shm`), removed
+    /// A private host folder for the proxy's socket (an ordinary user's host list), removed
     /// when the last copy of the policy is dropped.
     pub private_tmp: Option<Arc<tempfile::TempDir>>,
     /// Refuse to run a command when the kernel cannot enforce the whole profile.
@@ -140,6 +167,13 @@ impl SandboxPolicy {
             hosts: Vec::new(),
             run_net: None,
             run_box: None,
+            cgroup: None,
+            pinned: None,
+            limits: Limits::default(),
+            git: GitAccess::default(),
+            git_read_only: Vec::new(),
+            git_anchors: Vec::new(),
+            records: Vec::new(),
             relay: None,
             writable: Vec::new(),
             hidden: Vec::new(),
@@ -179,7 +213,6 @@ impl SandboxPolicy {
             } else {
                 Vec::new()
             },
-            private_tmp: if active { private_tmp() } else { None },
             mechanism,
             ..SandboxPolicy::off()
         }
@@ -202,6 +235,39 @@ impl SandboxPolicy {
             self.network = false;
         }
         self.hosts = hosts;
+        self
+    }
+
+    /// What commands may do to the git folders, and the folders themselves read-only
+    /// (found now beneath the writable folders: call after they are all set).
+    pub fn with_git(mut self, git: GitAccess) -> Self {
+        self.git = git;
+        if self.mode == SandboxMode::WorkspaceWrite {
+            self.git_read_only = git_view::protected(&self.writable, git);
+            self.git_anchors = git_view::anchors(&self.writable, git);
+        }
+        self
+    }
+
+    /// Keep `records` (the run's folders) read-only for commands: those in or over a
+    /// writable folder (call after the writable folders are set; one elsewhere is read-only,
+    /// or out of view under the private `/tmp`, already).
+    pub fn with_records(mut self, records: Vec<PathBuf>) -> Self {
+        let writable = &self.writable;
+        self.records = records
+            .into_iter()
+            .filter(|r| {
+                writable
+                    .iter()
+                    .any(|w| r.starts_with(w) || w.starts_with(r))
+            })
+            .collect();
+        self
+    }
+
+    /// Bound the run's commands by `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -291,11 +357,26 @@ impl SandboxPolicy {
         })?
     }
 
-    /// `argv` under the supervisor with its relay to the proxy (`cn-run-call --relay`).
-    fn relayed(&self, argv: &[&OsStr]) -> Vec<OsString> {
-        let mut v = entry::supervisor(&self.launcher);
-        v.extend(["--relay".into(), relay::SOCKET_INSIDE.into(), "--".into()]);
-        v.extend(argv.iter().map(|a| a.to_os_string()));
+    /// `argv` under the per-call supervisor with the run's options (relay, limits, cgroup)
+    /// and `extra` ones (`--report`, `--hold`).
+    /// Without a pinned supervisor (a policy [`establish`] has not seen): `argv` itself.
+    pub(crate) fn supervised(&self, extra: &[&str], argv: &[&OsStr]) -> Vec<OsString> {
+        let Some(pinned) = &self.pinned else {
+            return argv.iter().map(|a| a.to_os_string()).collect();
+        };
+        let mut v = pinned.command();
+        if self.relay.is_some() {
+            v.extend(["--relay".into(), relay::SOCKET_INSIDE.into()]);
+        }
+        v.extend(limits::rlimit_args(&self.limits, self.cgroup.is_some()));
+        if let Some(cgroup) = &self.cgroup {
+            v.extend(cgroup.args(self.run_net.is_some()));
+        }
+        v.extend(extra.iter().map(OsString::from));
+        if !argv.is_empty() {
+            v.push("--".into());
+            v.extend(argv.iter().map(|a| a.to_os_string()));
+        }
         v
     }
 
@@ -354,18 +435,9 @@ impl SandboxPolicy {
                 rest.iter().map(|a| a.to_os_string()).collect(),
             ),
             (_, Mechanism::Bubblewrap(path)) if self.mode != SandboxMode::Off => {
-                match (&self.run_box, &self.relay) {
-                    (Some(run_box), _) => run_box.command_line(argv),
-                    (None, Some(_)) => {
-                        let relayed = self.relayed(argv);
-                        let relayed: Vec<&OsStr> =
-                            relayed.iter().map(OsString::as_os_str).collect();
-                        (
-                            path.clone().into_os_string(),
-                            bwrap::args(self, cwd, &relayed),
-                        )
-                    }
-                    (None, None) => (path.clone().into_os_string(), bwrap::args(self, cwd, argv)),
+                match &self.run_box {
+                    Some(_) => split(self.supervised(&[], argv)),
+                    None => (path.clone().into_os_string(), bwrap::args(self, cwd, argv)),
                 }
             }
             _ => (
@@ -376,17 +448,13 @@ impl SandboxPolicy {
     }
 }
 
-/// The run's private temporary space: three empty folders in a fresh directory of the
-/// host's temporary folder, bound over `/tmp`, `/var/tmp` and `/dev/shm`.
-fn private_tmp() -> Option<Arc<tempfile::TempDir>> {
-    let root = tempfile::Builder::new()
-        .prefix("cn-run-sandbox-")
-        .tempdir()
-        .ok()?;
-    for (_, host) in bwrap::temp_binds(root.path()) {
-        std::fs::create_dir(&host).ok()?;
+/// A program and its arguments.
+fn split(mut v: Vec<OsString>) -> (OsString, Vec<OsString>) {
+    if v.is_empty() {
+        return (OsString::new(), v);
     }
-    Some(Arc::new(root))
+    let program = v.remove(0);
+    (program, v)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::report::Report;
 use super::{Mechanism, SandboxError, SandboxMode, SandboxPolicy};
 
 /// How far one part of the fallback launcher's set-up is enforced.
@@ -49,6 +50,17 @@ pub enum Protection {
     NoNetwork,
     /// The environment comes from an allow-list.
     EnvAllowList,
+    /// Commands hold no capability and cannot gain one (`no_new_privs`), root included.
+    NoCapabilities,
+    /// Commands cannot make a Unix socket, so reach none of the host's (path or abstract).
+    NoHostSockets,
+    /// The git folders under the workspace are read-only (or, under `git: commit`, their
+    /// hooks, config and info).
+    ReadOnlyGit,
+    /// The run's own folder (and the workspace's `.cn-run`) is read-only.
+    ReadOnlyRunFolder,
+    /// Memory, processes, temporary space and file size are bounded.
+    BoundedResources,
 }
 
 /// What the kernel enforces of a policy.
@@ -141,6 +153,11 @@ impl Protection {
             Protection::PidNamespace => "pid-namespace",
             Protection::NoNetwork => "no-network",
             Protection::EnvAllowList => "env-allow-list",
+            Protection::NoCapabilities => "no-capabilities",
+            Protection::NoHostSockets => "no-host-sockets",
+            Protection::ReadOnlyGit => "read-only-git",
+            Protection::ReadOnlyRunFolder => "read-only-run-folder",
+            Protection::BoundedResources => "bounded-resources",
         }
     }
 }
@@ -154,6 +171,11 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
         HiddenCredentials,
         PidNamespace,
         EnvAllowList,
+        NoCapabilities,
+        NoHostSockets,
+        ReadOnlyGit,
+        ReadOnlyRunFolder,
+        BoundedResources,
     ];
     if !policy.network {
         all.push(NoNetwork);
@@ -162,23 +184,34 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 }
 
 /// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
-/// runs the profile here, else the fallback launcher. Blocking; takes a few ms.
+/// runs the profile here, else the fallback launcher. What is listed as enforced under
+/// bubblewrap is what the start-up probe saw from inside ([`super::report`]). Blocking;
+/// takes a few ms.
 pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     let mut notes = Vec::new();
     if policy.mode != SandboxMode::Off {
         match policy.mechanism.clone() {
             Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes) {
-                Ok(()) => {
+                Ok(report) => {
                     let mut p = Probe::off();
                     p.mechanism = "bubblewrap".to_owned();
-                    p.enforced = profile(&policy);
+                    for protection in profile(&policy) {
+                        match report.check(protection, &policy) {
+                            Ok(()) => p.enforced.push(protection),
+                            Err(why) => {
+                                p.missing.push(protection);
+                                notes.push(format!("{}: {why}", protection.as_str()));
+                            }
+                        }
+                    }
                     p.hosts_unreachable = !policy.hosts.is_empty() && policy.proxy_port().is_none();
                     p.notes = notes;
-                    policy.established_fully = true;
+                    policy.established_fully = p.fully_enforced();
                     return (policy, p);
                 }
                 Err(why) => {
                     policy.run_net = None;
+                    policy.run_box = None;
                     // What bubblewrap could not do is moot when it cannot run at all.
                     notes.clear();
                     notes.push(format!("bubblewrap ({}) cannot run: {why}", path.display()))
@@ -198,12 +231,28 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     (policy, p)
 }
 
-/// Make the run's shared namespaces (and proxy) where cn-run may, else say why in `notes`;
-/// then run `true` under the bubblewrap profile of `policy`.
-fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), SandboxError> {
+/// Pin the supervisor, make the run's cgroup and shared namespaces (and proxy) where cn-run
+/// may, else say why in `notes`; then read the report of a command started as the run's
+/// commands will be.
+fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Report, SandboxError> {
+    policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
+    if rustix::process::geteuid().is_root() {
+        match super::RunCgroup::create(&policy.limits) {
+            Ok(c) => policy.cgroup = Some(std::sync::Arc::new(c)),
+            Err(why) => notes.push(format!(
+                "memory is bounded per process, not for the run, and processes not at all \
+                 (the kernel exempts root from RLIMIT_NPROC): {why}"
+            )),
+        }
+    }
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
-            Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
+            Ok(net) => {
+                if let Some(cgroup) = policy.cgroup.clone() {
+                    let _ = net.run(move || cgroup.join_thread());
+                }
+                policy.run_net = Some(std::sync::Arc::new(net))
+            }
             Err(why) => {
                 notes.push(format!(
                     "each command gets namespaces of its own (slower): the run's shared \
@@ -214,22 +263,29 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<(), 
         }
     }
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
-    if policy.run_net.is_some() && start_run_box(policy, notes) {
-        return Ok(());
+    if policy.run_net.is_some()
+        && let Some(report) = start_run_box(policy, notes)
+    {
+        return Ok(report);
     }
-    run_true(policy)
+    run_report(policy)
 }
 
 /// With a host list and no shared namespace (an ordinary user): the proxy on a Unix socket
-/// in the run's private folder, relayed inside each command (see `relay`).
+/// in a private folder of the run's, relayed inside each command (see `relay`).
 fn start_relay(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
     if policy.hosts.is_empty() {
         return;
     }
-    let started = match &policy.private_tmp {
-        Some(dir) => super::RunRelay::start(dir.path(), &policy.hosts),
-        None => Err(SandboxError::NoPrivateFolder),
-    };
+    let started = tempfile::Builder::new()
+        .prefix("cn-run-sandbox-")
+        .tempdir()
+        .map_err(super::error::os("cannot make a private folder"))
+        .and_then(|dir| {
+            let relay = super::RunRelay::start(dir.path(), &policy.hosts)?;
+            policy.private_tmp = Some(std::sync::Arc::new(dir));
+            Ok(relay)
+        });
     match started {
         Ok(relay) => policy.relay = Some(std::sync::Arc::new(relay)),
         Err(why) => notes.push(format!(
@@ -240,22 +296,23 @@ fn start_relay(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
 }
 
 /// Start the run's one bubblewrap that each command enters (root, with the shared
-/// namespaces) and run `true` in it; keep a bubblewrap per command when it cannot.
-fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> bool {
+/// namespaces) and read a command's report in it; keep a bubblewrap per command when it
+/// cannot.
+fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<Report> {
     let (Some(net), Mechanism::Bubblewrap(path)) = (&policy.run_net, &policy.mechanism) else {
-        return false;
+        return None;
     };
     let (path, profile) = (path.clone(), super::bwrap::profile(policy));
-    let cn_run = policy.launcher.clone();
+    let hold = policy.supervised(&["--hold"], &[]);
     let started = net
-        .run(move || super::RunBox::start(&path, profile, &cn_run))
+        .run(move || super::RunBox::start(&path, profile, hold))
         .map_err(super::error::os("cannot reach the namespace thread"))
         .and_then(|r| r);
     let why = match started {
         Ok(run_box) => {
             policy.run_box = Some(std::sync::Arc::new(run_box));
-            match run_true(policy) {
-                Ok(()) => return true,
+            match run_report(policy) {
+                Ok(report) => return Some(report),
                 Err(why) => why,
             }
         }
@@ -266,33 +323,42 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> bool {
         "each command gets a bubblewrap of its own (slower): the run's one sandbox could not \
          be entered: {why}"
     ));
-    false
+    None
 }
 
-/// Run `true` the way a command of the run would start.
-fn run_true(policy: &SandboxPolicy) -> Result<(), SandboxError> {
+/// Start the supervisor's report the way a command of the run would start, and read it.
+fn run_report(policy: &SandboxPolicy) -> Result<Report, SandboxError> {
     let cwd = policy
         .writable
         .first()
         .cloned()
         .unwrap_or_else(|| "/".into());
-    let (program, args) = policy.command_line(&[std::ffi::OsStr::new("true")], &cwd);
+    let line = policy.supervised(&["--report"], &[]);
+    let (program, args) = match (&policy.run_box, &policy.mechanism) {
+        (None, Mechanism::Bubblewrap(bwrap)) => {
+            let mut a = super::bwrap::profile(policy);
+            a.extend(["--chdir".into(), cwd.clone().into_os_string(), "--".into()]);
+            a.extend(line);
+            (bwrap.clone().into_os_string(), a)
+        }
+        _ => super::split(line),
+    };
     let mut cmd = std::process::Command::new(program);
     cmd.args(args)
+        .current_dir(&cwd)
         .env_clear()
         .stdin(std::process::Stdio::null());
     let out = match policy.spawner() {
         Some(spawner) => spawner.run(move || cmd.output()).and_then(|r| r),
         None => cmd.output(),
     }
-    .map_err(super::error::os("cannot start `true` in the sandbox"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(SandboxError::TrueFailed {
+    .map_err(super::error::os("cannot start the probe in the sandbox"))?;
+    match serde_json::from_slice(&out.stdout) {
+        Ok(report) if out.status.success() => Ok(report),
+        _ => Err(SandboxError::TrueFailed {
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
             status: out.status,
-        })
+        }),
     }
 }
 
@@ -361,57 +427,4 @@ fn launcher_probe(policy: &SandboxPolicy) -> Probe {
 /// `value` when the part was asked for, else [`Enforcement::Off`].
 fn requested(asked: bool, value: Enforcement) -> Enforcement {
     if asked { value } else { Enforcement::Off }
-}
-
-/// The containment of a run, for result.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct SandboxStatus {
-    /// `off`, `workspace-write` or `read-only`, as the job asked.
-    pub mode: SandboxMode,
-    /// Whether commands could use the network, as the job asked.
-    pub network: bool,
-    /// Whether the run required the whole profile (`require_sandbox`).
-    pub required: bool,
-    /// `bubblewrap`, `landlock` (the fallback launcher) or `none`.
-    pub mechanism: String,
-    /// The protections in force.
-    pub enforced: Vec<Protection>,
-    /// The protections of the default profile not in force.
-    pub missing: Vec<Protection>,
-    /// Where commands could write (besides the private temporary folders).
-    pub writable: Vec<String>,
-    /// The credential locations hidden from commands.
-    pub hidden: Vec<String>,
-    /// Why something was not fully enforced.
-    pub notes: Vec<String>,
-    /// With `network: [hosts]`: the hosts commands may reach through cn-run's proxy.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<String>,
-}
-
-/// The result.json record of a run's containment.
-pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
-    let shown = |v: &[std::path::PathBuf]| v.iter().map(|p| p.display().to_string()).collect();
-    let fs = policy.mode == SandboxMode::WorkspaceWrite;
-    let hides = probe.enforced.contains(&Protection::HiddenCredentials);
-    SandboxStatus {
-        mode: policy.mode,
-        network: policy.network,
-        required: policy.require,
-        mechanism: probe.mechanism.clone(),
-        enforced: probe.enforced.clone(),
-        missing: probe.missing.clone(),
-        writable: if fs {
-            shown(&policy.writable)
-        } else {
-            Vec::new()
-        },
-        hidden: if hides {
-            shown(&policy.hidden)
-        } else {
-            Vec::new()
-        },
-        notes: probe.notes.clone(),
-        hosts: policy.hosts.iter().map(ToString::to_string).collect(),
-    }
 }

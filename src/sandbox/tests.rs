@@ -43,11 +43,9 @@ fn bubblewrap_binds_the_workspace_over_a_read_only_root_with_private_temp() {
     for flag in ["--unshare-pid", "--unshare-net", "--die-with-parent"] {
         assert!(a.iter().any(|x| x == flag), "{flag}: {a:?}");
     }
-    let tmp = p.private_tmp.as_ref().unwrap().path().join("tmp");
-    assert!(
-        at(&["--bind", &tmp.display().to_string(), "/tmp"]).is_some(),
-        "{a:?}"
-    );
+    let size = p.limits.tmp_bytes.to_string();
+    assert!(at(&["--size", &size, "--tmpfs", "/tmp"]).is_some(), "{a:?}");
+    assert!(at(&["--cap-drop", "ALL"]).is_some(), "{a:?}");
     assert_eq!(a[a.len() - 4..], ["--", "bash", "-c", "x"]);
 }
 

@@ -287,6 +287,7 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         checks: Vec::new(),
         isolation: None,
         sandbox: None,
+        trace_id: None,
     });
     run.say(s.history[logged].clone());
     let back = Session::load(&path).unwrap();

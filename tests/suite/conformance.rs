@@ -9,59 +9,19 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::support::http::{MockServer, RecordedRequest, Reply};
-use crate::support::replay::{Fixture, api_schema, fixture, schema_errors};
-use crate::support::runner::{Run, cn_run, run, write_files};
+use crate::support::replay::{
+    Fixture, api_schema, fixture, run_replayed, schema_errors, write_replayed_job,
+};
+use crate::support::runner::{Run, cn_run, run};
 
-const KEY: &str = "sk-conformance-KEY-4242";
-
-/// The `model:` section of a job for `server` at `url`.
-fn model_yaml(server: &str, url: &str) -> String {
-    let openai = |name: &str, path: &str| {
-        format!("  provider: openai\n  name: {name}\n  api_base: {url}{path}\n")
-    };
-    match server {
-        "llamacpp" => openai("qwen2.5-coder-7b-instruct", "/v1"),
-        "vllm" => openai("Qwen/Qwen3-8B", "/v1"),
-        "ollama" => openai("llama3.1:8b", "/v1"),
-        "lmstudio" => openai("qwen2.5-7b-instruct", "/v1"),
-        "openrouter" => openai("anthropic/claude-sonnet-4.5", "/api/v1"),
-        "deepseek" => openai("deepseek-chat", ""),
-        "dashscope" => openai("qwen-plus", "/compatible-mode/v1"),
-        "groq" => openai("llama-3.3-70b-versatile", "/openai/v1"),
-        "mistral" => openai("mistral-small-latest", "/v1"),
-        "gemini" => openai("gemini-3-pro-preview", "/v1beta/openai"),
-        "openai" => openai("gpt-5", "/v1") + "  max_tokens: 4000\n  temperature: 0.2\n",
-        "azure" => format!(
-            "  provider: azure\n  name: gpt-4o\n  api_base: {url}\n  deployment: gpt4o-prod\n"
-        ),
-        "anthropic" => format!(
-            "  provider: anthropic\n  name: claude-sonnet-4-5\n  api_base: {url}\n  thinking: {{budget_tokens: 2048}}\n"
-        ),
-        other => panic!("no settings for {other}"),
-    }
-}
+const KEY: &str = crate::support::replay::REPLAY_KEY;
 
 fn write_job(dir: &Path, server: &str, url: &str, prompt: &str) -> std::path::PathBuf {
-    let job = format!(
-        "version: 1\nname: conformance-{server}\nmodel:\n{}  api_key_env: TEST_KEY\n  retry: {{max_retries: 0}}\nprompt: {prompt}\n",
-        model_yaml(server, url)
-    );
-    write_files(dir, &[("job.yaml", &job), ("notes.txt", "hello notes\n")]);
-    dir.join("job.yaml")
+    write_replayed_job(dir, server, url, prompt, "  retry: {max_retries: 0}\n")
 }
 
 async fn run_job(server: &str, url: &str, prompt: &str) -> (Run, tempfile::TempDir) {
-    let tmp = tempfile::tempdir().unwrap();
-    let job = write_job(tmp.path(), server, url, prompt);
-    let dir = tmp.path().to_path_buf();
-    let r = tokio::task::spawn_blocking(move || {
-        let mut cmd = cn_run(&dir);
-        cmd.arg(&job).arg("-C").arg(&dir).env("TEST_KEY", KEY);
-        run(cmd, Some(&dir.join("out")))
-    })
-    .await
-    .unwrap();
-    (r, tmp)
+    run_replayed(server, url, prompt, "  retry: {max_retries: 0}\n").await
 }
 
 /// Every request body validates against the published schema of its API.
@@ -528,9 +488,16 @@ async fn server_errors_are_shown_in_their_own_words_on_one_line() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn reasoning_goes_back_under_the_name_it_came_in() {
+    // OpenRouter sent structured `reasoning_details` beside the text: those go back,
+    // unmodified, as its "Preserving Reasoning Blocks" asks.
     let (requests, _, _) = tool_round_trip("openrouter").await;
     let assistant = assistant_turn(&requests[1].json());
-    assert_eq!(assistant["reasoning"], "Need the file.");
+    assert_eq!(
+        assistant["reasoning_details"],
+        serde_json::json!([{"type": "reasoning.text", "text": "Need the file.",
+                            "format": "anthropic-claude-v1", "index": 0}])
+    );
+    assert!(assistant.get("reasoning").is_none(), "{assistant}");
     assert!(assistant.get("reasoning_content").is_none(), "{assistant}");
     let (requests, _, _) = tool_round_trip("deepseek").await;
     let assistant = assistant_turn(&requests[1].json());

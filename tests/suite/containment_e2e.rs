@@ -255,8 +255,21 @@ fn checks_run_what_the_model_planted_inside_the_sandbox() {
     }
     let r = s.run(&calls, &format!("checks: {}\n", Value::Array(checks)));
     s.assert_contained(&r);
-    let tags: Vec<&str> = check_cases().iter().map(|(t, _, _)| *t).collect();
+    // `.git` is read-only to commands (containment_git_e2e): what would be planted there
+    // never lands, so the check has nothing of it to run.
+    let in_git = ["cfsmon", "cdiff", "chook", "cfilter"];
+    let tags: Vec<&str> = check_cases()
+        .iter()
+        .map(|(t, _, _)| *t)
+        .filter(|t| !in_git.contains(t))
+        .collect();
     s.assert_ran_but_wrote_nothing_outside(&tags, &r);
+    for tag in in_git {
+        assert!(
+            !s.ws.join(format!("ran-{tag}")).exists(),
+            "{tag} was planted"
+        );
+    }
 }
 
 /// Containment the run requires and cannot have is the environment: exit 6 (the README's

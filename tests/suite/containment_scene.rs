@@ -36,6 +36,42 @@ pub(crate) struct Scene {
     pub(crate) host_tmp: PathBuf,
     pub(crate) out: PathBuf,
     base: PathBuf,
+    /// `Some(groups)`: cn-run runs as the ordinary user `nobody` with these supplementary
+    /// groups (see [`Scene::as_nobody`]).
+    nobody: Option<Vec<u32>>,
+}
+
+/// Who runs cn-run in a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum User {
+    Root,
+    /// `nobody` (65534), an ordinary user.
+    Nobody,
+}
+
+/// Whether tests can run cn-run as `user` here (root: bubblewrap makes namespaces; nobody:
+/// see [`nobody_available`]); prints why not.
+pub(crate) fn user_available(user: User) -> bool {
+    match user {
+        User::Root => rustix::process::geteuid().is_root() && namespaces_available(),
+        User::Nobody => nobody_available(),
+    }
+}
+
+/// Whether cn-run can run as `nobody` here with an unprivileged bubblewrap (needs root to
+/// change user); prints why not.
+pub(crate) fn nobody_available() -> bool {
+    let ok = rustix::process::geteuid().is_root()
+        && namespaces_available()
+        && Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(["bwrap", "--unshare-net", "--ro-bind", "/", "/", "true"])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIPPED: needs root to become nobody, and bubblewrap for an ordinary user");
+    }
+    ok
 }
 
 /// Whether bubblewrap can make the namespaces the profile needs here; prints why not.
@@ -80,7 +116,17 @@ impl Scene {
             base: root,
             _base: base,
             _host_tmp: host_tmp,
+            nobody: None,
         }
+    }
+
+    /// A scene whose runs are `user`'s (`nobody` with `groups` besides its own).
+    pub(crate) fn for_user(user: User, groups: &[u32]) -> Scene {
+        let mut s = Scene::new();
+        if user == User::Nobody {
+            s.nobody = Some(groups.to_vec());
+        }
+        s
     }
 
     /// A shell command that proves it ran (`ran-TAG` in the workspace) and tries to write
@@ -120,12 +166,18 @@ impl Scene {
         );
         let job_path = self.base.join("job.yaml");
         std::fs::write(&job_path, job).unwrap();
-        let mut cmd = cn_run(&self.ws);
+        let mut cmd = match &self.nobody {
+            None => cn_run(&self.ws),
+            Some(groups) => self.as_nobody(groups),
+        };
         cmd.arg(&job_path)
             .args(args)
             .arg("-C")
             .arg(&self.ws)
             .env("HOME", &self.home)
+            // The scene lies inside the checkout: an uncontained git command in a workspace
+            // whose `.git` a payload moved must not find the checkout's repository.
+            .env("GIT_CEILING_DIRECTORIES", &self.base)
             .env("CN_RUN_TEST_PLANTED", PLANTED)
             .env("OPENAI_API_KEY", PLANTED_KEY);
         for var in ["RUSTUP_HOME", "CARGO_HOME"] {
@@ -134,6 +186,44 @@ impl Scene {
             }
         }
         cmd
+    }
+
+    /// cn-run as `nobody` with `groups`, every file of the scene given to it first.
+    fn as_nobody(&self, groups: &[u32]) -> Command {
+        let chown = Command::new("chown")
+            .args(["-R", "65534:65534"])
+            .arg(&self.base)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534"]);
+        match groups {
+            [] => cmd.arg("--clear-groups"),
+            g => cmd.arg(format!(
+                "--groups={}",
+                g.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            )),
+        };
+        cmd.arg("--")
+            .arg(env!("CARGO_BIN_EXE_cn-run"))
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// The output of every tool call of the last run, in order.
+    pub(crate) fn tool_outputs(&self) -> String {
+        let events = std::fs::read_to_string(self.out.join("events.jsonl")).unwrap_or_default();
+        events
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["type"] == "tool.finished")
+            .map(|e| e["output"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Assert the run contained its commands with the whole profile.

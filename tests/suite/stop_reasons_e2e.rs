@@ -205,3 +205,124 @@ async fn a_response_cut_while_calling_a_tool_is_not_continued() {
     assert!(incomplete(&r).is_empty());
     assert_eq!(last_message(&server.requests()[1].json())["role"], "tool");
 }
+
+/// The recorded streams of real servers for the stop reasons below (fixtures name sources).
+mod replayed {
+    use super::{incomplete, last_message, openai_cut};
+    use crate::support::http::MockServer;
+    use crate::support::replay::{fixture, run_replayed};
+
+    const QUICK: &str = "  retry: {max_retries: 1, initial_delay: 10ms}\n";
+
+    /// The context window filled while the model answered (Anthropic's
+    /// `model_context_window_exceeded`, Mistral's `model_length`): the history is compacted —
+    /// not "continue"d into the full window — and the work goes on after the summary.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_full_window_stop_compacts_and_the_work_goes_on() {
+        for (server, file, word) in [
+            (
+                "anthropic",
+                "context_window_exceeded.sse",
+                "model_context_window_exceeded",
+            ),
+            ("mistral", "model_length.sse", "model_length"),
+        ] {
+            let text = fixture(server, "text.sse");
+            let mock = MockServer::start(vec![
+                fixture(server, file).reply(),
+                text.reply(), // the summary
+                text.reply(), // the answer
+                text.reply(), // after the one "continue" following a compaction
+            ])
+            .await;
+            let (r, _tmp) = run_replayed(server, &mock.url(), "Read the log.", QUICK).await;
+            assert_eq!(r.code, 0, "{server}: {}", r.stderr);
+            assert_eq!(
+                incomplete(&r),
+                [(word.to_owned(), "compact".to_owned())],
+                "{server}"
+            );
+            assert_eq!(r.events_of("compaction").len(), 1, "{server}");
+            let requests = mock.requests();
+            assert_eq!(requests.len(), 4, "{server}");
+            // The request after the summary ends with the user, asking to carry on.
+            let after = last_message(&requests[2].json());
+            assert_eq!(after["role"], "user", "{server}: {after}");
+            assert!(
+                after.to_string().contains("Carry on with the task"),
+                "{after}"
+            );
+            assert_eq!(r.stdout, format!("{}\n", text.text()), "{server}");
+        }
+    }
+
+    /// A window that fills again right after its compaction ends the run: no loop.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_window_full_again_after_its_compaction_ends_the_run() {
+        let full = fixture("anthropic", "context_window_exceeded.sse");
+        let text = fixture("anthropic", "text.sse");
+        let mock = MockServer::start(vec![full.reply(), text.reply(), full.reply()]).await;
+        let (r, _tmp) = run_replayed("anthropic", &mock.url(), "Read the log.", QUICK).await;
+        assert_eq!(r.code, 5, "{}", r.stderr);
+        let reason = r.result()["reason"].as_str().unwrap().to_owned();
+        assert!(
+            reason.contains("filled again right after a compaction"),
+            "{reason}"
+        );
+        assert_eq!(mock.requests().len(), 3);
+    }
+
+    /// `pause_turn` continues the turn: the paused text and the rest join into the answer.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_paused_turn_goes_on_and_its_parts_join() {
+        let paused = fixture("anthropic", "pause_turn.sse");
+        let rest = fixture("anthropic", "text.sse");
+        let mock = MockServer::start(vec![paused.reply(), rest.reply()]).await;
+        let (r, _tmp) = run_replayed("anthropic", &mock.url(), "Search.", QUICK).await;
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(r.stdout, format!("{}{}\n", paused.text(), rest.text()));
+        assert_eq!(incomplete(&r), [("pause_turn".into(), "continue".into())]);
+        // The server tool's streamed input is no call of cn-run's.
+        assert!(!r.stderr.contains("dropping a tool call"), "{}", r.stderr);
+        let second = mock.requests()[1].json();
+        assert_eq!(last_message(&second)["role"], "user");
+    }
+
+    /// Refused by the model (Anthropic `refusal`) or cut by Azure's filter mid-answer: exit 1,
+    /// naming the server's word and, for Azure, the category.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_refusal_or_a_filtered_stream_fails_naming_which() {
+        for (server, file, words) in [
+            ("anthropic", "refusal.sse", "stop reason: refusal"),
+            ("azure", "content_filter.sse", "content_filter: violence"),
+        ] {
+            let mock = MockServer::start(vec![fixture(server, file).reply()]).await;
+            let (r, _tmp) = run_replayed(server, &mock.url(), "Write.", QUICK).await;
+            assert_eq!(r.code, 1, "{server}: {}", r.stderr);
+            let result = r.result();
+            assert_eq!(result["subtype"], "error_content_filter", "{server}");
+            let reason = result["reason"].as_str().unwrap();
+            assert!(reason.contains(words), "{server}: {reason}");
+        }
+    }
+
+    /// A stop word no table knows is never a silent success: the answer is taken as final,
+    /// with an `output.incomplete` (`accept`) and a warning naming the word.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn an_unknown_stop_reason_is_accepted_saying_so() {
+        for word in ["end_of_budget", "STOPPED_BY_POLICY_v2"] {
+            let mock = MockServer::start(vec![openai_cut("All done.", word)]).await;
+            let (r, _tmp) = run_replayed("vllm", &mock.url(), "Do it.", QUICK).await;
+            assert_eq!(r.code, 0, "{word}: {}", r.stderr);
+            assert_eq!(incomplete(&r), [(word.to_owned(), "accept".to_owned())]);
+            let warnings = r.events_of("warning");
+            assert!(
+                warnings
+                    .iter()
+                    .any(|w| w["message"].as_str().unwrap().contains(word)),
+                "{warnings:?}"
+            );
+            assert_eq!(r.result()["stop_reason"], word);
+        }
+    }
+}

@@ -17,6 +17,7 @@ pub fn quick_retries(max: u32) -> RetryPolicy {
         initial_delay: Duration::from_millis(2),
         factor: 2.0,
         max_delay: Duration::from_millis(10),
+        ..RetryPolicy::default()
     }
 }
 
@@ -114,6 +115,7 @@ pub async fn run_cancellable(
                 attempt,
                 delay,
                 error,
+                ..
             } => retries.push(Retry {
                 attempt,
                 delay,

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::wire::{self, Block, EPHEMERAL};
 use crate::conversation::{ImagePart, Message, ThinkingBlock, Usage};
 use crate::provider::family;
+use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason};
 
 /// Sent as the first user message when the history starts with the assistant (after a
@@ -109,6 +110,16 @@ pub(crate) fn messages(history: &[Message]) -> Vec<wire::Message<'_>> {
                 }],
             },
         );
+    }
+    if out.last().is_some_and(|m| m.role == "assistant") {
+        // A request must end with the user: Opus 4.6+ refuses a prefill (turn_order.rs).
+        out.push(wire::Message {
+            role: "user",
+            content: vec![Block::Text {
+                text: turn_order::CLOSING_TURN,
+                cache_control: None,
+            }],
+        });
     }
     if let Some(block) = out.last_mut().and_then(|m| m.content.last_mut()) {
         block.set_cache_control();
@@ -212,15 +223,9 @@ fn tool_input(arguments: &str) -> Value {
     }
 }
 
-/// Anthropic's `stop_reason` in our terms.
+/// Anthropic's `stop_reason` in our terms (`stop_words.rs`).
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason {
-        "end_turn" | "stop_sequence" => FinishReason::Stop,
-        "tool_use" => FinishReason::ToolCalls,
-        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
-        "refusal" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_string()),
-    }
+    crate::provider::stop_words::finish_reason(reason)
 }
 
 /// Running token counts of one response.

@@ -121,6 +121,7 @@ impl ModelClient for AnthropicClient {
             stopped: false,
             key: key.clone(),
             thinking: None,
+            tool_blocks: Vec::new(),
         };
         Ok(http::event_stream(response, dialect, key))
     }
@@ -140,6 +141,9 @@ struct AnthropicDialect {
     key: Option<Secret>,
     /// The thinking block being streamed: its index, text and signature so far.
     thinking: Option<(usize, String, String)>,
+    /// The indices of this response's `tool_use` blocks: a server tool's input
+    /// (`server_tool_use`, web search) streams too, but is no call for cn-run to run.
+    tool_blocks: Vec<usize>,
 }
 
 /// The dialect with no key, for the fuzz entry points (`crate::provider::fuzz`).
@@ -149,6 +153,7 @@ pub(super) fn fuzz_dialect() -> impl Dialect {
         stopped: false,
         key: None,
         thinking: None,
+        tool_blocks: Vec::new(),
     }
 }
 
@@ -193,7 +198,12 @@ impl AnthropicDialect {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => block_start(index, content_block, out),
+            } => {
+                if matches!(content_block, ContentBlock::ToolUse { .. }) {
+                    self.tool_blocks.push(index);
+                }
+                block_start(index, content_block, out);
+            }
             Event::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => out.push(StreamEvent::TextDelta(text)),
                 BlockDelta::ThinkingDelta { thinking } => {
@@ -207,7 +217,9 @@ impl AnthropicDialect {
                         sig.push_str(&signature);
                     }
                 }
-                BlockDelta::InputJsonDelta { partial_json } => {
+                BlockDelta::InputJsonDelta { partial_json }
+                    if self.tool_blocks.contains(&index) =>
+                {
                     out.push(StreamEvent::ToolCallDelta {
                         index: Some(index),
                         id: None,
@@ -216,7 +228,7 @@ impl AnthropicDialect {
                         extra: None,
                     });
                 }
-                BlockDelta::Other => {}
+                BlockDelta::InputJsonDelta { .. } | BlockDelta::Other => {}
             },
             Event::MessageDelta { delta, usage } => {
                 if let Some(usage) = usage {

@@ -37,6 +37,7 @@ pub(crate) struct Assembler {
     reasoning: String,
     reasoning_field: Option<&'static str>,
     thinking: Vec<ThinkingBlock>,
+    details: Vec<Value>,
     usage: Option<Usage>,
     finish: Option<FinishReason>,
     bytes: usize,
@@ -99,6 +100,10 @@ impl Assembler {
                 if extra.is_some() {
                     call.extra = extra;
                 }
+            }
+            StreamEvent::ReasoningDetail(piece) => {
+                self.charge(piece.to_string().len())?;
+                super::details::merge(&mut self.details, piece);
             }
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Finish(reason) => self.finish = Some(reason),
@@ -197,6 +202,7 @@ impl Assembler {
                 field: self.reasoning_field.unwrap_or_default().to_owned(),
                 blocks: self.thinking,
                 call_extra,
+                details: self.details,
             },
         }
     }

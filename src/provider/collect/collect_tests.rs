@@ -59,6 +59,7 @@ fn quick(max_retries: u32) -> RetryPolicy {
         initial_delay: Duration::from_millis(1),
         factor: 2.0,
         max_delay: Duration::from_millis(4),
+        ..RetryPolicy::default()
     }
 }
 
@@ -127,10 +128,71 @@ fn backoff_grows_by_the_factor_and_is_capped() {
         policy.delay(1, Some(Duration::from_secs(7))),
         Duration::from_secs(7)
     );
-    assert_eq!(
-        policy.delay(1, Some(Duration::from_secs(900))),
-        Duration::from_secs(120)
-    );
+    assert_eq!(policy.wait_limit(), super::MAX_RETRY_WAIT);
+    let ending = RetryPolicy {
+        deadline: Some(std::time::Instant::now() + Duration::from_secs(20)),
+        ..RetryPolicy::default()
+    };
+    assert!(ending.wait_limit() <= Duration::from_secs(20));
+}
+
+fn limited(wait: Duration) -> ProviderError {
+    ProviderError::RateLimited {
+        status: 429,
+        message: "Rate limit of 50 per 86400s exceeded for UserByModelByDay.".into(),
+        retry_after: Some(wait),
+    }
+}
+
+/// A daily cap's `retry-after: 5631` ends the attempt at once, in the server's words and with
+/// when to retry; it is neither cut to a shorter wait nor retried (it was cut to 120 s and
+/// retried ten times before).
+#[tokio::test]
+async fn a_wait_longer_than_the_run_affords_ends_at_once_saying_when_to_retry() {
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Fail(limited(Duration::from_secs(5631))),
+        answer("never asked"),
+    ]));
+    let (result, notices) = run_quick(&fake, 10).await;
+    let err = result.unwrap_err();
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(err.kind(), "rate_limited");
+    assert!(!err.is_retryable());
+    let text = err.to_string();
+    assert!(text.contains("UserByModelByDay"), "{text}");
+    assert!(text.contains("1 h 33 min 51 s"), "{text}");
+    assert!(text.contains("retry after 20"), "{text}");
+    // The run's own deadline counts too: 10 s is more than a run with 1 s left affords.
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Fail(limited(Duration::from_secs(10))),
+        answer("never asked"),
+    ]));
+    let policy = RetryPolicy {
+        deadline: Some(std::time::Instant::now() + Duration::from_secs(1)),
+        ..quick(3)
+    };
+    let (result, _) = run(
+        &fake,
+        &policy,
+        Duration::from_secs(5),
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(result.unwrap_err().to_string().contains("retry after"));
+}
+
+/// A wait the run can afford is waited as the server named it, and the notice carries it.
+#[tokio::test]
+async fn a_short_server_wait_is_waited_as_named() {
+    let fake = Fake(Mutex::new(vec![
+        Attempt::Fail(limited(Duration::from_millis(30))),
+        answer("after the wait"),
+    ]));
+    let started = Instant::now();
+    let (result, notices) = run_quick(&fake, 3).await;
+    assert_eq!(result.unwrap(), "after the wait");
+    assert_eq!(notices, ["retry 1 rate_limited", "text after the wait"]);
+    assert!(started.elapsed() >= Duration::from_millis(30));
 }
 
 #[tokio::test]
@@ -223,6 +285,7 @@ async fn cancellation_interrupts_the_backoff_sleep() {
         initial_delay: Duration::from_secs(60),
         factor: 1.0,
         max_delay: Duration::from_secs(60),
+        ..RetryPolicy::default()
     };
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
@@ -277,4 +340,28 @@ async fn the_first_tool_call_piece_is_announced_once_per_attempt() {
     );
     let (_, notices) = run_quick(&Fake(Mutex::new(vec![answer("just text")])), 0).await;
     assert_eq!(notices, ["text just text"]);
+}
+
+/// A server that ends an answer for its own failure (`finish_reason: "error"`, vLLM's
+/// `abort`) is asked again; the half answer is not taken.
+#[tokio::test]
+async fn an_answer_the_server_ended_for_its_own_failure_is_asked_again() {
+    for word in ["error", "abort", "insufficient_system_resource"] {
+        let fake = Fake(Mutex::new(vec![
+            Attempt::Items(
+                vec![
+                    Ok(StreamEvent::TextDelta("half".into())),
+                    Ok(StreamEvent::Finish(FinishReason::Failed(word.into()))),
+                ],
+                false,
+            ),
+            answer("whole"),
+        ]));
+        let (result, notices) = run_quick(&fake, 2).await;
+        assert_eq!(result.unwrap(), "whole", "{word}");
+        assert!(
+            notices.contains(&"retry 1 server".to_owned()),
+            "{word}: {notices:?}"
+        );
+    }
 }

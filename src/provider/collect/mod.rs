@@ -6,27 +6,35 @@
 //! of a response is committed to the conversation before it is complete.
 
 pub(crate) mod assemble;
+mod details;
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::{AssistantTurn, ChatRequest, ModelClient, ProviderError, StreamEvent};
+use super::{AssistantTurn, ChatRequest, FinishReason, ModelClient, ProviderError, StreamEvent};
 use assemble::Assembler;
 
-/// The longest wait a server's `Retry-After` can impose.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
+/// The longest wait a server may ask for before a retry. A longer one (a daily quota's
+/// `retry-after: 5631`) ends the run at once, saying when to try again: a CI job does not
+/// wait out a quota, and retrying against it only spends the run's time.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(300);
 
 /// Exponential backoff between attempts: `initial_delay × factor^(n-1)`, capped at
-/// `max_delay`, times a random jitter in [0.5, 1).
+/// `max_delay`, times a random jitter in [0.5, 1). A wait the server names is waited as it
+/// is, unless it is longer than `max_wait` or than the time left before `deadline`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {
     pub max_retries: u32,
     pub initial_delay: Duration,
     pub factor: f64,
     pub max_delay: Duration,
+    /// The longest server-named wait (default [`MAX_RETRY_WAIT`]).
+    pub max_wait: Duration,
+    /// When the run's time runs out: a wait that ends later ends the run at once.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for RetryPolicy {
@@ -37,6 +45,8 @@ impl Default for RetryPolicy {
             initial_delay: Duration::from_secs(1),
             factor: 1.6,
             max_delay: Duration::from_secs(30),
+            max_wait: MAX_RETRY_WAIT,
+            deadline: None,
         }
     }
 }
@@ -50,13 +60,38 @@ impl RetryPolicy {
         Duration::try_from_secs_f64(capped).unwrap_or(self.max_delay)
     }
 
-    /// The delay actually slept: the server's `Retry-After` if it gave one (capped at two
-    /// minutes), otherwise the backoff with jitter.
+    /// The delay actually slept: the server's wait if it named one, otherwise the backoff
+    /// with jitter.
     fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
         match retry_after {
-            Some(wait) => wait.min(MAX_RETRY_AFTER),
+            Some(wait) => wait,
             None => self.backoff(retry).mul_f64(0.5 + fastrand::f64() * 0.5),
         }
+    }
+
+    /// The longest wait this run can afford now: `max_wait`, or less when the run's time
+    /// runs out sooner.
+    pub fn wait_limit(&self) -> Duration {
+        let left = self.deadline.map_or(self.max_wait, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
+        self.max_wait.min(left)
+    }
+}
+
+/// The error for a server wait longer than the run can afford: the server's error, the wait,
+/// and when to try again.
+fn retry_later(error: ProviderError, wait: Duration, limit: Duration) -> ProviderError {
+    let at = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::try_from(wait).unwrap_or(jiff::SignedDuration::MAX))
+        .ok()
+        .and_then(|t| t.round(jiff::Unit::Second).ok())
+        .map_or_else(|| "a later time".to_owned(), |t| t.to_string());
+    ProviderError::RetryLater {
+        error: Box::new(error),
+        wait,
+        limit,
+        retry_at: at,
     }
 }
 
@@ -70,9 +105,11 @@ pub enum Notice<'a> {
     /// ask for something to run.
     ToolCallStarted,
     /// The request failed with a retryable error; it is sent again after `delay`.
+    /// `server_wait` is the wait the server named, if it named one.
     Retry {
         attempt: u32,
         delay: Duration,
+        server_wait: Option<Duration>,
         error: &'a ProviderError,
     },
 }
@@ -96,11 +133,21 @@ pub async fn complete(
             Ok(turn) => return Ok(turn),
             Err(error) => error,
         };
-        if !error.is_retryable() || retries >= retry.max_retries {
+        if !error.is_retryable() {
+            return Err(error);
+        }
+        let server_wait = error.retry_after();
+        if let Some(wait) = server_wait {
+            let limit = retry.wait_limit();
+            if wait > limit {
+                return Err(retry_later(error, wait, limit));
+            }
+        }
+        if retries >= retry.max_retries {
             return Err(error);
         }
         retries += 1;
-        let delay = retry.delay(retries, error.retry_after());
+        let delay = retry.delay(retries, server_wait);
         // Said once, by the run's progress line for the `model.retry` event.
         tracing::debug!(
             attempt = retries,
@@ -111,6 +158,7 @@ pub async fn complete(
         on_notice(Notice::Retry {
             attempt: retries,
             delay,
+            server_wait,
             error: &error,
         });
         tokio::select! {
@@ -142,7 +190,12 @@ async fn attempt(
             on_notice(Notice::TextDelta(&text));
         }
     }
-    Ok(assembler.finish())
+    let turn = assembler.finish();
+    // A server that ends an answer for its own failure is asked again (stop_words.rs).
+    if let Some(FinishReason::Failed(word)) = &turn.finish {
+        return Err(ProviderError::Interrupted(word.clone()));
+    }
+    Ok(turn)
 }
 
 /// Awaits `future` unless the token is cancelled or nothing happens for `idle`.

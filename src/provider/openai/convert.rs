@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::wire;
 use crate::conversation::{Message, Usage};
 use crate::provider::family::OpenAiParams;
+use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 
 /// The request body for `request`, sent as `model`, with the parameters `params` allows.
@@ -32,6 +33,14 @@ pub(crate) fn request<'a>(
         messages.push(message(m, vision));
     }
     messages.extend(super::images::after_results(&results).filter(|_| vision));
+    if turn_order::ends_with_answer(&request.messages) {
+        messages.push(wire::Message::User {
+            content: turn_order::CLOSING_TURN.into(),
+        });
+    }
+    if params.strict_order {
+        messages = strict_order(messages);
+    }
     let tools = request
         .tools
         .iter()
@@ -67,9 +76,42 @@ pub(crate) fn request<'a>(
     }
 }
 
+/// The messages in the order strict validators accept (Mistral's, see
+/// [`turn_order`]): an assistant turn between tool results and a user turn, consecutive
+/// plain user turns joined into one.
+fn strict_order(messages: Vec<wire::Message<'_>>) -> Vec<wire::Message<'_>> {
+    let mut out: Vec<wire::Message<'_>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        let user = matches!(
+            message,
+            wire::Message::User { .. } | wire::Message::UserParts { .. }
+        );
+        match (out.last_mut(), message) {
+            (Some(wire::Message::User { content: last }), wire::Message::User { content }) => {
+                let joined = format!("{last}\n\n{content}");
+                *last = joined.into();
+            }
+            (Some(wire::Message::Tool { .. }), message) if user => {
+                out.push(wire::Message::Assistant {
+                    content: Some(turn_order::BRIDGE_TURN),
+                    reasoning_content: None,
+                    reasoning: None,
+                    reasoning_details: &[],
+                    tool_calls: Vec::new(),
+                });
+                out.push(message);
+            }
+            (_, message) => out.push(message),
+        }
+    }
+    out
+}
+
 fn message(message: &Message, vision: bool) -> wire::Message<'_> {
     match message {
-        Message::User { content } => wire::Message::User { content },
+        Message::User { content } => wire::Message::User {
+            content: content.as_str().into(),
+        },
         Message::Assistant {
             content,
             tool_calls,
@@ -80,7 +122,10 @@ fn message(message: &Message, vision: bool) -> wire::Message<'_> {
             // Only where DeepSeek requires it (older reasoners refuse it anywhere else), and
             // under the name the server used.
             reasoning_content: sent_back(tool_calls, reasoning, "reasoning_content"),
-            reasoning: sent_back(tool_calls, reasoning, "reasoning"),
+            // OpenRouter wants its structured details back instead of the text.
+            reasoning: sent_back(tool_calls, reasoning, "reasoning")
+                .filter(|_| reasoning.details.is_empty()),
+            reasoning_details: &reasoning.details,
             tool_calls: tool_calls
                 .iter()
                 .map(|call| wire::ToolCall {
@@ -132,23 +177,64 @@ pub(crate) fn chunk_events(chunk: wire::Chunk, out: &mut Vec<StreamEvent>) -> bo
             delta_events(delta, out);
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
-            out.push(StreamEvent::Finish(finish_reason(&reason)));
+            let finish = match finish_reason(&reason) {
+                FinishReason::ContentFilter(word) => FinishReason::ContentFilter(
+                    filtered(choice.content_filter_results.as_ref())
+                        .map_or(word.clone(), |which| format!("{word}: {which}")),
+                ),
+                other => other,
+            };
+            out.push(StreamEvent::Finish(finish));
             finished = true;
         }
         usage = usage.or(choice.usage);
     }
     if let Some(usage) = usage {
-        out.push(StreamEvent::Usage(Usage {
-            input_tokens: usage.prompt_tokens.unwrap_or(0),
-            output_tokens: usage.completion_tokens.unwrap_or(0),
-            cache_read_tokens: usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .unwrap_or(0),
-            cache_write_tokens: 0,
-        }));
+        out.push(StreamEvent::Usage(usage_of(usage)));
     }
     finished
+}
+
+/// The categories Azure's `content_filter_results` marks filtered, joined.
+fn filtered(results: Option<&Value>) -> Option<String> {
+    let names: Vec<&str> = results?
+        .as_object()?
+        .iter()
+        .filter(|(_, v)| v.get("filtered").and_then(Value::as_bool) == Some(true))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+/// cn-run's usage from a server's or a gateway's: the cache's reads and writes wherever they
+/// are put (`wire::Usage`), so cache writes are priced at their premium. `prompt_tokens` is
+/// the whole prompt (OpenAI's convention); where it leaves the writes out (LiteLLM before
+/// it counted them in), they are added.
+fn usage_of(usage: wire::Usage) -> Usage {
+    let details = usage.prompt_tokens_details.unwrap_or_default();
+    let read = details
+        .cached_tokens
+        .or(usage.cache_read_input_tokens)
+        .or(usage.prompt_cache_hit_tokens)
+        .or(usage.cached_tokens)
+        .unwrap_or(0);
+    let write = details
+        .cache_write_tokens
+        .or(details.cache_creation_tokens)
+        .or(usage.cache_creation_input_tokens)
+        .unwrap_or(0);
+    let prompt = usage.prompt_tokens.unwrap_or(0);
+    let input = if prompt < read + write {
+        prompt + write
+    } else {
+        prompt
+    };
+    Usage {
+        input_tokens: input,
+        output_tokens: usage.completion_tokens.unwrap_or(0),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+    }
 }
 
 /// Reasoning first, then text, then tool calls: the order a model produces them.
@@ -163,6 +249,13 @@ fn delta_events(delta: wire::Delta, out: &mut Vec<StreamEvent>) {
     if let Some((text, field)) = reasoning {
         out.push(StreamEvent::ReasoningDelta { text, field });
     }
+    out.extend(
+        delta
+            .reasoning_details
+            .into_iter()
+            .flatten()
+            .map(StreamEvent::ReasoningDetail),
+    );
     match delta.content {
         Some(Value::String(text)) if !text.is_empty() => out.push(StreamEvent::TextDelta(text)),
         Some(Value::Array(parts)) => content_parts(&parts, out),
@@ -209,189 +302,12 @@ fn content_parts(parts: &[Value], out: &mut Vec<StreamEvent>) {
     }
 }
 
-/// OpenAI's `finish_reason` in our terms.
-///
-/// Compatible servers use their own words for the same stops: Mistral `model_length`,
-/// Anthropic-backed proxies `max_tokens`/`refusal`, Gemini-backed ones `MAX_TOKENS`/`SAFETY`.
+/// OpenAI's `finish_reason` in our terms; compatible servers' own words
+/// (`stop_words.rs`) included.
 pub(crate) fn finish_reason(reason: &str) -> FinishReason {
-    match reason.to_ascii_lowercase().as_str() {
-        "stop" | "end_turn" | "eos" | "stop_sequence" => FinishReason::Stop,
-        "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-        "length" | "max_tokens" | "model_length" => FinishReason::Length,
-        "content_filter" | "refusal" | "safety" | "recitation" | "prohibited_content" => {
-            FinishReason::ContentFilter
-        }
-        _ => FinishReason::Other(reason.to_string()),
-    }
+    crate::provider::stop_words::finish_reason(reason)
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::{chunk_events, request};
-    use crate::provider::family::OpenAiParams;
-
-    const ALL: OpenAiParams = OpenAiParams {
-        max_completion_tokens: false,
-        sampling: true,
-        stream_options: true,
-    };
-    use crate::conversation::{Message, ToolCall, ToolSpec};
-    use crate::provider::{ChatRequest, FinishReason, StreamEvent};
-
-    #[test]
-    fn the_body_has_system_first_and_tool_results_after_their_calls() {
-        let req = ChatRequest {
-            model: "m".into(),
-            system: "be brief".into(),
-            messages: vec![
-                Message::user("hi"),
-                Message::assistant(
-                    "",
-                    vec![ToolCall {
-                        id: "c1".into(),
-                        name: "Read".into(),
-                        arguments: "{\"filepath\":\"a\"}".into(),
-                    }],
-                ),
-                Message::Tool {
-                    tool_call_id: "c1".into(),
-                    name: "Read".into(),
-                    content: "text".into(),
-                    is_error: false,
-                    images: Vec::new(),
-                },
-                Message::assistant("", vec![]),
-            ]
-            .into(),
-            tools: vec![ToolSpec {
-                name: "Read".into(),
-                description: "reads".into(),
-                parameters: json!({"type": "object"}),
-            }],
-            max_tokens: Some(100),
-            temperature: Some(0.2),
-        };
-        let body = serde_json::to_value(request(&req, "gpt", &ALL)).unwrap();
-        assert_eq!(
-            body,
-            json!({
-                "model": "gpt",
-                "messages": [
-                    {"role": "system", "content": "be brief"},
-                    {"role": "user", "content": "hi"},
-                    {"role": "assistant", "content": null, "tool_calls": [
-                        {"id": "c1", "type": "function",
-                         "function": {"name": "Read", "arguments": "{\"filepath\":\"a\"}"}}]},
-                    {"role": "tool", "tool_call_id": "c1", "content": "text"},
-                    {"role": "assistant", "content": ""}
-                ],
-                "stream": true,
-                "stream_options": {"include_usage": true},
-                "tools": [{"type": "function",
-                           "function": {"name": "Read", "description": "reads",
-                                        "parameters": {"type": "object"}}}],
-                "max_tokens": 100,
-                "temperature": 0.2
-            })
-        );
-    }
-
-    #[test]
-    fn a_chunk_without_index_or_with_object_arguments_still_decodes() {
-        let chunk = serde_json::from_value(json!({
-            "choices": [{"delta": {"content": null, "tool_calls": [
-                {"id": "a", "function": {"name": "Bash", "arguments": {"command": "ls"}}}
-            ]}, "finish_reason": "tool_calls"}],
-            "usage": null
-        }))
-        .unwrap();
-        let mut out = Vec::new();
-        assert!(chunk_events(chunk, &mut out));
-        assert_eq!(
-            out,
-            vec![
-                StreamEvent::ToolCallDelta {
-                    index: None,
-                    id: Some("a".into()),
-                    name: Some("Bash".into()),
-                    arguments: "{\"command\":\"ls\"}".into(),
-                    extra: None,
-                },
-                StreamEvent::Finish(FinishReason::ToolCalls),
-            ]
-        );
-    }
-}
-
-#[cfg(test)]
-mod variant_tests {
-    use serde_json::json;
-
-    use super::{chunk_events, finish_reason};
-    use crate::provider::{FinishReason, StreamEvent};
-
-    fn events(chunk: serde_json::Value) -> Vec<StreamEvent> {
-        let mut out = Vec::new();
-        chunk_events(serde_json::from_value(chunk).unwrap(), &mut out);
-        out
-    }
-
-    #[test]
-    fn stop_words_of_compatible_servers_map_to_the_same_outcomes() {
-        for word in ["length", "max_tokens", "model_length", "MAX_TOKENS"] {
-            assert_eq!(finish_reason(word), FinishReason::Length, "{word}");
-        }
-        for word in ["content_filter", "refusal", "SAFETY", "recitation"] {
-            assert_eq!(finish_reason(word), FinishReason::ContentFilter, "{word}");
-        }
-        for word in ["stop", "eos", "end_turn"] {
-            assert_eq!(finish_reason(word), FinishReason::Stop, "{word}");
-        }
-        assert_eq!(
-            finish_reason("pause_turn"),
-            FinishReason::Other("pause_turn".into())
-        );
-    }
-
-    #[test]
-    fn reasoning_under_both_names_is_taken_once_and_before_the_text() {
-        let out = events(json!({"choices": [{"delta": {
-            "reasoning_content": "think", "reasoning": "think", "content": "answer"}}]}));
-        assert_eq!(
-            out,
-            vec![
-                StreamEvent::ReasoningDelta {
-                    text: "think".into(),
-                    field: "reasoning_content"
-                },
-                StreamEvent::TextDelta("answer".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn usage_is_read_from_the_chunk_the_choice_or_x_groq() {
-        let usage_of = |chunk| {
-            events(chunk).into_iter().find_map(|e| match e {
-                StreamEvent::Usage(u) => Some((u.input_tokens, u.output_tokens)),
-                _ => None,
-            })
-        };
-        let u = json!({"prompt_tokens": 7, "completion_tokens": 3});
-        assert_eq!(usage_of(json!({"choices": [], "usage": u})), Some((7, 3)));
-        assert_eq!(
-            usage_of(json!({"choices": [{"delta": {}, "finish_reason": "stop", "usage": u}]})),
-            Some((7, 3))
-        );
-        assert_eq!(
-            usage_of(json!({"choices": [{"delta": {}}], "x_groq": {"id": "r", "usage": u}})),
-            Some((7, 3))
-        );
-        assert_eq!(
-            usage_of(json!({"choices": [{"delta": {}}], "usage": null})),
-            None
-        );
-    }
-}
+#[path = "convert_tests.rs"]
+mod tests;

@@ -21,6 +21,7 @@ use super::family::{self, OpenAiParams, Param};
 use super::sse::SseEvent;
 use super::sse::endpoint::{Endpoint, Reply, event_json};
 use super::sse::http::{self, Dialect};
+use super::turn_order;
 use super::{ChatRequest, EventStream, ModelClient, ModelInfo, ProviderError, StreamEvent};
 use crate::secret::Secret;
 
@@ -172,6 +173,14 @@ impl OpenAiClient {
         };
         let mut guard = self.params.lock().unwrap_or_else(PoisonError::into_inner);
         let current = *guard;
+        if turn_order::refuses_order(message) && !current.params.strict_order {
+            guard.params.strict_order = true;
+            tracing::warn!(
+                "the server refused the order of the turns: sending the requests of this run in \
+                 the strict order ({message})"
+            );
+            return true;
+        }
         let sent = sent_params(&current, request);
         let Some(param) = family::rejected_param(message, &sent) else {
             return false;

@@ -37,7 +37,7 @@ pub(crate) enum Message<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: std::borrow::Cow<'a, str>,
     },
     Assistant {
         /// `null` when the message only carries tool calls.
@@ -48,6 +48,9 @@ pub(crate) enum Message<'a> {
         /// The same for servers that name it `reasoning` (OpenRouter, Ollama).
         #[serde(skip_serializing_if = "Option::is_none")]
         reasoning: Option<&'a str>,
+        /// OpenRouter's `reasoning_details`, back unmodified (reasoning.rs).
+        #[serde(skip_serializing_if = "<[Value]>::is_empty")]
+        reasoning_details: &'a [Value],
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall<'a>>,
     },
@@ -137,6 +140,9 @@ pub(crate) struct Choice {
     /// A few servers (Moonshot, some proxies) put usage on the choice.
     #[serde(default)]
     pub(crate) usage: Option<Usage>,
+    /// Azure's per-category verdict: which filter stopped an answer.
+    #[serde(default)]
+    pub(crate) content_filter_results: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,6 +156,9 @@ pub(crate) struct Delta {
     /// OpenRouter, Ollama, LM Studio, newer vLLM.
     #[serde(default)]
     pub(crate) reasoning: Option<String>,
+    /// OpenRouter's structured reasoning, in pieces by `index`.
+    #[serde(default)]
+    pub(crate) reasoning_details: Option<Vec<Value>>,
     #[serde(default)]
     pub(crate) tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -176,6 +185,8 @@ pub(crate) struct FunctionDelta {
     pub(crate) arguments: Option<Value>,
 }
 
+/// Token counts, wherever a server or gateway puts the cache's share (`convert.rs` reads
+/// them in order of precedence).
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Usage {
     #[serde(default)]
@@ -184,10 +195,30 @@ pub(crate) struct Usage {
     pub(crate) completion_tokens: Option<u64>,
     #[serde(default)]
     pub(crate) prompt_tokens_details: Option<PromptDetails>,
+    /// LiteLLM in front of Anthropic: `cache_creation_input_tokens` and
+    /// `cache_read_input_tokens` beside the OpenAI fields (litellm/llms/anthropic/chat/
+    /// transformation.py `calculate_usage`).
+    #[serde(default)]
+    pub(crate) cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) cache_read_input_tokens: Option<u64>,
+    /// DeepSeek: `prompt_cache_hit_tokens` (api-docs.deepseek.com/guides/kv_cache).
+    #[serde(default)]
+    pub(crate) prompt_cache_hit_tokens: Option<u64>,
+    /// Moonshot (Kimi): `cached_tokens` at the top of `usage`.
+    #[serde(default)]
+    pub(crate) cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PromptDetails {
+    /// Tokens read from the cache (OpenAI, vLLM, llama.cpp, OpenRouter, LiteLLM).
     #[serde(default)]
     pub(crate) cached_tokens: Option<u64>,
+    /// Tokens written to the cache: OpenRouter's `cache_write_tokens`
+    /// (openrouter.ai/docs/use-cases/usage-accounting), LiteLLM's `cache_creation_tokens`.
+    #[serde(default)]
+    pub(crate) cache_write_tokens: Option<u64>,
+    #[serde(default)]
+    pub(crate) cache_creation_tokens: Option<u64>,
 }

@@ -189,14 +189,9 @@ fn turn_events(turn: &Turn, request: usize, tools: &[ToolSpec]) -> Vec<StreamEve
     events
 }
 
+/// A scripted stop word, read as a server's (`stop_words.rs`).
 fn openai_finish(reason: &str) -> FinishReason {
-    match reason {
-        "stop" => FinishReason::Stop,
-        "tool_calls" => FinishReason::ToolCalls,
-        "length" => FinishReason::Length,
-        "content_filter" => FinishReason::ContentFilter,
-        other => FinishReason::Other(other.to_string()),
-    }
+    super::stop_words::finish_reason(reason)
 }
 
 /// Up to three pieces of `text`, cut at character boundaries.

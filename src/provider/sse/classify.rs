@@ -9,10 +9,9 @@
 
 use std::time::Duration;
 
-use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::provider::ProviderError;
+use crate::provider::{ProviderError, overflow};
 use crate::secret::Secret;
 
 /// The useful parts of an error body.
@@ -23,29 +22,32 @@ pub(crate) struct ErrorInfo {
     pub(crate) kind: String,
     /// A numeric `code`/`status` inside the body (some servers put the HTTP status there).
     pub(crate) status: Option<u16>,
+    /// The wait the body asks for (Google's `RetryInfo`, "Please retry in 1.4s").
+    pub(crate) retry_after: Option<Duration>,
 }
 
 /// The longest excerpt of an error body kept in a message.
 const MAX_MESSAGE_CHARS: usize = 400;
 
-const CONTEXT_MARKERS: &[&str] = &[
-    "context_length_exceeded",
-    "context length",
-    "context window",
-    "maximum context",
-    "too many tokens",
-    "prompt is too long",
-    "input is too long",
-    "prompt too long",
-    "request_too_large",
-    "reduce the length of the messages",
-];
-
+/// Words of a quota that waiting does not refill (OpenAI's `insufficient_quota`, a credit
+/// balance). A 429 in these words that names a wait (Gemini's per-minute "You exceeded your
+/// current quota … Please retry in 1.4s") is a rate limit.
 const QUOTA_MARKERS: &[&str] = &[
     "insufficient_quota",
     "exceeded your current quota",
     "credit balance",
     "billing",
+];
+
+/// Words of a content filter that refused the prompt: Azure's 400 `content_filter`
+/// (learn.microsoft.com/azure/ai-foundry/openai/concepts/content-filter, "prompt triggering
+/// Azure OpenAI's content management policy", `innererror.code`
+/// `ResponsibleAIPolicyViolation`) and OpenAI's `content_policy_violation`.
+const FILTER_MARKERS: &[&str] = &[
+    "content_filter",
+    "content_policy_violation",
+    "responsibleaipolicyviolation",
+    "content management policy",
 ];
 
 /// Reads an error object out of a JSON value: `{"error": {...}}`, `{"error": "text"}`,
@@ -97,11 +99,33 @@ fn info_from(obj: &serde_json::Map<String, Value>) -> ErrorInfo {
     if let Some(meta) = obj.get("metadata").and_then(metadata_words) {
         parts.push(meta);
     }
+    let mut message = parts.join(": ");
+    let retry_after = super::wait::body_wait(obj, &message);
+    if let Some(filtered) = filtered_categories(obj) {
+        message.push_str(&format!(" (filtered: {filtered})"));
+    }
     ErrorInfo {
-        message: parts.join(": "),
+        message,
         kind,
         status,
+        retry_after,
     }
+}
+
+/// Azure's filter verdict (`innererror.content_filter_result`, or `inner_error.
+/// content_filter_results` in newer API versions): the categories it filtered.
+fn filtered_categories(obj: &serde_json::Map<String, Value>) -> Option<String> {
+    let inner = obj.get("innererror").or_else(|| obj.get("inner_error"))?;
+    let result = inner
+        .get("content_filter_result")
+        .or_else(|| inner.get("content_filter_results"))?
+        .as_object()?;
+    let names: Vec<&str> = result
+        .iter()
+        .filter(|(_, v)| v.get("filtered").and_then(Value::as_bool) == Some(true))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 /// Any JSON error value in words: a string as it is, a validation list (`[{loc, msg,
@@ -205,16 +229,24 @@ pub(crate) fn classify(
     };
     let haystack = format!("{} {}", info.kind, info.message).to_ascii_lowercase();
     let has = |markers: &[&str]| markers.iter().any(|m| haystack.contains(m));
+    let retry_after = retry_after
+        .or(info.retry_after)
+        .or_else(|| super::wait::body_wait(&serde_json::Map::new(), &info.message));
+    let exhausted =
+        haystack.contains("insufficient_quota") || (retry_after.is_none() && has(QUOTA_MARKERS));
     match status {
         401 | 403 => ProviderError::Auth { status, message },
         402 => ProviderError::Quota { status, message },
-        429 if has(QUOTA_MARKERS) => ProviderError::Quota { status, message },
+        429 if exhausted => ProviderError::Quota { status, message },
         429 => ProviderError::RateLimited {
             status,
             message,
             retry_after,
         },
-        400 | 413 | 422 if has(CONTEXT_MARKERS) => ProviderError::ContextLength(message),
+        400 | 413 | 422 if overflow::is_overflow(&haystack) => {
+            ProviderError::ContextLength(message)
+        }
+        400 if has(FILTER_MARKERS) => ProviderError::ContentFilter { status, message },
         400 if has(QUOTA_MARKERS) => ProviderError::Quota { status, message },
         408 | 409 | 425 => ProviderError::Server {
             status,
@@ -236,7 +268,11 @@ fn status_from_kind(kind: &str) -> u16 {
     let has = |s: &str| kind.contains(s);
     if has("insufficient_quota") || has("rate_limit") {
         429
-    } else if has("context_length") || has("request_too_large") {
+    } else if has("context_length")
+        || has("request_too_large")
+        || has("exceed_context_size")
+        || has("content_filter")
+    {
         400
     } else if has("authentication") || has("invalid_api_key") {
         401
@@ -253,31 +289,9 @@ fn status_from_kind(kind: &str) -> u16 {
     }
 }
 
-/// The delay a response asks for: `retry-after-ms`, or `Retry-After` in seconds or as an
-/// HTTP date.
-pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(ms) = header("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    parse_retry_after(header("retry-after")?)
-}
-
-/// Parses a `Retry-After` value: seconds (integer or decimal) or an HTTP date.
-pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let when = jiff::fmt::rfc2822::DateTimeParser::new()
-        .parse_timestamp(value)
-        .ok()?;
-    let wait = when.duration_since(jiff::Timestamp::now());
-    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
-}
+pub(crate) use super::wait::header_wait as retry_after;
+#[cfg(test)]
+pub(crate) use super::wait::parse_retry_after;
 
 /// Replaces the API key (if it appears) with `***`.
 pub(crate) fn scrub(text: &str, secret: Option<&Secret>) -> String {
@@ -289,13 +303,18 @@ pub(crate) fn scrub(text: &str, secret: Option<&Secret>) -> String {
     }
 }
 
-/// Cuts a message to [`MAX_MESSAGE_CHARS`] characters.
+/// Cuts a message to [`MAX_MESSAGE_CHARS`] characters, keeping its start and its end (where
+/// servers put "Please retry in 1.4s") around a `…`.
 pub(crate) fn short(text: &str) -> String {
+    const TAIL: usize = 100;
     let text = text.trim();
-    match text.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
+    let count = text.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return text.to_string();
     }
+    let head: String = text.chars().take(MAX_MESSAGE_CHARS - TAIL - 1).collect();
+    let tail: String = text.chars().skip(count - TAIL).collect();
+    format!("{}…{}", head.trim_end(), tail.trim_start())
 }
 
 fn reason(status: u16) -> String {

@@ -133,7 +133,7 @@ pub(crate) fn event_json(
     key: Option<&Secret>,
 ) -> Result<Value, ProviderError> {
     let value: Value = serde_json::from_str(data)
-        .map_err(|e| ProviderError::Decode(format!("a stream {what} is not JSON: {e}")))?;
+        .map_err(|e| super::not_a_stream::data_error(data, what, &e.to_string(), key))?;
     match error_in_json(&value) {
         Some(info) => Err(classify(200, &info, None, key)),
         None => Ok(value),

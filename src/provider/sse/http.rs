@@ -14,6 +14,7 @@ use futures_util::stream;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use super::classify::{classify, error_in_body, retry_after, scrub};
+use super::not_a_stream::Preview;
 use super::{SseDecoder, SseEvent};
 use crate::provider::{EventStream, ProviderError, StreamEvent};
 use crate::secret::Secret;
@@ -266,9 +267,11 @@ pub(crate) fn event_stream<D: Dialect>(
     dialect: D,
     secret: Option<Secret>,
 ) -> EventStream {
+    let mut body = BodyDecoder::new(dialect);
+    body.secret.clone_from(&secret);
     let state = BodyState {
         response,
-        body: BodyDecoder::new(dialect),
+        body,
         pending: VecDeque::new(),
         error: None,
         done: false,
@@ -335,6 +338,9 @@ impl<D: Dialect> BodyState<D> {
 pub(crate) struct BodyDecoder<D> {
     decoder: SseDecoder,
     dialect: D,
+    /// The start of a body that has produced no event yet (not_a_stream.rs).
+    preview: Preview,
+    secret: Option<Secret>,
 }
 
 impl<D: Dialect> BodyDecoder<D> {
@@ -342,6 +348,8 @@ impl<D: Dialect> BodyDecoder<D> {
         BodyDecoder {
             decoder: SseDecoder::new(MAX_EVENT_BYTES),
             dialect,
+            preview: Preview::default(),
+            secret: None,
         }
     }
 
@@ -353,10 +361,18 @@ impl<D: Dialect> BodyDecoder<D> {
         chunk: Option<&[u8]>,
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<bool, ProviderError> {
+        if let Some(bytes) = chunk {
+            self.preview.keep(bytes);
+        }
         let events = match chunk {
             Some(bytes) => self.decoder.push(bytes)?,
             None => self.decoder.finish()?,
         };
+        if !events.is_empty() {
+            self.preview.streaming();
+        } else if let Some(err) = self.preview.verdict(chunk.is_none(), self.secret.as_ref()) {
+            return Err(err);
+        }
         for event in events {
             let mut batch = Vec::new();
             let ended = self.dialect.on_event(event, &mut batch)?;

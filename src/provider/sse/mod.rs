@@ -10,6 +10,8 @@
 pub(crate) mod classify;
 pub(crate) mod endpoint;
 pub(crate) mod http;
+pub(crate) mod not_a_stream;
+pub(crate) mod wait;
 
 use super::ProviderError;
 

@@ -80,6 +80,13 @@ fn outcome_and_checks(r: &RunResult) -> String {
         r.duration_ms as f64 / 1000.0
     ));
     md.push_str(&super::containment::line(r));
+    if let Some(trace) = r
+        .trace_id
+        .as_deref()
+        .filter(|t| t.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        md.push_str(&format!("OpenTelemetry trace `{trace}`\n\n"));
+    }
     checks_table(&mut md, r);
     md
 }

@@ -1,0 +1,193 @@
+//! `.git` is the run's, not the model's: the git folders a contained command must not
+//! change, found once when the run starts. A hook, `core.fsmonitor`, `diff.external` or
+//! `core.worktree` planted there would run, or redirect, the next git command the workflow
+//! runs outside any sandbox; so inside the sandbox every `.git` under a writable folder (a
+//! folder, or a `gitdir:` pointer file and the folder it names, with its `commondir`) is
+//! read-only, nested repositories present at start included, as in codex.
+//!
+//! A job whose agent commits says so (`tools.bash.git: commit`): then the git folders are
+//! writable (objects, refs, index) but their hooks, config and info stay read-only, and the
+//! pointer files too.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `tools.bash.git`: what contained commands may do to the repository's git folders.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum GitAccess {
+    /// Read-only (the default): `git status`, `log` and `diff` work; `commit` does not.
+    #[default]
+    ReadOnly,
+    /// Commits, branches and the index are writable; hooks, config and info stay read-only.
+    Commit,
+}
+
+impl GitAccess {
+    /// The default (for serde's `skip_serializing_if`).
+    pub fn is_read_only(&self) -> bool {
+        *self == GitAccess::ReadOnly
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GitAccess::ReadOnly => "read-only",
+            GitAccess::Commit => "commit",
+        }
+    }
+}
+
+/// What stays read-only in a git folder under `commit`.
+const ALWAYS_READ_ONLY: &[&str] = &["hooks", "config", "info", "config.worktree"];
+/// How deep below a writable folder nested repositories are looked for, and how many
+/// entries at most are read (a huge tree is not walked whole at every start).
+const MAX_DEPTH: usize = 8;
+const MAX_ENTRIES: usize = 200_000;
+
+/// Under `commit`: the git folders themselves, bound writable over themselves so that no
+/// command can move or replace one (a mount point cannot be renamed or removed).
+pub fn anchors(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
+    if access != GitAccess::Commit {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|r| dot_gits(r))
+        .flat_map(|d| resolve(&d))
+        .filter(|g| roots.iter().any(|r| g.starts_with(r)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The paths to bind read-only over the writable folders `roots` (existing ones only).
+pub fn protected(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for root in roots {
+        for dot_git in dot_gits(root) {
+            let gitdirs = resolve(&dot_git);
+            if dot_git.is_file() || access == GitAccess::ReadOnly {
+                out.push(dot_git.clone());
+            }
+            for gitdir in gitdirs {
+                match access {
+                    GitAccess::ReadOnly => out.push(gitdir.clone()),
+                    GitAccess::Commit => out.extend(inner(&gitdir)),
+                }
+            }
+        }
+    }
+    out.retain(|p| roots.iter().any(|r| p.starts_with(r)));
+    out.sort();
+    out.dedup();
+    // A path beneath another one already read-only adds nothing.
+    let all = out.clone();
+    out.retain(|p| !all.iter().any(|q| q != p && p.starts_with(q)));
+    out
+}
+
+/// Every `.git` (folder or file) beneath `root`, not descending into one.
+fn dot_gits(root: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut it = walkdir::WalkDir::new(root)
+        .max_depth(MAX_DEPTH)
+        .follow_links(false)
+        .into_iter();
+    let mut seen = 0;
+    while let Some(next) = it.next() {
+        seen += 1;
+        if seen > MAX_ENTRIES {
+            break;
+        }
+        let Ok(entry) = next else { continue };
+        if entry.depth() > 0 && entry.file_name() == ".git" {
+            found.push(entry.path().to_path_buf());
+            if entry.file_type().is_dir() {
+                it.skip_current_dir();
+            }
+        }
+    }
+    found
+}
+
+/// The git folders a `.git` stands for: itself, or the folder its `gitdir:` names, and the
+/// common folder a linked worktree's `commondir` names.
+fn resolve(dot_git: &Path) -> Vec<PathBuf> {
+    let gitdir = if dot_git.is_dir() {
+        dot_git.to_path_buf()
+    } else {
+        let Some(named) = std::fs::read_to_string(dot_git).ok().and_then(|t| {
+            let line = t.lines().next()?.strip_prefix("gitdir:")?.trim().to_owned();
+            Some(PathBuf::from(line))
+        }) else {
+            return Vec::new();
+        };
+        let base = dot_git.parent().unwrap_or(Path::new("/"));
+        base.join(named)
+    };
+    let Ok(gitdir) = gitdir.canonicalize() else {
+        return Vec::new();
+    };
+    let common = std::fs::read_to_string(gitdir.join("commondir"))
+        .ok()
+        .and_then(|c| gitdir.join(c.trim()).canonicalize().ok());
+    std::iter::once(gitdir).chain(common).collect()
+}
+
+/// Under `commit`: the hooks, config and info of `gitdir` and of its submodules' folders.
+fn inner(gitdir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ALWAYS_READ_ONLY
+        .iter()
+        .map(|n| gitdir.join(n))
+        .filter(|p| p.symlink_metadata().is_ok())
+        .collect();
+    let modules = walkdir::WalkDir::new(gitdir.join("modules"))
+        .max_depth(MAX_DEPTH)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_dir() && e.path().join("HEAD").is_file());
+    for m in modules {
+        out.extend(
+            ALWAYS_READ_ONLY
+                .iter()
+                .map(|n| m.path().join(n))
+                .filter(|p| p.symlink_metadata().is_ok()),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_pointer_files_and_nested_repositories_are_found() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap();
+        for dir in [".git/hooks", "sub/inner/.git/hooks", "elsewhere/wt-gitdir"] {
+            std::fs::create_dir_all(ws.join(dir)).unwrap();
+        }
+        std::fs::write(ws.join(".git/config"), "").unwrap();
+        std::fs::create_dir_all(ws.join("linked")).unwrap();
+        std::fs::write(ws.join("linked/.git"), "gitdir: ../elsewhere/wt-gitdir\n").unwrap();
+        let roots = [ws.clone()];
+        let ro = protected(&roots, GitAccess::ReadOnly);
+        for p in [
+            ".git",
+            "sub/inner/.git",
+            "linked/.git",
+            "elsewhere/wt-gitdir",
+        ] {
+            assert!(ro.contains(&ws.join(p)), "{p}: {ro:?}");
+        }
+        let commit = protected(&roots, GitAccess::Commit);
+        assert!(commit.contains(&ws.join(".git/hooks")), "{commit:?}");
+        assert!(commit.contains(&ws.join(".git/config")), "{commit:?}");
+        assert!(commit.contains(&ws.join("linked/.git")), "{commit:?}");
+        assert!(!commit.contains(&ws.join(".git")), "{commit:?}");
+    }
+}
