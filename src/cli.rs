@@ -60,7 +60,7 @@ pub enum Command {
     /// Start jobs on their `schedule:` in the foreground; `--list` shows the next run times.
     Schedule(ScheduleArgs),
     /// Write a GitHub Actions workflow or Kubernetes CronJobs that run jobs on their cron.
-    Export(ExportArgs),
+    Export(Box<ExportArgs>),
     /// Rebuild result.json and junit.xml of a run folder from its events.jsonl.
     Report(ReportArgs),
     /// The runs a run store holds, with their outcome and cost.

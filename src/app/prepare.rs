@@ -112,7 +112,9 @@ pub(crate) async fn prepare(
     let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
     guard.warnings.extend(kept);
     if !placed.resumed {
-        guard.warnings.extend(super::origin::keep(&placed.workspace, &placed.out_dir));
+        guard
+            .warnings
+            .extend(super::origin::keep(&placed.workspace, &placed.out_dir));
     }
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,

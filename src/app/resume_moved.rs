@@ -27,7 +27,9 @@ pub(crate) enum MoveError {
         .0.display(), .0.display()
     )]
     Exists(PathBuf),
-    #[error("`{0}` names no run: give STORE_URL/RUN_ID (e.g. s3://bucket/runs/20260101-120000-abcdef)")]
+    #[error(
+        "`{0}` names no run: give STORE_URL/RUN_ID (e.g. s3://bucket/runs/20260101-120000-abcdef)"
+    )]
     NoRunInUrl(String),
     #[error("run {run} cannot resume in {}: {why}", .workspace.display())]
     Workspace {
@@ -133,7 +135,12 @@ pub(crate) fn reroot(
         return Ok(());
     }
     let moved = moved_run(out_dir, &target, &session.session_id).map_err(&refuse)?;
-    match adopt(&target, &[out_dir.to_path_buf()], &session.session_id, &moved)? {
+    match adopt(
+        &target,
+        &[out_dir.to_path_buf()],
+        &session.session_id,
+        &moved,
+    )? {
         Ok(Adopted::AlreadyThere) => {}
         Ok(Adopted::Applied { files }) => eprintln!(
             "cn-run: the run's diff.patch ({files} files) written into {}",

@@ -1,10 +1,10 @@
 //! Every way a run can fail to start, and the outcome class it is given.
 
 use super::super::extensions::McpConfigError;
+use super::super::resume_moved::MoveError;
 use super::super::setup::ModelSettingError;
 use super::*;
 use crate::job::Problem;
-use super::super::resume_moved::MoveError;
 use crate::session::SessionError;
 use crate::store::StoreError;
 
@@ -173,7 +173,10 @@ fn every_variant() -> Vec<(RunError, Status)> {
         ),
         (RunError::Panic("boom".into()), Status::InternalError),
         (moved(MoveError::Exists("/r".into())), Status::Invalid),
-        (moved(MoveError::NoRunInUrl("s3://b".into())), Status::Invalid),
+        (
+            moved(MoveError::NoRunInUrl("s3://b".into())),
+            Status::Invalid,
+        ),
         (
             moved(MoveError::Workspace {
                 run: "r".into(),

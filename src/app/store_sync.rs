@@ -42,7 +42,9 @@ pub(crate) fn start(
         let message = match (&s.last_error, s.ok) {
             (_, true) => format!("the run store {target} is reachable again"),
             (Some(e), false) => {
-                format!("cannot copy the run to the store {target} ({e}); retrying every second, the local folder is whole")
+                format!(
+                    "cannot copy the run to the store {target} ({e}); retrying every second, the local folder is whole"
+                )
             }
             (None, false) => format!("cannot copy the run to the store {target}; retrying"),
         };
@@ -63,6 +65,8 @@ pub(crate) async fn finish(handle: Option<StoreHandle>) {
         tracing::info!("run folder copied to {target}");
     } else {
         let why = status.last_error.unwrap_or_default();
-        tracing::warn!("the run folder is not whole in the store {target}: {why}; it is whole locally");
+        tracing::warn!(
+            "the run folder is not whole in the store {target}: {why}; it is whole locally"
+        );
     }
 }

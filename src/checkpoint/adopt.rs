@@ -78,8 +78,12 @@ pub fn adopt(
 
 /// The start commit and the tree the run's patch makes of it, or why there is none here.
 fn expected_tree(repo: &Repository, moved: &Moved) -> Result<(Oid, Oid), String> {
-    let wanted = Oid::from_str(&moved.commit)
-        .map_err(|_| format!("the run's start commit `{}` is not a commit id", moved.commit))?;
+    let wanted = Oid::from_str(&moved.commit).map_err(|_| {
+        format!(
+            "the run's start commit `{}` is not a commit id",
+            moved.commit
+        )
+    })?;
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let head = head.map(|c| c.id());
     if head != Some(wanted) {
@@ -94,7 +98,9 @@ fn expected_tree(repo: &Repository, moved: &Moved) -> Result<(Oid, Oid), String>
              commit out (`git checkout {wanted}`) and resume again"
         ));
     }
-    let commit = repo.find_commit(wanted).map_err(|e| e.message().to_owned())?;
+    let commit = repo
+        .find_commit(wanted)
+        .map_err(|e| e.message().to_owned())?;
     let tree = commit.tree().map_err(|e| e.message().to_owned())?;
     if moved.patch.iter().all(u8::is_ascii_whitespace) {
         return Ok((wanted, tree.id()));
@@ -157,13 +163,14 @@ fn make_refs(
     exclude: &[String],
 ) -> Result<(), CheckpointError> {
     let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
-    let base_commit = repo.find_commit(base).map_err(git("read the start commit"))?;
+    let base_commit = repo
+        .find_commit(base)
+        .map_err(git("read the start commit"))?;
     let start_name = reference_name(run_id, 0);
     let start = match repo.refname_to_id(&start_name) {
         Ok(id) => id,
         Err(_) => {
-            let message =
-                commit_message(run_id, 0, "start", exclude, Some(Limits::default()));
+            let message = commit_message(run_id, 0, "start", exclude, Some(Limits::default()));
             let tree = base_commit.tree().map_err(git("read the start tree"))?;
             let id = repo
                 .commit(None, &who, &who, &message, &tree, &[&base_commit])
@@ -173,18 +180,28 @@ fn make_refs(
             id
         }
     };
-    if expected == base_commit.tree_id() || repo.refname_to_id(&reference_name(run_id, index)).is_ok()
+    if expected == base_commit.tree_id()
+        || repo.refname_to_id(&reference_name(run_id, index)).is_ok()
     {
         return Ok(());
     }
     let label = "the run's changes so far (its diff.patch, resumed in another checkout)";
     let message = commit_message(run_id, index, label, &[], None);
-    let tree = repo.find_tree(expected).map_err(git("read the run's tree"))?;
-    let parent = repo.find_commit(start).map_err(git("read the start snapshot"))?;
+    let tree = repo
+        .find_tree(expected)
+        .map_err(git("read the run's tree"))?;
+    let parent = repo
+        .find_commit(start)
+        .map_err(git("read the start snapshot"))?;
     let id = repo
         .commit(None, &who, &who, &message, &tree, &[&parent])
         .map_err(git("write the moved run's snapshot"))?;
-    repo.reference(&reference_name(run_id, index), id, false, "cn-run: a moved run")
-        .map_err(git("create the moved run's reference"))?;
+    repo.reference(
+        &reference_name(run_id, index),
+        id,
+        false,
+        "cn-run: a moved run",
+    )
+    .map_err(git("create the moved run's reference"))?;
     Ok(())
 }

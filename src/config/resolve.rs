@@ -96,7 +96,8 @@ impl RunConfig {
 fn store(job: &Job, s: &Settings) -> Result<Option<String>, ConfigError> {
     let url = s.store.clone().or_else(|| job.store.clone());
     if let Some(u) = &url {
-        crate::store::check_url(u).map_err(|why| ConfigError::Flag(format!("--store {u}: {why}")))?;
+        crate::store::check_url(u)
+            .map_err(|why| ConfigError::Flag(format!("--store {u}: {why}")))?;
     }
     Ok(url)
 }

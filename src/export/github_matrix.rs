@@ -51,7 +51,11 @@ pub fn github_matrix(jobs: &[ExportJob], opts: &GithubOptions) -> Result<String,
         }
         include.push(entry);
     }
-    let minutes = jobs.iter().map(|j| j.timeout_secs().div_ceil(60)).max().unwrap_or(60);
+    let minutes = jobs
+        .iter()
+        .map(|j| j.timeout_secs().div_ceil(60))
+        .max()
+        .unwrap_or(60);
     let mut on = json!({"workflow_dispatch": {}});
     if let Some(cron) = &opts.cron {
         on["schedule"] = json!([{"cron": cron}]);
@@ -86,7 +90,11 @@ fn run_job(jobs: &[ExportJob], opts: &GithubOptions, strategy: Value, minutes: u
         with.insert("api-key-env".to_owned(), json!("${{ matrix.key }}"));
     }
     if !opts.params.is_empty() {
-        let lines: Vec<String> = opts.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let lines: Vec<String> = opts
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         with.insert("params".to_owned(), json!(lines.join("\n")));
     }
     if let Some(store) = &opts.store {

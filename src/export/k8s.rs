@@ -139,7 +139,9 @@ pub(super) struct Mounted {
 }
 
 /// Every file to ship (without duplicates), and the keys each job needs.
-pub(super) fn mounted_files(jobs: &[ExportJob]) -> Result<(Vec<Mounted>, Vec<Vec<String>>), ExportError> {
+pub(super) fn mounted_files(
+    jobs: &[ExportJob],
+) -> Result<(Vec<Mounted>, Vec<Vec<String>>), ExportError> {
     let mut files: Vec<Mounted> = Vec::new();
     let mut per_job = Vec::new();
     for job in jobs {

@@ -11,9 +11,7 @@
 
 use serde_json::{Value, json};
 
-use super::k8s::{
-    K8sOptions, config_map_doc, file_name, header_comment, metadata, mounted_files,
-};
+use super::k8s::{K8sOptions, config_map_doc, file_name, header_comment, metadata, mounted_files};
 use super::k8s_pod::{self, JOBS_DIR};
 use super::{ExportError, ExportJob, dns_label, yaml_stream};
 
@@ -30,7 +28,10 @@ pub fn k8s_job(jobs: &[ExportJob], opts: &K8sOptions) -> Result<String, ExportEr
         .map(|f| json!({"key": f.key, "path": f.path}))
         .collect();
     let count = u32::try_from(jobs.len()).unwrap_or(u32::MAX);
-    let parallelism = opts.parallelism.unwrap_or(DEFAULT_PARALLELISM).clamp(1, count.max(1));
+    let parallelism = opts
+        .parallelism
+        .unwrap_or(DEFAULT_PARALLELISM)
+        .clamp(1, count.max(1));
     let all: Vec<&ExportJob> = jobs.iter().collect();
     let mut spec = k8s_pod::pod_spec(&all, &config_map, &items, opts, command(jobs, opts));
     let longest = jobs.iter().map(k8s_pod::run_deadline).max().unwrap_or(3600);

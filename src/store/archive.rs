@@ -9,7 +9,10 @@ use super::StoreError;
 /// Whether `path` names an archive `--resume` unpacks.
 pub fn is_archive(path: &Path) -> bool {
     let name = path.to_string_lossy().to_ascii_lowercase();
-    path.is_file() && [".tar", ".tar.gz", ".tgz"].iter().any(|e| name.ends_with(e))
+    path.is_file()
+        && [".tar", ".tar.gz", ".tgz"]
+            .iter()
+            .any(|e| name.ends_with(e))
 }
 
 /// Unpack `archive` into `dest` (made now; it must not exist) and return the run folder
@@ -26,7 +29,8 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<PathBuf, StoreError> {
     } else {
         Box::new(flate2::read::GzDecoder::new(file))
     };
-    std::fs::create_dir_all(dest.parent().unwrap_or(Path::new("."))).map_err(|e| fail(e.to_string()))?;
+    std::fs::create_dir_all(dest.parent().unwrap_or(Path::new(".")))
+        .map_err(|e| fail(e.to_string()))?;
     std::fs::create_dir(dest).map_err(|e| fail(format!("{}: {e}", dest.display())))?;
     let mut tar = tar::Archive::new(reader);
     tar.set_preserve_permissions(false);

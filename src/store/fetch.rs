@@ -9,7 +9,10 @@ use super::{RunStore, StoreError, runs::objects};
 /// many files came.
 pub async fn download(store: &RunStore, id: &str, dest: &Path) -> Result<usize, StoreError> {
     let names = objects(store, id).await?;
-    if !names.iter().any(|n| n == "session.jsonl" || n == "events.jsonl") {
+    if !names
+        .iter()
+        .any(|n| n == "session.jsonl" || n == "events.jsonl")
+    {
         return Err(StoreError::NoRun {
             store: store.url().to_owned(),
             run: id.to_owned(),

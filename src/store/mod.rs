@@ -47,7 +47,10 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error("cannot unpack {}: {why}", .path.display())]
-    Archive { path: std::path::PathBuf, why: String },
+    Archive {
+        path: std::path::PathBuf,
+        why: String,
+    },
 }
 
 /// One store: where it is and the prefix run folders go under.
@@ -166,7 +169,9 @@ impl RunStore {
     /// Read `name` of run `run` (`None` when it is not there).
     pub async fn get(&self, run: &str, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         match self.inner.get(&self.path(run, name)).await {
-            Ok(got) => Ok(Some(got.bytes().await.map_err(|e| self.backend(e))?.to_vec())),
+            Ok(got) => Ok(Some(
+                got.bytes().await.map_err(|e| self.backend(e))?.to_vec(),
+            )),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.backend(e)),
         }
@@ -222,11 +227,12 @@ pub fn check_url(url: &str) -> Result<(), String> {
             parsed.scheme()
         ));
     }
-    if !parsed.username().is_empty() || parsed.password().is_some() || parsed.query().is_some()
-    {
-        return Err("holds a credential (user, password or query string); credentials come \
+    if !parsed.username().is_empty() || parsed.password().is_some() || parsed.query().is_some() {
+        return Err(
+            "holds a credential (user, password or query string); credentials come \
              from the environment (AWS_*, GOOGLE_*, AZURE_*), never from the URL"
-            .to_owned());
+                .to_owned(),
+        );
     }
     Ok(())
 }
@@ -271,7 +277,10 @@ mod tests {
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
             store.put("r1", "a/b.txt", b"hi".to_vec()).await.unwrap();
-            assert_eq!(store.get("r1", "a/b.txt").await.unwrap(), Some(b"hi".to_vec()));
+            assert_eq!(
+                store.get("r1", "a/b.txt").await.unwrap(),
+                Some(b"hi".to_vec())
+            );
             assert_eq!(store.get("r1", "none").await.unwrap(), None);
         });
         assert!(dir.path().join("s/r1/a/b.txt").is_file());
@@ -287,7 +296,13 @@ mod tests {
             let why = check_url(url).unwrap_err();
             assert!(why.contains("credential"), "{url}: {why}");
         }
-        for url in ["s3://bucket/runs", "gs://b", "az://c/p", "/var/runs", "file:///x"] {
+        for url in [
+            "s3://bucket/runs",
+            "gs://b",
+            "az://c/p",
+            "/var/runs",
+            "file:///x",
+        ] {
             check_url(url).unwrap();
         }
     }

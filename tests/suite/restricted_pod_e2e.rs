@@ -26,7 +26,14 @@ fn as_pod_user(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Run> {
     // The shell waits until the maps are written, then execs (getting its capabilities in
     // the namespace back) into the script that sets the limit and drops to nobody.
     let mut child = Command::new("unshare")
-        .args(["-U", "--", "sh", "-c", "read go; exec sh -c \"$INNER\" sh \"$@\"", "sh"])
+        .args([
+            "-U",
+            "--",
+            "sh",
+            "-c",
+            "read go; exec sh -c \"$INNER\" sh \"$@\"",
+            "sh",
+        ])
         .args(args)
         .current_dir(dir)
         .env_clear()
@@ -44,8 +51,8 @@ fn as_pod_user(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Run> {
     let entered = crate::support::procs::wait_for(|| ns(&pid.to_string()) != ns("self"));
     let mapped = entered
         && ["uid_map", "gid_map"]
-        .iter()
-        .all(|m| std::fs::write(format!("/proc/{pid}/{m}"), "0 0 65536").is_ok());
+            .iter()
+            .all(|m| std::fs::write(format!("/proc/{pid}/{m}"), "0 0 65536").is_ok());
     let mut stdin = child.stdin.take()?;
     let _ = stdin.write_all(b"go\n");
     drop(stdin);
@@ -57,7 +64,10 @@ fn as_pod_user(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Run> {
         out: Some(dir.join("out")),
     };
     if !mapped || !dir.join("out/result.json").is_file() {
-        eprintln!("SKIPPED (no user namespace with a uid map here): {}", run.stderr);
+        eprintln!(
+            "SKIPPED (no user namespace with a uid map here): {}",
+            run.stderr
+        );
         return None;
     }
     Some(run)
@@ -65,7 +75,10 @@ fn as_pod_user(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Run> {
 
 /// Owned by nobody, so the run can use it.
 fn give_to_nobody(path: &Path) {
-    for entry in crate::support::runner::files_under(path).iter().chain([path.to_path_buf()].iter()) {
+    for entry in crate::support::runner::files_under(path)
+        .iter()
+        .chain([path.to_path_buf()].iter())
+    {
         let _ = std::os::unix::fs::chown(entry, Some(65534), Some(65534));
     }
     let mut dirs = vec![path.to_path_buf()];
@@ -110,17 +123,27 @@ fn a_non_root_run_without_user_namespaces_says_truthfully_what_contains_it() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    udp.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    udp.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
     let udp_port = udp.local_addr().unwrap().port();
     let host_init = std::fs::read_to_string("/proc/1/comm").unwrap_or_default();
     let calls = [
         ("who", "id -u".to_owned()),
         ("tmp", format!("echo pod > {host_tmp}")),
-        ("outside", format!("echo pod > {}/written", outside.display())),
+        (
+            "outside",
+            format!("echo pod > {}/written", outside.display()),
+        ),
         ("creds", format!("cat {}/.ssh/id_rsa", home.display())),
         ("pid", "cat /proc/1/comm".to_owned()),
-        ("net", format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'; true")),
-        ("udp", format!("bash -c 'echo hi > /dev/udp/127.0.0.1/{udp_port}'; true")),
+        (
+            "net",
+            format!("bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'; true"),
+        ),
+        (
+            "udp",
+            format!("bash -c 'echo hi > /dev/udp/127.0.0.1/{udp_port}'; true"),
+        ),
         ("env", "env".to_owned()),
     ];
     let mut script = String::from("turns:\n");
@@ -135,17 +158,32 @@ fn a_non_root_run_without_user_namespaces_says_truthfully_what_contains_it() {
     write_files(&ws, &[("job.yaml", job), ("s.yaml", &script)]);
     give_to_nobody(root);
     let home_s = home.display().to_string();
-    let env = [("HOME", home_s.as_str()), ("PLANTED_POD_ENV", "planted-env-value")];
+    let env = [
+        ("HOME", home_s.as_str()),
+        ("PLANTED_POD_ENV", "planted-env-value"),
+    ];
     let Some(r) = as_pod_user(&ws, &["job.yaml", "--auto", "--out", "out"], &env) else {
         return;
     };
     assert_eq!(r.code, 0, "{r:#?}");
     let events = r.events();
     let sandbox = r.result()["sandbox"].clone();
-    let claims = |p: &str| sandbox["enforced"].as_array().unwrap().contains(&Value::from(p));
+    let claims = |p: &str| {
+        sandbox["enforced"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from(p))
+    };
     assert_ne!(sandbox["mechanism"], "bubblewrap", "{sandbox:#}");
-    assert!(!sandbox["missing"].as_array().unwrap().is_empty(), "{sandbox:#}");
-    assert!(r.stderr.contains("missing") || r.stderr.contains("contain"), "said on stderr: {}", r.stderr);
+    assert!(
+        !sandbox["missing"].as_array().unwrap().is_empty(),
+        "{sandbox:#}"
+    );
+    assert!(
+        r.stderr.contains("missing") || r.stderr.contains("contain"),
+        "said on stderr: {}",
+        r.stderr
+    );
     assert_eq!(output_of(&events, "who").trim(), "65534", "ran as nobody");
 
     // Each claim against its effect.
@@ -157,15 +195,27 @@ fn a_non_root_run_without_user_namespaces_says_truthfully_what_contains_it() {
     // A part the notes claim: TCP cut off by Landlock where the network is not.
     let notes = sandbox["notes"].to_string();
     if notes.contains("TCP connections and listening sockets are blocked") {
-        assert!(!tcp_reached, "the notes say TCP is blocked, and it was not: {notes}");
+        assert!(
+            !tcp_reached,
+            "the notes say TCP is blocked, and it was not: {notes}"
+        );
     }
     let held = [
         ("private-tmp", !Path::new(&host_tmp).exists()),
-        ("read-only-outside-workspace", !outside.join("written").exists()),
-        ("hidden-credentials", !output_of(&events, "creds").contains(&key)),
+        (
+            "read-only-outside-workspace",
+            !outside.join("written").exists(),
+        ),
+        (
+            "hidden-credentials",
+            !output_of(&events, "creds").contains(&key),
+        ),
         ("pid-namespace", output_of(&events, "pid") != host_init),
         ("no-network", !tcp_reached && !udp_reached),
-        ("env-allow-list", !output_of(&events, "env").contains("planted-env-value")),
+        (
+            "env-allow-list",
+            !output_of(&events, "env").contains("planted-env-value"),
+        ),
     ];
     let _ = std::fs::remove_file(&host_tmp);
     for (protection, effect) in held {
@@ -173,12 +223,19 @@ fn a_non_root_run_without_user_namespaces_says_truthfully_what_contains_it() {
             claims(protection),
             effect,
             "{protection}: result.json says {}, the command's effect says {}: {sandbox:#}",
-            if claims(protection) { "enforced" } else { "missing" },
+            if claims(protection) {
+                "enforced"
+            } else {
+                "missing"
+            },
             if effect { "held" } else { "did not hold" },
         );
         if !claims(protection) {
             assert!(
-                sandbox["missing"].as_array().unwrap().contains(&Value::from(protection)),
+                sandbox["missing"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&Value::from(protection)),
                 "{protection} neither enforced nor missing: {sandbox:#}"
             );
         }

@@ -20,7 +20,10 @@ const SCRIPT: &str = "turns:
 /// A finished first part in a fresh repository `a`; its run folder.
 fn first_part(a: &Path) -> PathBuf {
     std::fs::create_dir_all(a).unwrap();
-    write_files(a, &[("job.yaml", JOB), ("s.yaml", SCRIPT), ("README", "base\n")]);
+    write_files(
+        a,
+        &[("job.yaml", JOB), ("s.yaml", SCRIPT), ("README", "base\n")],
+    );
     git_init(a);
     let mut cmd = cn_run(a);
     cmd.arg("job.yaml");
@@ -73,15 +76,24 @@ fn a_moved_run_folder_resumes_in_a_clean_checkout_with_its_diff_written_in() {
     assert!(r.stderr.contains("written into"), "{}", r.stderr);
     // The whole run's diff, and a's checkout left as the first part left it.
     let patch = std::fs::read_to_string(moved.join("diff.patch")).unwrap();
-    assert!(patch.contains("+first") && patch.contains("+second"), "{patch}");
-    assert_eq!(std::fs::read_to_string(a.join("notes.txt")).unwrap(), "first\n");
+    assert!(
+        patch.contains("+first") && patch.contains("+second"),
+        "{patch}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.join("notes.txt")).unwrap(),
+        "first\n"
+    );
     let events = std::fs::read_to_string(moved.join("events.jsonl")).unwrap();
     let started: Vec<Value> = events
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|e| e["type"] == "run.started")
         .collect();
-    assert_eq!(started[1]["workspace"], b.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(
+        started[1]["workspace"],
+        b.canonicalize().unwrap().to_str().unwrap()
+    );
 }
 
 #[test]
@@ -112,6 +124,9 @@ fn an_archived_run_resumes_in_a_checkout_where_its_diff_is_applied_already() {
     );
 }
 
+/// One way a checkout differs from the run's, and the words the refusal must say.
+type Spoil = (&'static str, fn(&Path));
+
 #[test]
 fn a_checkout_that_is_not_the_runs_is_refused_naming_what_differs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -119,14 +134,16 @@ fn a_checkout_that_is_not_the_runs_is_refused_naming_what_differs() {
     let folder = first_part(&a);
     let start = git(&a, &["rev-parse", "HEAD"]).trim().to_owned();
     // Each checkout differs in one way; the control (a clean clone) resumes.
-    let cases: [(&str, fn(&Path)); 4] = [
+    let cases: [Spoil; 4] = [
         ("notes.txt (changed)", |b| {
             std::fs::write(b.join("notes.txt"), "something else\n").unwrap()
         }),
         ("stray.txt (not the run's)", |b| {
             std::fs::write(b.join("stray.txt"), "x\n").unwrap()
         }),
-        ("README (missing)", |b| std::fs::remove_file(b.join("README")).unwrap()),
+        ("README (missing)", |b| {
+            std::fs::remove_file(b.join("README")).unwrap()
+        }),
         ("the run started at", |b| {
             std::fs::write(b.join("README"), "next\n").unwrap();
             git(b, &["commit", "-qam", "next"]);
@@ -178,5 +195,8 @@ fn a_moved_run_keeps_the_job_text_it_started_with() {
         .filter(|e| e["type"] == "config.resolved")
         .collect();
     let last = config.last().unwrap().to_string();
-    assert!(!last.contains("Bash(*)"), "the resumed run read the rewritten job: {last}");
+    assert!(
+        !last.contains("Bash(*)"),
+        "the resumed run read the rewritten job: {last}"
+    );
 }

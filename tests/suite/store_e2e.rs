@@ -53,7 +53,11 @@ fn runs(dir: &Path, store: &str, env: &[(String, String)]) -> Vec<Value> {
     cmd.args(["runs", "--store", store, "--json"]);
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
-    serde_json::from_str::<Value>(&r.stdout).unwrap().as_array().unwrap().clone()
+    serde_json::from_str::<Value>(&r.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 #[test]
@@ -72,7 +76,8 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
         .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
     let log = a.join("log.txt");
-    let started = procs::wait_for(|| std::fs::read_to_string(&log).is_ok_and(|l| l.contains("two")));
+    let started =
+        procs::wait_for(|| std::fs::read_to_string(&log).is_ok_and(|l| l.contains("two")));
     assert!(started, "the run never reached its second call");
     let folder = run_folder(&a);
     let id = folder.file_name().unwrap().to_string_lossy().into_owned();
@@ -99,7 +104,10 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
     );
     let diff = String::from_utf8(moto.get(&key("diff.patch"))).unwrap();
     assert!(diff.contains("+one"), "{diff}");
-    assert!(moto.keys(&key("result.json")).is_empty(), "killed: no result yet");
+    assert!(
+        moto.keys(&key("result.json")).is_empty(),
+        "killed: no result yet"
+    );
     let listed = runs(tmp.path(), store, &env);
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["run_id"], id.as_str());
@@ -108,7 +116,10 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
 
     // Another checkout of the same commit, clean: the resume downloads the run, writes its
     // diff into the checkout, and goes on from the call that was killed.
-    git(tmp.path(), &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()]);
+    git(
+        tmp.path(),
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
     let mut cmd = with_env(cn_run(&b), &env);
     cmd.args(["--resume", &format!("{store}/{id}"), "-C"])
         .arg(&b)
@@ -120,10 +131,20 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
     assert_eq!(result["result"], "counted to three");
     assert!(r.stderr.contains("re-rooted"), "{}", r.stderr);
     // The killed call is not run again; the first call's change came with the diff.
-    assert_eq!(std::fs::read_to_string(b.join("log.txt")).unwrap(), "one\nthree\n");
-    assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\ntwo\n", "the first checkout is untouched");
+    assert_eq!(
+        std::fs::read_to_string(b.join("log.txt")).unwrap(),
+        "one\nthree\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "one\ntwo\n",
+        "the first checkout is untouched"
+    );
     let patch = std::fs::read_to_string(b.join(".cn-run").join(&id).join("diff.patch")).unwrap();
-    assert!(patch.contains("+one") && patch.contains("+three"), "the whole run's diff: {patch}");
+    assert!(
+        patch.contains("+one") && patch.contains("+three"),
+        "the whole run's diff: {patch}"
+    );
     // The resumed run went on writing to the same store, whole at its end.
     assert_eq!(
         moto.get(&key("events.jsonl")),
@@ -164,18 +185,35 @@ fn a_path_store_holds_the_whole_folder_masked_and_runs_lists_it_with_its_cost() 
     assert_eq!(r.code, 0, "{r:#?}");
     let id = r.result()["run_id"].as_str().unwrap().to_owned();
     let kept = store.join(&id);
-    for name in ["result.json", "events.jsonl", "session.jsonl", "junit.xml", "origin.json"] {
+    for name in [
+        "result.json",
+        "events.jsonl",
+        "session.jsonl",
+        "junit.xml",
+        "origin.json",
+    ] {
         assert!(kept.join(name).is_file(), "{name} not in the store");
     }
-    assert!(!kept.join("git-start.json").exists(), "this machine's .git record stays here");
+    assert!(
+        !kept.join("git-start.json").exists(),
+        "this machine's .git record stays here"
+    );
     // diff.patch stays exact on disk (it must apply); masked it would apply wrongly
     // elsewhere, so it is not in the store, and the run says so.
     let local_diff = std::fs::read_to_string(tmp.path().join("out/diff.patch")).unwrap();
     assert!(local_diff.contains(planted));
     assert!(!kept.join("diff.patch").exists());
-    assert!(r.stderr.contains("diff.patch holds a secret"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("diff.patch holds a secret"),
+        "{}",
+        r.stderr
+    );
     for (path, body) in all_bytes(&store) {
-        assert!(!String::from_utf8_lossy(&body).contains(planted), "{}", path.display());
+        assert!(
+            !String::from_utf8_lossy(&body).contains(planted),
+            "{}",
+            path.display()
+        );
     }
     let listed = runs(tmp.path(), store.to_str().unwrap(), &[]);
     assert_eq!(listed.len(), 1);
@@ -231,13 +269,22 @@ fn an_unreachable_store_is_a_warning_and_the_local_folder_is_whole() {
 fn a_store_url_with_a_credential_is_refused_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
     repo(tmp.path());
-    for url in ["s3://AKIAEXAMPLE:hunter2@bucket/runs", "s3://bucket/runs?secret=hunter2"] {
+    for url in [
+        "s3://AKIAEXAMPLE:hunter2@bucket/runs",
+        "s3://bucket/runs?secret=hunter2",
+    ] {
         let mut cmd = cn_run(tmp.path());
         cmd.args(["job.yaml", "--store", url]);
         let r = run(cmd, None);
         assert_eq!(r.code, 2, "{url}: {r:#?}");
         assert!(r.stderr.contains("credential"), "{}", r.stderr);
-        assert!(!tmp.path().join(".cn-run").exists() || std::fs::read_dir(tmp.path().join(".cn-run")).unwrap().count() <= 1);
+        assert!(
+            !tmp.path().join(".cn-run").exists()
+                || std::fs::read_dir(tmp.path().join(".cn-run"))
+                    .unwrap()
+                    .count()
+                    <= 1
+        );
     }
     // In the job file: a located error.
     let job = format!("{JOB}store: 's3://k:hunter2@bucket/x'\n");
@@ -246,5 +293,9 @@ fn a_store_url_with_a_credential_is_refused_before_anything_runs() {
     cmd.args(["validate", "bad.yaml"]);
     let r = run(cmd, None);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("store") && !r.stderr.contains("hunter2"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("store") && !r.stderr.contains("hunter2"),
+        "{}",
+        r.stderr
+    );
 }

@@ -86,7 +86,11 @@ impl Moto {
             self.endpoint()
         );
         let out = Command::new(python).args(["-c", &script]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
