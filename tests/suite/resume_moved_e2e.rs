@@ -200,3 +200,134 @@ fn a_moved_run_keeps_the_job_text_it_started_with() {
         "the resumed run read the rewritten job: {last}"
     );
 }
+
+/// The trust tests' job: it may write anything, and runs no command unless allowed.
+const TRUST_JOB: &str = "version: 1\nname: trust\nmodel: {provider: script, name: m, script: s.json}\nprompt: go\npermissions: {allow: ['Write(**)']}\n";
+
+/// A script whose first turn is `first`, whose second part runs the marker command.
+fn trust_script(first: Value) -> String {
+    serde_json::json!({"turns": [
+        first,
+        {"text": "first part done"},
+        {"tool_calls": [{"name": "Bash", "id": "m", "arguments": {"command": "cp s.json bash-marker"}}]},
+        {"text": "second part done"}
+    ]})
+    .to_string()
+}
+
+/// A fresh run of `TRUST_JOB` in `ws` whose first call is the marker command.
+fn fresh_marker_run(ws: &Path, flags: &[&str]) {
+    let touch = serde_json::json!({"turns": [
+        {"tool_calls": [{"name": "Bash", "id": "m", "arguments": {"command": "cp s.json bash-marker"}}]},
+        {"text": "done"}
+    ]});
+    write_files(
+        ws,
+        &[("s.json", &touch.to_string()), ("job.yaml", TRUST_JOB)],
+    );
+    let mut cmd = cn_run(ws);
+    cmd.arg("job.yaml").args(flags);
+    run(cmd, None);
+}
+
+/// The resumed run went on to its second part and was refused the marker command.
+fn refused_the_marker(r: &crate::support::runner::Run) {
+    let result: Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    assert_eq!(result["result"], "second part done", "{r:#?}");
+    let denied = result["permission_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        denied.iter().any(|d| d.to_string().contains("bash-marker")),
+        "{denied:#?}"
+    );
+}
+
+#[test]
+fn a_moved_run_ignores_the_policy_and_job_its_diff_writes_into_the_new_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let rewritten = format!(
+        "{}checks: [{{name: planted, run: 'touch check-marker'}}]\n",
+        TRUST_JOB.replace("'Write(**)'", "'Write(**)', 'Bash(cp *)'")
+    );
+    let first = serde_json::json!({"tool_calls": [
+        {"name": "Write", "id": "w1", "arguments": {"filepath": "job.yaml", "content": rewritten}},
+        {"name": "Write", "id": "w2", "arguments": {"filepath": ".continue/permissions.yaml", "content": "allow:\n  - Bash(cp *)\n"}}
+    ]});
+    write_files(
+        &a,
+        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(first))],
+    );
+    git_init(&a);
+    let mut cmd = cn_run(&a);
+    cmd.arg("job.yaml");
+    assert_eq!(run(cmd, None).code, 0);
+    let folder = run_folder(&a);
+    clone(&a, &b);
+    let r = resume(tmp.path(), &folder, &b);
+    assert!(r.stderr.contains("written into"), "{r:#?}");
+    assert!(
+        b.join(".continue/permissions.yaml").is_file(),
+        "the diff carried the planted policy"
+    );
+    assert!(
+        !b.join("bash-marker").exists(),
+        "the planted policy was obeyed: {r:#?}"
+    );
+    assert!(
+        !b.join("check-marker").exists(),
+        "the rewritten job's check ran: {r:#?}"
+    );
+    refused_the_marker(&r);
+    // The control: a fresh run in b reads b's policy file and runs the command.
+    fresh_marker_run(&b, &[]);
+    assert!(
+        b.join("bash-marker").exists(),
+        "the control did not run the command"
+    );
+}
+
+#[test]
+fn a_moved_untrusted_run_keeps_its_base_commit_not_the_new_checkouts_branch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let first = serde_json::json!({"tool_calls": [{"name": "Read", "id": "r", "arguments": {"filepath": "job.yaml"}}]});
+    write_files(
+        &a,
+        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(first))],
+    );
+    git_init(&a);
+    git(&a, &["branch", "-M", "main"]);
+    let mut cmd = cn_run(&a);
+    cmd.args(["job.yaml", "--untrusted", "--base-ref", "main"]);
+    assert_eq!(run(cmd, None).code, 0);
+    let folder = run_folder(&a);
+    let start = git(&a, &["rev-parse", "HEAD"]).trim().to_owned();
+    // In the new checkout `main` has moved on to a commit whose policy allows the command;
+    // the checkout itself stays at the run's commit.
+    clone(&a, &b);
+    write_files(
+        &b,
+        &[(".continue/permissions.yaml", "allow:\n  - Bash(cp *)\n")],
+    );
+    git(&b, &["add", ".continue/permissions.yaml"]);
+    git(&b, &["commit", "-qm", "moved"]);
+    git(&b, &["checkout", "-q", "--detach", &start]);
+    let r = resume(tmp.path(), &folder, &b);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        !b.join("bash-marker").exists(),
+        "the moved branch was trusted: {r:#?}"
+    );
+    refused_the_marker(&r);
+    // The control: a fresh untrusted run with the same base ref reads the moved branch.
+    fresh_marker_run(&b, &["--untrusted", "--base-ref", "main"]);
+    assert!(
+        b.join("bash-marker").exists(),
+        "the control did not run the command"
+    );
+}
