@@ -331,3 +331,132 @@ fn a_moved_untrusted_run_keeps_its_base_commit_not_the_new_checkouts_branch() {
         "the control did not run the command"
     );
 }
+
+/// `tar` with `args`, from `dir`.
+fn tar(dir: &Path, args: &[&str]) {
+    let status = std::process::Command::new("tar")
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "tar {args:?}");
+}
+
+#[test]
+fn every_archive_form_resumes_in_a_fresh_clone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let folder = first_part(&a);
+    let id = folder.file_name().unwrap().to_str().unwrap().to_owned();
+    // As a CI job keeps a run: the run folder itself, or the whole `.cn-run` beside others.
+    let runs = folder.parent().unwrap();
+    let forms: [(&str, &str, &Path, &str); 4] = [
+        ("run.tar.gz", "czf", runs, &id),
+        ("RUN.TGZ", "czf", runs, &id),
+        ("run.tar", "cf", runs, &id),
+        ("all.tgz", "czf", &a, ".cn-run"),
+    ];
+    for (i, (name, mode, from, what)) in forms.iter().enumerate() {
+        let archive = tmp.path().join(name);
+        tar(from, &[mode, archive.to_str().unwrap(), what]);
+        let b = tmp.path().join(format!("b{i}"));
+        clone(&a, &b);
+        let r = resume(&b, &archive, &b);
+        assert_eq!(r.code, 0, "{name}: {r:#?}");
+        assert_eq!(
+            std::fs::read_to_string(b.join("notes.txt")).unwrap(),
+            "first\nsecond\n",
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_fresh_checkout_at_the_runs_own_path_counts_as_moved() {
+    // Another pod's /workspace: the same path, a new clone without the run's checkpoints.
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, origin) = (tmp.path().join("a"), tmp.path().join("origin"));
+    let folder = first_part(&a);
+    let kept = tmp.path().join("kept");
+    std::fs::rename(&folder, &kept).unwrap();
+    std::fs::rename(&a, &origin).unwrap();
+    git(
+        tmp.path(),
+        &["clone", "-q", origin.to_str().unwrap(), a.to_str().unwrap()],
+    );
+    // The clone has the committed files only: notes.txt was the run's change.
+    assert!(!a.join("notes.txt").exists());
+    let r = resume(tmp.path(), &kept, &a);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(r.stderr.contains("written into"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(a.join("notes.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+    // Without -C: the recorded path, a new clone there again, is taken as moved too.
+    std::fs::remove_dir_all(&a).unwrap();
+    git(
+        tmp.path(),
+        &["clone", "-q", origin.to_str().unwrap(), a.to_str().unwrap()],
+    );
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("--resume").arg(&kept).args(["-p", "again"]);
+    let r = run_cmd(cmd);
+    assert!(r.stderr.contains("written into"), "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(a.join("notes.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+}
+
+#[test]
+fn a_run_in_a_subfolder_resumes_in_the_same_subfolder_of_another_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let ws = a.join("svc/api");
+    std::fs::create_dir_all(&ws).unwrap();
+    write_files(&ws, &[("job.yaml", JOB), ("s.yaml", SCRIPT)]);
+    write_files(&a, &[("README", "top\n")]);
+    git_init(&a);
+    let mut cmd = cn_run(&ws);
+    cmd.arg("job.yaml");
+    assert_eq!(run(cmd, None).code, 0);
+    let folder = run_folder(&ws);
+    clone(&a, &b);
+    // The checkout's root is not the folder the run worked in: refused, naming both.
+    let r = resume(tmp.path(), &folder, &b);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(r.stderr.contains("svc/api"), "{}", r.stderr);
+    assert!(
+        !b.join("svc/api/notes.txt").exists(),
+        "nothing written on a refusal"
+    );
+    // The same subfolder: resumed, the diff written where the run wrote it.
+    let r = resume(tmp.path(), &folder, &b.join("svc/api"));
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(
+        std::fs::read_to_string(b.join("svc/api/notes.txt")).unwrap(),
+        "first\nsecond\n"
+    );
+}
+
+#[test]
+fn a_run_outside_git_is_not_resumed_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d).unwrap();
+        write_files(d, &[("job.yaml", JOB), ("s.yaml", SCRIPT)]);
+    }
+    let mut cmd = cn_run(&a);
+    cmd.arg("job.yaml");
+    assert_eq!(run(cmd, None).code, 0);
+    let folder = run_folder(&a);
+    let r = resume(tmp.path(), &folder, &b);
+    assert_eq!(r.code, 2, "{r:#?}");
+    assert!(r.stderr.contains("origin.json"), "{}", r.stderr);
+    assert!(!b.join("notes.txt").exists());
+    // Where it ran, it resumes.
+    let r = resume(tmp.path(), &folder, &a);
+    assert_eq!(r.code, 0, "{r:#?}");
+}

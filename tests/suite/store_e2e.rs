@@ -404,3 +404,55 @@ fn a_store_url_with_a_credential_is_refused_before_anything_runs() {
         r.stderr
     );
 }
+
+#[test]
+fn a_file_url_store_named_in_the_job_is_written_listed_and_resumed_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let store = format!("file://{}/kept/runs/", tmp.path().display());
+    std::fs::create_dir_all(&a).unwrap();
+    let job = format!("{JOB}store: '{store}'\nlimits: {{max_turns: 1}}\n");
+    let script = "turns:\n  - tool_calls: [{name: Bash, id: a, arguments: {command: 'echo one >> log.txt'}}]\n  - text: finished later\n";
+    write_files(&a, &[("job.yaml", &job), ("s.yaml", script)]);
+    git_init(&a);
+    // The first run stops at its turn limit (exit 4); its folder is in the store.
+    let mut cmd = cn_run(&a);
+    cmd.args(["job.yaml", "--format", "json"]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 4, "{r:#?}");
+    let id = serde_json::from_str::<Value>(&r.stdout).unwrap()["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let kept = tmp.path().join("kept/runs").join(&id);
+    assert!(kept.join("result.json").is_file() && kept.join("diff.patch").is_file());
+    let listed = runs(tmp.path(), &store, &[]);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["status"], "limit_reached");
+    assert_eq!(listed[0]["exit_code"], 4);
+    assert_eq!(listed[0]["finished"], true);
+    // Resumed from the store's URL (a trailing slash too) in a clean clone, with more turns.
+    git(
+        tmp.path(),
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    let mut cmd = cn_run(&b);
+    cmd.args([
+        "--resume",
+        &format!("{store}{id}/"),
+        "--max-turns",
+        "5",
+        "--format",
+        "json",
+    ]);
+    let r = run(cmd, None);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.stdout).unwrap()["result"],
+        "finished later"
+    );
+    assert_eq!(std::fs::read_to_string(b.join("log.txt")).unwrap(), "one\n");
+    // The resumed run wrote on to the store the job names.
+    let listed = runs(tmp.path(), &store, &[]);
+    assert_eq!(listed[0]["status"], "success", "{listed:?}");
+}
