@@ -30,9 +30,15 @@ pub struct CheckResult {
     pub timed_out: bool,
     /// The last lines of stdout and stderr.
     pub output_tail: String,
+    /// Cut short (or never started) because the run was stopped (a signal): the check did
+    /// not fail, it did not finish, and a resume runs it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
-/// Run `checks` in order (all of them, so a report shows every failure).
+/// Run `checks` in order (all of them, so a report shows every failure); `done` hears
+/// each result as its check ends (a process killed in the middle leaves the ones before).
+/// Once the run is stopped (a signal) no check starts: each left is reported interrupted.
 pub async fn run_checks(
     checks: &[Check],
     attempt: u32,
@@ -40,48 +46,56 @@ pub async fn run_checks(
     env: &[(String, String)],
     cancel: &CancellationToken,
     sandbox: &SandboxPolicy,
+    done: &mut (dyn FnMut(&CheckResult) + Send),
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(checks.len());
     for check in checks {
-        let started = Instant::now();
-        let limits = CommandLimits {
-            inactivity: check.timeout,
-            max_chars: TAIL_CHARS,
-            max_lines: TAIL_LINES,
-        };
-        let deadline = tokio::time::sleep(check.timeout);
-        let run = run_command_sandboxed(&check.run, workspace, env, limits, cancel, sandbox);
-        let outcome = tokio::select! {
-            o = run => o.map_err(|e| format!("could not start: {e}")),
-            _ = deadline => Err(format!("timed out after {} s", check.timeout.as_secs())),
-        };
-        let duration_ms = started.elapsed().as_millis() as u64;
-        results.push(match outcome {
-            Ok(o) => {
-                let mut tail = o.stdout.clone();
-                if !o.stderr.is_empty() {
-                    if !tail.is_empty() && !tail.ends_with('\n') {
-                        tail.push('\n');
-                    }
-                    tail.push_str(&o.stderr);
-                }
-                for refused in &o.network_refused {
-                    tail.push_str(&format!(
-                        "\n[network: the sandbox's proxy refused {refused}]"
-                    ));
-                }
-                let (tail, _) = crate::tools::truncate_tail(&tail, TAIL_CHARS, TAIL_LINES);
-                CheckResult {
-                    name: check.name.clone(),
-                    attempt,
-                    passed: o.exit_code == Some(0) && !o.timed_out && !o.cancelled,
-                    exit_code: o.exit_code,
-                    duration_ms,
-                    timed_out: o.timed_out,
-                    output_tail: tail,
-                }
+        let result = if cancel.is_cancelled() {
+            CheckResult {
+                name: check.name.clone(),
+                attempt,
+                passed: false,
+                exit_code: None,
+                duration_ms: 0,
+                timed_out: false,
+                output_tail: "not run: the run was stopped".to_owned(),
+                interrupted: true,
             }
-            Err(message) => CheckResult {
+        } else {
+            run_one(check, attempt, workspace, env, cancel, sandbox).await
+        };
+        done(&result);
+        results.push(result);
+    }
+    results
+}
+
+/// One check, run to its end, its time limit or the run's stop.
+async fn run_one(
+    check: &Check,
+    attempt: u32,
+    workspace: &Path,
+    env: &[(String, String)],
+    cancel: &CancellationToken,
+    sandbox: &SandboxPolicy,
+) -> CheckResult {
+    let started = Instant::now();
+    let limits = CommandLimits {
+        inactivity: check.timeout,
+        max_chars: TAIL_CHARS,
+        max_lines: TAIL_LINES,
+    };
+    let deadline = tokio::time::sleep(check.timeout);
+    let run = run_command_sandboxed(&check.run, workspace, env, limits, cancel, sandbox);
+    let outcome = tokio::select! {
+        o = run => o.map_err(|e| format!("could not start: {e}")),
+        _ = deadline => Err(format!("timed out after {} s", check.timeout.as_secs())),
+    };
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let o = match outcome {
+        Ok(o) => o,
+        Err(message) => {
+            return CheckResult {
                 name: check.name.clone(),
                 attempt,
                 passed: false,
@@ -89,10 +103,33 @@ pub async fn run_checks(
                 duration_ms,
                 timed_out: message.starts_with("timed out"),
                 output_tail: message,
-            },
-        });
+                interrupted: cancel.is_cancelled(),
+            };
+        }
+    };
+    let mut tail = o.stdout.clone();
+    if !o.stderr.is_empty() {
+        if !tail.is_empty() && !tail.ends_with('\n') {
+            tail.push('\n');
+        }
+        tail.push_str(&o.stderr);
     }
-    results
+    for refused in &o.network_refused {
+        tail.push_str(&format!(
+            "\n[network: the sandbox's proxy refused {refused}]"
+        ));
+    }
+    let (tail, _) = crate::tools::truncate_tail(&tail, TAIL_CHARS, TAIL_LINES);
+    CheckResult {
+        name: check.name.clone(),
+        attempt,
+        passed: o.exit_code == Some(0) && !o.timed_out && !o.cancelled,
+        exit_code: o.exit_code,
+        duration_ms,
+        timed_out: o.timed_out,
+        output_tail: tail,
+        interrupted: o.cancelled,
+    }
 }
 
 /// The user message that sends failed checks back to the agent.

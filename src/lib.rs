@@ -10,6 +10,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod append_log;
 pub mod artifacts;
 pub mod checkpoint;
 pub mod checks;
@@ -47,3 +48,4 @@ pub mod tools;
 pub mod untrusted;
 pub mod upload;
 pub mod worktree;
+pub mod worktree_prune;

@@ -10,15 +10,24 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Writes `parts`, one after the other, as the whole new content of `path`.
+/// Writes `parts`, one after the other, as the whole new content of `path`. The error is
+/// the system's own (a full disk, a read-only folder), without the temporary file's name.
 pub(crate) fn write_whole(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(plain)?;
     for part in parts {
-        tmp.write_all(part)?;
+        tmp.write_all(part).map_err(plain)?;
     }
-    tmp.persist(path).map_err(|e| e.error)?;
+    tmp.persist(path).map_err(|e| plain(e.error))?;
     Ok(())
+}
+
+/// An error as the system said it (tempfile adds the temporary file's path).
+fn plain(e: io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => e,
+    }
 }
 
 /// Cuts a torn last line off a JSON-lines file opened for reading and writing (a process

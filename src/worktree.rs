@@ -4,6 +4,10 @@
 //! tree, index, HEAD and branches are never touched; the run's changes survive as its
 //! diff.patch and its checkpoint refs (which live in the shared repository).
 //!
+//! While a run lives, it holds a lock beside its worktree (`<id>.lock`, flock): a worktree
+//! whose lock nobody holds belongs to a run that died (`kill -9`, a cancelled CI job), and
+//! the next `--parallel` call removes it and its branch (`worktree_prune`).
+//!
 //! Everything here goes through libgit2, which runs no program a repository names (no
 //! hooks, no `core.fsmonitor`, no filter or diff drivers), so a tree the model wrote cannot
 //! make cn-run itself run its code (test: `no_program_the_repository_names_runs`).
@@ -26,6 +30,19 @@ pub struct RunWorktree {
     pub root: PathBuf,
     /// Where the job's workspace is inside it (the same relative place as in the repo).
     pub workspace: PathBuf,
+    /// Held while the run lives (see [`lock_path`]).
+    lock: Option<(std::fs::File, PathBuf)>,
+}
+
+/// The lock a run holds while its worktree at `dest` lives.
+pub(crate) fn lock_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    let mut lock = name;
+    lock.push(".lock");
+    dest.with_file_name(lock)
 }
 
 /// Why a worktree could not be made or removed.
@@ -67,6 +84,10 @@ impl RunWorktree {
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        // Taken before the worktree exists: one seen without a held lock is a dead run's.
+        let lock_file = lock_path(dest);
+        let held = std::fs::File::create(&lock_file)?;
+        held.lock()?;
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(branch.get()));
         let worktree_name = format!("cn-run-{name}");
@@ -81,6 +102,7 @@ impl RunWorktree {
             name: name.to_owned(),
             workspace: root.join(&rel),
             root,
+            lock: Some((held, lock_file)),
         })
     }
 
@@ -101,6 +123,9 @@ impl RunWorktree {
         }
         if let Ok(mut b) = repo.find_branch(&format!("cn-run/{}", self.name), BranchType::Local) {
             b.delete()?;
+        }
+        if let Some((_held, path)) = &self.lock {
+            let _ = std::fs::remove_file(path);
         }
         Ok(())
     }

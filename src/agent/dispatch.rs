@@ -294,6 +294,11 @@ impl Agent<'_> {
             tool: call.name.clone(),
             arguments: redact_value(&args, self.redactor),
         });
+        // A start the run's files could not record stops the run here: a call runs only
+        // once a resume would know it started.
+        if let Some(crate::agent::StopCause::Environment(why)) = self.stop.cause() {
+            return self.answer(turn, call, format!("Not run: {why}."), true);
+        }
         let ctx = ToolContext {
             shared: self.shared.clone(),
             parallel_calls: parallel.max(1),

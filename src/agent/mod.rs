@@ -111,6 +111,9 @@ pub struct RunState {
     /// Calls of the last response that were running when an earlier process died; on
     /// resume they are answered as interrupted instead of being run again.
     pub in_flight: Vec<String>,
+    /// A resume's new instruction: added once the calls the last response left are
+    /// answered (a message between a call and its result is one no provider accepts).
+    pub follow_up: Option<Message>,
 }
 
 impl RunState {
@@ -120,6 +123,7 @@ impl RunState {
             budget,
             final_text: String::new(),
             in_flight: Vec::new(),
+            follow_up: None,
         }
     }
 
@@ -155,6 +159,9 @@ impl Agent<'_> {
     pub async fn run(&mut self, state: &mut RunState) -> Outcome {
         if let Some(outcome) = self.finish_pending(state).await {
             return outcome;
+        }
+        if let Some(message) = state.follow_up.take() {
+            self.append(state, message);
         }
         let mut cuts = stop_reason::Cuts::default();
         loop {
@@ -274,6 +281,8 @@ impl Agent<'_> {
         let interrupted = std::mem::take(&mut state.in_flight);
         let result = self.dispatch(turn, &calls, &interrupted).await;
         state.history.extend(result.messages);
+        // Results the killed process had, then these: in the order of the calls.
+        crate::conversation::order_tool_results(&mut state.history);
         self.hooks.after_turn(turn, state).await;
         result.outcome
     }
@@ -327,6 +336,7 @@ impl Agent<'_> {
         match self.stop.cause()? {
             StopCause::Timeout => Some(Outcome::Limit(Limit::Timeout)),
             StopCause::Interrupted => Some(Outcome::Interrupted),
+            StopCause::Environment(why) => Some(Outcome::Internal(why)),
         }
     }
 

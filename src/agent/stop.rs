@@ -1,17 +1,22 @@
-//! Why a run is being stopped from outside the loop: the wall-clock limit or a signal.
+//! Why a run is being stopped from outside the loop: the wall-clock limit, a signal, or
+//! the run's own files that can no longer be written.
 //!
 //! One cancellation token reaches every model request and tool; the cause is recorded
-//! first, so the loop can tell a timeout (exit 4) from an interrupt (exit 130).
+//! first, so the loop can tell a timeout (exit 4) from an interrupt (exit 130) and from an
+//! environment error (exit 6).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopCause {
     Timeout,
     Interrupted,
+    /// The run cannot keep its records (a tool call's start could not be written): it
+    /// stops before running what it cannot record. The words say which file and why.
+    Environment(String),
 }
 
 /// Shared stop switch of one run.
@@ -43,7 +48,10 @@ impl StopSignal {
     }
 
     pub fn cause(&self) -> Option<StopCause> {
-        *self.cause.lock().unwrap_or_else(PoisonError::into_inner)
+        self.cause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub fn is_stopped(&self) -> bool {

@@ -1,10 +1,13 @@
 //! The outer loop of a run: the agent works until it stops; then its answer is checked
 //! against the output schema (one repair turn allowed) and the job's checks run. A failed
 //! check goes back to the agent as a new message in the same conversation while attempts
-//! remain. The run succeeds only when the agent finished and every check passed.
+//! remain. The run succeeds only when the agent finished and every check passed. A resumed
+//! run whose agent had answered goes on from its checks (those that ran to their end in the
+//! earlier process are not run again), without asking the model again.
 
 use serde_json::Value;
 
+use super::continuation::Continuation;
 use crate::agent::{Agent, Outcome, RunState};
 use crate::checks::{CheckResult, feedback, run_checks};
 use crate::conversation::Message;
@@ -24,64 +27,33 @@ pub(crate) async fn run_attempts(
     agent: &mut Agent<'_>,
     state: &mut RunState,
     job: &Job,
+    resumed: Continuation,
 ) -> (Outcome, AttemptsReport) {
     let mut report = AttemptsReport {
-        attempts: 1,
+        attempts: resumed.attempt.max(1),
         ..AttemptsReport::default()
     };
     let mut repaired = false;
+    let (mut answered, mut done) = (resumed.answered, resumed.checks_done);
     loop {
-        let outcome = agent.run(state).await;
+        let outcome = if std::mem::take(&mut answered) {
+            Outcome::Completed
+        } else {
+            agent.run(state).await
+        };
         if !matches!(outcome, Outcome::Completed) {
             return (outcome, report);
         }
-        if let Some(schema) = &job.output_schema {
-            match validate_output(schema, &state.final_text) {
-                Ok(value) => {
-                    agent.emitter.emit(Event::OutputValidated {
-                        valid: true,
-                        errors: Vec::new(),
-                        value: Some(value.clone()),
-                    });
-                    report.structured_output = Some(value);
-                }
-                Err(errors) => {
-                    agent.emitter.emit(Event::OutputValidated {
-                        valid: false,
-                        errors: errors.clone(),
-                        value: None,
-                    });
-                    if repaired {
-                        let why = format!(
-                            "the final answer does not match output_schema: {}",
-                            errors.join("; ")
-                        );
-                        return (Outcome::Rejected(why), report);
-                    }
-                    repaired = true;
-                    agent.append(state, Message::user(repair_message(&errors)));
-                    continue;
-                }
-            }
+        match answer_check(agent, state, job, &mut report, &mut repaired) {
+            AnswerCheck::Valid => {}
+            AnswerCheck::Repair => continue,
+            AnswerCheck::Rejected(outcome) => return (outcome, report),
         }
         if job.checks.is_empty() {
             return (Outcome::Completed, report);
         }
-        agent.hooks.before_changes().await;
-        let shared = agent.shared.clone();
-        let results = run_checks(
-            &job.checks,
-            report.attempts,
-            &shared.workspace,
-            &shared.env,
-            &shared.cancel,
-            shared.sandbox(),
-        )
-        .await;
-        for r in &results {
-            agent.emitter.emit(Event::CheckFinished(r.clone()));
-        }
-        if shared.cancel.is_cancelled() {
+        let results = checks(agent, job, report.attempts, std::mem::take(&mut done)).await;
+        if agent.shared.cancel.is_cancelled() {
             report.checks.extend(results);
             return (agent.stop_outcome().unwrap_or(Outcome::Interrupted), report);
         }
@@ -110,4 +82,86 @@ pub(crate) async fn run_attempts(
         });
         agent.append(state, Message::user(message));
     }
+}
+
+/// What the answer's check against `output_schema` says (nothing to check: valid).
+enum AnswerCheck {
+    Valid,
+    /// Not valid: the agent gets one repair turn.
+    Repair,
+    /// Not valid after the repair turn.
+    Rejected(Outcome),
+}
+
+/// Validates the final answer against the job's `output_schema` (one repair turn).
+fn answer_check(
+    agent: &Agent<'_>,
+    state: &mut RunState,
+    job: &Job,
+    report: &mut AttemptsReport,
+    repaired: &mut bool,
+) -> AnswerCheck {
+    let Some(schema) = &job.output_schema else {
+        return AnswerCheck::Valid;
+    };
+    match validate_output(schema, &state.final_text) {
+        Ok(value) => {
+            agent.emitter.emit(Event::OutputValidated {
+                valid: true,
+                errors: Vec::new(),
+                value: Some(value.clone()),
+            });
+            report.structured_output = Some(value);
+            AnswerCheck::Valid
+        }
+        Err(errors) => {
+            agent.emitter.emit(Event::OutputValidated {
+                valid: false,
+                errors: errors.clone(),
+                value: None,
+            });
+            if *repaired {
+                let why = format!(
+                    "the final answer does not match output_schema: {}",
+                    errors.join("; ")
+                );
+                return AnswerCheck::Rejected(Outcome::Rejected(why));
+            }
+            *repaired = true;
+            agent.append(state, Message::user(repair_message(&errors)));
+            AnswerCheck::Repair
+        }
+    }
+}
+
+/// The job's checks for `attempt`: those in `done` (run to their end by an earlier process)
+/// as they came out, the others run now; in the job's order.
+async fn checks(
+    agent: &Agent<'_>,
+    job: &Job,
+    attempt: u32,
+    done: Vec<CheckResult>,
+) -> Vec<CheckResult> {
+    agent.hooks.before_changes().await;
+    let shared = agent.shared.clone();
+    let to_run: Vec<crate::job::Check> = job
+        .checks
+        .iter()
+        .filter(|c| !done.iter().any(|d| d.name == c.name))
+        .cloned()
+        .collect();
+    let emitter = agent.emitter;
+    let fresh = run_checks(
+        &to_run,
+        attempt,
+        &shared.workspace,
+        &shared.env,
+        &shared.cancel,
+        shared.sandbox(),
+        &mut |r| emitter.emit(Event::CheckFinished(r.clone())),
+    )
+    .await;
+    let mut all: Vec<CheckResult> = done.into_iter().chain(fresh).collect();
+    all.sort_by_key(|r| job.checks.iter().position(|c| c.name == r.name));
+    all
 }

@@ -102,8 +102,14 @@ impl Checkpoints {
             .collect()
     }
 
-    /// Writes diff.patch (exact bytes); its stats, and whether it holds a secret.
-    pub(crate) fn write_diff(&self, out_dir: &Path, redactor: &Redactor) -> Option<WrittenDiff> {
+    /// Writes diff.patch (exact bytes); its stats, and whether it holds a secret. A patch
+    /// that cannot be written is a failure of the run's files (`files`).
+    pub(crate) fn write_diff(
+        &self,
+        out_dir: &Path,
+        redactor: &Redactor,
+        files: &super::run_files::RunFiles,
+    ) -> Option<WrittenDiff> {
         let warn = |message: String| self.emitter.emit(Event::Warning { message });
         let (patch, stat) = match self.inner.diff()? {
             Ok(diff) => diff,
@@ -113,8 +119,7 @@ impl Checkpoints {
             }
         };
         let path = out_dir.join("diff.patch");
-        if let Err(e) = std::fs::write(&path, &patch) {
-            warn(format!("cannot write diff.patch: {e}"));
+        if !files.write_whole("diff.patch", &[&patch]) {
             return None;
         }
         let secret = redactor.finds_secret(&String::from_utf8_lossy(&patch));

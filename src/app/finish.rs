@@ -1,17 +1,20 @@
 //! Everything after the agent stops: artifacts, the diff and rollback, the final events,
 //! result.json, junit.xml and the GitHub Actions outputs.
+//!
+//! Every file written here is checked (`RunFiles`): a write that fails makes the run an
+//! environment error (exit 6) naming the file and why, and the outcome is only reported as
+//! far as the files hold it. A signal (a CI cancel) ends the artifact copies and the
+//! uploads at once; result.json is still written, saying the run was interrupted.
 
-use std::path::Path;
+use tokio_util::sync::CancellationToken;
 
-use super::outputs;
-use super::session_hooks::SessionHooks;
+use super::prepare::Prepared;
 use crate::agent::{Outcome, RunState};
 use crate::events::{Changes, Event};
 use crate::exit_code::{Limit, Status};
 use crate::job::Job;
-use crate::redact::Redactor;
 use crate::report::{RunResult, github, rebuild};
-use crate::tools::ToolShared;
+use crate::tools::ArtifactRecord;
 
 /// How the attempts ended, classified.
 pub(crate) struct Finished<'a> {
@@ -23,70 +26,117 @@ pub(crate) struct Finished<'a> {
     pub jobs_in_call: usize,
 }
 
+/// The outcome as it is settled: the run's own, then a signal that came while its
+/// outputs were written, then files that could not be written.
+struct Verdict {
+    status: Status,
+    reason: String,
+    limit: Option<Limit>,
+    interrupted_while: Option<&'static str>,
+    files: Option<String>,
+}
+
+impl Verdict {
+    fn of(f: &Finished<'_>) -> Verdict {
+        Verdict {
+            status: f.status,
+            reason: f.reason.clone(),
+            limit: f.limit,
+            interrupted_while: None,
+            files: None,
+        }
+    }
+
+    /// A signal came (if `interrupt` says so) while the run was doing `what`.
+    fn watch(&mut self, interrupt: &CancellationToken, what: &'static str) {
+        if interrupt.is_cancelled() && self.interrupted_while.is_none() {
+            self.interrupted_while = Some(what);
+        }
+    }
+
+    /// What the run's files lack now (lines that waited may have been written since).
+    fn files(&mut self, problem: Option<String>) {
+        self.files = problem;
+    }
+
+    /// Status, reason and limit as reported.
+    fn settled(&self) -> (Status, String, Option<Limit>) {
+        if let Some(problem) = &self.files {
+            let reason = format!("{problem} (the run itself: {})", self.reason);
+            return (Status::InternalError, reason, None);
+        }
+        match self.interrupted_while {
+            Some(what) if self.status != Status::Interrupted => (
+                Status::Interrupted,
+                format!(
+                    "interrupted by a signal while {what} (the run itself: {})",
+                    self.reason
+                ),
+                None,
+            ),
+            _ => (self.status, self.reason.clone(), self.limit),
+        }
+    }
+}
+
 /// Everything after the agent stops: artifacts, the final events, result.json,
 /// junit.xml, and the GitHub Actions outputs.
-#[allow(clippy::too_many_arguments)]
 pub(crate) async fn finish(
     job: &Job,
     state: &RunState,
-    shared: &ToolShared,
-    sinks: &outputs::Sinks,
-    hooks: &SessionHooks,
-    out_dir: &Path,
-    redactor: &Redactor,
+    run: &mut Prepared,
     f: Finished<'_>,
-    checkpoints: Option<&super::checkpoints::Checkpoints>,
-    uploads: Option<crate::upload::UploaderHandle>,
 ) -> RunResult {
-    let emitter = &sinks.emitter;
-    let skip = [out_dir.to_path_buf(), shared.workspace.join(".git")];
-    let (mut artifacts, warnings) = crate::artifacts::collect(
-        &job.artifacts,
-        &shared.workspace,
-        &out_dir.join("artifacts"),
-        &skip,
-    );
-    for w in warnings {
-        emitter.emit(Event::Warning { message: w });
-    }
-    artifacts.extend(shared.artifacts());
+    let interrupt = run.signals.interrupt.clone();
+    let mut verdict = Verdict::of(&f);
+    let mut artifacts = collect_artifacts(job, run, &interrupt).await;
+    verdict.watch(&interrupt, "collecting the artifacts");
+    artifacts.extend(run.shared.artifacts());
+    let checkpoints = run.checkpoints.clone();
+    let checkpoints = checkpoints.as_deref();
     // The diff first, then (on failure, if asked) put the workspace back.
-    let diff = checkpoints.and_then(|c| c.write_diff(out_dir, redactor));
+    let diff = checkpoints.and_then(|c| c.write_diff(&run.out_dir, &run.redactor, &run.files));
     if let (true, Some(c)) = (
         f.status != Status::Success && job.git.rollback_on_failure,
         checkpoints,
     ) {
-        c.rollback_to_start(&shared.workspace);
+        c.rollback_to_start(&run.shared.workspace);
     }
     // What the run added to .git is measured before older runs (or this one) go.
     let storage = checkpoints.and_then(|c| c.storage());
     if let Some(c) = checkpoints {
         c.keep_runs();
     }
+    let emitter = run.emitter.clone();
     for a in &artifacts {
         emitter.emit(Event::ArtifactCollected(a.clone()));
     }
-    hooks.finish(state, f.status, shared.checklist());
+    verdict.watch(&interrupt, "writing the run's outputs");
+    verdict.files(run.files.problem());
+    run.hooks
+        .finish(state, verdict.settled().0, run.shared.checklist());
     if let Some(c) = checkpoints {
         emitter.emit(Event::ChangesRecorded(changes(c, diff.as_ref(), storage)));
     }
-    super::uploads::upload_artifacts(
-        job,
-        &sinks.result.snapshot().run_id,
-        &artifacts,
-        redactor,
-        emitter,
-    )
-    .await;
-    if let Some(handle) = uploads {
-        let patch = diff.as_ref().map(|d| d.path.clone());
-        super::uploads::finish(handle, hooks.path.clone(), patch, emitter).await;
+    upload(job, run, &artifacts, diff.as_ref(), &interrupt).await;
+    verdict.watch(&interrupt, "uploading the session");
+    run.files.last_writes();
+    verdict.files(run.files.problem());
+    for message in run.files.recovered() {
+        emitter.emit(Event::Warning { message });
     }
-    emitter.emit(Event::RunCompleted {
-        status: f.status,
-        exit_code: f.status.exit_code(),
-        reason: f.reason,
-        limit: f.limit,
+    emitter.emit(completed(state, run, &f, &verdict));
+    write_outputs(run, f.jobs_in_call)
+}
+
+/// The `run.completed` event: the outcome as settled, and the run's totals.
+fn completed(state: &RunState, run: &Prepared, f: &Finished<'_>, verdict: &Verdict) -> Event {
+    let (status, reason, limit) = verdict.settled();
+    Event::RunCompleted {
+        status,
+        exit_code: status.exit_code(),
+        reason,
+        limit,
         result: state.final_text.clone(),
         num_turns: state.budget.turns,
         duration_ms: state.budget.elapsed_ms(),
@@ -94,18 +144,82 @@ pub(crate) async fn finish(
         total_cost_usd: state.budget.cost_usd,
         cost_unknown: state.budget.cost_usd.is_none(),
         agent_finished: matches!(f.outcome, Outcome::Completed | Outcome::Rejected(_)),
-        checklist: shared.checklist(),
-    });
-    // Everything result.json says is in the events now: the files are their fold.
-    let mut result = sinks.result.snapshot();
-    let text = rebuild::result_text(&result, redactor);
-    if let Err(e) = crate::out_file::write_whole(&out_dir.join("result.json"), &[text.as_bytes()]) {
-        tracing::error!("cannot write result.json: {e}");
+        checklist: run.shared.checklist(),
     }
+}
+
+/// The job's `artifacts:` copied into the run folder (off the async thread, so a signal is
+/// heard while a big file copies); a copy that cannot be written is a failure of the run's
+/// files, an unreadable file a warning.
+async fn collect_artifacts(
+    job: &Job,
+    run: &Prepared,
+    interrupt: &CancellationToken,
+) -> Vec<ArtifactRecord> {
+    if job.artifacts.is_empty() {
+        return Vec::new();
+    }
+    let workspace = run.shared.workspace.clone();
+    let skip = [run.out_dir.clone(), workspace.join(".git")];
+    let (patterns, dest) = (job.artifacts.clone(), run.out_dir.join("artifacts"));
+    let stop = interrupt.clone();
+    let collected = tokio::task::spawn_blocking(move || {
+        crate::artifacts::collect(&patterns, &workspace, &dest, &skip, &|| stop.is_cancelled())
+    })
+    .await
+    .unwrap_or_default();
+    for message in collected.warnings {
+        run.emitter.emit(Event::Warning { message });
+    }
+    for (path, e) in &collected.failed {
+        run.files.failed(path, e);
+    }
+    collected.records
+}
+
+/// The artifacts' and the session's final uploads (each ended by a signal).
+async fn upload(
+    job: &Job,
+    run: &mut Prepared,
+    artifacts: &[ArtifactRecord],
+    diff: Option<&super::checkpoints::WrittenDiff>,
+    interrupt: &CancellationToken,
+) {
+    let run_id = run.sinks.result.snapshot().run_id;
+    super::uploads::upload_artifacts(
+        job,
+        &run_id,
+        artifacts,
+        &run.redactor,
+        &run.emitter,
+        interrupt,
+    )
+    .await;
+    if let Some(handle) = run.uploads.take() {
+        let patch = diff.map(|d| d.path.clone());
+        let session = run.hooks.path.clone();
+        super::uploads::finish(handle, session, patch, &run.emitter, interrupt).await;
+    }
+}
+
+/// result.json and junit.xml, the folds of the events, written last; then the GitHub
+/// Actions outputs. What the files could not take makes the reported outcome exit 6.
+fn write_outputs(run: &Prepared, jobs_in_call: usize) -> RunResult {
+    // Everything result.json says is in the events now: the files are their fold.
+    let mut result = run.sinks.result.snapshot();
+    run.files.flush();
+    if !run.files.events_whole() {
+        result.files_failed(run.files.problem().unwrap_or_default());
+    }
+    let redactor = &run.redactor;
     let (suite, xml) = rebuild::junit_xml(&result, redactor);
     result.junit_suite = Some(suite);
-    if let Err(e) = std::fs::write(out_dir.join("junit.xml"), xml) {
-        tracing::error!("cannot write junit.xml: {e}");
+    if !run.files.write_whole("junit.xml", &[xml.as_bytes()]) {
+        result.files_failed(run.files.problem().unwrap_or_default());
+    }
+    let text = rebuild::result_text(&result, redactor);
+    if !run.files.write_whole("result.json", &[text.as_bytes()]) {
+        result.files_failed(run.files.problem().unwrap_or_default());
     }
     if github::is_actions() {
         let mut err = std::io::stderr().lock();
@@ -113,13 +227,13 @@ pub(crate) async fn finish(
             &mut err,
             redactor.redact(&github::annotations(&result)).as_bytes(),
         );
-        let budget = github::STEP_SUMMARY_LIMIT / f.jobs_in_call;
+        let budget = github::STEP_SUMMARY_LIMIT / jobs_in_call;
         github::append_to_env_file(
             "GITHUB_STEP_SUMMARY",
             &redactor.redact(&github::summary(&result, budget)),
         );
         // Several jobs: the call writes the outputs once, for all (app::run_jobs).
-        if f.jobs_in_call == 1 {
+        if jobs_in_call == 1 {
             github::append_to_env_file(
                 "GITHUB_OUTPUT",
                 &redactor.redact(&github::outputs(&result)),

@@ -4,6 +4,7 @@
 
 mod attempts;
 mod checkpoints;
+mod continuation;
 mod explain;
 mod explain_mcp;
 mod export_cmd;
@@ -21,8 +22,11 @@ mod prepare_parts;
 mod report_cmd;
 mod resume;
 mod resume_moved;
+mod resume_open;
 mod resume_trust;
 mod run;
+mod run_files;
+mod run_lock;
 mod run_parts;
 mod runs_cmd;
 mod schedule_cmd;
@@ -265,6 +269,11 @@ async fn run_jobs(
     log: &LogHandle,
     early: Option<checkpoints::Early>,
 ) -> i32 {
+    // Several jobs' own folder (their summary.json, junit.xml) is the call's for its life.
+    let call_folder = match parallel::lock_call_folder(jobs.len(), args.out.as_deref()) {
+        Ok(lock) => lock,
+        Err(e) => return start_failed(e),
+    };
     let mut results: Vec<RunResult> = Vec::new();
     let mut start_errors: Vec<StartError> = Vec::new();
     for outcome in parallel::run_all(jobs, &args, log, early).await {
@@ -273,25 +282,39 @@ async fn run_jobs(
             Err(e) => start_errors.push(e),
         }
     }
+    if let Some(lock) = &call_folder {
+        lock.release();
+    }
     finish_call(&args, &results, &start_errors)
 }
 
 /// The end of a call: why each job that did not start (stderr), what stdout carries, the
 /// call's own report (several jobs, or one that did not start), `--junit`; the exit code
-/// is the worst job's.
+/// is the worst job's — or exit 6 when a report asked for could not be written.
 fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) -> i32 {
     for e in start_errors {
         let _ = usage_error(&e.message);
     }
     print_results(args, results, start_errors);
-    parallel_report::write_call(args.out.as_deref(), results, start_errors);
+    let mut worst = parallel_report::worst(results, start_errors);
+    // A report that cannot be written is the environment's failure (exit 6).
+    let mut unwritten = || {
+        if Status::InternalError.severity() > worst.severity() {
+            worst = Status::InternalError;
+        }
+    };
+    if !parallel_report::write_call(args.out.as_deref(), results, start_errors) {
+        unwritten();
+    }
     if let Some(path) = &args.junit {
         let suites = parallel_report::suites(results, start_errors);
-        if let Err(e) = std::fs::write(path, crate::report::junit::render(suites)) {
+        let xml = crate::report::junit::render(suites);
+        if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
             let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
+            unwritten();
         }
     }
-    parallel_report::worst(results, start_errors).exit_code()
+    worst.exit_code()
 }
 
 pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) {

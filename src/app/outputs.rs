@@ -1,17 +1,17 @@
 //! The output folder of a run and the sinks every event goes to: events.jsonl, the result
 //! builder, the session log, stream-json on stdout and the progress lines on stderr.
 
-use std::fs::OpenOptions;
-use std::io::LineWriter;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::start_error::{RunError, StartError};
+use crate::append_log::AppendLog;
 use crate::cli::Format;
 use crate::events::Emitter;
 use crate::events::EventSink as _;
 use crate::observability::LogHandle;
 use crate::redact::Redactor;
+use crate::report::jsonl::{EventFile, Unrecorded};
 use crate::report::progress::ProgressSink;
 use crate::report::{JsonlSink, ResultSink};
 use crate::session::SessionSink;
@@ -51,14 +51,15 @@ pub(crate) fn last_seq(events: &Path) -> u64 {
 }
 
 pub(crate) struct Sinks {
-    pub emitter: Arc<Emitter>,
     pub result: ResultSink,
     /// The session log (opened once the conversation is known).
     pub session: SessionSink,
+    /// events.jsonl (its health decides whether the run's outcome is on disk).
+    pub events: Arc<Mutex<AppendLog>>,
 }
 
 /// Attaches every sink to the run's emitter (nothing is emitted before). A resumed run
-/// appends to its events.
+/// appends to its events. `unrecorded` is told when a tool call's start cannot be written.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attach(
     emitter: Arc<Emitter>,
@@ -68,6 +69,7 @@ pub(crate) fn attach(
     log: &LogHandle,
     redactor: &Redactor,
     resume: bool,
+    unrecorded: Unrecorded,
 ) -> Result<Sinks, RunError> {
     let events_path = out_dir.join("events.jsonl");
     // The result is the fold of the whole file: a resumed run continues its events.
@@ -80,25 +82,22 @@ pub(crate) fn attach(
         path: events_path.clone(),
         source,
     };
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(resume)
-        .read(resume)
-        .write(true)
-        .truncate(!resume)
-        .open(&events_path)
-        .map_err(files_error)?;
-    if resume {
-        // A torn last line (the earlier process killed while writing it) would glue the
-        // next event to it: cut off, as the reader leaves it out anyway.
-        crate::out_file::cut_torn_line(&mut file).map_err(files_error)?;
-    }
-    emitter.add_sink(Box::new(JsonlSink::new(
-        LineWriter::new(file),
+    // A resumed run continues after the last whole line: a torn one (the earlier process
+    // killed while writing it) would glue the next event to it, and the reader leaves it out.
+    let events = if resume {
+        AppendLog::continue_at(&events_path)
+    } else {
+        AppendLog::create(&events_path)
+    };
+    let events = Arc::new(Mutex::new(events.map_err(files_error)?));
+    emitter.add_sink(Box::new(EventFile::new(
+        events.clone(),
         redactor.clone(),
+        unrecorded.clone(),
     )));
     emitter.add_sink(Box::new(result.clone()));
     let session = SessionSink::new();
+    session.on_unrecorded(unrecorded);
     emitter.add_sink(Box::new(session.clone()));
     if format == Format::StreamJson {
         emitter.add_sink(Box::new(JsonlSink::new(
@@ -115,9 +114,9 @@ pub(crate) fn attach(
         None => emitter.add_sink(Box::new(ProgressSink::new(log.clone(), job))),
     }
     Ok(Sinks {
-        emitter,
         result,
         session,
+        events,
     })
 }
 

@@ -2,7 +2,8 @@
 //! (`--isolate worktree`, the default with more than one job) so concurrent runs never
 //! share a dirty tree. The user's tree stays untouched; each run's changes are its
 //! diff.patch and checkpoint refs. With `--out DIR` each job writes to `DIR/<job>`. The
-//! exit code is the worst of the jobs'.
+//! exit code is the worst of the jobs'. Worktrees and branches that dead runs left behind
+//! are removed first (`worktree_prune`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +33,9 @@ pub(crate) async fn run_all(
     } else {
         Isolate::None
     });
+    if isolate == Isolate::Worktree {
+        prune_dead_runs(&jobs);
+    }
     if jobs.len() == 1
         && let Some(config) = jobs.pop()
     {
@@ -73,6 +77,37 @@ pub(crate) async fn run_all(
         );
     }
     results
+}
+
+/// Several jobs with `--out DIR`: `DIR` (the call's summary.json and junit.xml, the jobs'
+/// folders) is held for the call, as a run holds its folder; a second call on it is
+/// refused before any job starts.
+pub(crate) fn lock_call_folder(
+    jobs: usize,
+    out: Option<&Path>,
+) -> Result<Option<super::run_lock::RunLock>, RunError> {
+    let Some(dir) = out.filter(|_| jobs > 1) else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir).map_err(|e| RunError::run_folder(dir, e))?;
+    super::run_lock::RunLock::take(dir, "a --parallel call").map(Some)
+}
+
+/// Removes the worktrees and branches runs that died left in the jobs' repositories.
+fn prune_dead_runs(jobs: &[RunConfig]) {
+    let mut seen = std::collections::HashSet::new();
+    for config in jobs.iter().filter(|c| seen.insert(c.workspace.clone())) {
+        match crate::worktree_prune::prune_dead(&config.workspace) {
+            Ok(removed) => {
+                for branch in removed {
+                    tracing::warn!(
+                        "removed the worktree and branch {branch} of a cn-run run that is no longer running"
+                    );
+                }
+            }
+            Err(e) => tracing::warn!("cannot remove the worktrees of dead cn-run runs: {e}"),
+        }
+    }
 }
 
 async fn run_one(

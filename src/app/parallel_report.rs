@@ -134,9 +134,14 @@ fn needs_top(results: &[RunResult], start_errors: &[StartError]) -> bool {
 /// (one suite per job) and summary.json at the top (named on stderr); in GitHub Actions
 /// the annotations and step summary of each job that did not start and the call's step
 /// outputs (a lone started job wrote its own).
-pub(crate) fn write_call(out: Option<&Path>, results: &[RunResult], start_errors: &[StartError]) {
+/// False when the report could not be written (the call then exits 6).
+pub(crate) fn write_call(
+    out: Option<&Path>,
+    results: &[RunResult],
+    start_errors: &[StartError],
+) -> bool {
     if !needs_top(results, start_errors) {
-        return;
+        return true;
     }
     let several = results.len() + start_errors.len() > 1;
     let dir = top_dir(out, several);
@@ -149,7 +154,7 @@ pub(crate) fn write_call(out: Option<&Path>, results: &[RunResult], start_errors
                 serde_json::to_string_pretty(&summary(results, start_errors)).unwrap_or_default();
             std::fs::write(dir.join("summary.json"), text + "\n")
         });
-    match written {
+    match &written {
         Ok(()) => tracing::info!(
             "the combined junit.xml and summary.json are in {}",
             dir.display()
@@ -169,6 +174,7 @@ pub(crate) fn write_call(out: Option<&Path>, results: &[RunResult], start_errors
             &github::call_outputs(results, &items, worst, &dir),
         );
     }
+    written.is_ok()
 }
 
 /// In GitHub Actions, each job that did not start: an `::error` at each place in its file

@@ -36,7 +36,7 @@ pub(crate) struct Prepared {
     pub emitter: Arc<Emitter>,
     pub redactor: Redactor,
     pub stop: StopSignal,
-    pub signals: tokio::task::JoinHandle<()>,
+    pub signals: super::run_parts::Signals,
     pub hooks: SessionHooks,
     pub system: SystemPrompt,
     /// Rules that join once the run touches a matching file.
@@ -46,6 +46,10 @@ pub(crate) struct Prepared {
     pub uploads: Option<UploaderHandle>,
     /// The run folder's copies into the run store.
     pub store: Option<crate::store::StoreHandle>,
+    /// The run's own files as written, and the folder's lock.
+    pub files: super::run_files::RunFiles,
+    /// Where a resumed run picks up after the agent's loop (a new run: at the start).
+    pub continuation: super::continuation::Continuation,
     /// `.git` as the run found it, put back when it ends.
     pub git_guard: Option<crate::git_guard::GitGuard>,
 }
@@ -56,6 +60,8 @@ pub(crate) struct Placed {
     pub out_dir: PathBuf,
     pub workspace: PathBuf,
     pub resumed: bool,
+    /// The run folder's lock, held until the run has written its last file.
+    pub lock: Option<super::run_lock::RunLock>,
     /// The run's trace (OpenTelemetry on, or the caller's `TRACEPARENT`).
     pub trace: Option<crate::telemetry::RunTrace>,
 }
@@ -98,7 +104,8 @@ pub(crate) async fn prepare(
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
     let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
-    let mut placed = place(config, resume.as_ref())?;
+    let mut resume = resume;
+    let mut placed = place(config, resume.as_mut())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     // Before cn-run's own git work opens the repository again (a resume).
@@ -127,9 +134,9 @@ pub(crate) async fn prepare(
         config.upload_url.as_deref(),
         &placed.workspace,
     );
-    let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor)?;
-    placed.trace = start_telemetry(config, opts, &emitter, &redactor);
     let stop = StopSignal::new();
+    let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
+    placed.trace = start_telemetry(config, opts, &emitter, &redactor);
     stop.arm_timeout(config.timeout);
     let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
@@ -178,7 +185,7 @@ struct Grounds {
     redactor: Redactor,
     sinks: Sinks,
     stop: StopSignal,
-    signals: tokio::task::JoinHandle<()>,
+    signals: super::run_parts::Signals,
     shared: Arc<ToolShared>,
     /// How the run is isolated from others in the same call (`--isolate`), if at all.
     isolation: Option<String>,
@@ -195,7 +202,7 @@ async fn assemble(
     resume: Option<Resume>,
     prompt: Option<String>,
 ) -> Result<(Prepared, RunState), StartError> {
-    let (placed, mut guard) = (g.placed, g.guard);
+    let (mut placed, mut guard) = (g.placed, g.guard);
     let mut tools = parts::tools(config, &placed, &mut guard, &g.shared, mcp).await;
     let client = client_task.wait().await?.client;
     let base = parts::Base {
@@ -208,6 +215,11 @@ async fn assemble(
         session: &g.sinks.session,
     };
     parts::add_subagents(config, &placed, &guard, &mut tools, &base);
+    // A resumed run: the tools as the earlier process left them, and where it stopped.
+    let continuation = resume.as_ref().map(|r| {
+        super::continuation::restore_tools(&g.shared, &r.session.history, &r.events);
+        r.continuation.clone()
+    });
     let (state, session) = parts::conversation(config, resume, &placed, prompt);
     let start = parts::Start {
         placed: &placed,
@@ -229,6 +241,12 @@ async fn assemble(
     let sandbox_failure = parts::announce(config, &start, &mut guard, &hooks, &g.emitter);
     tools.failure = tools.failure.or(sandbox_failure);
     let system = parts::system(config, &placed, &guard, &tools, status_rx).await?;
+    let files = super::run_files::RunFiles::new(
+        &placed.out_dir,
+        g.sinks.events.clone(),
+        g.sinks.session.clone(),
+        placed.lock.take(),
+    );
     let prepared = Prepared {
         out_dir: placed.out_dir,
         client,
@@ -245,6 +263,8 @@ async fn assemble(
         checkpoints: g.checkpoints,
         uploads,
         store,
+        files,
+        continuation: continuation.unwrap_or_default(),
         git_guard: g.git_guard,
     };
     Ok((prepared, state))
@@ -252,7 +272,7 @@ async fn assemble(
 
 /// The run's id, folder and workspace: new ones (a copied workspace made now), or the
 /// resumed run's own.
-fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartError> {
+fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, StartError> {
     if let Some(r) = resume {
         let out_dir = r
             .path
@@ -268,11 +288,14 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
             out_dir,
             workspace: PathBuf::from(&r.session.workspace),
             resumed: true,
+            lock: r.lock.take(),
             trace: None,
         });
     }
     let run_id = new_run_id();
     let out_dir = outputs::output_dir(config.out.as_deref(), &run_id)?;
+    // Before anything is written there: a folder another run is writing stays its own.
+    let lock = super::run_lock::RunLock::take(&out_dir, &format!("run {run_id}"))?;
     let workspace = if config.job.workspace.copy {
         let dest = out_dir.join("workspace");
         super::workspace::copy_workspace(&config.workspace, &dest).map_err(RunError::from)?;
@@ -286,6 +309,7 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
         out_dir,
         workspace,
         resumed: false,
+        lock: Some(lock),
         trace: None,
     })
 }
@@ -295,6 +319,9 @@ fn place(config: &RunConfig, resume: Option<&Resume>) -> Result<Placed, StartErr
 /// stays; an `--out` folder is the user's and stays).
 fn unplace(config: &RunConfig, placed: &Placed) {
     if !placed.resumed && config.out.is_none() {
+        if let Some(lock) = &placed.lock {
+            let _ = std::fs::remove_file(lock.path());
+        }
         let _ = std::fs::remove_dir(&placed.out_dir);
     }
 }
@@ -396,8 +423,13 @@ fn attach_outputs(
     placed: &Placed,
     emitter: &Arc<Emitter>,
     redactor: &Redactor,
+    stop: &StopSignal,
 ) -> Result<Sinks, StartError> {
     opts.log.set_redactor(redactor.clone());
+    // The run writes its own records from here: what an earlier run (or process) left
+    // that reports an outcome goes, so none of it can stand for this run's.
+    super::run_files::clear_outcome_files(&placed.out_dir)
+        .map_err(|e| RunError::run_folder(&placed.out_dir, e))?;
     if crate::report::github::is_actions() {
         let values = redactor.values();
         let masks = crate::report::github::mask_commands(values.iter().map(String::as_str));
@@ -411,6 +443,13 @@ fn attach_outputs(
         opts.log,
         redactor,
         placed.resumed,
+        unrecorded(stop),
     )?;
     Ok(sinks)
+}
+
+/// A tool call whose start the run's files cannot record stops the run (exit 6, in words).
+fn unrecorded(stop: &StopSignal) -> crate::report::jsonl::Unrecorded {
+    let stop = stop.clone();
+    Arc::new(move |why: String| stop.stop(crate::agent::StopCause::Environment(why)))
 }

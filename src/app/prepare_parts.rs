@@ -134,6 +134,10 @@ pub(crate) fn conversation(
             budget.restore(s.turns, s.usage, s.cost_usd);
             let mut state = RunState::new(s.history.clone(), budget);
             state.in_flight = s.in_flight.clone();
+            state.follow_up = r.prompt.map(Message::user);
+            if r.continuation.answered {
+                state.final_text = super::continuation::last_answer(&state.history);
+            }
             (state, s)
         }
         None => {
@@ -180,6 +184,7 @@ pub(crate) fn announce(
         tools: start.tools.registry.names(),
         mode: start.tools.policy.mode().as_str().to_owned(),
         resumed: start.placed.resumed,
+        continues: start.placed.resumed && start.state.follow_up.is_none(),
         output_dir: start.placed.out_dir.display().to_string(),
         session_path: Some(hooks.path.display().to_string()),
         checks: config.job.checks.iter().map(|c| c.name.clone()).collect(),

@@ -7,15 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{self, Resume, RunOptions};
+use super::run::{self, RunOptions};
 use super::start_error::RunError;
 use super::{print_results, start_failed, usage_error};
 use crate::cli::RunArgs;
 use crate::config::{Call, RunConfig, Settings};
-use crate::conversation::Message;
 use crate::job::{self, Job, LoadOptions};
 use crate::observability::LogHandle;
-use crate::session::{Session, SessionState, find_session};
+use crate::session::Session;
 
 /// The flags the run was started with: the stored configuration's, or for a session
 /// written before it was stored, its recorded command-line words.
@@ -79,25 +78,6 @@ fn resume_config(
     Ok(RunConfig::resolve(job, settings, call)?)
 }
 
-/// A finished run continues only with a new instruction.
-fn reopen(session: &mut Session, prompt: Option<String>, id: &str) -> Result<(), RunError> {
-    if session.state != SessionState::Finished {
-        return Ok(());
-    }
-    match prompt {
-        Some(p) if p != "-" => {
-            session.history.push(Message::user(p));
-            session.state = SessionState::Running;
-            Ok(())
-        }
-        _ => Err(RunError::Usage(format!(
-            "run {} already finished ({}); continue it with a new instruction: --resume {id} -p PROMPT",
-            session.session_id,
-            session.status.as_deref().unwrap_or("unknown")
-        ))),
-    }
-}
-
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     // A run folder from elsewhere: a store's run, an archive, another checkout.
     let located = super::resume_moved::locate(id, given).await;
@@ -115,30 +95,24 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
-    let found = find_session(&root, id).and_then(|p| Session::load(&p).map(|s| (p, s)));
-    let (path, mut session) = match found {
-        Ok(f) => f,
-        Err(e) => return start_failed(RunError::from(e)),
-    };
-    for note in &session.notes {
-        eprintln!("warning: {note}");
-    }
-    if let Err(e) = super::resume_moved::reroot(&path, &mut session, given) {
-        return start_failed(e.into());
-    }
     let prompt = given.prompt.clone();
-    let config = match resume_config(given, &session, prompt.as_deref())
-        .and_then(|c| reopen(&mut session, prompt, id).map(|()| c))
-    {
-        Ok(c) => c,
-        Err(e) => return start_failed(e),
-    };
+    // A run whose workspace is elsewhere now is re-rooted (checked, its diff written in).
+    let opened = super::resume_open::open(&root, id, prompt.clone()).and_then(|mut o| {
+        let path = o.path.clone();
+        super::resume_moved::reroot(&path, &mut o.session, given)?;
+        Ok(o)
+    });
+    let (config, opened) =
+        match opened.and_then(|o| Ok((resume_config(given, &o.session, prompt.as_deref())?, o))) {
+            Ok(c) => c,
+            Err(e) => return start_failed(e),
+        };
     let opts = RunOptions {
         early: Default::default(),
         log,
         isolation: None,
     };
-    match run::run_job(config, &opts, Some(Resume { path, session })).await {
+    match run::run_job(config, &opts, Some(opened.into_resume())).await {
         Ok(result) => {
             print_results(given, std::slice::from_ref(&result), &[]);
             result.status.exit_code()

@@ -130,10 +130,15 @@ pub(crate) fn reroot(
     // The same folder with the run's checkpoints (or a run outside git): as it was. The
     // same path in a new checkout (another pod's /workspace) is a move.
     let same_place = recorded.canonicalize().ok().as_ref() == Some(&target);
-    if same_place && (origin::load(out_dir).is_none() || has_run_refs(&target, &session.session_id))
+    // A run killed before its first checkpoint has none to find: as it was too.
+    if same_place
+        && (origin::load(out_dir).is_none()
+            || has_run_refs(&target, &session.session_id)
+            || last_checkpoint(out_dir).is_none())
     {
         return Ok(());
     }
+
     let moved = moved_run(out_dir, &target, &session.session_id).map_err(&refuse)?;
     match adopt(
         &target,
@@ -182,7 +187,7 @@ fn moved_run(out_dir: &Path, target: &Path, run: &str) -> Result<Moved, String> 
             show(&here.prefix)
         ));
     }
-    let last_index = last_checkpoint(out_dir);
+    let last_index = last_checkpoint(out_dir).unwrap_or(0);
     let patch = match std::fs::read(out_dir.join("diff.patch")) {
         Ok(p) => p,
         Err(_) if last_index == 0 => Vec::new(),
@@ -210,8 +215,8 @@ fn show(prefix: &str) -> &str {
     if prefix.is_empty() { "." } else { prefix }
 }
 
-/// The highest checkpoint index in the run's events (0: none after the start).
-fn last_checkpoint(out_dir: &Path) -> u32 {
+/// The highest checkpoint index in the run's events (`None`: not even the start's).
+fn last_checkpoint(out_dir: &Path) -> Option<u32> {
     crate::report::rebuild::read_events(&out_dir.join("events.jsonl"))
         .unwrap_or_default()
         .iter()
@@ -220,5 +225,4 @@ fn last_checkpoint(out_dir: &Path) -> u32 {
             _ => None,
         })
         .max()
-        .unwrap_or(0)
 }

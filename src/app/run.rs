@@ -33,6 +33,14 @@ pub(crate) struct RunOptions<'a> {
 pub(crate) struct Resume {
     pub path: PathBuf,
     pub session: Session,
+    /// Its folder's lock, taken before the session was read.
+    pub lock: Option<super::run_lock::RunLock>,
+    /// Its events so far (the tools' state and the checks are read from them).
+    pub events: Vec<crate::events::Envelope>,
+    /// A new instruction, added once the calls the last response left are answered.
+    pub prompt: Option<String>,
+    /// Where the run picks up after the agent's loop.
+    pub continuation: super::continuation::Continuation,
 }
 
 /// Run one job. `Err` means it could not start (exit 2, or 6 for its environment); every
@@ -78,7 +86,7 @@ async fn execute(
     let attempts = async {
         match &run.tools.failure {
             Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
-            None => run_attempts(&mut agent, state, job).await,
+            None => run_attempts(&mut agent, state, job, run.continuation.clone()).await,
         }
     };
     std::panic::AssertUnwindSafe(attempts)
@@ -90,7 +98,8 @@ async fn execute(
         })
 }
 
-/// Stop what the run started, then write its outputs (`finish`).
+/// Stop what the run started, then write its outputs (`finish`). Signals are listened
+/// to until the last file is written.
 async fn conclude(
     config: &RunConfig,
     mut run: Prepared,
@@ -99,9 +108,8 @@ async fn conclude(
     report: AttemptsReport,
 ) -> RunResult {
     let store = run.store.take();
-    run.signals.abort();
     run.shared.background().kill_all().await;
-    if let Some(hub) = run.tools.hub {
+    if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
     }
     if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
@@ -117,21 +125,11 @@ async fn conclude(
         limit,
         jobs_in_call: config.jobs_in_call,
     };
-    let result = finish(
-        &config.job,
-        state,
-        &run.shared,
-        &run.sinks,
-        &run.hooks,
-        &run.out_dir,
-        &run.redactor,
-        finished,
-        run.checkpoints.as_deref(),
-        run.uploads,
-    )
-    .await;
-    // After the run's last file: the store gets the folder whole.
-    super::store_sync::finish(store).await;
+    let result = finish(&config.job, state, &mut run, finished).await;
+    // After the run's last file: the store gets the folder whole (briefly, once a signal
+    // has come: the runner's kill follows it).
+    super::store_sync::finish(store, &run.signals.interrupt).await;
+    run.signals.task.abort();
     run.stop.token().cancel();
     result
 }

@@ -20,6 +20,8 @@ pub(crate) struct SessionHooks {
     logged: usize,
     /// Snapshots after each mutating tool call.
     checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
+    /// The log's sink (whether every line reached the file).
+    sink: SessionSink,
 }
 
 /// Where the session sink starts counting: the run's budget as it starts.
@@ -62,6 +64,7 @@ impl SessionHooks {
             emitter: emitter.clone(),
             logged: logged.min(state.history.len()),
             checkpoints,
+            sink: sink.clone(),
         }
     }
 
@@ -99,6 +102,11 @@ impl SessionHooks {
     #[cfg(debug_assertions)]
     fn check_log_holds(&self, state: &RunState) {
         use crate::conversation::Message;
+        // A log whose lines did not all reach the file (a full disk) is the run's
+        // failure, reported as such; the check is for logs that hold every line.
+        if self.sink.health().is_none_or(|h| h.incomplete()) {
+            return;
+        }
         let Ok(back) = Session::load(&self.path) else {
             return;
         };

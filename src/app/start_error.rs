@@ -36,6 +36,12 @@ pub(crate) enum RunError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    /// Another process holds the run folder (a run on the same `--out`, or the run a
+    /// resume names, still going).
+    #[error(
+        "the run folder {} is in use by {holder}: one process at a time writes a run folder. Give --out another folder, or wait until that run has ended (then --resume continues it)", .dir.display()
+    )]
+    Busy { dir: PathBuf, holder: String },
     /// A file of the run folder cannot be opened (events.jsonl).
     #[error(
         "cannot write the run's files: {}: {source}. cn-run writes result.json, events.jsonl and the session in the run folder; give --out a writable folder", .path.display()
@@ -86,6 +92,7 @@ impl RunError {
                 ..
             } => Status::Invalid,
             RunError::RunFolder { .. }
+            | RunError::Busy { .. }
             | RunError::RunFiles { .. }
             | RunError::Workspace(_)
             | RunError::Worktree { .. }

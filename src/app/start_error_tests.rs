@@ -230,6 +230,13 @@ fn every_variant() -> Vec<(RunError, Status)> {
             })),
             Status::InternalError,
         ),
+        (
+            RunError::Busy {
+                dir: "/out".into(),
+                holder: "cn-run pid 7".into(),
+            },
+            Status::InternalError,
+        ),
     ];
     for (e, _) in &all {
         match e {
@@ -244,6 +251,7 @@ fn every_variant() -> Vec<(RunError, Status)> {
             | RunError::ModelSetting(_)
             | RunError::Mcp(_)
             | RunError::RunFolder { .. }
+            | RunError::Busy { .. }
             | RunError::RunFiles { .. }
             | RunError::Workspace(_)
             | RunError::Worktree { .. }

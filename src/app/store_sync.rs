@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::checkpoints::Checkpoints;
 use crate::events::{Emitter, Event};
 use crate::redact::Redactor;
@@ -53,20 +55,35 @@ pub(crate) fn start(
     Some(sync.spawn(on_change))
 }
 
-/// The final copy of the whole folder (bounded in time), after its last file; a failure
-/// is said on stderr (the run's events are closed by then).
-pub(crate) async fn finish(handle: Option<StoreHandle>) {
+/// How long the final copy may go on once a signal has come (a CI runner's SIGKILL
+/// follows its SIGINT by 10 s, Kubernetes' by its 30 s grace period).
+const AFTER_SIGNAL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The final copy of the whole folder (bounded in time, and to [`AFTER_SIGNAL`] once
+/// `interrupt` is cancelled), after its last file; a failure is said on stderr (the run's
+/// events are closed by then).
+pub(crate) async fn finish(handle: Option<StoreHandle>, interrupt: &CancellationToken) {
     let Some(handle) = handle else {
         return;
     };
     let target = handle.target();
-    let status = handle.finish().await;
-    if status.ok {
-        tracing::info!("run folder copied to {target}");
-    } else {
-        let why = status.last_error.unwrap_or_default();
-        tracing::warn!(
-            "the run folder is not whole in the store {target}: {why}; it is whole locally"
-        );
+    let copy = handle.finish();
+    tokio::pin!(copy);
+    let status = tokio::select! {
+        status = &mut copy => Some(status),
+        () = interrupt.cancelled() => tokio::time::timeout(AFTER_SIGNAL, copy).await.ok(),
+    };
+    match status {
+        Some(s) if s.ok => tracing::info!("run folder copied to {target}"),
+        Some(s) => {
+            let why = s.last_error.unwrap_or_default();
+            tracing::warn!(
+                "the run folder is not whole in the store {target}: {why}; it is whole locally"
+            );
+        }
+        None => tracing::warn!(
+            "the run folder is not whole in the store {target}: its last copy did not finish within {} s of a signal; it is whole locally",
+            AFTER_SIGNAL.as_secs()
+        ),
     }
 }

@@ -1,10 +1,15 @@
 //! Session upload wired into a run: the (redacted) session log and the run's diff are
 //! PUT to the job's URL right away, on an interval, and once at the end. A failing upload
-//! is a warning and an event, never a failed run.
+//! is a warning and an event, never a failed run. A signal (a CI cancel) ends the final
+//! uploads: the artifacts' at once, the session's after a last [`LAST_TRY`], so the run
+//! still writes result.json well inside the runner's grace period.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 use super::checkpoints::Checkpoints;
 use crate::events::{Emitter, Event};
@@ -70,13 +75,31 @@ pub(crate) fn artifacts_template(job: &Job, run_id: &str) -> Option<String> {
     Some(raw.replace("{run_id}", run_id))
 }
 
-/// PUT the run's artifacts (bounded in time); failures are warnings.
+/// How long the final session upload may still take once a signal came (GitHub gives a
+/// cancelled step 7.5 s after SIGINT, and 2.5 s more after SIGTERM).
+pub(crate) const LAST_TRY: Duration = Duration::from_secs(2);
+
+/// What an upload cut by a signal reports.
+fn interrupted(so_far: UploadStatus, what: &str) -> UploadStatus {
+    UploadStatus {
+        ok: false,
+        failures: so_far.failures + 1,
+        last_error: Some(format!(
+            "interrupted by a signal before the {what} finished"
+        )),
+        last_at: Some(crate::events::now()),
+        ..so_far
+    }
+}
+
+/// PUT the run's artifacts (bounded in time, and ended by a signal); failures are warnings.
 pub(crate) async fn upload_artifacts(
     job: &Job,
     run_id: &str,
     artifacts: &[crate::tools::ArtifactRecord],
     redactor: &Redactor,
     emitter: &Emitter,
+    interrupt: &CancellationToken,
 ) -> Option<UploadStatus> {
     let template = artifacts_template(job, run_id)?;
     if artifacts.is_empty() {
@@ -90,9 +113,12 @@ pub(crate) async fn upload_artifacts(
         .map(|a| (a.path.clone(), a.stored.clone()))
         .collect();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-    let status = uploader
-        .upload_artifacts(&template, &list, Some(deadline))
-        .await;
+    let upload = uploader.upload_artifacts(&template, &list, Some(deadline));
+    let status = tokio::select! {
+        biased;
+        () = interrupt.cancelled() => interrupted(uploader.status(), "artifact upload"),
+        status = upload => status,
+    };
     emitter.emit(status.event_for("artifacts"));
     if !status.ok {
         let why = status.last_error.clone().unwrap_or_default();
@@ -103,18 +129,28 @@ pub(crate) async fn upload_artifacts(
     Some(status)
 }
 
-/// The final upload (bounded in time); its status goes to result.json.
+/// The final upload (bounded in time, and cut [`LAST_TRY`] after a signal); its status
+/// goes to result.json.
 pub(crate) async fn finish(
     handle: UploaderHandle,
     session: PathBuf,
     diff: Option<PathBuf>,
     emitter: &Emitter,
+    interrupt: &CancellationToken,
 ) -> UploadStatus {
     let body = UploadBody {
         session: std::fs::read(&session).unwrap_or_default(),
         diff: diff.and_then(|p| std::fs::read(p).ok()),
     };
-    let status = handle.finish(Some(body)).await;
+    let so_far = handle.status();
+    let last_try = async {
+        interrupt.cancelled().await;
+        tokio::time::sleep(LAST_TRY).await;
+    };
+    let status = tokio::select! {
+        status = handle.finish(Some(body)) => status,
+        () = last_try => interrupted(so_far, "final session upload"),
+    };
     emitter.emit(status.event());
     if !status.ok {
         let why = status.last_error.clone().unwrap_or_default();

@@ -48,12 +48,13 @@ fn skipped_note(skipped: &[Skipped]) -> Vec<u8> {
         return Vec::new();
     }
     let mut note = String::from(
-        "cn-run: left out of the checkpoints and of this patch (untracked, over the size limits):\n",
+        "cn-run: left out of the checkpoints and of this patch (untracked and over the size limits, or unreadable):\n",
     );
     for s in skipped {
-        let what = match s.files {
-            Some(n) => format!("folder, more than {n} files, {} bytes counted", s.bytes),
-            None => format!("{} bytes", s.bytes),
+        let what = match (&s.reason, s.files) {
+            (Some(why), _) => why.clone(),
+            (None, Some(n)) => format!("folder, more than {n} files, {} bytes counted", s.bytes),
+            (None, None) => format!("{} bytes", s.bytes),
         };
         note.push_str(&format!("  {} ({what})\n", s.path.escape_debug()));
     }

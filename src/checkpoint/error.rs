@@ -47,6 +47,18 @@ pub enum CheckpointError {
     /// The checkpoint worker failed unexpectedly (a bug); the run goes on without it.
     #[error("the checkpoint failed: {0}")]
     Failed(String),
+    /// The repository's git directory cannot be written (a read-only mount, a full disk):
+    /// what libgit2 says then names a symptom ("target OID doesn't exist").
+    #[error(
+        "the repository's git directory cannot be written ({}: {source}); cn-run keeps its checkpoints there", .path.display()
+    )]
+    GitDirUnwritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// No place could hold the snapshotter's private copy of the index.
+    #[error("cannot write a private copy of the index: {0}")]
+    PrivateIndex(String),
 }
 
 impl CheckpointError {
@@ -64,7 +76,9 @@ impl CheckpointError {
             | CheckpointError::Io { .. }
             | CheckpointError::RunExists(_)
             | CheckpointError::Blocked { .. }
-            | CheckpointError::Failed(_) => Status::InternalError,
+            | CheckpointError::Failed(_)
+            | CheckpointError::GitDirUnwritable { .. }
+            | CheckpointError::PrivateIndex(_) => Status::InternalError,
         }
     }
 }
@@ -90,6 +104,24 @@ pub enum Unavailable {
     /// A resumed run whose checkpoints are not in this repository.
     #[error("run {0} has no checkpoints in this repository")]
     NoCheckpoints(String),
+}
+
+/// A git failure with its cause, when the cause is that the git directory `git_dir`
+/// cannot be written (its objects or refs: a read-only mount, a full disk); other errors
+/// as they are.
+pub(crate) fn explained(git_dir: &std::path::Path, e: CheckpointError) -> CheckpointError {
+    if !matches!(e, CheckpointError::Git { .. }) {
+        return e;
+    }
+    for sub in ["objects", "refs"] {
+        let dir = git_dir.join(sub);
+        let probe = tempfile::tempfile_in(&dir)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"cn-run"));
+        if let Err(source) = probe {
+            return CheckpointError::GitDirUnwritable { path: dir, source };
+        }
+    }
+    e
 }
 
 /// Shorthand for wrapping a libgit2 error with the action that failed.
@@ -147,6 +179,14 @@ mod tests {
                 6,
             ),
             (CheckpointError::Failed("bug".into()), 6),
+            (
+                CheckpointError::GitDirUnwritable {
+                    path: "/w/.git/objects".into(),
+                    source: std::io::Error::other("read-only"),
+                },
+                6,
+            ),
+            (CheckpointError::PrivateIndex("full".into()), 6),
         ];
         for (e, code) in &cases {
             match e {
@@ -158,7 +198,9 @@ mod tests {
                 | CheckpointError::RunNotFound(_)
                 | CheckpointError::CheckpointNotFound { .. }
                 | CheckpointError::Blocked { .. }
-                | CheckpointError::Failed(_) => {}
+                | CheckpointError::Failed(_)
+                | CheckpointError::GitDirUnwritable { .. }
+                | CheckpointError::PrivateIndex(_) => {}
             }
             assert_eq!(e.status().exit_code(), *code, "{e}");
         }

@@ -290,9 +290,9 @@ impl GitCheckpointer {
             .filter_map(|p| {
                 let full = self.root.join(p);
                 let rel = full.strip_prefix(&self.root).ok()?;
-                let rel = rel.to_str()?;
+                let rel = super::rel_path::from_os(rel.as_os_str());
                 (!rel.is_empty() && !rel.split('/').any(|c| c == ".." || c == "." || c == ".git"))
-                    .then(|| rel.to_owned())
+                    .then(|| rel.into_owned())
             })
             .collect();
         let mut state = self.lock();
@@ -349,7 +349,6 @@ impl GitCheckpointer {
     }
 }
 
-/// Commits `tree` with `parent` (no reference moves) and points
 /// The indices after 0 of run `run_id`'s references, in order.
 fn later_indices(repo: &Repository, run_id: &str) -> Vec<u32> {
     let glob = format!("{}*", reference_name(run_id, 0).trim_end_matches('0'));
@@ -367,7 +366,9 @@ fn later_indices(repo: &Repository, run_id: &str) -> Vec<u32> {
     found
 }
 
-/// `refs/cn-run/<run_id>/<index>` at it.
+/// Commits `tree` with `parent` (no reference moves) and points
+/// `refs/cn-run/<run_id>/<index>` at it; a failure says so when the cause is a git
+/// directory that cannot be written.
 fn commit_snapshot(
     snap: &Snapshotter,
     run_id: &str,
@@ -376,24 +377,27 @@ fn commit_snapshot(
     tree: Oid,
     parent: Oid,
 ) -> Result<Oid, CheckpointError> {
-    let repo: &Repository = snap.repo();
-    let tree = repo
-        .find_tree(tree)
-        .map_err(git("read the snapshot tree"))?;
-    let parent = repo
-        .find_commit(parent)
-        .map_err(git("read the parent commit"))?;
-    let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
-    let message = if index == 0 {
-        commit_message(run_id, index, label, snap.exclude(), Some(snap.limits()))
-    } else {
-        commit_message(run_id, index, label, &[], None)
-    };
-    let commit = repo
-        .commit(None, &who, &who, &message, &tree, &[&parent])
-        .map_err(git("write the snapshot commit"))?;
-    let name = reference_name(run_id, index);
-    repo.reference(&name, commit, false, "cn-run checkpoint")
-        .map_err(git("create the checkpoint reference"))?;
-    Ok(commit)
+    let written = (|| -> Result<Oid, CheckpointError> {
+        let repo: &Repository = snap.repo();
+        let tree = repo
+            .find_tree(tree)
+            .map_err(git("read the snapshot tree"))?;
+        let parent = repo
+            .find_commit(parent)
+            .map_err(git("read the parent commit"))?;
+        let who = Signature::now("cn-run", "cn-run@localhost").map_err(git("make a signature"))?;
+        let message = if index == 0 {
+            commit_message(run_id, index, label, snap.exclude(), Some(snap.limits()))
+        } else {
+            commit_message(run_id, index, label, &[], None)
+        };
+        let commit = repo
+            .commit(None, &who, &who, &message, &tree, &[&parent])
+            .map_err(git("write the snapshot commit"))?;
+        let name = reference_name(run_id, index);
+        repo.reference(&name, commit, false, "cn-run checkpoint")
+            .map_err(git("create the checkpoint reference"))?;
+        Ok(commit)
+    })();
+    written.map_err(|e| super::error::explained(snap.repo().path(), e))
 }

@@ -11,12 +11,12 @@
 //! costs what the folder holds, not the repository.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use git2::Index;
 
 use super::Skipped;
 use super::error::{CheckpointError, git};
+use super::rel_path;
 use super::snapshot::Snapshotter;
 
 impl Snapshotter {
@@ -41,7 +41,7 @@ impl Snapshotter {
             paths.retain(|p| !p.starts_with(&under));
             if has_entries_under(index, &under) {
                 index
-                    .remove_dir(Path::new(&root), 0)
+                    .remove_dir(&rel_path::os(&root), 0)
                     .map_err(git("remove a folder from the private index"))?;
                 self.dropped_dirs.push(root);
             }
@@ -53,14 +53,14 @@ impl Snapshotter {
     /// The topmost folder of untracked `path` that held no tracked file at the start,
     /// if the path is in a folder and not tracked itself.
     fn untracked_root(&self, path: &str) -> Option<String> {
-        if self.tracked.contains(path.as_bytes()) {
+        if self.tracked.contains(&*rel_path::bytes(path)) {
             return None;
         }
         let mut end = 0;
         while let Some(slash) = path[end..].find('/') {
             end += slash;
             let prefix = format!("{}/", &path[..end]);
-            if !holds_any(&self.tracked, prefix.as_bytes()) {
+            if !holds_any(&self.tracked, &rel_path::bytes(&prefix)) {
                 return Some(path[..end].to_owned());
             }
             end += 1;
@@ -75,8 +75,7 @@ impl Snapshotter {
         let mut files: BTreeSet<String> = index_paths_under(index, &under);
         let workdir = self.repo.workdir()?;
         for path in new {
-            let kept = workdir
-                .join(path)
+            let kept = rel_path::under(workdir, path)
                 .symlink_metadata()
                 .is_ok_and(|m| m.is_file() || m.file_type().is_symlink());
             if kept {
@@ -88,13 +87,14 @@ impl Snapshotter {
         }
         let bytes = files
             .iter()
-            .filter_map(|f| workdir.join(f).symlink_metadata().ok())
+            .filter_map(|f| rel_path::under(workdir, f).symlink_metadata().ok())
             .map(|m| m.len())
             .sum();
         Some(Skipped {
             path: root.to_owned(),
             bytes,
             files: Some(files.len()),
+            reason: None,
         })
     }
 }
@@ -108,20 +108,20 @@ fn holds_any(set: &BTreeSet<Vec<u8>>, prefix: &[u8]) -> bool {
 
 /// The paths the index holds under folder prefix `under` (ending in `/`).
 fn index_paths_under(index: &Index, under: &str) -> BTreeSet<String> {
-    let Ok(start) = index.find_prefix(Path::new(under)) else {
+    let Ok(start) = index.find_prefix(rel_path::os(under)) else {
         return BTreeSet::new();
     };
     (start..index.len())
         .map_while(|i| index.get(i))
-        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .map(|e| rel_path::from_bytes(&e.path).into_owned())
         .take_while(|p| p.starts_with(under))
         .collect()
 }
 
 fn has_entries_under(index: &Index, under: &str) -> bool {
     index
-        .find_prefix(Path::new(under))
+        .find_prefix(rel_path::os(under))
         .ok()
         .and_then(|i| index.get(i))
-        .is_some_and(|e| e.path.starts_with(under.as_bytes()))
+        .is_some_and(|e| e.path.starts_with(&rel_path::bytes(under)))
 }

@@ -22,8 +22,10 @@ mod early;
 mod error;
 mod git;
 mod grown;
+mod private_index;
 mod queue;
 mod refresh;
+mod rel_path;
 mod restore;
 mod rollback;
 mod run;
@@ -61,12 +63,14 @@ pub struct Checkpoint {
     pub label: String,
     /// Files added, modified or deleted since the previous snapshot.
     pub files_changed: usize,
-    /// Untracked files and folders left out of this snapshot for their size (see
-    /// [`Limits`]); rollback leaves them alone and the diff names them without content.
+    /// Files and folders left out of this snapshot: untracked ones for their size (see
+    /// [`Limits`]), and files that cannot be read (with why); rollback leaves them alone
+    /// and the diff names them without content.
     pub skipped: Vec<Skipped>,
 }
 
-/// An untracked file or folder left out of the snapshots for its size.
+/// A file or folder left out of the snapshots: untracked and over the size limits, or a
+/// file that cannot be read (then `reason` says why).
 #[derive(
     Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
@@ -79,6 +83,9 @@ pub struct Skipped {
     /// limit). Absent for a file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<usize>,
+    /// Why a file is left out when it is not its size (it cannot be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What is too big to snapshot: an untracked file over `max_file_bytes`, an untracked

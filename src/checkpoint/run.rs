@@ -112,7 +112,9 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Continue a resumed run's snapshot chain, on another thread. Its notice (or the
-    /// warning that checkpoints are off) is given when it is first waited for.
+    /// warning that checkpoints are off) is given when it is first waited for. A run
+    /// stopped before its start snapshot (which comes before anything may change) gets it
+    /// now: its workspace is still as the run found it, and its diff is then complete.
     pub fn resume(
         workspace: &Path,
         run_id: &str,
@@ -128,8 +130,15 @@ impl Checkpoints {
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".into())
             .spawn(move || {
-                let opened = GitCheckpointer::resume(&ws, &run_id, &[out_dir]);
-                super::early::outcome(opened, false)
+                let exclude = [out_dir];
+                match GitCheckpointer::resume(&ws, &run_id, &exclude) {
+                    Ok(Err(super::Unavailable::NoCheckpoints(_))) => {
+                        let started =
+                            GitCheckpointer::start_with(&ws, &run_id, &exclude, settings.limits);
+                        super::early::outcome(started, true)
+                    }
+                    opened => super::early::outcome(opened, false),
+                }
             });
         Checkpoints {
             workspace: std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into()),

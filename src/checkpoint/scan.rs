@@ -33,6 +33,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
+use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,6 +42,7 @@ use git2::{Index, IndexEntry, Repository};
 
 use super::Skipped;
 use super::refresh::same_stat;
+use super::rel_path;
 use super::snapshot::is_excluded;
 
 /// Margin for the kernel's coarse file timestamps (a jiffy, up to 10 ms): a file or
@@ -134,8 +136,7 @@ impl Scan {
                 .cloned(),
         );
         self.skipped_dirs.retain(|dir, _| {
-            cx.root
-                .join(dir)
+            rel_path::under(cx.root, dir)
                 .symlink_metadata()
                 .is_ok_and(|m| m.is_dir())
         });
@@ -162,7 +163,9 @@ fn stale_entries(cx: &Context<'_>, since: (i64, i64)) -> BTreeSet<String> {
     let entries: Vec<IndexEntry> = cx
         .index
         .iter()
-        .filter(|e| checkable(e) && !is_excluded(Path::new(&lossy(&e.path)), cx.exclude))
+        .filter(|e| {
+            checkable(e) && !is_excluded(Path::new(&*rel_path::from_bytes(&e.path)), cx.exclude)
+        })
         .collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let chunk = entries.len().div_ceil(threads).max(1);
@@ -192,15 +195,13 @@ fn stale_in(root: &Path, entries: &[IndexEntry], since: (i64, i64)) -> Vec<Strin
     entries
         .iter()
         .filter(|e| entry_stale(root, e, since))
-        .map(|e| lossy(&e.path))
+        .map(|e| rel_path::from_bytes(&e.path).into_owned())
         .collect()
 }
 
 /// Whether `entry`'s file is gone, of another kind, or may hold other bytes.
 fn entry_stale(root: &Path, entry: &IndexEntry, since: (i64, i64)) -> bool {
-    let Ok(path) = std::str::from_utf8(&entry.path) else {
-        return true;
-    };
+    let path = std::ffi::OsStr::from_bytes(&entry.path);
     let Ok(meta) = fs::symlink_metadata(root.join(path)) else {
         return true;
     };
@@ -218,7 +219,9 @@ fn entry_stale(root: &Path, entry: &IndexEntry, since: (i64, i64)) -> bool {
 
 /// Whether a file skipped for its size has changed size or is gone.
 fn stale_skipped(root: &Path, path: &str, skipped: &BTreeMap<String, u64>) -> bool {
-    let bytes = fs::symlink_metadata(root.join(path)).map(|m| m.len()).ok();
+    let bytes = fs::symlink_metadata(rel_path::under(root, path))
+        .map(|m| m.len())
+        .ok();
     bytes != skipped.get(path).copied()
 }
 
@@ -249,7 +252,7 @@ impl Walk<'_, '_> {
     fn read_changed_dirs(&mut self) {
         let known: Vec<(String, Stamp)> = self.dirs.iter().map(|(d, s)| (d.clone(), *s)).collect();
         for (dir, before) in known {
-            match stamp_of(&self.cx.root.join(&dir), self.started) {
+            match stamp_of(&rel_path::under(self.cx.root, &dir), self.started) {
                 Some(now)
                     if !before.recent && now.mtime == before.mtime && now.ino == before.ino => {}
                 Some(_) => self.read_dir(&dir, false),
@@ -263,7 +266,7 @@ impl Walk<'_, '_> {
     /// Reads `dir` and records its stamp; known subfolders are read only when `deep`
     /// (a full scan), unknown ones always.
     fn read_dir(&mut self, dir: &str, deep: bool) {
-        let path = self.cx.root.join(dir);
+        let path = rel_path::under(self.cx.root, dir);
         let Some(stamp) = stamp_of(&path, self.started) else {
             self.dirs.remove(dir);
             return;
@@ -273,7 +276,7 @@ impl Walk<'_, '_> {
             return;
         };
         for entry in read.flatten() {
-            let rel = join(dir, &entry.file_name().to_string_lossy());
+            let rel = join(dir, &rel_path::from_os(&entry.file_name()));
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             match self.classify(&rel, is_dir) {
                 Child::Nothing => {}
@@ -296,8 +299,8 @@ impl Walk<'_, '_> {
             return Child::Nothing;
         }
         if !is_dir {
-            let indexed = cx.index.get_path(Path::new(rel), 0).is_some();
-            let ignored = || cx.repo.is_path_ignored(rel).unwrap_or(false);
+            let indexed = cx.index.get_path(&rel_path::os(rel), 0).is_some();
+            let ignored = || cx.repo.is_path_ignored(rel_path::os(rel)).unwrap_or(false);
             return if indexed || ignored() {
                 Child::Nothing
             } else {
@@ -306,15 +309,15 @@ impl Walk<'_, '_> {
         }
         let submodule = cx
             .index
-            .get_path(Path::new(rel), 0)
+            .get_path(&rel_path::os(rel), 0)
             .is_some_and(|e| e.mode == 0o160000);
-        if submodule || cx.root.join(rel).join(".git").exists() {
+        if submodule || rel_path::under(cx.root, rel).join(".git").exists() {
             return Child::Nothing;
         }
         if self.dirs.contains_key(rel) || has_indexed_under(cx.index, rel) {
             return Child::TrackedDir;
         }
-        if cx.repo.is_path_ignored(rel).unwrap_or(false) {
+        if cx.repo.is_path_ignored(rel_path::os(rel)).unwrap_or(false) {
             Child::Nothing
         } else {
             Child::NewDir
@@ -335,6 +338,7 @@ impl Walk<'_, '_> {
                 path: rel.to_owned(),
                 bytes: seen.bytes,
                 files: Some(seen.files.len()),
+                reason: None,
             };
             self.skipped.insert(rel.to_owned(), skipped);
         }
@@ -342,13 +346,13 @@ impl Walk<'_, '_> {
 
     /// Walks new folder `rel` into `seen`; false once it holds more files than allowed.
     fn collect(&self, rel: &str, seen: &mut NewTree) -> bool {
-        let path = self.cx.root.join(rel);
+        let path = rel_path::under(self.cx.root, rel);
         let (Some(stamp), Ok(read)) = (stamp_of(&path, self.started), fs::read_dir(&path)) else {
             return true;
         };
         seen.dirs.push((rel.to_owned(), stamp));
         for entry in read.flatten() {
-            let child = join(rel, &entry.file_name().to_string_lossy());
+            let child = join(rel, &rel_path::from_os(&entry.file_name()));
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
             match self.classify(&child, is_dir) {
                 Child::Nothing => {}
@@ -380,12 +384,12 @@ struct NewTree {
 
 /// Whether any index entry lies under folder `rel`.
 fn has_indexed_under(index: &Index, rel: &str) -> bool {
-    let prefix = format!("{rel}/");
+    let prefix = rel_path::os(&format!("{rel}/"));
     index
-        .find_prefix(prefix.as_str())
+        .find_prefix(&prefix)
         .ok()
         .and_then(|i| index.get(i))
-        .is_some_and(|e| e.path.starts_with(prefix.as_bytes()))
+        .is_some_and(|e| e.path.starts_with(prefix.as_os_str().as_bytes()))
 }
 
 fn stamp_of(path: &Path, started: (i64, i64)) -> Option<Stamp> {
@@ -407,10 +411,6 @@ fn join(dir: &str, name: &str) -> String {
     } else {
         format!("{dir}/{name}")
     }
-}
-
-fn lossy(path: &[u8]) -> String {
-    String::from_utf8_lossy(path).into_owned()
 }
 
 fn epoch(t: SystemTime) -> (i64, i64) {

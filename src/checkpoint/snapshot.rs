@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use git2::{ErrorCode, Index, Oid, Repository};
+use git2::{ErrorCode, Oid, Repository};
 
 use super::error::{CheckpointError, Unavailable, git, io};
 use super::scan::{Context, Scan};
@@ -36,6 +36,8 @@ pub(crate) struct Snapshotter {
     pub(super) dropped_dirs: Vec<String>,
     /// Untracked files left out for their size → their size.
     pub(super) skipped_files: BTreeMap<String, u64>,
+    /// Files that could not be read → why (the snapshot keeps what it had of them).
+    pub(super) unreadable: BTreeMap<String, String>,
     /// The tree the private index holds now; `None` before the first snapshot.
     pub(super) current: Option<Oid>,
     /// Holds the private index file; removed when the snapshotter is dropped.
@@ -51,14 +53,8 @@ impl Snapshotter {
         head_tree: Option<Oid>,
         exclude: Vec<String>,
     ) -> Result<Self, CheckpointError> {
-        let index_len = fs::metadata(repo.path().join("index")).map_or(0, |m| m.len());
-        let dir = private_dir(repo.path(), index_len)
-            .map_err(io("create a private index directory in", repo.path()))?;
+        let (dir, mut index) = super::private_index::make(&repo, head_tree)?;
         let private = dir.path().join("index");
-        let mut index = match copy_index(&repo.path().join("index"), &private) {
-            Some(index) => index,
-            None => seeded_from_tree(&repo, &private, head_tree)?,
-        };
         // Stat data made fresh where no filter can apply, so neither the status taken
         // next nor the snapshot hashes a file that did not change (see refresh.rs).
         super::refresh::refresh(&repo, &mut index);
@@ -77,6 +73,7 @@ impl Snapshotter {
             tracked,
             dropped_dirs: Vec::new(),
             skipped_files: BTreeMap::new(),
+            unreadable: BTreeMap::new(),
             current: None,
             _dir: dir,
         })
@@ -104,14 +101,35 @@ impl Snapshotter {
         self.limits = limits;
     }
 
-    /// What is left out of the snapshots for its size, files and folders, by path.
+    /// What is left out of the snapshots (for its size, or unreadable), by path.
     pub(crate) fn skipped(&self) -> Vec<Skipped> {
         let files = self.skipped_files.iter().map(|(path, bytes)| Skipped {
             path: path.clone(),
             bytes: *bytes,
             files: None,
+            reason: None,
         });
-        let mut all: Vec<Skipped> = files.chain(self.scan.skipped_dirs()).collect();
+        let root = self
+            .repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let unreadable = self.unreadable.iter().map(|(path, why)| Skipped {
+            path: path.clone(),
+            bytes: super::rel_path::under(&root, path)
+                .symlink_metadata()
+                .map_or(0, |m| m.len()),
+            files: None,
+            reason: Some(why.clone()),
+        });
+        let mut all: Vec<Skipped> = files
+            .chain(unreadable)
+            .chain(self.scan.skipped_dirs())
+            .map(|mut s| {
+                s.path = super::rel_path::shown(&s.path);
+                s
+            })
+            .collect();
         all.sort_by(|a, b| a.path.cmp(&b.path));
         all
     }
@@ -178,66 +196,6 @@ pub(super) enum Checked {
     Ignored,
 }
 
-/// A new directory for a private index: in memory when there is a place for that
-/// (`$XDG_RUNTIME_DIR`, else `/dev/shm`) and the index is small, else in the
-/// repository's git directory, else in the temp dir. The index is written at every
-/// snapshot, and on a busy disk each create, rename and remove of it waits for the file
-/// system's journal (0.2-0.3 ms each, measured with other jobs writing). A large index
-/// (a huge monorepo) stays on disk: a container's `/dev/shm` is 64 MB by default and a
-/// write holds the index twice. The index's own modification time is what git's
-/// racily-clean check compares, and every file system here stamps from the same clock.
-fn private_dir(git_dir: &Path, index_len: u64) -> std::io::Result<tempfile::TempDir> {
-    const IN_MEMORY_UP_TO: u64 = 8 << 20;
-    let in_memory = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from("/dev/shm")])
-        .filter(|d| index_len <= IN_MEMORY_UP_TO && d.is_absolute() && d.is_dir());
-    let builder = || {
-        let mut b = tempfile::Builder::new();
-        b.prefix("cn-run-index-");
-        b
-    };
-    for dir in in_memory.chain([git_dir.to_path_buf()]) {
-        if let Ok(made) = builder().tempdir_in(&dir) {
-            return Ok(made);
-        }
-    }
-    builder().tempdir()
-}
-
-/// Copies `.git/index` to `to`, keeping its mtime, and opens the copy. `None` when the
-/// original is missing or unusable (split index, conflicts), so the caller starts clean.
-fn copy_index(from: &Path, to: &Path) -> Option<Index> {
-    let modified = fs::metadata(from).and_then(|m| m.modified()).ok()?;
-    fs::copy(from, to).ok()?;
-    let file = fs::File::options().write(true).open(to).ok()?;
-    file.set_modified(modified).ok()?;
-    drop(file);
-    match Index::open(to) {
-        Ok(index) if !index.has_conflicts() => Some(index),
-        _ => {
-            let _ = fs::remove_file(to);
-            None
-        }
-    }
-}
-
-/// A private index at `path` holding `tree` (no stat data: the first snapshot reads
-/// every file once).
-fn seeded_from_tree(
-    repo: &Repository,
-    path: &Path,
-    tree: Option<Oid>,
-) -> Result<Index, CheckpointError> {
-    let mut index = Index::open(path).map_err(git("create a private index"))?;
-    if let Some(tree) = tree {
-        let tree = repo.find_tree(tree).map_err(git("read the HEAD tree"))?;
-        index.read_tree(&tree).map_err(git("load the HEAD tree"))?;
-    }
-    Ok(index)
-}
-
 /// Whether repo-relative `path` is one of `prefixes` or inside one.
 pub(crate) fn is_excluded(path: &Path, prefixes: &[String]) -> bool {
     let path = path.to_string_lossy();
@@ -296,7 +254,7 @@ pub(crate) fn relative_prefixes(root: &Path, workspace: &Path, paths: &[PathBuf]
             let parts: Vec<String> = rel
                 .components()
                 .filter_map(|c| match c {
-                    Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+                    Component::Normal(s) => Some(super::rel_path::from_os(s).into_owned()),
                     _ => None,
                 })
                 .collect();

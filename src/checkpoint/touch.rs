@@ -10,12 +10,14 @@
 //! (beyond a symbolic link, in git's words) is taken as gone and never read.
 
 use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::Path;
 
 use git2::build::TreeUpdateBuilder;
 use git2::{FileMode, Index, Oid};
 
 use super::error::{CheckpointError, git};
+use super::rel_path;
 use super::snapshot::{Checked, Snapshotter};
 
 /// One path's outcome in the tree.
@@ -43,13 +45,18 @@ impl Snapshotter {
                 self.scan.read_everything_next();
             }
         }
+        let whole = |index: &mut Index| {
+            index.write_tree().map_err(|e| {
+                super::error::explained(self.repo.path(), git("write a snapshot tree")(e))
+            })
+        };
         let tree = match self.current {
             Some(base) if changes.is_empty() => base,
             Some(base) => match self.updated_tree(base, &changes) {
                 Ok(tree) => tree,
-                Err(_) => index.write_tree().map_err(git("write a snapshot tree"))?,
+                Err(_) => whole(&mut index)?,
             },
-            None => index.write_tree().map_err(git("write a snapshot tree"))?,
+            None => whole(&mut index)?,
         };
         self.current = Some(tree);
         Ok(tree)
@@ -62,13 +69,14 @@ impl Snapshotter {
         rel: &str,
         checked: Checked,
     ) -> Result<Option<Change>, CheckpointError> {
-        let path = Path::new(rel);
+        let os = rel_path::os(rel);
+        let path = os.as_path();
         let indexed = index.get_path(path, 0);
         // A path beyond a symlink (a folder swapped for a link out of the tree) is not in
         // the tree, as git itself says: it is never read.
         let inside = beneath_no_link(self.root()?, path);
         let meta = inside
-            .then(|| self.root().ok()?.join(rel).symlink_metadata().ok())
+            .then(|| self.root().ok()?.join(path).symlink_metadata().ok())
             .flatten();
         let kept = meta.filter(|m| m.is_file() || m.file_type().is_symlink());
         let Some(meta) = kept else {
@@ -81,21 +89,55 @@ impl Snapshotter {
         {
             return Ok(None);
         }
-        let untracked = !self.tracked.contains(rel.as_bytes());
+        let untracked = !self.tracked.contains(path.as_os_str().as_bytes());
         if meta.is_file() && untracked && meta.len() > self.limits.max_file_bytes {
             self.skipped_files.insert(rel.to_owned(), meta.len());
             return remove(index, rel, indexed.is_some());
         }
         self.skipped_files.remove(rel);
-        if index.add_path(path).is_err() {
-            // Unreadable, or vanished since: it is left as the index had it.
-            return Ok(None);
+        if let Err(e) = index.add_path(path) {
+            return self.not_added(index, rel, indexed.is_some(), e);
         }
+        self.unreadable.remove(rel);
         let Some(now) = index.get_path(path, 0) else {
             return Ok(None);
         };
         let same = indexed.is_some_and(|e| e.id == now.id && e.mode == now.mode);
         Ok((!same).then(|| Change::Upsert(rel.to_owned(), now.id, mode(now.mode))))
+    }
+
+    /// A file libgit2 could not add: gone since (removed from the snapshot), unreadable
+    /// (kept as the snapshot had it, and named with why), or a file whose content could not
+    /// be stored (an error naming the cause: the git directory cannot be written).
+    fn not_added(
+        &mut self,
+        index: &mut Index,
+        rel: &str,
+        indexed: bool,
+        e: git2::Error,
+    ) -> Result<Option<Change>, CheckpointError> {
+        let full = self.root()?.join(rel_path::os(rel));
+        let meta = match full.symlink_metadata() {
+            Ok(meta) => meta,
+            Err(_) => {
+                self.unreadable.remove(rel);
+                return remove(index, rel, indexed);
+            }
+        };
+        let read = if meta.file_type().is_symlink() {
+            std::fs::read_link(&full).map(drop)
+        } else {
+            std::fs::File::open(&full).map(drop)
+        };
+        if let Err(why) = read {
+            self.unreadable
+                .insert(rel.to_owned(), format!("cannot be read: {why}"));
+            return Ok(None);
+        }
+        Err(super::error::explained(
+            self.repo.path(),
+            git("add a file to the snapshot")(e),
+        ))
     }
 
     /// `base` with `changes` applied: removals first, so a file that became a folder
@@ -106,9 +148,9 @@ impl Snapshotter {
         let base_tree = self.repo.find_tree(base)?;
         for change in changes {
             if let Change::Remove(rel) = change
-                && base_tree.get_path(Path::new(rel)).is_ok()
+                && base_tree.get_path(&rel_path::os(rel)).is_ok()
             {
-                removals.remove(rel.as_str());
+                removals.remove(rel_path::os(rel));
                 any_removal = true;
             }
         }
@@ -121,7 +163,7 @@ impl Snapshotter {
         let mut any_upsert = false;
         for change in changes {
             if let Change::Upsert(rel, id, mode) = change {
-                upserts.upsert(rel.as_str(), *id, *mode);
+                upserts.upsert(rel_path::os(rel), *id, *mode);
                 any_upsert = true;
             }
         }
@@ -146,7 +188,7 @@ fn remove(index: &mut Index, rel: &str, indexed: bool) -> Result<Option<Change>,
         return Ok(None);
     }
     index
-        .remove_path(Path::new(rel))
+        .remove_path(&rel_path::os(rel))
         .map_err(git("remove a path from the private index"))?;
     Ok(Some(Change::Remove(rel.to_owned())))
 }

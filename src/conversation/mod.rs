@@ -124,3 +124,29 @@ pub struct ToolSpec {
     pub description: String,
     pub parameters: serde_json::Value,
 }
+
+/// Tool results come as each call finishes (in the session log, and after a resume that
+/// answers the calls a killed process left); the history keeps them in the order of the
+/// calls. Each run of results after an assistant message is put back in that order.
+pub fn order_tool_results(history: &mut [Message]) {
+    let mut i = 0;
+    while i < history.len() {
+        let Message::Assistant { tool_calls, .. } = &history[i] else {
+            i += 1;
+            continue;
+        };
+        let order: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+        let end = history[i + 1..]
+            .iter()
+            .position(|m| !matches!(m, Message::Tool { .. }))
+            .map_or(history.len(), |p| i + 1 + p);
+        history[i + 1..end].sort_by_key(|m| match m {
+            Message::Tool { tool_call_id, .. } => order
+                .iter()
+                .position(|id| id == tool_call_id)
+                .unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        });
+        i = end.max(i + 1);
+    }
+}

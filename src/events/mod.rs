@@ -51,6 +51,11 @@ pub enum Event {
         tools: Vec<String>,
         mode: String,
         resumed: bool,
+        /// A resumed run that goes on where the earlier process stopped short (a limit, a
+        /// signal, a crash), without a new instruction: one run with the one before it, so
+        /// its result counts both (the calls, denials and checks of each).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        continues: bool,
         /// The run's folder (result.json, events.jsonl, session.json, diff.patch).
         #[serde(default)]
         output_dir: String,

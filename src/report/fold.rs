@@ -3,8 +3,10 @@
 //! (fed from the file) build the same result.json.
 //!
 //! A file can hold several runs of one session (`--resume`): a run that had finished is
-//! followed by a new one, and the result describes the newest. A run that was killed
-//! (no `run.completed`) and then resumed is one run: its calls, denials and checks count.
+//! followed by a new one (a new instruction), and the result describes the newest. A run
+//! that was killed (no `run.completed`) and then resumed is one run, and so is one that
+//! stopped short (a limit, a signal) and was resumed without a new instruction
+//! (`run.started` with `continues`): its calls, denials and checks count.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -128,8 +130,13 @@ impl ResultBuilder {
     }
 
     pub fn on_event(&mut self, env: &Envelope) {
-        if self.completed {
-            *self = ResultBuilder::default();
+        match &env.event {
+            // A resume that goes on where its run stopped short: the same run.
+            Event::RunStarted {
+                continues: true, ..
+            } if self.completed => self.go_on(),
+            _ if self.completed => *self = ResultBuilder::default(),
+            _ => {}
         }
         if self.result.run_id.is_empty() {
             self.result.run_id.clone_from(&env.run_id);
@@ -174,6 +181,15 @@ impl ResultBuilder {
         }
     }
 
+    /// The run goes on after it had reported its end: it has not ended again yet.
+    fn go_on(&mut self) {
+        self.completed = false;
+        let u = unfinished();
+        let r = &mut self.result;
+        (r.status, r.exit_code, r.is_error) = (u.status, u.exit_code, u.is_error);
+        (r.subtype, r.reason, r.limit) = (u.subtype, u.reason, u.limit);
+    }
+
     /// Adds one response of the main agent to an unfinished run's usage and cost.
     fn count(&mut self, main: bool, usage: Option<&Usage>, cost: Option<f64>) {
         if !main {
@@ -193,7 +209,7 @@ impl ResultBuilder {
         let r = &mut self.result;
         match &env.event {
             Event::Warning { message } => r.warnings.push(message.clone()),
-            Event::CheckFinished(c) => r.checks.push(c.clone()),
+            Event::CheckFinished(c) => record_check(&mut r.checks, c),
             Event::RuleApplied {
                 turn,
                 name,
@@ -207,7 +223,11 @@ impl ResultBuilder {
                 value: Some(v),
                 ..
             } => r.structured_output = Some(v.clone()),
-            Event::ArtifactCollected(a) => r.artifacts.push(a.clone()),
+            Event::ArtifactCollected(a) => {
+                // Collected again by a later process of the run: the later copy.
+                r.artifacts.retain(|k| k.path != a.path || k.kind != a.kind);
+                r.artifacts.push(a.clone());
+            }
             Event::McpServer(s) => r.mcp_servers.push(s.clone()),
             Event::ChangesRecorded(c) => changes(r, c),
             Event::UploadFinished { .. } => upload(r, &env.event),
@@ -288,6 +308,18 @@ impl ResultBuilder {
         r.agent_finished = *agent_finished;
         r.checklist.clone_from(checklist);
         r.finished_at.clone_from(&env.ts);
+    }
+}
+
+/// A check's result; one that a resumed run ran again replaces its interrupted run (same
+/// check, same attempt).
+fn record_check(checks: &mut Vec<crate::checks::CheckResult>, c: &crate::checks::CheckResult) {
+    let cut = checks
+        .iter()
+        .position(|k| k.interrupted && k.name == c.name && k.attempt == c.attempt);
+    match cut {
+        Some(i) => checks[i] = c.clone(),
+        None => checks.push(c.clone()),
     }
 }
 

@@ -27,11 +27,24 @@ pub enum EventsError {
     Empty { path: PathBuf },
 }
 
-/// The events of an events.jsonl text, in order. A last line cut short (the run was
-/// killed while writing it, so it has no newline) is left out; any other line that is
-/// not an event is an error naming the line.
+/// The events of an events.jsonl text, in order. A line that is not an event — a last
+/// line cut short (the run was killed while writing it), or a line damaged anywhere — is
+/// skipped and named on stderr; the fold goes on with the rest.
 pub fn parse_events(path: &Path, text: &str) -> Result<Vec<Envelope>, EventsError> {
+    let (events, skipped) = parse_events_noting(path, text)?;
+    for note in skipped {
+        tracing::warn!("{note}");
+    }
+    Ok(events)
+}
+
+/// As [`parse_events`], with the lines skipped said in words (not logged).
+pub fn parse_events_noting(
+    path: &Path,
+    text: &str,
+) -> Result<(Vec<Envelope>, Vec<String>), EventsError> {
     let mut events = Vec::new();
+    let mut skipped = Vec::new();
     let torn_tail = !text.is_empty() && !text.ends_with('\n');
     let count = text.lines().count();
     for (i, line) in text.lines().enumerate() {
@@ -41,13 +54,15 @@ pub fn parse_events(path: &Path, text: &str) -> Result<Vec<Envelope>, EventsErro
         match serde_json::from_str::<Envelope>(line) {
             Ok(env) => events.push(env),
             Err(_) if torn_tail && i + 1 == count => {}
-            Err(source) => {
-                return Err(EventsError::Line {
+            Err(source) => skipped.push(
+                EventsError::Line {
                     path: path.to_path_buf(),
                     line: i + 1,
                     source,
-                });
-            }
+                }
+                .to_string()
+                    + "; the line is skipped",
+            ),
         }
     }
     if events.is_empty() {
@@ -55,7 +70,7 @@ pub fn parse_events(path: &Path, text: &str) -> Result<Vec<Envelope>, EventsErro
             path: path.to_path_buf(),
         });
     }
-    Ok(events)
+    Ok((events, skipped))
 }
 
 /// The events of a file (see [`parse_events`]).

@@ -150,4 +150,15 @@ impl RunResult {
             (other, _) => format!("error_{}", other.as_str()),
         }
     }
+
+    /// The run's files do not hold its outcome (a write failed): it is an environment
+    /// error, said in `reason`, whatever the run itself came to.
+    pub fn files_failed(&mut self, reason: String) {
+        self.status = Status::InternalError;
+        self.exit_code = Status::InternalError.exit_code();
+        self.is_error = true;
+        self.subtype = Self::subtype_for(Status::InternalError, None);
+        self.limit = None;
+        self.reason = reason;
+    }
 }

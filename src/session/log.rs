@@ -4,22 +4,23 @@
 //! then renamed into place, over a log an earlier run left in the same folder), and from
 //! then on only appended to: at no
 //! moment is there no session file or a file without its first line. A process killed in
-//! the middle of an append leaves at most a torn last line, which the reader skips. No
+//! the middle of an append leaves at most a torn last line, which the reader skips. A write
+//! that fails (a full disk) is cut back and its lines go out with the next ones once there
+//! is room (`append_log`): the file never holds a torn line in the middle. No
 //! fsync: a killed process loses nothing the kernel has; a power cut may lose the last
 //! lines (syncing per item would cost more than the agent's own work per turn).
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::Path;
 
 use super::item::Item;
+use crate::append_log::{AppendLog, Health};
 use crate::redact::Redactor;
 
 /// The open session log of a run.
 #[derive(Debug)]
 pub struct SessionLog {
-    path: PathBuf,
-    file: File,
+    log: AppendLog,
     redactor: Redactor,
 }
 
@@ -31,49 +32,50 @@ impl SessionLog {
         for item in first {
             text.push_str(&line(item, redactor)?);
         }
-        let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(text.as_bytes())?;
         // A new run's log replaces what an earlier run left in the same folder (as its
         // events.jsonl does), in one rename: there is never a moment without a file.
-        let file = tmp.persist(path).map_err(|e| e.error)?;
-        Self::opened(path, file, redactor)
+        let log = AppendLog::create_with(path, text.as_bytes())?;
+        Ok(SessionLog {
+            log,
+            redactor: redactor.clone(),
+        })
     }
 
     /// The existing log at `path`, to continue it. A torn last line (a process killed while
     /// writing it) is cut off first, so the next line starts on a line of its own.
     pub fn append_to(path: &Path, redactor: &Redactor) -> io::Result<SessionLog> {
-        let mut file = OpenOptions::new().read(true).write(true).open(path)?;
-        crate::out_file::cut_torn_line(&mut file)?;
-        Self::opened(path, file, redactor)
-    }
-
-    fn opened(path: &Path, mut file: File, redactor: &Redactor) -> io::Result<SessionLog> {
-        file.seek(SeekFrom::End(0))?;
         Ok(SessionLog {
-            path: path.to_path_buf(),
-            file,
+            log: AppendLog::continue_at(path)?,
             redactor: redactor.clone(),
         })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.log.path()
     }
 
-    /// Append `item` as one line, in one write.
-    pub fn append(&mut self, item: &Item) -> io::Result<()> {
-        let text = line(item, &self.redactor)?;
-        self.file.write_all(text.as_bytes())
+    /// Append `item` as one line, in one write; false when it is not on disk (yet).
+    pub fn append(&mut self, item: &Item) -> io::Result<bool> {
+        self.append_all(std::slice::from_ref(item))
     }
 
-    /// Append several items with one write.
-    pub fn append_all(&mut self, items: &[Item]) -> io::Result<()> {
+    /// Append several items with one write; false when they are not on disk (yet).
+    pub fn append_all(&mut self, items: &[Item]) -> io::Result<bool> {
         let mut text = String::new();
         for item in items {
             text.push_str(&line(item, &self.redactor)?);
         }
-        self.file.write_all(text.as_bytes())
+        Ok(self.log.append(text.as_bytes()))
+    }
+
+    /// Writes the lines still waiting for room; true when none wait.
+    pub fn flush(&mut self) -> bool {
+        self.log.flush()
+    }
+
+    /// What did not reach the file.
+    pub fn health(&self) -> Health {
+        self.log.health()
     }
 }
 

@@ -8,6 +8,7 @@
 //! worst a torn last line, which the reader skips and reports). [`Session`] is the log
 //! folded back; `Session::load` also reads the single `session.json` of earlier versions.
 
+mod catch_up;
 mod error;
 mod fold;
 mod item;
@@ -19,6 +20,7 @@ mod store;
 #[cfg(test)]
 mod tests;
 
+pub use catch_up::catch_up;
 pub use error::SessionError;
 pub use fold::{EventFold, replay};
 pub use item::{Item, Progress};

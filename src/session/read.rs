@@ -3,7 +3,10 @@
 //! Only the history after the last snapshot is parsed (message lines before it are skipped
 //! by their prefix), so a resume after a compaction does not replay the whole run. A torn
 //! last line — a process killed while appending it — is left out and said in
-//! [`Session::notes`]; a bad line anywhere else is an error naming it.
+//! [`Session::notes`]; so is a bad line anywhere else (a file damaged outside cn-run, or
+//! torn by an older version on a full disk): it is skipped, named, and a tool result whose
+//! call went with it is left out too, so the conversation stays one a model accepts. Only
+//! a first line that is not the meta item is an error.
 
 use std::path::Path;
 
@@ -29,7 +32,11 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         Some(tail) => Some(tail),
         None => None,
     };
-    let mut session = Session::default();
+    // Nothing spent until a line says so (as a new run's budget starts).
+    let mut session = Session {
+        cost_usd: Some(0.0),
+        ..Session::default()
+    };
     let start = lines
         .iter()
         .rposition(|l| l.starts_with(SNAPSHOT_PREFIX))
@@ -40,11 +47,9 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
         if skipped || line.is_empty() {
             continue;
         }
-        let item: Item = serde_json::from_str(line).map_err(|source| SessionError::BadItem {
-            path: path.to_path_buf(),
-            line: i + 1,
-            source,
-        })?;
+        let Some(item) = parse_line(path, line, i, &mut session.notes)? else {
+            continue;
+        };
         if i == 0 && !matches!(item, Item::Meta { .. }) {
             return Err(SessionError::NoMeta {
                 path: path.to_path_buf(),
@@ -63,9 +68,62 @@ pub(super) fn fold(path: &Path, text: &str) -> Result<Session, SessionError> {
             )),
         }
     }
-    order_tool_results(&mut session.history);
+    crate::conversation::order_tool_results(&mut session.history);
+    if !session.notes.is_empty() {
+        drop_orphan_results(&mut session);
+    }
     session.recorded = session.history.len();
     Ok(session)
+}
+
+/// Tool results whose call is not in the assistant message before them (it was on a line
+/// that was skipped) are left out, and said.
+fn drop_orphan_results(session: &mut Session) {
+    let mut calls: Vec<String> = Vec::new();
+    let mut dropped = Vec::new();
+    session.history.retain(|m| match m {
+        Message::Assistant { tool_calls, .. } => {
+            calls = tool_calls.iter().map(|c| c.id.clone()).collect();
+            true
+        }
+        Message::Tool { tool_call_id, .. } if !calls.contains(tool_call_id) => {
+            dropped.push(tool_call_id.clone());
+            false
+        }
+        _ => true,
+    });
+    if !dropped.is_empty() {
+        session.notes.push(format!(
+            "the results of calls {} are left out: the message with their calls was on a skipped line",
+            dropped.join(", ")
+        ));
+    }
+}
+
+/// Line `i` (0-based) as an item; a bad line is skipped and noted, but the first line must
+/// be one (the meta item).
+fn parse_line(
+    path: &Path,
+    line: &str,
+    i: usize,
+    notes: &mut Vec<String>,
+) -> Result<Option<Item>, SessionError> {
+    match serde_json::from_str(line) {
+        Ok(item) => Ok(Some(item)),
+        Err(source) if i == 0 => Err(SessionError::BadItem {
+            path: path.to_path_buf(),
+            line: 1,
+            source,
+        }),
+        Err(e) => {
+            notes.push(format!(
+                "{} line {}: not a session item ({e}); the line is skipped",
+                path.display(),
+                i + 1
+            ));
+            Ok(None)
+        }
+    }
 }
 
 fn apply(s: &mut Session, item: Item) {
@@ -140,29 +198,4 @@ fn set_progress(s: &mut Session, p: Progress) {
     s.usage = p.usage;
     s.cost_usd = p.cost_usd;
     s.last_seq = p.last_seq;
-}
-
-/// Tool results are logged as each call finishes; the history keeps them in the order of
-/// the calls. Each run of results after an assistant message is put back in that order.
-fn order_tool_results(history: &mut [Message]) {
-    let mut i = 0;
-    while i < history.len() {
-        let Message::Assistant { tool_calls, .. } = &history[i] else {
-            i += 1;
-            continue;
-        };
-        let order: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
-        let end = history[i + 1..]
-            .iter()
-            .position(|m| !matches!(m, Message::Tool { .. }))
-            .map_or(history.len(), |p| i + 1 + p);
-        history[i + 1..end].sort_by_key(|m| match m {
-            Message::Tool { tool_call_id, .. } => order
-                .iter()
-                .position(|id| id == tool_call_id)
-                .unwrap_or(usize::MAX),
-            _ => usize::MAX,
-        });
-        i = end.max(i + 1);
-    }
 }

@@ -71,16 +71,31 @@ impl Recorder {
         self.log.path()
     }
 
-    /// Appends `items` in one write; a failure is a warning (the run goes on).
-    pub fn write(&mut self, items: &[Item]) {
+    /// Appends `items` in one write; false when they are not on disk (a failed write is
+    /// said once by the log, and its lines wait for room).
+    pub fn write(&mut self, items: &[Item]) -> bool {
         if items.is_empty() {
-            return;
+            return true;
         }
-        if let Err(e) = self.log.append_all(items) {
-            tracing::warn!(
-                "cannot write the session log {}: {e}",
-                self.path().display()
-            );
+        match self.log.append_all(items) {
+            Ok(written) => written,
+            Err(e) => {
+                tracing::warn!(
+                    "cannot write the session log {}: {e}",
+                    self.path().display()
+                );
+                false
+            }
         }
+    }
+
+    /// Writes the lines still waiting for room; true when none wait.
+    pub fn flush(&mut self) -> bool {
+        self.log.flush()
+    }
+
+    /// What did not reach the file.
+    pub fn health(&self) -> crate::append_log::Health {
+        self.log.health()
     }
 }

@@ -185,18 +185,42 @@ fn a_torn_last_line_is_ignored_and_said() {
 }
 
 #[test]
-fn a_bad_line_in_the_middle_is_an_error_naming_it() {
+fn a_bad_line_in_the_middle_is_skipped_and_named_and_its_calls_results_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let mut history = vec![Message::user("go")];
     let run = start(dir.path(), &history);
     let path = run.path.clone();
     turn(&run, &mut history, ["a", "b"]);
+    turn(&run, &mut history, ["c", "d"]);
     let text = std::fs::read_to_string(&path).unwrap();
+    let whole = Session::load(&path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
-    lines[2] = "{\"type\":\"message\",\"mess";
+    // The second turn's response (with calls c and d), torn in the middle of the file.
+    let at = lines
+        .iter()
+        .position(|l| l.contains("\"role\":\"assistant\"") && l.contains("\"c\""))
+        .unwrap();
+    lines[at] = "{\"type\":\"message\",\"mess";
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    let err = Session::load(&path).unwrap_err().to_string();
-    assert!(err.contains("line 3"), "{err}");
+    let back = Session::load(&path).unwrap();
+    assert!(
+        back.notes[0].contains(&format!("line {}", at + 1)) && back.notes[0].contains("skipped"),
+        "{:?}",
+        back.notes
+    );
+    // The results of c and d have no call before them now: left out, and said.
+    assert_eq!(
+        back.history.len(),
+        whole.history.len() - 3,
+        "{:?}",
+        back.history
+    );
+    assert!(
+        back.notes[1].contains("calls d, c are left out"),
+        "{:?}",
+        back.notes
+    );
+    assert!(back.history.iter().all(|m| !matches!(m, Message::Tool { tool_call_id, .. } if tool_call_id == "c" || tool_call_id == "d")));
 }
 
 #[test]
@@ -282,6 +306,7 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         tools: Vec::new(),
         mode: "auto".into(),
         resumed: true,
+        continues: false,
         output_dir: String::new(),
         session_path: None,
         checks: Vec::new(),

@@ -104,6 +104,7 @@ fn run_started() -> Event {
         tools: vec!["Bash".into()],
         mode: "headless".into(),
         resumed: false,
+        continues: false,
         output_dir: "/o".into(),
         session_path: None,
         checks: vec!["tests".into()],
@@ -195,6 +196,7 @@ fn check(passed: bool) -> Event {
         duration_ms: 300,
         timed_out: false,
         output_tail: "ok".into(),
+        interrupted: false,
     })
 }
 

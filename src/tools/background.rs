@@ -195,6 +195,35 @@ impl BackgroundJobs {
         Ok((job.id.clone(), job.pid))
     }
 
+    /// Jobs an earlier process of the run started (`(id, command, when)`, a resume): their
+    /// ids stay taken, and CheckBackgroundJob reports each as ended with that process.
+    pub fn restore(&self, earlier: &[(String, String, Option<jiff::Timestamp>)]) {
+        let mut reg = self.registry();
+        for (id, command, at) in earlier {
+            if reg.jobs.iter().any(|j| &j.id == id) {
+                continue;
+            }
+            let n = id.strip_prefix("bg-").and_then(|n| n.parse().ok());
+            reg.next = reg.next.max(n.unwrap_or(0));
+            let note = b"[started by an earlier cn-run process of this run; it ended when that \
+                process stopped, before the run was resumed. Its output was not kept.]";
+            reg.jobs.push(Arc::new(Job {
+                id: id.clone(),
+                command: command.clone(),
+                pid: None,
+                started: (at.unwrap_or_else(jiff::Timestamp::now), Instant::now()),
+                state: Mutex::new(JobState {
+                    status: JobStatus::Killed,
+                    lines: VecDeque::from([note.to_vec()]),
+                    dropped_lines: 0,
+                    ended: None,
+                    exit_code: None,
+                }),
+                supervisor: Mutex::new(None),
+            }));
+        }
+    }
+
     /// The job `id`, as it stands now.
     pub fn snapshot(&self, id: &str) -> Option<JobSnapshot> {
         let job = self.registry().jobs.iter().find(|j| j.id == id).cloned();

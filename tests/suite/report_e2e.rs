@@ -250,7 +250,7 @@ fn a_run_killed_before_its_end_gets_a_result_that_says_so() {
 }
 
 #[test]
-fn report_of_a_folder_without_events_is_a_usage_error_that_writes_nothing() {
+fn report_of_a_folder_without_events_is_a_usage_error_and_a_bad_line_is_skipped_and_named() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = cn_run(tmp.path());
     cmd.args(["report", "no-such-run"]);
@@ -261,7 +261,7 @@ fn report_of_a_folder_without_events_is_a_usage_error_that_writes_nothing() {
         "{}",
         r.stderr
     );
-    // A line that is not an event is named by its number.
+    // A line that is not an event is skipped and named by its number; the rest folds.
     write_files(
         tmp.path(),
         &[(
@@ -272,9 +272,16 @@ fn report_of_a_folder_without_events_is_a_usage_error_that_writes_nothing() {
     let mut cmd = cn_run(tmp.path());
     cmd.args(["report", "bad"]);
     let r = run(cmd, None);
-    assert_eq!(r.code, 2, "{r:#?}");
-    assert!(r.stderr.contains("events.jsonl:2:"), "{}", r.stderr);
-    assert!(!tmp.path().join("bad/result.json").exists());
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        r.stderr.contains("events.jsonl:2:") && r.stderr.contains("events.jsonl:3:"),
+        "{}",
+        r.stderr
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("bad/result.json")).unwrap())
+            .unwrap();
+    assert_eq!(result["warnings"][0], "m");
 }
 
 #[test]

@@ -129,23 +129,17 @@ fn a_run_killed_at_any_moment_leaves_a_session_that_resume_accepts() {
 #[test]
 fn a_torn_last_line_is_skipped_on_resume_and_said() {
     // Cut points: a fraction of the way through the lines before the answer, the cut
-    // falling inside the line (a process killed while appending it).
+    // falling inside the line (a process killed while appending it). events.jsonl is gone
+    // (with it, the lines it holds come back: `a_cut_log_is_caught_up_from_the_events`).
     for (k, fraction) in [0.05, 0.2, 0.4, 0.6, 0.8, 0.95].into_iter().enumerate() {
         let tmp = tempfile::tempdir().unwrap();
         write_files(tmp.path(), &[("job.yaml", JOB), ("s.yaml", &script(6))]);
         let mut cmd = cn_run(tmp.path());
         cmd.arg("job.yaml");
         assert_eq!(run(cmd, None).code, 0);
-        let path = run_folder(tmp.path()).join("session.jsonl");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let answer = lines.iter().position(|l| l.contains("all done")).unwrap();
-        let n = ((answer as f64 * fraction) as usize).clamp(1, answer - 1);
-        let mut torn = lines[..n].join("\n") + "\n";
-        let line = lines[n];
-        torn.push_str(&line[..line.len() / 2 + k]);
-        std::fs::write(&path, &torn).unwrap();
-        let what = format!("cut inside line {} of {}", n + 1, lines.len());
+        let (path, n, lines) = tear(&run_folder(tmp.path()), fraction, k);
+        std::fs::remove_file(path.with_file_name("events.jsonl")).unwrap();
+        let what = format!("cut inside line {} of {}", n + 1, lines);
 
         let mut cmd = cn_run(tmp.path());
         cmd.args(["--resume", "latest", "--format", "json"]);
@@ -173,6 +167,56 @@ fn a_torn_last_line_is_skipped_on_resume_and_said() {
             .filter(|m| m["role"] == "assistant")
             .count();
         assert_eq!(assistants, 7, "{what}: every scripted turn exactly once");
+    }
+}
+
+/// Cuts the session log in `folder` inside the line a `fraction` of the way to the answer;
+/// (the log, the index of the torn line, how many lines the log had).
+fn tear(folder: &Path, fraction: f64, k: usize) -> (std::path::PathBuf, usize, usize) {
+    let path = folder.join("session.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let answer = lines.iter().position(|l| l.contains("all done")).unwrap();
+    let n = ((answer as f64 * fraction) as usize).clamp(1, answer - 1);
+    let mut torn = lines[..n].join("\n") + "\n";
+    let line = lines[n];
+    torn.push_str(&line[..line.len() / 2 + k]);
+    std::fs::write(&path, &torn).unwrap();
+    (path, n, lines.len())
+}
+
+#[test]
+fn a_cut_log_is_caught_up_from_the_events() {
+    // The same cuts with events.jsonl whole: the lines it holds come back before the
+    // resume reads the log, so the run is known to have finished (nothing runs again)
+    // and the log is the whole run's again.
+    for (k, fraction) in [0.05, 0.4, 0.95].into_iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_files(tmp.path(), &[("job.yaml", JOB), ("s.yaml", &script(6))]);
+        let mut cmd = cn_run(tmp.path());
+        cmd.arg("job.yaml");
+        assert_eq!(run(cmd, None).code, 0);
+        let folder = run_folder(tmp.path());
+        let whole = std::fs::read_to_string(folder.join("session.jsonl")).unwrap();
+        let (_, n, _) = tear(&folder, fraction, k);
+        let mut cmd = cn_run(tmp.path());
+        cmd.args(["--resume", "latest"]);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "cut at line {}: {r:#?}", n + 1);
+        assert!(
+            r.stderr
+                .contains("lines were missing and were added from events.jsonl")
+                && r.stderr.contains("already finished (success)"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(folder.join("session.jsonl")).unwrap(),
+            whole,
+            "cut at line {}",
+            n + 1
+        );
+        assert_no_call_twice(tmp.path(), "caught up");
     }
 }
 

@@ -120,6 +120,11 @@ async fn race(
     let base = ctx(scene);
     let stop = Arc::new(AtomicBool::new(false));
     let (handle, swaps) = swapper(&scene.ws, name, target, stop.clone());
+    // On a loaded machine the swapper may not be scheduled before the calls end:
+    // start calling only once it has swapped at least once, so every round races.
+    while swaps.load(Ordering::Relaxed) == 0 {
+        std::thread::yield_now();
+    }
     let mut outputs = Vec::new();
     for i in 0..CALLS {
         if let Some(out) = call(tool, &args(i), &base).await {

@@ -60,6 +60,8 @@ enum Fault {
     Stall(usize),
     Reset(usize),
     Close(usize),
+    /// No answer at all: not even the status line (a server that hangs on a request).
+    Hang,
 }
 
 /// One scripted response.
@@ -110,6 +112,12 @@ impl Reply {
     /// After `bytes` body bytes, send nothing more and keep the connection open.
     pub fn stall_after(mut self, bytes: usize) -> Reply {
         self.fault = Some(Fault::Stall(bytes));
+        self
+    }
+
+    /// No answer at all, the connection kept open: the client waits for the status line.
+    pub fn hang(mut self) -> Reply {
+        self.fault = Some(Fault::Hang);
         self
     }
 
@@ -198,6 +206,17 @@ impl MockServer {
     /// `http://127.0.0.1:<port>`, without a trailing slash.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The recorded requests, readable from another thread while the server runs.
+    pub fn clone_requests(&self) -> impl Fn() -> Vec<RecordedRequest> + Send + Sync + 'static {
+        let requests = Arc::clone(&self.requests);
+        move || {
+            requests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        }
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
@@ -351,6 +370,9 @@ fn reason(status: u16) -> &'static str {
 
 /// Writes `reply`; `Ok(false)` when the connection must not be reused (after a fault).
 async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<bool> {
+    if matches!(reply.fault, Some(Fault::Hang)) {
+        std::future::pending::<()>().await;
+    }
     let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -364,7 +386,7 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> std::io::Result<bo
     socket.flush().await?;
     let limit = match reply.fault {
         Some(Fault::Stall(n) | Fault::Reset(n) | Fault::Close(n)) => Some(n),
-        None => None,
+        Some(Fault::Hang) | None => None,
     };
     let complete = match reply.body {
         Body::Fixed(bytes) => {
@@ -419,7 +441,7 @@ async fn write_chunks(
 
 async fn fail(socket: &mut TcpStream, fault: Fault) {
     match fault {
-        Fault::Stall(_) => std::future::pending::<()>().await,
+        Fault::Stall(_) | Fault::Hang => std::future::pending::<()>().await,
         Fault::Reset(_) => {
             let _ = socket.set_zero_linger();
         }

@@ -3,7 +3,9 @@
 pub mod cron_ref;
 pub mod fleet_tools;
 pub mod http;
+pub mod live;
 pub mod model;
+pub mod mounts;
 pub mod otlp;
 pub mod outputs_replay;
 pub mod procs;

@@ -383,6 +383,7 @@ mod tests {
             duration_ms: 10,
             timed_out: true,
             output_tail: "```\n\u{1b}[1mboom\u{1b}[0m\n".to_owned(),
+            interrupted: false,
         }];
         let md = render(&r, &[], STEP_SUMMARY_LIMIT);
         assert!(md.contains("**Changes:** none."), "{md}");
