@@ -117,17 +117,8 @@ fn add_cron(
     }
 }
 
-fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> Value {
-    let name = &job.job().name;
-    let mut with = serde_json::Map::new();
-    with.insert("job".to_owned(), json!(job.path));
-    if let Some(env) = job.key_env() {
-        with.insert(
-            "api-key".to_owned(),
-            json!(format!("${{{{ secrets.{env} }}}}")),
-        );
-        with.insert("api-key-env".to_owned(), json!(env));
-    }
+/// The action's inputs every run gets: the `--param`s and the run store.
+pub(super) fn shared_inputs(opts: &GithubOptions, with: &mut serde_json::Map<String, Value>) {
     if !opts.params.is_empty() {
         let lines: Vec<String> = opts
             .params
@@ -139,6 +130,20 @@ fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> 
     if let Some(store) = &opts.store {
         with.insert("args".to_owned(), json!(format!("--store {store}")));
     }
+}
+
+fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> Value {
+    let name = &job.job().name;
+    let mut with = serde_json::Map::new();
+    with.insert("job".to_owned(), json!(job.path));
+    if let Some(env) = job.key_env() {
+        with.insert(
+            "api-key".to_owned(),
+            json!(format!("${{{{ secrets.{env} }}}}")),
+        );
+        with.insert("api-key-env".to_owned(), json!(env));
+    }
+    shared_inputs(opts, &mut with);
     let minutes = job.timeout_secs().div_ceil(60) + BUILD_MINUTES;
     json!({
         "name": name,

@@ -89,17 +89,7 @@ fn run_job(jobs: &[ExportJob], opts: &GithubOptions, strategy: Value, minutes: u
         with.insert("api-key".to_owned(), json!("${{ secrets[matrix.key] }}"));
         with.insert("api-key-env".to_owned(), json!("${{ matrix.key }}"));
     }
-    if !opts.params.is_empty() {
-        let lines: Vec<String> = opts
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        with.insert("params".to_owned(), json!(lines.join("\n")));
-    }
-    if let Some(store) = &opts.store {
-        with.insert("args".to_owned(), json!(format!("--store {store}")));
-    }
+    super::github::shared_inputs(opts, &mut with);
     json!({
         "name": "${{ matrix.name }}",
         "runs-on": opts.runs_on,
