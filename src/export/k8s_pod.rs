@@ -62,32 +62,7 @@ pub(super) fn pod_spec(
     opts: &K8sOptions,
     run: (Vec<String>, Vec<String>),
 ) -> Value {
-    let mounts = json!([
-        {"name": "jobs", "mountPath": JOBS_DIR, "readOnly": true},
-        {"name": "workspace", "mountPath": "/workspace"},
-        {"name": "home", "mountPath": HOME},
-        {"name": "tmp", "mountPath": "/tmp"},
-    ]);
-    let (command, args) = run;
-    let mut container = json!({
-        "name": CONTAINER,
-        "image": opts.image,
-        "args": args,
-        "workingDir": "/workspace",
-        "env": env(jobs, opts),
-        "resources": {
-            "requests": {"cpu": opts.cpu_request, "memory": opts.memory_request},
-            "limits": {"cpu": opts.cpu_limit, "memory": opts.memory_limit},
-        },
-        "securityContext": container_security(),
-        "volumeMounts": mounts,
-    });
-    if !command.is_empty() {
-        container["command"] = json!(command);
-    }
-    if let Some(secret) = &opts.store_secret {
-        container["envFrom"] = json!([{"secretRef": {"name": secret, "optional": true}}]);
-    }
+    let container = container(jobs, opts, run);
     let mut spec = json!({
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 60,
@@ -116,6 +91,38 @@ pub(super) fn pod_spec(
         spec["initContainers"] = json!([checkout(repo, opts)]);
     }
     spec
+}
+
+/// cn-run's container: the job files, workspace, HOME and /tmp mounted, the root
+/// read-only, `run` its command and arguments.
+fn container(jobs: &[&ExportJob], opts: &K8sOptions, run: (Vec<String>, Vec<String>)) -> Value {
+    let mounts = json!([
+        {"name": "jobs", "mountPath": JOBS_DIR, "readOnly": true},
+        {"name": "workspace", "mountPath": "/workspace"},
+        {"name": "home", "mountPath": HOME},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]);
+    let (command, args) = run;
+    let mut container = json!({
+        "name": CONTAINER,
+        "image": opts.image,
+        "args": args,
+        "workingDir": "/workspace",
+        "env": env(jobs, opts),
+        "resources": {
+            "requests": {"cpu": opts.cpu_request, "memory": opts.memory_request},
+            "limits": {"cpu": opts.cpu_limit, "memory": opts.memory_limit},
+        },
+        "securityContext": container_security(),
+        "volumeMounts": mounts,
+    });
+    if !command.is_empty() {
+        container["command"] = json!(command);
+    }
+    if let Some(secret) = &opts.store_secret {
+        container["envFrom"] = json!([{"secretRef": {"name": secret, "optional": true}}]);
+    }
+    container
 }
 
 /// The shell script of the init container: a shallow fetch of one ref into /workspace.
