@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 pub mod browser;
 pub mod cron_ref;
+pub mod fleet_tools;
 pub mod http;
 pub mod live;
 pub mod model;
