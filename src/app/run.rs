@@ -108,6 +108,7 @@ async fn conclude(
     report: AttemptsReport,
 ) -> RunResult {
     run.shared.background().kill_all().await;
+    run.shared.commands_done();
     if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
     }

@@ -67,7 +67,8 @@ pub enum Event {
         /// `worktree` when the run works in a throwaway git worktree.
         #[serde(default)]
         isolation: Option<String>,
-        /// The Bash sandbox in force (null when off).
+        /// The Bash sandbox in force (null when off); `mechanism: pending` when it is still
+        /// being set up (then `sandbox.established` follows once it is).
         #[serde(default)]
         sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
         /// The run's OpenTelemetry trace id (32 hex digits): the caller's `TRACEPARENT`
@@ -236,6 +237,12 @@ pub enum Event {
         origin: String,
         reason: String,
     },
+    /// The run's sandbox once set up, when `run.started` could not say it yet (it is set up
+    /// while the run starts, and the first command waits for it): what is enforced.
+    #[serde(rename = "sandbox.established")]
+    SandboxEstablished {
+        sandbox: Box<crate::sandbox::SandboxStatus>,
+    },
     #[serde(rename = "warning")]
     Warning { message: String },
     /// The conversation gained a message, whole (a tool result with every byte and its
@@ -327,6 +334,7 @@ impl Event {
             Event::ChangesRecorded(_) => "changes.recorded",
             Event::McpNotification { .. } => "mcp.notification",
             Event::RuleApplied { .. } => "rule.applied",
+            Event::SandboxEstablished { .. } => "sandbox.established",
             Event::Warning { .. } => "warning",
             Event::MessageAppended { .. } => "message.appended",
             Event::HistoryReplaced { .. } => "history.replaced",

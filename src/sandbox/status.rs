@@ -3,6 +3,8 @@
 //! launcher reports what it set up), and the record of it for stderr and result.json
 //! ([`describe`]): `mechanism`, `enforced: […]`, `missing: […]`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +106,20 @@ impl Probe {
         }
     }
 
+    /// Not established yet: the run's set-up makes it while the run starts, and its first
+    /// command waits for it (`mechanism: pending`; see [`super::Deferred`]).
+    pub fn pending() -> Self {
+        Probe {
+            mechanism: "pending".to_owned(),
+            notes: vec![
+                "not set up when this was recorded: it is made while the run starts, and only \
+                 the first command waits for it (a run that starts none can end before it is)"
+                    .to_owned(),
+            ],
+            ..Probe::off()
+        }
+    }
+
     /// Whether every protection of the default profile the job did not give up is in force
     /// (false under `sandbox: off`).
     pub fn fully_enforced(&self) -> bool {
@@ -186,12 +202,26 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 /// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
 /// runs the profile here, else the fallback launcher. What is listed as enforced under
 /// bubblewrap is what the start-up probe saw from inside ([`super::report`]). Blocking;
-/// takes a few ms.
-pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
+/// takes a few ms (two bubblewrap starts and a probe: tens under load).
+pub fn establish(policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
+    establish_with(policy, &AtomicBool::new(false))
+}
+
+/// [`establish`], stopped between its steps once `stop` is set (the run needs no sandbox
+/// any more): `None` then, and what it made so far is gone.
+pub(super) fn establish_unless(
+    policy: SandboxPolicy,
+    stop: &AtomicBool,
+) -> Option<(SandboxPolicy, Probe)> {
+    let established = establish_with(policy, stop);
+    (!stop.load(Ordering::SeqCst)).then_some(established)
+}
+
+fn establish_with(mut policy: SandboxPolicy, stop: &AtomicBool) -> (SandboxPolicy, Probe) {
     let mut notes = Vec::new();
     if policy.mode != SandboxMode::Off {
         match policy.mechanism.clone() {
-            Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes) {
+            Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes, stop) {
                 Ok(report) => {
                     let mut p = Probe::off();
                     p.mechanism = "bubblewrap".to_owned();
@@ -209,6 +239,7 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
                     policy.established_fully = p.fully_enforced();
                     return (policy, p);
                 }
+                Err(SandboxError::NotNeeded) => return (SandboxPolicy::off(), Probe::pending()),
                 Err(why) => {
                     policy.run_net = None;
                     policy.run_box = None;
@@ -234,8 +265,17 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
 /// Pin the supervisor, make the run's cgroup and shared namespaces (and proxy) where cn-run
 /// may, else say why in `notes`; then read the report of a command started as the run's
 /// commands will be.
-fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Report, SandboxError> {
+fn try_bwrap(
+    policy: &mut SandboxPolicy,
+    notes: &mut Vec<String>,
+    stop: &AtomicBool,
+) -> Result<Report, SandboxError> {
+    let go_on = || match stop.load(Ordering::SeqCst) {
+        true => Err(SandboxError::NotNeeded),
+        false => Ok(()),
+    };
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
+    go_on()?;
     if rustix::process::geteuid().is_root() {
         match super::RunCgroup::create(&policy.limits) {
             Ok(c) => policy.cgroup = Some(std::sync::Arc::new(c)),
@@ -245,6 +285,7 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Repo
             )),
         }
     }
+    go_on()?;
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
             Ok(net) => {
@@ -263,6 +304,7 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Repo
         }
     }
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
+    go_on()?;
     if policy.run_net.is_some()
         && let Some(report) = start_run_box(policy, notes)
     {
