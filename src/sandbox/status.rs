@@ -262,9 +262,11 @@ fn establish_with(mut policy: SandboxPolicy, stop: &AtomicBool) -> (SandboxPolic
     (policy, p)
 }
 
-/// Pin the supervisor, make the run's cgroup and shared namespaces (and proxy) where cn-run
+/// Pin the supervisor, make the run's shared namespaces (and proxy) and cgroup where cn-run
 /// may, else say why in `notes`; then read the report of a command started as the run's
-/// commands will be.
+/// commands will be. Between the steps, `stop` ends it (what was made is dropped): the
+/// cgroup comes after the namespaces, so a set-up stopped by then leaves no folder to wait
+/// for.
 fn try_bwrap(
     policy: &mut SandboxPolicy,
     notes: &mut Vec<String>,
@@ -276,24 +278,9 @@ fn try_bwrap(
     };
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
     go_on()?;
-    if rustix::process::geteuid().is_root() {
-        match super::RunCgroup::create(&policy.limits) {
-            Ok(c) => policy.cgroup = Some(std::sync::Arc::new(c)),
-            Err(why) => notes.push(format!(
-                "memory is bounded per process, not for the run, and processes not at all \
-                 (the kernel exempts root from RLIMIT_NPROC): {why}"
-            )),
-        }
-    }
-    go_on()?;
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
-            Ok(net) => {
-                if let Some(cgroup) = policy.cgroup.clone() {
-                    let _ = net.run(move || cgroup.join_thread());
-                }
-                policy.run_net = Some(std::sync::Arc::new(net))
-            }
+            Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
             Err(why) => {
                 notes.push(format!(
                     "each command gets namespaces of its own (slower): the run's shared \
@@ -303,6 +290,10 @@ fn try_bwrap(
             }
         }
     }
+    go_on()?;
+    if rustix::process::geteuid().is_root() {
+        make_cgroup(policy, notes);
+    }
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
     go_on()?;
     if policy.run_net.is_some()
@@ -311,6 +302,25 @@ fn try_bwrap(
         return Ok(report);
     }
     run_report(policy)
+}
+
+/// The run's cgroup, joined by the run's namespace thread (so what it starts starts inside),
+/// or why there is none in `notes`.
+fn make_cgroup(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
+    match super::RunCgroup::create(&policy.limits) {
+        Ok(c) => {
+            let cgroup = std::sync::Arc::new(c);
+            if let Some(net) = &policy.run_net {
+                let joining = cgroup.clone();
+                let _ = net.run(move || joining.join_thread());
+            }
+            policy.cgroup = Some(cgroup);
+        }
+        Err(why) => notes.push(format!(
+            "memory is bounded per process, not for the run, and processes not at all \
+             (the kernel exempts root from RLIMIT_NPROC): {why}"
+        )),
+    }
 }
 
 /// With a host list and no shared namespace (an ordinary user): the proxy on a Unix socket

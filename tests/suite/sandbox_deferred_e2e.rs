@@ -151,18 +151,28 @@ fn a_run_that_starts_no_command_ends_with_a_true_record() {
         return;
     }
     let s = Scene::new();
-    let r = s.run(&[read("missing.txt")], "");
+    let turns = vec![json!({"tool_calls": [read("missing.txt")]})];
+    let summary_file = s.out.with_file_name("gh_summary");
+    let mut cmd = s.command(turns, "", &[]);
+    cmd.env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary_file);
+    let r = crate::support::runner::run(cmd, Some(&s.out));
     assert_eq!(r.code, 0, "{r:#?}");
     let sandbox = r.result()["sandbox"].clone();
+    let summary = std::fs::read_to_string(&summary_file).unwrap();
     // Either the set-up had finished by the end (then it is reported as made), or it was
     // stopped: never a record of protections that were not checked.
     match sandbox["mechanism"].as_str() {
         Some("pending") => {
             assert_eq!(sandbox["enforced"], json!([]), "{sandbox}");
             assert!(r.events_of("sandbox.established").is_empty());
+            let line = "**Containment:** workspace-write, not set up: the run started no command";
+            assert!(summary.contains(line), "{summary}");
         }
         Some("bubblewrap") => {
             assert_eq!(r.events_of("sandbox.established").len(), 1);
+            let line = "**Containment:** bubblewrap (workspace-write): ";
+            assert!(summary.contains(line), "{summary}");
         }
         other => panic!("unexpected mechanism {other:?}: {sandbox}"),
     }
