@@ -12,7 +12,7 @@ use super::{Agent, Outcome, control_outcome};
 use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::job::OnAsk;
-use crate::permissions::{Decision, Permission, Source};
+use crate::permissions::{Decision, GIT_INTERNALS_RULE, Permission, Source};
 use crate::tools::{Grant, Tool, ToolContext, ToolError};
 
 /// Characters of a tool's output copied into its `tool.finished` event.
@@ -177,6 +177,10 @@ impl Agent<'_> {
             Permission::Allow => Resolution::Allowed,
             Permission::Exclude => Resolution::Denied,
             Permission::Ask => match self.config.on_ask {
+                // `.git` (hooks, config) needs a rule naming it: `on_ask: allow` is not one.
+                OnAsk::Allow if decision.rule.as_deref() == Some(GIT_INTERNALS_RULE) => {
+                    Resolution::Denied
+                }
                 OnAsk::Allow => Resolution::Allowed,
                 OnAsk::Deny => Resolution::Denied,
                 OnAsk::Fail => Resolution::Failed,

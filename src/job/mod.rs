@@ -69,6 +69,9 @@ pub struct Job {
     pub skills: Vec<PathBuf>,
     /// When `cn-run schedule` starts the job; `None`: never on its own.
     pub schedule: Option<Schedule>,
+    /// The files the job named (rule files, the output schema) as this load read them, by
+    /// the path the job gives: a run keeps them so that its resumes read the same text.
+    pub files_read: std::collections::BTreeMap<String, String>,
 }
 
 /// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).
