@@ -7,7 +7,9 @@
 #   tools      20 tool turns on a small repository (List, Read, Search, Bash, MultiEdit like
 #              ../shared/bench's tools20), then an answer: own cost per tool turn;
 #   write100k  10 Write turns on a 100,000-file repository (benches/lib/big_repo.sh);
-#   bash100k   10 Bash turns there, each changing a tracked file and adding one.
+#   bash100k   10 Bash turns there, each changing a tracked file and adding one;
+#   mixed100k  5 times a Bash turn like those, then a Read turn (which need not wait for
+#              the Bash call's checkpoint: it changes nothing).
 # Reported per scenario, build and setting (medians over the runs, with the load average):
 #   wall         the whole process;
 #   first        process start -> the first `turn.started` (what the first request waits);
@@ -17,7 +19,7 @@
 # events.jsonl timestamps have 1 ms resolution: per-turn figures are means over many turns.
 #   cargo build --release && BEFORE=/path/to/older/cn-run benches/turns.sh
 #   (BIN: the build to measure, default target/release/cn-run; BEFORE: the build before,
-#    optional; RUNS=7 FILES=100000 SCENARIOS="answer tools write100k bash100k")
+#    optional; RUNS=7 FILES=100000 SCENARIOS="answer tools write100k bash100k mixed100k")
 # Needs python3 and ~1 GB of disk for the large repository.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +27,7 @@ BIN=$(realpath "${BIN:-$here/../target/release/cn-run}")
 BEFORE=${BEFORE:+$(realpath "$BEFORE")}
 RUNS=${RUNS:-7}
 FILES=${FILES:-100000}
-SCENARIOS=${SCENARIOS:-answer tools write100k bash100k}
+SCENARIOS=${SCENARIOS:-answer tools write100k bash100k mixed100k}
 dir=$(mktemp -d)
 [ -n "${KEEP:-}" ] && echo "kept in $dir" >&2 || trap 'rm -rf "$dir"' EXIT
 
@@ -54,9 +56,10 @@ for i in range(1, 5):
                    edits=[{"old_string": f"def f{i}(", "new_string": f"def g{i}("}])]
 script("tools", tools)
 script("write100k", [call("Write", filepath=f"d{i:04}/f{i}00.txt", content=f"edit {i}") for i in range(1, 11)])
-script("bash100k", [call("Bash", command=f"echo more >> d0020/f{2000 + i}.txt && echo new > new{i}.txt")
-                    for i in range(1, 11)])
-for s in ["answer", "tools", "write100k", "bash100k"]:
+bash = lambda i: call("Bash", command=f"echo more >> d0020/f{2000 + i}.txt && echo new > new{i}.txt")
+script("bash100k", [bash(i) for i in range(1, 11)])
+script("mixed100k", [c for i in range(1, 6) for c in (bash(i), call("Read", filepath=f"d0030/f{3000 + i}.txt"))])
+for s in ["answer", "tools", "write100k", "bash100k", "mixed100k"]:
     for mode in ["shipped", "off"]:
         extra = 'tools: {bash: {sandbox: "off"}}\n' if mode == "off" else ""
         with open(f"{root}/{s}-{mode}.yaml", "w") as f:
@@ -120,6 +123,9 @@ for label in dict.fromkeys(r["label"] for r in runs):
     loads = [r["load"] for r in rs]
     line = (f"  {who:10} {mode:7} n={len(rs)} load {min(loads):.1f}-{max(loads):.1f}: "
             f"wall {med([r['wall'] for r in rs]):.1f} ms, first {med([r['first'] for r in rs]):.1f} ms")
+    if sys.argv[2] == "mixed100k":
+        reads = [t for r in rs for t in r["turns"][1::2]]
+        line += f", Read turns after a Bash turn: median {med(reads):.0f} ms"
     if any(r["turns"] for r in rs):
         line += (f", turn {med([mean(r['turns']) for r in rs]):.2f} ms, own/turn "
                  f"{med([mean(r['own']) for r in rs]):.2f} ms, first turn {med([r['turns'][0] for r in rs]):.0f} ms, "
