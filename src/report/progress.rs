@@ -139,7 +139,28 @@ impl EventSink for ProgressSink {
                 self.ended(&line, status.as_str());
                 return;
             }
-            _ => return,
+            // Not a progress line (a turn's group markers only when grouping).
+            Event::TurnStarted { .. }
+            | Event::TurnCompleted { .. }
+            | Event::AttemptStarted { .. }
+            | Event::AssistantMessage { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::ToolFinished { .. }
+            | Event::Compaction { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::CheckFinished(_)
+            | Event::OutputValidated { .. }
+            | Event::ArtifactCollected(_)
+            | Event::UploadFinished { .. }
+            | Event::McpServer(_)
+            | Event::ChangesRecorded(_)
+            | Event::McpNotification { .. }
+            | Event::RuleApplied { .. }
+            | Event::SandboxEstablished { .. }
+            | Event::MessageAppended { .. }
+            | Event::HistoryReplaced { .. }
+            | Event::ConfigResolved { .. }
+            | Event::SessionFinished { .. } => return,
         };
         self.line(&line);
     }
