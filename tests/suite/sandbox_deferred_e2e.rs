@@ -9,6 +9,9 @@ use serde_json::{Value, json};
 
 use super::containment_scene::{Scene, bash, namespaces_available};
 
+/// The calls of one case, made for its scene.
+type Case = Box<dyn Fn(&Scene) -> Vec<Value>>;
+
 fn read(path: &str) -> Value {
     json!({"name": "Read", "arguments": {"filepath": path}})
 }
@@ -63,7 +66,7 @@ fn the_first_bash_call_waits_for_the_sandbox_and_runs_contained() {
     if !namespaces_available() {
         return;
     }
-    let cases: Vec<(&str, Box<dyn Fn(&Scene) -> Vec<Value>>)> = vec![
+    let cases: Vec<(&str, Case)> = vec![
         ("first-turn", Box::new(|s| vec![bash(&s.payload("a"))])),
         (
             "after-reads",
