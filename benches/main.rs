@@ -2,8 +2,9 @@
 //! runs the ones whose name contains NAME. Each prints its own figures (medians) to stdout.
 //! Whole runs of the release binary are measured by the scripts beside them: `fleet.sh`
 //! (parallel jobs), `checkpoint_run.sh` (checkpoints on a 100,000-file repository),
-//! `copied_tree.sh` (the same size of tree with stale stat data) and `session_turns.sh`
-//! (the cost of a turn as a 300-turn history grows).
+//! `copied_tree.sh` (the same size of tree with stale stat data), `session_turns.sh`
+//! (the cost of a turn as a 300-turn history grows) and `turns.sh` (the first request and
+//! the cost per turn, with and without containment, beside another build).
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 mod checkpoint;

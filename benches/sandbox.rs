@@ -5,7 +5,9 @@
 //! list (the proxy), with the network allowed, with a bubblewrap per command in the run's
 //! shared namespaces (the way before the run's one sandbox), and with network/IPC/UTS
 //! namespaces made per command too (the first way). Calls are interleaved so load hits all
-//! alike; the load average is printed with the figures.
+//! alike; the load average is printed with the figures. First, what the run's set-up costs
+//! (`establish`: its cgroup, namespaces, holder and probe) and its removal as the run ends
+//! (the policy dropped), median of 20: the cost issue 38 takes off the first request.
 
 use std::time::{Duration, Instant};
 
@@ -43,6 +45,7 @@ pub(crate) fn run() {
         );
         policy
     };
+    set_up_and_removal(&ws, &env);
     let contained = make(SandboxMode::WorkspaceWrite, false);
     // The same profile with network, IPC and UTS namespaces made per command (as before
     // the run's shared ones): where the time went.
@@ -103,4 +106,24 @@ pub(crate) fn run() {
             m - bare
         );
     }
+}
+
+/// The run's set-up (`establish`) and its removal (the last copy of the policy dropped).
+fn set_up_and_removal(ws: &std::path::Path, env: &[(String, String)]) {
+    let (mut up, mut down) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, ws, env)
+            .with_launcher(env!("CARGO_BIN_EXE_cn-run"));
+        let t = Instant::now();
+        let (established, _) = establish(policy);
+        up.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        drop(established);
+        down.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!(
+        "  the run's set-up: median {:.2} ms; its removal: median {:.2} ms",
+        median(up),
+        median(down)
+    );
 }

@@ -4,7 +4,8 @@
 # Bash sandbox as shipped, B with `tools: {bash: {sandbox: off}}`, runs alternating A B A B,
 # medians after a warm-up, report in $OUT/results.md. The harness runs both in a network
 # namespace with only loopback, so it needs root (as the harness does). Builds the release
-# binaries unless BIN is given:
+# binaries unless BIN is given. With BEFORE=path/to/an/older/cn-run, A is this build and B
+# that one, both with the sandbox as shipped (issue 38: side by side with the build before):
 #   benches/sandbox_scenarios.sh            (RUNS=9 OUT=/tmp/cn-run-sandbox-bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,8 +32,12 @@ YAML
 done
 [ -f "$bench/bigdata/big.log" ] || (cd "$bench" && python3 make_fixture.py >&2)
 export BENCH_KEY=dummy
-run() { printf '"$BIN" "$JOBS/%s.yaml" --param "prompt=$BENCH_PROMPT"' "$1"; }
+run() { printf '"%s" "$JOBS/%s.yaml" --param "prompt=$BENCH_PROMPT"' "${2:-\$BIN}" "$1"; }
 cd "$bench"
-OUT=${OUT:-/tmp/cn-run-sandbox-bench} RUNS=${RUNS:-9} SCENARIOS=${SCENARIOS:-tools20 bigread} \
+export OUT=${OUT:-/tmp/cn-run-sandbox-bench} RUNS=${RUNS:-9} SCENARIOS=${SCENARIOS:-tools20 bigread}
+if [ -n "${BEFORE:-}" ]; then
+  LABEL_A=this LABEL_B=before ./run_pair.sh "$(run shipped)" "$(run shipped "$(realpath "$BEFORE")")"
+else
   LABEL_A=sandbox LABEL_B=off ./run_pair.sh "$(run shipped)" "$(run off)"
+fi
 echo "report: ${OUT:-/tmp/cn-run-sandbox-bench}/results.md" >&2

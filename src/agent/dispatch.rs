@@ -56,7 +56,14 @@ impl Agent<'_> {
         calls: &[ToolCall],
         interrupted: &[String],
     ) -> Dispatched {
-        self.hooks.before_changes().await;
+        // Only a turn that may change files waits for the checkpoints handed in before.
+        let mutating = calls.iter().any(|c| {
+            let tool = self.tools.get(&c.name);
+            tool.is_some_and(|t| t.is_mutating())
+        });
+        if mutating {
+            self.hooks.before_changes().await;
+        }
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
         let interrupted: HashSet<&str> = interrupted.iter().map(String::as_str).collect();

@@ -70,8 +70,8 @@ pub(crate) struct Placed {
 pub(crate) struct Guard {
     pub policy: Arc<Policy>,
     pub repo_files: RepoFiles,
-    pub sandbox: crate::sandbox::SandboxPolicy,
-    pub sandbox_status: Option<crate::sandbox::SandboxStatus>,
+    /// The run's containment, perhaps still being set up (the first command waits).
+    pub sandbox: crate::sandbox::Deferred,
     /// `Err(reason)`: the run requires containment it cannot have.
     pub sandbox_verdict: Result<Option<String>, setup::SandboxRefused>,
     /// The job's and the repository's rules.
@@ -114,7 +114,8 @@ pub(crate) async fn prepare(
     let (checkpoints, status_rx) = open_checkpoints(config, opts, &placed, &emitter);
     let mcp = super::extensions::in_workspace(mcp, &placed.workspace);
     let env = setup::tool_env(key.as_ref(), key_env.as_deref(), &placed.run_id);
-    let mut guard = guard(config, &placed, &env).inspect_err(|_| unplace(config, &placed))?;
+    let mut guard =
+        guard(config, &placed, &env, &emitter).inspect_err(|_| unplace(config, &placed))?;
     guard.warnings.extend(git_notes);
     let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
     guard.warnings.extend(kept);
@@ -149,7 +150,7 @@ pub(crate) async fn prepare(
         )
         .with_readable(&readable)
         .with_run_dir(&placed.out_dir)
-        .with_sandbox(guard.sandbox.clone())
+        .with_deferred_sandbox(guard.sandbox.clone())
         .with_untrusted(config.trust.untrusted),
     );
     let grounds = Grounds {
@@ -363,22 +364,29 @@ fn guard(
     config: &RunConfig,
     placed: &Placed,
     env: &[(String, String)],
+    emitter: &Arc<Emitter>,
 ) -> Result<Guard, StartError> {
     let ws = &placed.workspace;
     let (built, repo_files, repo_note) =
         super::resume_trust::enforced_policy(config, ws, &placed.out_dir, placed.resumed)?;
-    // The evaluator must know whether commands run contained (and a read-only run kept so).
-    let plan = built.mode() == crate::permissions::Mode::Plan;
-    let (sandbox, sandbox_status, sandbox_verdict) = setup::sandbox(
+    // The evaluator must know whether commands run contained (and a read-only run kept so):
+    // the first command judged waits for the sandbox.
+    let mode = built.mode();
+    let (sandbox, sandbox_verdict) = setup::deferred_sandbox(
         &config.job,
         ws,
         Some(&placed.out_dir),
         env,
-        config.settings.require_sandbox,
-        plan,
+        (
+            config.settings.require_sandbox,
+            mode == crate::permissions::Mode::Plan,
+        ),
+        sandbox_ready(emitter),
     );
-    let context = crate::permissions::command_context(built.mode(), sandbox_status.as_ref());
-    let policy = Arc::new(built.with_context(context));
+    let deferred = sandbox.clone();
+    let policy = Arc::new(built.with_context_later(move || {
+        crate::permissions::command_context(mode, Some(&deferred.get().status))
+    }));
     let (workspace_rules, mut warnings) = crate::rules::workspace_rules(&repo_files);
     warnings.extend(repo_note);
     warnings.extend(setup::repo_rule_warnings(&policy));
@@ -394,10 +402,24 @@ fn guard(
         policy,
         repo_files,
         sandbox,
-        sandbox_status,
         sandbox_verdict,
         rules,
         warnings,
+    })
+}
+
+/// When the sandbox set up on its own thread is first needed: what it enforces, and a
+/// warning when not everything is (a run that requires it all settled that at start).
+fn sandbox_ready(emitter: &Arc<Emitter>) -> crate::sandbox::OnReady {
+    let emitter = emitter.clone();
+    Box::new(move |established| {
+        emitter.emit(crate::events::Event::SandboxEstablished {
+            sandbox: Box::new(established.status.clone()),
+        });
+        let verdict = setup::sandbox_verdict(&established.policy, &established.probe);
+        if let Ok(Some(message)) = verdict {
+            emitter.emit(crate::events::Event::Warning { message });
+        }
     })
 }
 

@@ -189,7 +189,7 @@ pub(crate) fn announce(
         session_path: Some(hooks.path.display().to_string()),
         checks: config.job.checks.iter().map(|c| c.name.clone()).collect(),
         isolation: start.isolation.map(str::to_owned),
-        sandbox: guard.sandbox_status.clone().map(Box::new),
+        sandbox: Some(Box::new(guard.sandbox.status().clone())),
         policy: start.tools.policy.table(),
         report_path: config
             .html

@@ -109,6 +109,7 @@ async fn conclude(
 ) -> RunResult {
     let store = run.store.take();
     run.shared.background().kill_all().await;
+    run.shared.commands_done();
     if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
     }

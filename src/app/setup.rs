@@ -326,6 +326,63 @@ pub(crate) fn sandbox(
     Option<SandboxStatus>,
     Result<Option<String>, SandboxRefused>,
 ) {
+    let policy = sandbox_policy(job, workspace, out_dir, env, require, read_only);
+    let (policy, probe) = crate::sandbox::establish(policy);
+    let status = crate::sandbox::describe(&probe, &policy);
+    let verdict = sandbox_verdict(&policy, &probe);
+    (policy, Some(status), verdict)
+}
+
+/// The run's containment as [`sandbox`] makes it, but on a thread of its own while the
+/// run starts (the first command waits for it; `on_ready` is told then) — unless the run
+/// requires the whole profile, which it must know before its first turn, or asks for no
+/// containment at all: those are settled now.
+pub(crate) fn deferred_sandbox(
+    job: &Job,
+    workspace: &Path,
+    out_dir: Option<&Path>,
+    env: &[(String, String)],
+    (require, read_only): (bool, bool),
+    on_ready: crate::sandbox::OnReady,
+) -> (
+    crate::sandbox::Deferred,
+    Result<Option<String>, SandboxRefused>,
+) {
+    let policy = sandbox_policy(job, workspace, out_dir, env, require, read_only);
+    if policy.is_active() && !policy.require {
+        return (crate::sandbox::Deferred::start(policy, on_ready), Ok(None));
+    }
+    let (policy, probe) = crate::sandbox::establish(policy);
+    let verdict = sandbox_verdict(&policy, &probe);
+    (crate::sandbox::Deferred::ready(policy, probe), verdict)
+}
+
+/// Ok(warning) when the run may go on as it is; Err(reason) when it requires more.
+pub(crate) fn sandbox_verdict(
+    policy: &SandboxPolicy,
+    probe: &crate::sandbox::Probe,
+) -> Result<Option<String>, SandboxRefused> {
+    let off = (policy.mode == SandboxMode::Off).then(|| {
+        "tools.bash.sandbox: off — commands (Bash, background jobs, checks) run uncontained, \
+         with cn-run's whole environment, the whole filesystem and the network"
+            .to_owned()
+    });
+    match probe.shortfall() {
+        Some(shortfall) if policy.require => Err(SandboxRefused { shortfall }),
+        Some(_) if off.is_some() => Ok(off),
+        other => Ok(other),
+    }
+}
+
+/// The containment the job asks for, not established yet.
+fn sandbox_policy(
+    job: &Job,
+    workspace: &Path,
+    out_dir: Option<&Path>,
+    env: &[(String, String)],
+    require: bool,
+    read_only: bool,
+) -> SandboxPolicy {
     let t = &job.tools;
     let mode = if read_only {
         SandboxMode::ReadOnly
@@ -354,22 +411,8 @@ pub(crate) fn sandbox(
         .chain([workspace.join(".cn-run")])
         .filter_map(|p| p.canonicalize().ok())
         .collect();
-    let policy = policy
+    policy
         .with_git(t.bash_git)
         .with_records(records)
-        .with_limits(t.bash_limits);
-    let (policy, probe) = crate::sandbox::establish(policy);
-    let status = crate::sandbox::describe(&probe, &policy);
-    let off = (policy.mode == SandboxMode::Off).then(|| {
-        "tools.bash.sandbox: off — commands (Bash, background jobs, checks) run uncontained, \
-         with cn-run's whole environment, the whole filesystem and the network"
-            .to_owned()
-    });
-    // Ok(warning) when it may run as it is; Err(reason) when the run requires more.
-    let verdict = match probe.shortfall() {
-        Some(shortfall) if policy.require => Err(SandboxRefused { shortfall }),
-        Some(_) if off.is_some() => Ok(off),
-        other => Ok(other),
-    };
-    (policy, Some(status), verdict)
+        .with_limits(t.bash_limits)
 }

@@ -67,7 +67,8 @@ pub enum Event {
         /// `worktree` when the run works in a throwaway git worktree.
         #[serde(default)]
         isolation: Option<String>,
-        /// The Bash sandbox in force (null when off).
+        /// The Bash sandbox in force (null when off); `mechanism: pending` when it is still
+        /// being set up (then `sandbox.established` follows once it is).
         #[serde(default)]
         sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
         /// The permission rules in force, in evaluation order (as `cn-run explain` shows
@@ -247,6 +248,12 @@ pub enum Event {
         name: String,
         origin: String,
         reason: String,
+    },
+    /// The run's sandbox once set up, when `run.started` could not say it yet (it is set up
+    /// while the run starts, and the first command waits for it): what is enforced.
+    #[serde(rename = "sandbox.established")]
+    SandboxEstablished {
+        sandbox: Box<crate::sandbox::SandboxStatus>,
     },
     #[serde(rename = "warning")]
     Warning { message: String },

@@ -25,6 +25,7 @@ const LINES: &[&str] = &[
     r#"{"type":"changes.recorded","patch_path":"/o/diff.patch","diff":{"files":1,"insertions":2,"deletions":3},"secret_in_diff":true,"checkpoints":[{"index":0,"commit":"abc"}],"skipped":[{"path":"big.bin","bytes":9000000}],"git_added_bytes":4096}"#,
     r#"{"type":"mcp.notification","server":"fx","kind":"progress","call_id":"c1","level":null,"progress":2.0,"total":5.0,"message":"step 2"}"#,
     r#"{"type":"rule.applied","turn":0,"name":"style","origin":"AGENTS.md","reason":"always applies"}"#,
+    r#"{"type":"sandbox.established","sandbox":{"mode":"workspace-write","network":false,"required":false,"mechanism":"bubblewrap","enforced":["private-tmp","no-network"],"missing":[],"writable":["/w"],"hidden":["/h/.ssh"],"notes":[],"read_only":["/w/.git"]}}"#,
     r#"{"type":"warning","message":"careful"}"#,
     r#"{"type":"message.appended","message":{"role":"tool","tool_call_id":"c1","name":"Read","content":"x","is_error":true,"images":[{"mime_type":"image/png","data":"iVBO","marker":{"open":"<u>","close":"</u>"}}]}}"#,
     r#"{"type":"history.replaced","history":[{"role":"user","content":"go"},{"role":"assistant","content":"s","tool_calls":[{"id":"c2","name":"Bash","arguments":"{}"}],"summary":true,"reasoning":{"text":"t","field":"reasoning","blocks":[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"redacted_thinking","data":"xx"}],"call_extra":[{"call_id":"c2","extra":{"google":{"thought_signature":"ts"}}}]}}]}"#,

@@ -26,7 +26,24 @@ pub struct Policy {
     pub(crate) ws: Workspace,
     repo_file: Option<String>,
     /// Where Bash commands run, for the evaluator.
-    context: Context,
+    context: ContextOf,
+}
+
+/// Where Bash commands run: known, or found out when the first one is judged (the run's
+/// sandbox is set up while the run starts; judging a command waits for it).
+#[derive(Clone)]
+enum ContextOf {
+    Known(Context),
+    Later(std::sync::Arc<dyn Fn() -> Context + Send + Sync>),
+}
+
+impl std::fmt::Debug for ContextOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContextOf::Known(c) => c.fmt(f),
+            ContextOf::Later(_) => f.write_str("Later"),
+        }
+    }
 }
 
 impl Policy {
@@ -92,20 +109,33 @@ impl Policy {
             rules,
             ws,
             repo_file,
-            context: Context::CONTAINED,
+            context: ContextOf::Known(Context::CONTAINED),
         })
     }
 
     /// The policy for commands that run in `context` (built policies assume containment).
     #[must_use]
     pub fn with_context(mut self, context: Context) -> Policy {
-        self.context = context;
+        self.context = ContextOf::Known(context);
+        self
+    }
+
+    /// The policy for commands whose context `later` gives when the first is judged.
+    #[must_use]
+    pub fn with_context_later(
+        mut self,
+        later: impl Fn() -> Context + Send + Sync + 'static,
+    ) -> Policy {
+        self.context = ContextOf::Later(std::sync::Arc::new(later));
         self
     }
 
     /// Where Bash commands are taken to run.
     pub fn context(&self) -> Context {
-        self.context
+        match &self.context {
+            ContextOf::Known(c) => *c,
+            ContextOf::Later(later) => later(),
+        }
     }
 
     /// Decides one call. `dynamic` is the tool's own verdict from its arguments, if it has one;
@@ -118,7 +148,7 @@ impl Policy {
         let mut checks = Vec::new();
         let reading = crate::catalog::command(tool, args)
             .filter(|c| !c.trim().is_empty())
-            .map(|c| read(c, self.context));
+            .map(|c| read(c, self.context()));
         if rule.is_none_or(|rule| rule.permission != Permission::Exclude) {
             if let Some(reading) = &reading {
                 checks.extend(Check::from_verdict(reading.verdict.clone()));

@@ -231,6 +231,7 @@ impl ResultBuilder {
             }
             Event::McpServer(s) => r.mcp_servers.push(s.clone()),
             Event::ChangesRecorded(c) => changes(r, c),
+            Event::SandboxEstablished { sandbox } => r.sandbox = Some(sandbox.as_ref().clone()),
             Event::UploadFinished { .. } => upload(r, &env.event),
             Event::RunCompleted { .. } => self.completed(env),
             // Read by `on_event` (those with a guard: when it holds), or not in result.json.

@@ -126,6 +126,7 @@ impl EventSink for LiveSink {
             | Event::ChangesRecorded(_)
             | Event::McpNotification { .. }
             | Event::RuleApplied { .. }
+            | Event::SandboxEstablished { .. }
             | Event::Warning { .. }
             | Event::MessageAppended { .. }
             | Event::HistoryReplaced { .. }

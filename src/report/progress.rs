@@ -156,6 +156,7 @@ impl EventSink for ProgressSink {
             | Event::ChangesRecorded(_)
             | Event::McpNotification { .. }
             | Event::RuleApplied { .. }
+            | Event::SandboxEstablished { .. }
             | Event::MessageAppended { .. }
             | Event::HistoryReplaced { .. }
             | Event::ConfigResolved { .. }

@@ -117,14 +117,15 @@ impl RunCgroup {
 
 impl Drop for RunCgroup {
     /// Remove the folders once their processes are gone (they die with the run's sandbox;
-    /// give them a moment).
+    /// give them a moment, up to a second: the last one usually goes within a millisecond
+    /// of the holder, so the wait is polled finely rather than in 10 ms steps).
     fn drop(&mut self) {
         self.procs.clear();
         for dir in self.dirs.iter().rev() {
-            for _ in 0..100 {
+            for _ in 0..1000 {
                 match std::fs::remove_dir(dir) {
                     Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                        std::thread::sleep(std::time::Duration::from_millis(10))
+                        std::thread::sleep(std::time::Duration::from_millis(1))
                     }
                     _ => break,
                 }

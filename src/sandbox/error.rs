@@ -52,6 +52,9 @@ pub enum SandboxError {
     /// The proxy needs a private folder for its socket and the run has none.
     #[error("the run has no private folder for the proxy's socket")]
     NoPrivateFolder,
+    /// The run ended before its first command: the set-up stopped.
+    #[error("not needed: the run started no command")]
+    NotNeeded,
     /// `true`, started as a command of the run would be, did not succeed.
     #[error("{stderr} ({status})")]
     TrueFailed {

@@ -17,6 +17,7 @@
 mod bwrap;
 mod call;
 mod cgroup;
+mod deferred;
 mod entry;
 pub mod env;
 mod error;
@@ -41,6 +42,7 @@ mod status;
 pub use bwrap::find as find_bwrap;
 pub use call::call_main;
 pub use cgroup::RunCgroup;
+pub use deferred::{Deferred, Established, OnReady};
 pub use entry::{CALL_BINARY, CALL_SUBCOMMAND, RunBox};
 pub use error::SandboxError;
 pub use git_view::GitAccess;

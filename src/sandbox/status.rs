@@ -3,6 +3,8 @@
 //! launcher reports what it set up), and the record of it for stderr and result.json
 //! ([`describe`]): `mechanism`, `enforced: […]`, `missing: […]`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -112,6 +114,20 @@ impl Probe {
         }
     }
 
+    /// Not established yet: the run's set-up makes it while the run starts, and its first
+    /// command waits for it (`mechanism: pending`; see [`super::Deferred`]).
+    pub fn pending() -> Self {
+        Probe {
+            mechanism: "pending".to_owned(),
+            notes: vec![
+                "not set up when this was recorded: it is made while the run starts, and only \
+                 the first command waits for it (a run that starts none can end before it is)"
+                    .to_owned(),
+            ],
+            ..Probe::off()
+        }
+    }
+
     /// Whether every protection of the default profile the job did not give up is in force
     /// (false under `sandbox: off`).
     pub fn fully_enforced(&self) -> bool {
@@ -194,12 +210,26 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 /// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
 /// runs the profile here, else the fallback launcher. What is listed as enforced under
 /// bubblewrap is what the start-up probe saw from inside ([`super::report`]). Blocking;
-/// takes a few ms.
-pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
+/// takes a few ms (two bubblewrap starts and a probe: tens under load).
+pub fn establish(policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
+    establish_with(policy, &AtomicBool::new(false))
+}
+
+/// [`establish`], stopped between its steps once `stop` is set (the run needs no sandbox
+/// any more): `None` then, and what it made so far is gone.
+pub(super) fn establish_unless(
+    policy: SandboxPolicy,
+    stop: &AtomicBool,
+) -> Option<(SandboxPolicy, Probe)> {
+    let established = establish_with(policy, stop);
+    (!stop.load(Ordering::SeqCst)).then_some(established)
+}
+
+fn establish_with(mut policy: SandboxPolicy, stop: &AtomicBool) -> (SandboxPolicy, Probe) {
     let mut notes = Vec::new();
     if policy.mode != SandboxMode::Off {
         match policy.mechanism.clone() {
-            Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes) {
+            Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes, stop) {
                 Ok(report) => {
                     let mut p = Probe::off();
                     p.mechanism = "bubblewrap".to_owned();
@@ -217,6 +247,7 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
                     policy.established_fully = p.fully_enforced();
                     return (policy, p);
                 }
+                Err(SandboxError::NotNeeded) => return (SandboxPolicy::off(), Probe::pending()),
                 Err(why) => {
                     policy.run_net = None;
                     policy.run_box = None;
@@ -239,28 +270,25 @@ pub fn establish(mut policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     (policy, p)
 }
 
-/// Pin the supervisor, make the run's cgroup and shared namespaces (and proxy) where cn-run
+/// Pin the supervisor, make the run's shared namespaces (and proxy) and cgroup where cn-run
 /// may, else say why in `notes`; then read the report of a command started as the run's
-/// commands will be.
-fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Report, SandboxError> {
+/// commands will be. Between the steps, `stop` ends it (what was made is dropped): the
+/// cgroup comes after the namespaces, so a set-up stopped by then leaves no folder to wait
+/// for.
+fn try_bwrap(
+    policy: &mut SandboxPolicy,
+    notes: &mut Vec<String>,
+    stop: &AtomicBool,
+) -> Result<Report, SandboxError> {
+    let go_on = || match stop.load(Ordering::SeqCst) {
+        true => Err(SandboxError::NotNeeded),
+        false => Ok(()),
+    };
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
-    if rustix::process::geteuid().is_root() {
-        match super::RunCgroup::create(&policy.limits) {
-            Ok(c) => policy.cgroup = Some(std::sync::Arc::new(c)),
-            Err(why) => notes.push(format!(
-                "memory is bounded per process, not for the run, and processes not at all \
-                 (the kernel exempts root from RLIMIT_NPROC): {why}"
-            )),
-        }
-    }
+    go_on()?;
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
-            Ok(net) => {
-                if let Some(cgroup) = policy.cgroup.clone() {
-                    let _ = net.run(move || cgroup.join_thread());
-                }
-                policy.run_net = Some(std::sync::Arc::new(net))
-            }
+            Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
             Err(why) => {
                 notes.push(format!(
                     "each command gets namespaces of its own (slower): the run's shared \
@@ -270,13 +298,37 @@ fn try_bwrap(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Result<Repo
             }
         }
     }
+    go_on()?;
+    if rustix::process::geteuid().is_root() {
+        make_cgroup(policy, notes);
+    }
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
+    go_on()?;
     if policy.run_net.is_some()
         && let Some(report) = start_run_box(policy, notes)
     {
         return Ok(report);
     }
     run_report(policy)
+}
+
+/// The run's cgroup, joined by the run's namespace thread (so what it starts starts inside),
+/// or why there is none in `notes`.
+fn make_cgroup(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
+    match super::RunCgroup::create(&policy.limits) {
+        Ok(c) => {
+            let cgroup = std::sync::Arc::new(c);
+            if let Some(net) = &policy.run_net {
+                let joining = cgroup.clone();
+                let _ = net.run(move || joining.join_thread());
+            }
+            policy.cgroup = Some(cgroup);
+        }
+        Err(why) => notes.push(format!(
+            "memory is bounded per process, not for the run, and processes not at all \
+             (the kernel exempts root from RLIMIT_NPROC): {why}"
+        )),
+    }
 }
 
 /// With a host list and no shared namespace (an ordinary user): the proxy on a Unix socket

@@ -126,6 +126,7 @@ impl EventFold {
             | Event::ChangesRecorded(_)
             | Event::McpNotification { .. }
             | Event::RuleApplied { .. }
+            | Event::SandboxEstablished { .. }
             | Event::Warning { .. }
             | Event::RunCompleted { .. } => Vec::new(),
         }

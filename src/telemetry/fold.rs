@@ -157,7 +157,8 @@ impl RunFold {
             | Event::ConfigResolved { .. }
             | Event::HistoryReplaced { .. }
             | Event::SessionFinished { .. }
-            | Event::McpNotification { .. } => self.agent_span(scope),
+            | Event::McpNotification { .. }
+            | Event::SandboxEstablished { .. } => self.agent_span(scope),
             Event::CheckpointCreated { .. } => self.checkpoint(at, event),
             Event::CheckFinished(check) => self.check(at, check),
             Event::McpServer(status) => self.mcp_server(status),

@@ -58,6 +58,7 @@ fn shape(event: &Event) -> Option<(&'static str, Severity, &'static [&'static st
         Event::McpNotification { .. } => ("cn_run.mcp.notification", info, &["message"]),
         Event::RuleApplied { .. } => ("cn_run.rule.applied", info, &[]),
         Event::Warning { .. } => ("cn_run.warning", warn, &[]),
+        Event::SandboxEstablished { .. } => ("cn_run.sandbox.established", info, &[]),
         Event::SessionFinished { .. } => ("cn_run.session.finished", info, &["checklist"]),
         Event::RunCompleted { status, .. } => {
             let severity = if failed(status) { warn } else { info };

@@ -59,6 +59,7 @@ fn slim(event: &Event) -> Option<Event> {
         | Event::HistoryReplaced { .. }
         | Event::ConfigResolved { .. } => None,
         Event::RunStarted { .. }
+        | Event::SandboxEstablished { .. }
         | Event::AttemptStarted { .. }
         | Event::TurnStarted { .. }
         | Event::ModelRetry { .. }

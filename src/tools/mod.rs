@@ -152,8 +152,9 @@ pub struct ToolShared {
     background: BackgroundJobs,
     /// Files UploadArtifact copied, in upload order.
     artifacts: Mutex<Vec<ArtifactRecord>>,
-    /// The sandbox Bash commands and background jobs run in (default: none).
-    sandbox: SandboxPolicy,
+    /// The sandbox Bash commands and background jobs run in (default: none), perhaps
+    /// still being set up (the first command waits for it).
+    sandbox: crate::sandbox::Deferred,
     /// What the run may still spend (set by the loop before each batch of calls) and what
     /// nested agents spent (drained by the loop after it): subagents share the budget.
     budget: Mutex<(Option<crate::job::Limits>, Vec<subagent::Spent>)>,
@@ -187,7 +188,10 @@ impl ToolShared {
             checklist: Mutex::new(None),
             background: BackgroundJobs::default(),
             artifacts: Mutex::new(Vec::new()),
-            sandbox: SandboxPolicy::off(),
+            sandbox: crate::sandbox::Deferred::ready(
+                SandboxPolicy::off(),
+                crate::sandbox::Probe::off(),
+            ),
             budget: Mutex::new((None, Vec::new())),
             untrusted: false,
         }
@@ -250,14 +254,28 @@ impl ToolShared {
     }
 
     /// Run Bash commands and background jobs under `sandbox`.
-    pub fn with_sandbox(mut self, sandbox: SandboxPolicy) -> Self {
+    pub fn with_sandbox(self, sandbox: SandboxPolicy) -> Self {
+        let probe = crate::sandbox::Probe::off();
+        self.with_deferred_sandbox(crate::sandbox::Deferred::ready(sandbox, probe))
+    }
+
+    /// Run them under the run's sandbox, which the first of them waits for.
+    pub fn with_deferred_sandbox(mut self, sandbox: crate::sandbox::Deferred) -> Self {
         self.sandbox = sandbox;
         self
     }
 
-    /// The sandbox shell commands run in.
+    /// The sandbox shell commands run in (waits while it is being set up).
     pub fn sandbox(&self) -> &SandboxPolicy {
-        &self.sandbox
+        self.sandbox.policy()
+    }
+
+    /// No command runs any more (the run ends): the sandbox is reported if it is set up by
+    /// now; else its set-up stops, and a run that started no command never waited for it.
+    pub fn commands_done(&self) {
+        if self.sandbox.now().is_none() {
+            self.sandbox.not_needed();
+        }
     }
 
     /// Record that the model has seen this file (read-before-edit).

@@ -723,11 +723,13 @@ fn a_parallel_job_that_cannot_start_gets_its_result_summary_and_error() {
 
 /// Containment in part is said where a reader of the step looks: a `::warning` naming
 /// what is missing and why, and a line of the step summary. The control is the same job
-/// where bubblewrap starts: no warning, and the summary names what held.
+/// where bubblewrap starts: no warning, and the summary names what held. The job runs a
+/// command (a check): the sandbox is set up for the first one.
 #[test]
 fn partial_containment_is_a_warning_and_a_summary_line() {
+    let check = "checks:\n  - {name: c, run: \"true\"}\n";
     let tmp = tempfile::tempdir().unwrap();
-    job(tmp.path(), "contained", "", "done");
+    job(tmp.path(), "contained", check, "done");
     let (summary_file, output_file) = (tmp.path().join("gh_summary"), tmp.path().join("gh_output"));
     let env = [
         ("GITHUB_ACTIONS", Path::new("true")),
@@ -756,7 +758,7 @@ fn partial_containment_is_a_warning_and_a_summary_line() {
     );
 
     let tmp = tempfile::tempdir().unwrap();
-    job(tmp.path(), "contained", "", "done");
+    job(tmp.path(), "contained", check, "done");
     let mut cmd = cn_run(tmp.path());
     cmd.env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", tmp.path().join("gh_summary"))

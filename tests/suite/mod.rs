@@ -90,6 +90,7 @@ mod run_e2e;
 mod run_files_e2e;
 mod run_lock_e2e;
 mod sandbox;
+mod sandbox_deferred_e2e;
 mod schedule;
 mod schedule_missed;
 mod schemas;

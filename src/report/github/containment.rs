@@ -58,6 +58,10 @@ pub(super) fn line(r: &RunResult) -> String {
         Some(s) if s.mode == SandboxMode::Off => {
             "**Containment:** off (the job sets `sandbox: off`)".to_owned()
         }
+        Some(s) if s.mechanism == "pending" => format!(
+            "**Containment:** {}, not set up: the run started no command before it ended",
+            s.mode.as_str()
+        ),
         Some(s) if partial(s) => format!("⚠️ **Containment: partial** — {}", shortfall(s)),
         Some(s) => format!(
             "**Containment:** {} ({}): {}",

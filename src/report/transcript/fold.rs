@@ -85,10 +85,17 @@ impl TranscriptFold {
             Event::TurnStarted { turn } if main => self.turn_started(*turn, env),
             Event::TurnCompleted { .. } if main => self.turn_completed(env),
             Event::ConfigResolved { config } if main => self.t.config = Some(config.clone()),
+            // The record of a sandbox set up after the start (see `sandbox::deferred`).
+            Event::SandboxEstablished { sandbox } if main => {
+                if let Some(run) = self.t.runs.last_mut() {
+                    run.sandbox = Some((**sandbox).clone());
+                }
+            }
             Event::RunStarted { .. }
             | Event::TurnStarted { .. }
             | Event::TurnCompleted { .. }
-            | Event::ConfigResolved { .. } => {}
+            | Event::ConfigResolved { .. }
+            | Event::SandboxEstablished { .. } => {}
             Event::AssistantMessage { .. } => self.response(agent, env),
             Event::PermissionDecision { .. } => self.decided(agent, env),
             Event::ToolStarted { .. } => self.started(agent, env),
