@@ -33,6 +33,7 @@ mod setup;
 mod start_error;
 mod subagents;
 mod uploads;
+mod user_hooks;
 mod validate;
 mod workspace;
 

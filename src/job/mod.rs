@@ -69,6 +69,10 @@ pub struct Job {
     pub skills: Vec<PathBuf>,
     /// When `cn-run schedule` starts the job; `None`: never on its own.
     pub schedule: Option<Schedule>,
+    /// The job's hooks (Claude Code's format).
+    pub hooks: crate::hooks::HooksSection,
+    /// Run the repository's `.claude/settings.json` hooks too (trusted runs only).
+    pub repo_hooks: bool,
 }
 
 /// An MCP server as the job declares it (`${NAME}` values resolved when the run starts).

@@ -291,6 +291,8 @@ pub(super) fn resolve(
         base_ref: raw.base_ref.clone(),
         skills,
         schedule,
+        hooks: raw.hooks.clone(),
+        repo_hooks: raw.repo_hooks,
     })
 }
 
