@@ -143,6 +143,29 @@ pub fn flatten(section: &HooksSection, origin: HookOrigin) -> Vec<HookDef> {
         .collect()
 }
 
+/// Each hook entry that cannot run, as `(field, why)`: a matcher that is not a regular
+/// expression, an empty command.
+pub fn problems(section: &HooksSection) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (event, groups) in section {
+        for (i, g) in groups.iter().enumerate() {
+            let at = format!("hooks.{}[{i}]", event.as_str());
+            if let Err(e) = super::matcher::Matcher::new(g.matcher.as_deref()) {
+                out.push((format!("{at}.matcher"), e));
+            }
+            for (j, h) in g.hooks.iter().enumerate() {
+                if h.command.trim().is_empty() {
+                    out.push((
+                        format!("{at}.hooks[{j}].command"),
+                        "the command is empty".into(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Why a repository settings file gave no hooks.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {

@@ -70,7 +70,7 @@ pub fn combine(decision: Decision, answer: &HookAnswer) -> Gated {
             why("a PreToolUse hook denied the call"),
         )),
         (Said::Defer, _) => Gated::Defer(Decision {
-            allow_hint: decision.allow_hint.clone(),
+            allow_hint: decision.allow_hint,
             ..hook(
                 Permission::Ask,
                 why("a PreToolUse hook deferred the call to a person"),

@@ -241,6 +241,9 @@ pub(super) fn resolve(
         cx.push(&field, message);
     }
     let checks = checks(&mut cx, &raw, &params);
+    for (field, problem) in crate::hooks::config::problems(&raw.hooks) {
+        cx.push(&field, problem);
+    }
     let output_schema = output_schema(&mut cx, &raw);
     let upload = super::resolve_net::upload(&mut cx, &raw);
     let mcp_servers = super::resolve_net::mcp_servers(&mut cx, &raw);

@@ -103,11 +103,11 @@ fn a_hooks_defer_stops_the_run_and_an_approval_runs_exactly_that_call() {
     );
     let session = session_of(&ws.join("out"));
     let history = session["history"].as_array().unwrap();
-    let answers: Vec<&Value> = history
+    let answers = history
         .iter()
         .filter(|m| m["tool_call_id"] == "deploy1")
-        .collect();
-    assert_eq!(answers.len(), 1, "one result for the call: {history:?}");
+        .count();
+    assert_eq!(answers, 1, "one result for the call: {history:?}");
 }
 
 #[test]

@@ -371,9 +371,8 @@ fn matchers_take_claude_codes_tool_names_and_the_input_its_field_names() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path();
     let record = "sh .hooks/record.sh";
-    let hooks = hook_block("PreToolUse", "Grep|LS", record)
-        + &hook_block("PostToolUse", "Read", record)
-            .replace("  PostToolUse:\n", "  PostToolUse:\n");
+    let hooks =
+        hook_block("PreToolUse", "Grep|LS", record) + &hook_block("PostToolUse", "Read", record);
     let turns = "  - tool_calls: [{name: Search, id: s1, arguments: {pattern: tool}}, {name: List, id: l1, arguments: {dirpath: .}}, {name: Read, id: r1, arguments: {filepath: tool.sh}}, {name: Bash, id: b1, arguments: {command: 'echo hi'}}]\n  - text: done\n";
     setup(ws, &format!("hooks:\n{hooks}"), turns);
     let r = start(ws, &[]);
@@ -521,4 +520,73 @@ fn session_and_notification_hooks_fire_at_their_points() {
     );
     assert!(log.contains("\"source\":\"startup\""));
     assert!(log.contains("needs your permission to use Bash"));
+}
+
+#[test]
+fn a_job_files_bad_hooks_are_located_errors_and_nothing_runs() {
+    for (hooks, want) in [
+        (
+            "  PreToolUs:\n    - hooks: [{type: command, command: 'true'}]\n",
+            "PreToolUs",
+        ),
+        (
+            "  PreToolUse:\n    - matcher: 'Bash('\n      hooks: [{type: command, command: 'true'}]\n",
+            "hooks.PreToolUse[0].matcher",
+        ),
+        (
+            "  Stop:\n    - hooks: [{type: prompt, command: 'true'}]\n",
+            "hooks.Stop[0].hooks[0].type",
+        ),
+        (
+            "  Stop:\n    - hooks: [{type: command, command: ' '}]\n",
+            "hooks.Stop[0].hooks[0].command",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        setup(ws, &format!("hooks:\n{hooks}"), "  - text: done\n");
+        let mut cmd = cn_run(ws);
+        cmd.arg("job.yaml");
+        let r = run(cmd, None);
+        assert_eq!(r.code, 2, "{hooks}: {r:#?}");
+        assert!(r.stderr.contains("job.yaml:"), "located: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{want}: {}", r.stderr);
+        assert!(!ws.join(".cn-run").exists(), "nothing ran");
+    }
+}
+
+#[test]
+fn hooks_run_contained_with_the_environment_allow_list() {
+    if !crate::suite::containment_scene::namespaces_available() {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("hook-was-here");
+    let payload = format!(
+        "echo x > {}; echo \"tok=$PLANTED_HOOK_TOKEN\" > seen.txt",
+        target.display()
+    );
+    for (sandbox, contained) in [("", true), ("tools: {bash: {sandbox: off}}\n", false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        let hooks = hook_block("SessionStart", "", &payload);
+        setup(ws, &format!("{sandbox}hooks:\n{hooks}"), "  - text: done\n");
+        let mut cmd = cn_run(ws);
+        cmd.arg("job.yaml")
+            .env("PLANTED_HOOK_TOKEN", "s3cr3t-hook-token");
+        let r = run(cmd, Some(&ws.join("out")));
+        assert_eq!(r.code, 0, "{r:#?}");
+        let seen = std::fs::read_to_string(ws.join("seen.txt")).unwrap();
+        assert_eq!(
+            target.exists(),
+            !contained,
+            "{sandbox:?}: the hook's write outside the workspace"
+        );
+        assert_eq!(
+            seen.contains("s3cr3t-hook-token"),
+            !contained,
+            "{sandbox:?}: the runner's variable outside the allow-list: {seen}"
+        );
+        let _ = std::fs::remove_file(&target);
+    }
 }
