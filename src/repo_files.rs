@@ -110,9 +110,17 @@ impl RepoFiles {
         }
     }
 
-    /// The paths of the files under the folder `rel` of a commit (recursively, relative to
-    /// the workspace, sorted); empty for the other sources, which have walks of their own.
+    /// The paths of the files under the folder `rel` of a commit or of the stored files
+    /// (recursively, relative to the workspace, sorted); empty for the other sources, which
+    /// have walks of their own.
     pub fn paths_under(&self, rel: &str) -> Vec<String> {
+        if let RepoFiles::Stored(files) = self {
+            return files
+                .keys()
+                .filter(|p| Path::new(p).starts_with(rel))
+                .cloned()
+                .collect();
+        }
         let RepoFiles::Commit {
             repo,
             commit,

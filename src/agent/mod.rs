@@ -11,7 +11,7 @@ mod request;
 mod rule_trigger;
 mod stop;
 mod stop_reason;
-mod system_prompt;
+pub(crate) mod system_prompt;
 mod text_history;
 pub mod text_tools;
 mod user_hooks;

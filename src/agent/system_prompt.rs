@@ -10,6 +10,14 @@ use crate::permissions::Mode;
 /// Agent instruction files, the first one found in the workspace is used.
 const AGENT_FILES: &[&str] = &["AGENTS.md", "AGENT.md", "CLAUDE.md", "CODEX.md"];
 
+/// The first agent file `repo` has, as (name, text).
+pub(crate) fn agent_file(repo: &crate::repo_files::RepoFiles) -> Option<(String, String)> {
+    AGENT_FILES.iter().find_map(|name| {
+        let text = repo.read(name)?;
+        Some(((*name).to_owned(), text))
+    })
+}
+
 /// Lines of git status shown before the rest is summarised.
 const MAX_STATUS_LINES: usize = 100;
 
@@ -83,10 +91,7 @@ impl SystemPrompt {
                  no code fence).\n",
             );
         }
-        let agent_file = AGENT_FILES.iter().find_map(|name| {
-            let text = repo.read(name)?;
-            Some(((*name).to_owned(), text))
-        });
+        let agent_file = agent_file(repo);
         SystemPrompt {
             base,
             agent_file,

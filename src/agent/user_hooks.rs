@@ -10,7 +10,7 @@ use crate::conversation::{Message, ToolCall};
 use crate::events::Resolution;
 use crate::hooks::{Gated, HookAnswer, approved, combine};
 use crate::job::OnAsk;
-use crate::permissions::{Decision, Permission};
+use crate::permissions::{Decision, GIT_INTERNALS_RULE, Permission};
 use crate::tools::{Judged, Tool};
 
 /// What the Stop hooks made of the agent's answer.
@@ -74,6 +74,13 @@ impl Agent<'_> {
                     Permission::Allow => Resolution::Allowed,
                     Permission::Exclude => Resolution::Denied,
                     Permission::Ask => match self.config.on_ask {
+                        // `.git` (hooks, config) needs a rule naming it: neither
+                        // `on_ask: allow` nor a person later is one.
+                        OnAsk::Allow | OnAsk::Defer
+                            if d.rule.as_deref() == Some(GIT_INTERNALS_RULE) =>
+                        {
+                            Resolution::Denied
+                        }
                         OnAsk::Allow => Resolution::Allowed,
                         OnAsk::Deny => Resolution::Denied,
                         OnAsk::Fail => Resolution::Failed,

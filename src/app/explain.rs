@@ -16,6 +16,7 @@ fn resolve(args: &ExplainArgs) -> Result<RunConfig, RunError> {
     let settings = Settings::from(args);
     let opts = LoadOptions {
         params: settings.params.clone(),
+        ..Default::default()
     };
     let job = job::load_file(&args.job, &opts)?;
     Ok(RunConfig::resolve(job, settings, Call::default())?)

@@ -178,8 +178,11 @@ pub(crate) fn register_skills(
     repo_files: &RepoFiles,
 ) -> Option<String> {
     let skills = match repo_files {
-        RepoFiles::Workdir(_) | RepoFiles::Stored(_) => discover(workspace, &job.skills),
-        RepoFiles::Commit { .. } => discover_at_base(repo_files, workspace, &job.skills),
+        RepoFiles::Workdir(_) => discover(workspace, &job.skills),
+        // A resume reads the skills its first run read, never the workspace written since.
+        RepoFiles::Commit { .. } | RepoFiles::Stored(_) => {
+            discover_at_base(repo_files, workspace, &job.skills)
+        }
         RepoFiles::Nothing => {
             return (!discover(workspace, &job.skills).is_empty()).then(|| {
                 "skills are off in untrusted mode without a base ref: the workspace's skills come from the untrusted changes"

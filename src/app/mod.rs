@@ -169,6 +169,7 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
     let settings = Settings::from(args);
     let opts = LoadOptions {
         params: args.params.clone(),
+        ..Default::default()
     };
     let mut jobs = Vec::new();
     if let Some(prompt) = &args.prompt {

@@ -32,13 +32,17 @@ fn resume_job(
     settings: &Settings,
     session: &Session,
     prompt: Option<&str>,
+    run_dir: &Path,
 ) -> Result<Job, RunError> {
-    let opts = LoadOptions {
+    let mut opts = LoadOptions {
         params: settings.params.clone(),
+        kept_files: None,
     };
     if let Some(path) = args.jobs.first() {
         return Ok(job::load_file(path, &opts)?);
     }
+    // The files the job names, too, as the first run read them.
+    opts.kept_files = super::resume_trust::kept_job_files(run_dir);
     // The job text as the first run read it, never the file as it is now: the workspace
     // (where job files often live) is the model's to write.
     let file = session.job.file.as_ref().map(PathBuf::from);
@@ -58,6 +62,7 @@ fn resume_config(
     args: &RunArgs,
     session: &Session,
     prompt: Option<&str>,
+    run_dir: &Path,
 ) -> Result<RunConfig, RunError> {
     let stored = stored_settings(session)?;
     let given = Settings::from(args);
@@ -68,7 +73,7 @@ fn resume_config(
         );
     }
     let settings = stored.overlay(given);
-    let job = resume_job(args, &settings, session, prompt)?;
+    let job = resume_job(args, &settings, session, prompt, run_dir)?;
     let call = Call {
         format: args.format,
         out: None,
@@ -86,11 +91,13 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
     let prompt = given.prompt.clone();
     let opened = super::resume_open::open(&root, id, prompt.clone());
-    let (config, opened) =
-        match opened.and_then(|o| Ok((resume_config(given, &o.session, prompt.as_deref())?, o))) {
-            Ok(c) => c,
-            Err(e) => return start_failed(e),
-        };
+    let (config, opened) = match opened.and_then(|o| {
+        let dir = o.path.parent().unwrap_or(Path::new("."));
+        Ok((resume_config(given, &o.session, prompt.as_deref(), dir)?, o))
+    }) {
+        Ok(c) => c,
+        Err(e) => return start_failed(e),
+    };
     let opts = RunOptions {
         early: Default::default(),
         log,

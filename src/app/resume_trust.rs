@@ -19,6 +19,20 @@ use crate::repo_files::RepoFiles;
 /// Where the record is kept in the run folder.
 const RECORD: &str = "trusted.json";
 
+/// Skills folders read at a run's start, relative to the workspace (with the job's own).
+const SKILL_FOLDERS: &[&str] = &[".continue/skills", ".claude/skills"];
+
+/// The record: where the policy's files come from, and the files the job names.
+#[derive(Debug, Serialize, Deserialize)]
+struct Kept {
+    #[serde(flatten)]
+    source: Record,
+    /// The job's rule files and output schema as the first run read them (`None` in
+    /// records written before they were kept: those resumes read the disk).
+    #[serde(default)]
+    job_files: Option<BTreeMap<String, String>>,
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 enum Record {
@@ -41,19 +55,28 @@ pub(crate) fn enforced_policy(
     out_dir: &Path,
     resumed: bool,
 ) -> Result<(Policy, RepoFiles, Option<String>), RunError> {
-    if resumed && let Some(files) = load(out_dir) {
+    if resumed && let Some(files) = load(out_dir).map(|k| repo_files(k.source)) {
         return Ok(config.enforced_policy_with(workspace, files)?);
     }
     let (policy, files, note) = config.enforced_policy(workspace)?;
     if !resumed {
-        let permissions = config.job.permissions.file.as_deref();
-        let _ = keep(&files, permissions, out_dir);
+        let _ = keep(config, workspace, &files, out_dir);
     }
     Ok((policy, files, note))
 }
 
-fn keep(files: &RepoFiles, permissions: Option<&str>, out_dir: &Path) -> std::io::Result<()> {
-    let record = match files {
+/// The job's files as the run being resumed read them (see [`crate::job::LoadOptions`]).
+pub(crate) fn kept_job_files(out_dir: &Path) -> Option<BTreeMap<String, String>> {
+    load(out_dir)?.job_files
+}
+
+fn keep(
+    config: &RunConfig,
+    workspace: &Path,
+    files: &RepoFiles,
+    out_dir: &Path,
+) -> std::io::Result<()> {
+    let source = match files {
         RepoFiles::Commit {
             repo,
             commit,
@@ -64,25 +87,100 @@ fn keep(files: &RepoFiles, permissions: Option<&str>, out_dir: &Path) -> std::io
             prefix: prefix.clone(),
         },
         RepoFiles::Nothing => Record::Nothing,
-        RepoFiles::Workdir(_) | RepoFiles::Stored(_) => {
-            let rel = permissions.unwrap_or(".continue/permissions.yaml");
-            let mut kept: BTreeMap<String, String> = files
-                .markdown_under(".continue/rules")
-                .into_iter()
-                .collect();
-            if let Some(text) = files.read(rel) {
-                kept.insert(rel.to_owned(), text);
-            }
-            Record::Files { files: kept }
-        }
+        RepoFiles::Workdir(_) | RepoFiles::Stored(_) => Record::Files {
+            files: instruction_files(config, workspace, files),
+        },
+    };
+    let record = Kept {
+        source,
+        job_files: Some(config.job.files_read.clone()),
     };
     let text = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
     std::fs::write(out_dir.join(RECORD), text)
 }
 
-fn load(out_dir: &Path) -> Option<RepoFiles> {
+/// What a trusted run reads from its workspace to steer the model: the rules, the
+/// permissions file, the agent file and the skills (their files' names, SKILL.md's text).
+fn instruction_files(
+    config: &RunConfig,
+    workspace: &Path,
+    files: &RepoFiles,
+) -> BTreeMap<String, String> {
+    let rel = config
+        .job
+        .permissions
+        .file
+        .as_deref()
+        .unwrap_or(".continue/permissions.yaml");
+    let mut kept: BTreeMap<String, String> = files
+        .markdown_under(".continue/rules")
+        .into_iter()
+        .collect();
+    if let Some(text) = files.read(rel) {
+        kept.insert(rel.to_owned(), text);
+    }
+    if let Some((name, text)) = crate::agent::system_prompt::agent_file(files) {
+        kept.insert(name, text);
+    }
+    for dir in skill_folders(config, workspace) {
+        kept.extend(skill_files(workspace, &dir));
+    }
+    kept
+}
+
+/// The skills folders inside the workspace, relative to it.
+fn skill_folders(config: &RunConfig, workspace: &Path) -> Vec<String> {
+    let ws = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
+    let own = config.job.skills.iter().filter_map(|d| {
+        let d = d.canonicalize().ok()?;
+        let rel = d.strip_prefix(&ws).ok()?;
+        Some(rel.to_string_lossy().into_owned())
+    });
+    SKILL_FOLDERS
+        .iter()
+        .map(|d| (*d).to_owned())
+        .chain(own)
+        .collect()
+}
+
+/// Every file under `rel` (no symlink followed): SKILL.md files with their text, the
+/// others by name only (the Skills tool lists them; their bytes are the workspace's).
+fn skill_files(workspace: &Path, rel: &str) -> Vec<(String, String)> {
+    let root = workspace.join(rel);
+    if rel.is_empty() || !root.is_dir() {
+        return Vec::new();
+    }
+    ignore::WalkBuilder::new(&root)
+        .standard_filters(false)
+        .max_depth(Some(crate::skills::MAX_DEPTH + 2))
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let path = e
+                .path()
+                .strip_prefix(workspace)
+                .ok()?
+                .to_string_lossy()
+                .into_owned();
+            let text = match e.file_name() == crate::skills::SKILL_FILE {
+                true => std::fs::read_to_string(e.path()).ok()?,
+                false => String::new(),
+            };
+            Some((path, text))
+        })
+        .collect()
+}
+
+fn load(out_dir: &Path) -> Option<Kept> {
     let text = std::fs::read(out_dir.join(RECORD)).ok()?;
-    Some(match serde_json::from_slice(&text).ok()? {
+    serde_json::from_slice(&text).ok()
+}
+
+fn repo_files(record: Record) -> RepoFiles {
+    match record {
         Record::Files { files } => RepoFiles::Stored(files),
         Record::Commit {
             repo,
@@ -94,5 +192,5 @@ fn load(out_dir: &Path) -> Option<RepoFiles> {
             prefix,
         },
         Record::Nothing => RepoFiles::Nothing,
-    })
+    }
 }

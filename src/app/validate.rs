@@ -33,6 +33,7 @@ fn script_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
 pub(super) fn run(args: &ValidateArgs) -> i32 {
     let opts = LoadOptions {
         params: args.params.clone(),
+        ..Default::default()
     };
     let mut problems: Vec<Problem> = Vec::new();
     let mut errors: Vec<String> = Vec::new();

@@ -85,6 +85,7 @@ impl ExportJob {
         let text = read(path)?;
         let opts = LoadOptions {
             params: params.to_vec(),
+            ..Default::default()
         };
         let job = job::load_file(path, &opts)?;
         let call = Call {

@@ -50,6 +50,9 @@ pub fn combine(decision: Decision, answer: &HookAnswer) -> Gated {
         // Nothing a hook says opens what the policy closed.
         return Gated::Policy(decision);
     }
+    if said == Said::Allow && only_a_rule_answers(&decision) {
+        return Gated::Policy(decision);
+    }
     let why = |default: &str| {
         answer
             .reason
@@ -119,7 +122,11 @@ pub fn approved(decision: Decision, approval: &Approval) -> Gated {
                 None => "a reviewer denied the call".to_owned(),
             },
         )),
-        Approval::Approve if decision.permission == Permission::Exclude => Gated::Policy(decision),
+        Approval::Approve
+            if decision.permission == Permission::Exclude || only_a_rule_answers(&decision) =>
+        {
+            Gated::Policy(decision)
+        }
         Approval::Approve => Gated::Answered(person(
             Permission::Ask,
             "--approve",
@@ -129,6 +136,11 @@ pub fn approved(decision: Decision, approval: &Approval) -> Gated {
             ),
         )),
     }
+}
+
+/// An ask only a rule naming the path can answer: a write into `.git` (hooks, config).
+fn only_a_rule_answers(decision: &Decision) -> bool {
+    decision.rule.as_deref() == Some(crate::permissions::GIT_INTERNALS_RULE)
 }
 
 #[cfg(test)]

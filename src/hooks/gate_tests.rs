@@ -80,3 +80,19 @@ fn an_approval_answers_an_ask_and_a_denial_always_holds() {
     };
     assert!(d.reason.contains("no"));
 }
+
+#[test]
+fn an_ask_into_git_internals_is_answered_by_a_rule_only() {
+    let git = Decision {
+        rule: Some(crate::permissions::GIT_INTERNALS_RULE.to_owned()),
+        ..policy(Permission::Ask)
+    };
+    assert_eq!(
+        combine(git.clone(), &said(Said::Allow)),
+        Gated::Policy(git.clone())
+    );
+    assert_eq!(
+        approved(git.clone(), &Approval::Approve),
+        Gated::Policy(git)
+    );
+}

@@ -17,6 +17,10 @@ use super::{Job, resolve};
 pub struct LoadOptions {
     /// `--param NAME=VALUE`, in order.
     pub params: Vec<(String, String)>,
+    /// The files the job names (rule files, the output schema) as the first run read them,
+    /// by the path the job gives: a resume reads these, never the files as they are now
+    /// (they may lie in the workspace the model has written since). `None`: read the disk.
+    pub kept_files: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The JSON schema of job files, generated from the raw types.

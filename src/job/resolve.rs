@@ -88,12 +88,32 @@ pub(super) struct Ctx<'a> {
     /// a value is reported once, as a required parameter).
     declared: Vec<String>,
     problems: Vec<Problem>,
+    /// See [`LoadOptions::kept_files`].
+    kept: Option<&'a BTreeMap<String, String>>,
+    /// The files the job named, as read now (kept by a run for its resumes).
+    read: BTreeMap<String, String>,
 }
 
 impl Ctx<'_> {
     pub(super) fn push(&mut self, field: &str, message: String) {
         let pos = self.loc.value(field);
         self.problems.push(problem(self.label, pos, field, message));
+    }
+
+    /// A file the job names, relative to the job file: the text the first run read when
+    /// resuming, else the file on disk (recorded in [`Job::files_read`]).
+    fn read_file(&mut self, rel: &str) -> Result<String, String> {
+        if let Some(kept) = self.kept {
+            return kept
+                .get(rel)
+                .cloned()
+                .ok_or_else(|| format!("{rel} was not read by the run being resumed"));
+        }
+        let path = self.base.join(rel);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        self.read.insert(rel.to_owned(), text.clone());
+        Ok(text)
     }
 
     pub(super) fn push_at(&mut self, pos: Option<Pos>, field: &str, message: String) {
@@ -203,6 +223,8 @@ pub(super) fn resolve(
         base,
         declared: raw.params.keys().cloned().collect(),
         problems: Vec::new(),
+        kept: opts.kept_files.as_ref(),
+        read: BTreeMap::new(),
     };
     if raw.version != 1 {
         cx.push(
@@ -296,6 +318,7 @@ pub(super) fn resolve(
         schedule,
         hooks: raw.hooks.clone(),
         repo_hooks: raw.repo_hooks,
+        files_read: cx.read,
     })
 }
 
@@ -324,13 +347,10 @@ fn output_schema(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<serde_json::Value> {
         OutputSchemaSpec::Inline(map) => serde_json::Value::Object(map.clone()),
         OutputSchemaSpec::File(f) => {
             let path = cx.base.join(&f.file);
-            let text = match std::fs::read_to_string(&path) {
+            let text = match cx.read_file(&f.file) {
                 Ok(t) => t,
                 Err(e) => {
-                    cx.push(
-                        "output_schema.file",
-                        format!("cannot read {}: {e}", path.display()),
-                    );
+                    cx.push("output_schema.file", e);
                     return None;
                 }
             };
@@ -526,12 +546,9 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
                 });
             }
             RuleEntry::File(f) => {
-                let path = cx.base.join(&f.file);
-                let parsed = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))
-                    .and_then(|text| {
-                        crate::rules::parse_rule(&f.file, &text).map_err(|e| e.to_string())
-                    });
+                let parsed = cx.read_file(&f.file).and_then(|text| {
+                    crate::rules::parse_rule(&f.file, &text).map_err(|e| e.to_string())
+                });
                 match parsed {
                     Ok(rule) => out.push(rule),
                     Err(e) => cx.push(&format!("rules[{i}].file"), e),

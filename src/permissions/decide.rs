@@ -76,7 +76,7 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
         };
     }
     let ask = checks.iter().find(|c| c.permission == Permission::Ask);
-    let decision = match (ask, rule) {
+    let mut decision = match (ask, rule) {
         (None, _) => base,
         (Some(check), Some(rule))
             if rule.explicitly_allows_argument() && names_enough(rule, check) =>
@@ -134,6 +134,10 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
     // `.git` (hooks, config: programs the workflow's next git command runs) needs a rule
     // that names it even in auto mode.
     let git = ask.is_some_and(|c| c.rule == GIT_INTERNALS_RULE);
+    if git && decision.permission == Permission::Ask {
+        // Named so that `on_ask: allow` can tell it from other asks: it never answers this one.
+        decision.rule = Some(GIT_INTERNALS_RULE.to_owned());
+    }
     if decision.permission == Permission::Ask && call.mode == Mode::Auto && !git {
         let why = ask.map_or_else(|| decision.reason.clone(), explain::objection);
         return Decision {

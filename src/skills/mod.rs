@@ -24,7 +24,7 @@ const MAX_SKILL_BYTES: u64 = 512 * 1024;
 /// At most this many other files of one skill are listed.
 const MAX_FILES: usize = 200;
 /// How deep the file listing of a skill folder goes.
-const MAX_DEPTH: usize = 4;
+pub(crate) const MAX_DEPTH: usize = 4;
 
 /// One skill, as discovered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -62,6 +62,13 @@ fn write(path: &str, content: &str) -> Value {
 
 #[test]
 fn the_file_tools_refuse_git_in_every_spelling_without_a_rule_naming_it() {
+    let auto = "permissions: {allow: ['Write(**)', 'Edit(**)', 'Read(**)']}\n";
+    refused_in_every_spelling(auto, &["--auto"]);
+    // `on_ask: allow` answers asks, but a call into `.git` needs a rule naming it.
+    refused_in_every_spelling("permissions: {on_ask: allow}\n", &[]);
+}
+
+fn refused_in_every_spelling(permissions: &str, flags: &[&str]) {
     let (_tmp, ws, _) = repo();
     std::os::unix::fs::symlink(ws.join(".git"), ws.join("g")).unwrap();
     let abs = ws
@@ -85,13 +92,9 @@ fn the_file_tools_refuse_git_in_every_spelling_without_a_rule_naming_it() {
         json!({"name": "UploadArtifact", "arguments": {"filePath": ".git/config.txt"}}),
     ];
     let n = calls.len();
-    job(
-        &ws,
-        "permissions: {allow: ['Write(**)', 'Edit(**)', 'Read(**)']}\n",
-        calls,
-    );
+    job(&ws, permissions, calls);
     let mut cmd = cn_run(&ws);
-    cmd.arg("job.yaml").arg("--auto");
+    cmd.arg("job.yaml").args(flags);
     let r = run(cmd, Some(&ws.join("out")));
     assert_eq!(r.code, 0, "{r:#?}");
     let denials = r.result()["permission_denials"].as_array().unwrap().clone();

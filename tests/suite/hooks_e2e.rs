@@ -590,3 +590,37 @@ fn hooks_run_contained_with_the_environment_allow_list() {
         let _ = std::fs::remove_file(&target);
     }
 }
+
+#[test]
+fn a_hooks_allow_never_answers_a_write_into_git() {
+    let allow_all = r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}'"#;
+    let hooks = format!(
+        "  PreToolUse:\n    - matcher: '*'\n      hooks: [{{type: command, command: {}}}]\n",
+        serde_json::to_string(allow_all).unwrap()
+    );
+    let hook = "#!/bin/sh\\necho planted > planted.txt\\n";
+    let turns = format!(
+        "  - tool_calls: [{{name: Write, id: g1, arguments: {{filepath: .git/hooks/pre-commit, content: \"{hook}\"}}}}, {{name: Write, id: g2, arguments: {{filepath: ./.git/config, content: x}}}}, {{name: Write, id: ok, arguments: {{filepath: notes/ok.txt, content: fine}}}}]\n  - text: done\n"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    setup(ws, &format!("hooks:\n{hooks}"), &turns);
+    crate::support::runner::git_init(ws);
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    let r = start(ws, &[]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        !ws.join(".git/hooks/pre-commit").exists(),
+        "{}",
+        told(&r, "g1")
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        config
+    );
+    // Control: the hook's allow answers the ask of a plain write.
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes/ok.txt")).unwrap(),
+        "fine"
+    );
+}
