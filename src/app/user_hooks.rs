@@ -109,3 +109,60 @@ pub(crate) fn approvals(
     }
     Ok(out)
 }
+
+/// The hooks a run of `config` would run, for `cn-run explain`: each with its event,
+/// matcher, command, timeout and origin; and why the repository's would not run.
+pub(crate) fn explained(config: &RunConfig) -> (Vec<serde_json::Value>, Option<String>) {
+    let job = &config.job;
+    let mut defs = flatten(&job.hooks, HookOrigin::Job);
+    let note = match (job.repo_hooks, config.trust.untrusted) {
+        (true, true) => Some(format!(
+            "the repository's hooks ({REPO_SETTINGS}) do not run: untrusted mode"
+        )),
+        (true, false) => {
+            let mut warnings = Vec::new();
+            defs.extend(repo_hooks(&config.workspace, &mut warnings));
+            (!warnings.is_empty()).then(|| warnings.join("; "))
+        }
+        (false, _) => None,
+    };
+    let rows = defs
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "event": d.event.as_str(),
+                "matcher": d.matcher.clone().unwrap_or_default(),
+                "command": d.command.command,
+                "timeout_s": d.command.timeout().as_secs(),
+                "origin": d.origin,
+            })
+        })
+        .collect();
+    (rows, note)
+}
+
+/// The hooks part of `cn-run explain` for a reader.
+pub(crate) fn explained_text(config: &RunConfig) -> String {
+    let (rows, note) = explained(config);
+    if rows.is_empty() && note.is_none() {
+        return String::new();
+    }
+    let mut text = String::from("hooks (Claude Code's protocol; never wider than the policy):\n");
+    for r in &rows {
+        text.push_str(&format!(
+            "  {:<16} {:<12} {} ({} s, {})\n",
+            r["event"].as_str().unwrap_or_default(),
+            r["matcher"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .unwrap_or("*"),
+            r["command"].as_str().unwrap_or_default(),
+            r["timeout_s"],
+            r["origin"].as_str().unwrap_or_default(),
+        ));
+    }
+    if let Some(note) = note {
+        text.push_str(&format!("  ({note})\n"));
+    }
+    text
+}

@@ -624,3 +624,32 @@ fn a_hooks_allow_never_answers_a_write_into_git() {
         "fine"
     );
 }
+
+#[test]
+fn explain_lists_the_hooks_a_run_would_run_and_says_why_repository_ones_would_not() {
+    let hooks = hook_block("PreToolUse", "Bash", "sh .hooks/block_rm.sh");
+    for (flags, repo_listed) in [(&[][..], true), (&["--untrusted"][..], false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        setup(
+            ws,
+            &format!("repo_hooks: true\nhooks:\n{hooks}"),
+            "  - text: done\n",
+        );
+        repo_settings(ws);
+        let mut cmd = cn_run(ws);
+        cmd.args(["explain", "--json", "job.yaml"]).args(flags);
+        let r = run(cmd, None);
+        assert_eq!(r.code, 0, "{r:#?}");
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let rows = v["hooks"].as_array().unwrap();
+        assert_eq!(rows[0]["event"], "PreToolUse");
+        assert_eq!(rows[0]["origin"], "job");
+        assert_eq!(rows[0]["command"], "sh .hooks/block_rm.sh");
+        let repo = rows.iter().any(|h| h["origin"] == "repository");
+        assert_eq!(repo, repo_listed, "{flags:?}: {v}");
+        if !repo_listed {
+            assert!(v["hooks_note"].as_str().unwrap().contains("untrusted"));
+        }
+    }
+}
