@@ -163,3 +163,30 @@ fn a_disabled_command_is_denied_at_once_never_deferred() {
     assert!(pending(&r).is_empty());
     assert!(!ws.join("marker.txt").exists());
 }
+
+#[test]
+fn the_step_summary_lists_the_waiting_calls_and_how_to_answer_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    setup(
+        ws,
+        "permissions: {on_ask: defer}\n",
+        "  - tool_calls: [{name: Bash, id: m7, arguments: {command: 'make deploy'}}]\n  - text: ok\n",
+    );
+    let mut cmd = cn_run(ws);
+    cmd.arg("job.yaml")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", ws.join("gh_output"))
+        .env("GITHUB_STEP_SUMMARY", ws.join("gh_summary"));
+    let r = run(cmd, Some(&ws.join("out")));
+    assert_eq!(r.code, 3, "{r:#?}");
+    let summary = std::fs::read_to_string(ws.join("gh_summary")).unwrap();
+    assert!(summary.contains("Waiting for approval"), "{summary}");
+    assert!(
+        summary.contains("`m7`") && summary.contains("make deploy"),
+        "{summary}"
+    );
+    assert!(summary.contains("--approve m7"), "{summary}");
+    let outputs = std::fs::read_to_string(ws.join("gh_output")).unwrap();
+    assert!(outputs.contains("approval_required"), "{outputs}");
+}
