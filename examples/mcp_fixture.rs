@@ -17,7 +17,9 @@
 //!
 //! Modes: no argument serves MCP on stdin/stdout; `--http PORT` serves streamable HTTP on
 //! 127.0.0.1:PORT (any path); `--hang` reads stdin and never answers; `--crash` writes to
-//! stderr and exits with status 3; `--delay MS` waits before serving (a slow starter).
+//! stderr and exits with status 3; `--delay MS` waits before serving (a slow starter);
+//! `--barrier DIR N` leaves a file in DIR and waits to serve until DIR holds N (servers
+//! that answer only once all N have been started).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -293,6 +295,16 @@ async fn main() -> anyhow::Result<()> {
     if let Some(ms) = value("--delay") {
         tokio::time::sleep(Duration::from_millis(ms.parse().context("--delay MS")?)).await;
     }
+    if let (Some(dir), Some(n)) = (
+        value("--barrier"),
+        flag("--barrier").and_then(|i| args.get(i + 2)),
+    ) {
+        barrier(
+            std::path::Path::new(&dir),
+            n.parse().context("--barrier DIR N")?,
+        )
+        .await?;
+    }
     if flag("--crash").is_some() {
         eprintln!("mcp_fixture: cannot load config: missing token");
         std::process::exit(3);
@@ -310,6 +322,15 @@ async fn main() -> anyhow::Result<()> {
     }
     let service = Fixture::new().serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
+    Ok(())
+}
+
+/// Leaves this process's file in `dir`, then waits until `dir` holds `n` files.
+async fn barrier(dir: &std::path::Path, n: usize) -> anyhow::Result<()> {
+    std::fs::write(dir.join(std::process::id().to_string()), b"")?;
+    while std::fs::read_dir(dir)?.count() < n {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     Ok(())
 }
 

@@ -12,6 +12,7 @@ pub mod agent;
 pub mod app;
 pub mod append_log;
 pub mod artifacts;
+pub mod catalog;
 pub mod checkpoint;
 pub mod checks;
 pub mod cli;

@@ -9,6 +9,7 @@ use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::{Agent, Outcome, control_outcome};
+use crate::catalog;
 use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
 use crate::hooks::HookEvent;
@@ -139,8 +140,8 @@ impl Agent<'_> {
             let offered = |name: &str| self.tools.get(name).is_some();
             msg.push_str(edit_tool_note(
                 &call.name,
-                offered("Edit"),
-                offered("MultiEdit"),
+                offered(catalog::EDIT.name),
+                offered(catalog::MULTI_EDIT.name),
             ));
             return (
                 Checked::Done {
@@ -539,17 +540,15 @@ fn redact_value(v: &Value, redactor: &crate::redact::Redactor) -> Value {
 /// Which of Edit and MultiEdit a run offers depends on the model name (as in Continue); a
 /// call of the other one is told how to use the one there is.
 fn edit_tool_note(called: &str, edit: bool, multi_edit: bool) -> &'static str {
-    match (called, edit, multi_edit) {
-        ("Edit", false, true) => {
-            " This run edits files with `MultiEdit` instead of `Edit` (the model name decides \
-             which one a run offers): call MultiEdit with `file_path` and \
-             `edits: [{old_string, new_string, replace_all}]`."
-        }
-        ("MultiEdit", true, false) => {
-            " This run edits files with `Edit` instead of `MultiEdit` (the model name decides \
-             which one a run offers): call Edit with `file_path`, `old_string`, `new_string` \
-             and optionally `replace_all`, once per change."
-        }
-        _ => "",
+    if called == catalog::EDIT.name && !edit && multi_edit {
+        " This run edits files with `MultiEdit` instead of `Edit` (the model name decides \
+         which one a run offers): call MultiEdit with `file_path` and \
+         `edits: [{old_string, new_string, replace_all}]`."
+    } else if called == catalog::MULTI_EDIT.name && edit && !multi_edit {
+        " This run edits files with `Edit` instead of `MultiEdit` (the model name decides \
+         which one a run offers): call Edit with `file_path`, `old_string`, `new_string` \
+         and optionally `replace_all`, once per change."
+    } else {
+        ""
     }
 }

@@ -1,6 +1,7 @@
 //! Conditional rules join the system message once the run touches a file they name: after
-//! each turn, the paths of Read, Write, Edit and MultiEdit calls are matched against the
-//! waiting rules; a match adds the rule from the next turn on, once, with an event.
+//! each turn, the file each call reads or writes (the catalogue's `touched_file`: Read,
+//! Write, Edit, MultiEdit) is matched against the waiting rules; a match adds the rule from
+//! the next turn on, once, with an event.
 
 use std::path::Path;
 
@@ -13,13 +14,9 @@ use crate::tools::resolve_in_workspace;
 const REGEX_READ_LIMIT: u64 = 1024 * 1024;
 
 fn touched_path(call: &ToolCall) -> Option<String> {
-    let key = match call.name.as_str() {
-        "Read" | "Write" => "filepath",
-        "Edit" | "MultiEdit" => "file_path",
-        _ => return None,
-    };
+    let tool = crate::catalog::find(&call.name)?;
     let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-    args.get(key)?.as_str().map(str::to_owned)
+    tool.touched_file(&args).map(str::to_owned)
 }
 
 impl Agent<'_> {

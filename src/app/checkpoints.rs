@@ -76,8 +76,9 @@ impl Checkpoints {
         }
     }
 
-    /// Hands the checkpoint after a mutating call to the worker: a Write, Edit or
-    /// MultiEdit names the one file it changed; any other tool's checkpoint scans.
+    /// Hands the checkpoint after a mutating call to the worker: a tool that changes only
+    /// the file it names (Write, Edit, MultiEdit) names that file; any other tool's
+    /// checkpoint scans.
     pub(crate) fn after_call(
         &self,
         turn: u32,
@@ -85,8 +86,10 @@ impl Checkpoints {
         tool: &str,
         args: &serde_json::Value,
     ) {
-        let background = args.get("run_in_background").and_then(|v| v.as_bool());
-        if background == Some(true) || tool.starts_with("mcp__") {
+        let info = crate::catalog::find(tool);
+        if info.is_none_or(|t| t.leaves_running(args)) {
+            // A background command, or a tool the catalogue does not describe (an MCP
+            // server's): what it changes may change again after the call.
             self.inner.note_lasting_change();
         }
         let touched = touched_file(self.inner.workspace(), tool, args).map(|p| vec![p]);
@@ -188,14 +191,14 @@ fn settings_of(git: &crate::job::GitSettings) -> Settings {
     }
 }
 
-/// The one file a Write, Edit or MultiEdit call changed (as the tool resolves it,
-/// symlinks followed); `None` for any other tool, or arguments without a path.
-fn touched_file(workspace: &Path, tool: &str, args: &serde_json::Value) -> Option<PathBuf> {
-    let key = match tool {
-        "Write" => "filepath",
-        "Edit" | "MultiEdit" => "file_path",
-        _ => return None,
-    };
-    let raw = args.get(key)?.as_str()?;
+/// The one file a call changed (as the tool resolves it, symlinks followed), for a tool
+/// that changes only the file it names; `None` for any other tool, or arguments without a
+/// path.
+pub(crate) fn touched_file(
+    workspace: &Path,
+    tool: &str,
+    args: &serde_json::Value,
+) -> Option<PathBuf> {
+    let raw = crate::catalog::find(tool)?.changed_file(args)?;
     Some(crate::tools::resolve_in_workspace(workspace, raw).real)
 }

@@ -347,7 +347,10 @@ fn config_text(
 /// Which edit tool the model gets, since rules and scripts may name the other.
 fn edit_tool_note(tools: &[String]) -> Option<&'static str> {
     let has = |name: &str| tools.iter().any(|t| t == name);
-    match (has("Edit"), has("MultiEdit")) {
+    match (
+        has(crate::catalog::EDIT.name),
+        has(crate::catalog::MULTI_EDIT.name),
+    ) {
         (false, true) => Some(
             "MultiEdit, not Edit: the model name decides which one a run offers; rules naming either cover both",
         ),

@@ -190,7 +190,7 @@ pub(crate) fn register_skills(
             });
         }
     };
-    if skills.is_empty() || !policy.is_offered("Skills") {
+    if skills.is_empty() || !policy.is_offered(crate::catalog::SKILLS.name) {
         return None;
     }
     registry.register(Arc::new(SkillsTool::new(skills, workspace)));

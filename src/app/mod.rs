@@ -3,6 +3,7 @@
 //! exit code.
 
 mod attempts;
+mod call_plan;
 mod checkpoints;
 mod continuation;
 mod explain;
@@ -40,12 +41,17 @@ mod workspace;
 use std::io::Write;
 
 use crate::cli::{Cli, Command, Format, RunArgs};
-use crate::config::{Call, RunConfig, Settings};
+use crate::config::{RunConfig, Settings};
 use crate::exit_code::Status;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
 use crate::observability::LogHandle;
 use crate::report::RunResult;
+use call_plan::CallPlan;
 use start_error::{RunError, StartError};
+
+#[cfg(test)]
+#[path = "catalogue_tests.rs"]
+mod catalogue_tests;
 
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
@@ -152,20 +158,10 @@ pub(crate) fn adhoc_job(flags: &Settings, prompt: &str) -> Result<Job, RunError>
     Ok(job)
 }
 
-/// The call-wide settings of a `run` command line.
-fn call(args: &RunArgs) -> Call {
-    Call {
-        format: args.format,
-        out: args.out.clone(),
-        jobs_in_call: args.jobs_in_call,
-        elsewhere: false,
-    }
-}
-
 /// Every job of the command line, resolved with the flags into its `RunConfig`. Any
 /// problem in any of them runs nothing: each job that did not load or resolve is a
 /// [`StartError`] of its own (a wrong command line one without a job).
-fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
+fn load_jobs(args: &RunArgs, plan: &CallPlan) -> Result<Vec<RunConfig>, Vec<StartError>> {
     let settings = Settings::from(args);
     let opts = LoadOptions {
         params: args.params.clone(),
@@ -194,9 +190,10 @@ fn load_jobs(args: &RunArgs) -> Result<Vec<RunConfig>, Vec<StartError>> {
         ))]);
     }
     let mut configs = Vec::new();
-    for job in jobs {
+    let calls = plan.job_calls(&jobs);
+    for (job, call) in jobs.into_iter().zip(calls) {
         let (name, source) = (job.name.clone(), job.source.clone());
-        match RunConfig::resolve(job, settings.clone(), call(args)) {
+        match RunConfig::resolve(job, settings.clone(), call) {
             Ok(c) => configs.push(c),
             Err(e) => {
                 problems.push(StartError::from(RunError::from(e)).for_job(&name, source.as_deref()))
@@ -233,26 +230,27 @@ fn run_jobs_command(args: RunArgs, log: &LogHandle) -> i32 {
             resume::resume(&id, &args, log).await
         });
     }
-    let jobs = match load_jobs(&args) {
+    let plan = CallPlan::from(&args);
+    let jobs = match load_jobs(&args, &plan) {
         Ok(j) => j,
-        Err(not_started) => return finish_call(&args, &[], &not_started),
+        Err(not_started) => return finish_call(&plan, &[], &not_started),
     };
-    let early = early_checkpoints(&jobs, &args);
+    let early = early_checkpoints(&jobs, &plan);
     let runtime = match jobs.len() {
         1 => Runtime::Lone,
         _ => Runtime::Shared,
     };
-    block_on(runtime, run_jobs(jobs, args, log, early))
+    block_on(runtime, run_jobs(jobs, plan, log, early))
 }
 
 /// A lone job's checkpointer, opened before the runtime is built: the git status it
 /// takes (which the first request waits for) then overlaps with the rest of the set-up.
 /// None for several jobs (each gets a worktree), a copied workspace, or no checkpoints.
-fn early_checkpoints(jobs: &[RunConfig], args: &RunArgs) -> Option<checkpoints::Early> {
+fn early_checkpoints(jobs: &[RunConfig], plan: &CallPlan) -> Option<checkpoints::Early> {
     let [config] = jobs else {
         return None;
     };
-    let isolated = args.isolate == Some(crate::cli::Isolate::Worktree);
+    let isolated = plan.isolate == Some(crate::cli::Isolate::Worktree);
     let job = &config.job;
     if !job.git.checkpoints || job.workspace.copy || isolated {
         return None;
@@ -262,18 +260,18 @@ fn early_checkpoints(jobs: &[RunConfig], args: &RunArgs) -> Option<checkpoints::
 
 async fn run_jobs(
     jobs: Vec<RunConfig>,
-    args: RunArgs,
+    plan: CallPlan,
     log: &LogHandle,
     early: Option<checkpoints::Early>,
 ) -> i32 {
     // Several jobs' own folder (their summary.json, junit.xml) is the call's for its life.
-    let call_folder = match parallel::lock_call_folder(jobs.len(), args.out.as_deref()) {
+    let call_folder = match parallel::lock_call_folder(jobs.len(), plan.out.as_deref()) {
         Ok(lock) => lock,
         Err(e) => return start_failed(e),
     };
     let mut results: Vec<RunResult> = Vec::new();
     let mut start_errors: Vec<StartError> = Vec::new();
-    for outcome in parallel::run_all(jobs, &args, log, early).await {
+    for outcome in parallel::run_all(jobs, &plan, log, early).await {
         match outcome {
             Ok(result) => results.push(result),
             Err(e) => start_errors.push(e),
@@ -282,17 +280,17 @@ async fn run_jobs(
     if let Some(lock) = &call_folder {
         lock.release();
     }
-    finish_call(&args, &results, &start_errors)
+    finish_call(&plan, &results, &start_errors)
 }
 
 /// The end of a call: why each job that did not start (stderr), what stdout carries, the
 /// call's own report (several jobs, or one that did not start), `--junit`; the exit code
 /// is the worst job's — or exit 6 when a report asked for could not be written.
-fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) -> i32 {
+fn finish_call(plan: &CallPlan, results: &[RunResult], start_errors: &[StartError]) -> i32 {
     for e in start_errors {
         let _ = usage_error(&e.message);
     }
-    print_results(args, results, start_errors);
+    print_results(plan.format, results, start_errors);
     let mut worst = parallel_report::worst(results, start_errors);
     // A report that cannot be written is the environment's failure (exit 6).
     let mut unwritten = || {
@@ -300,10 +298,10 @@ fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError
             worst = Status::InternalError;
         }
     };
-    if !parallel_report::write_call(args.out.as_deref(), results, start_errors) {
+    if !parallel_report::write_call(plan.out.as_deref(), results, start_errors) {
         unwritten();
     }
-    if let Some(path) = &args.junit {
+    if let Some(path) = &plan.junit {
         let suites = parallel_report::suites(results, start_errors);
         let xml = crate::report::junit::render(suites);
         if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
@@ -314,8 +312,8 @@ fn finish_call(args: &RunArgs, results: &[RunResult], start_errors: &[StartError
     worst.exit_code()
 }
 
-pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors: &[StartError]) {
-    match args.format {
+pub(crate) fn print_results(format: Format, results: &[RunResult], start_errors: &[StartError]) {
+    match format {
         Format::Text => {
             // Only a complete answer: a run stopped by a limit, a signal or a provider
             // failure may hold the first half of one (it is in result.json, marked so).
@@ -335,7 +333,7 @@ pub(crate) fn print_results(args: &RunArgs, results: &[RunResult], start_errors:
         Format::Json | Format::StreamJson => {
             for r in results {
                 let mut line = serde_json::to_string(r).unwrap_or_default();
-                if args.format == Format::Json && results.len() == 1 {
+                if format == Format::Json && results.len() == 1 {
                     line = serde_json::to_string_pretty(r).unwrap_or_default();
                 }
                 stdout(&format!("{line}\n"));

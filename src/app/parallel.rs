@@ -11,10 +11,11 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use tokio::sync::Semaphore;
 
+use super::call_plan::CallPlan;
 use super::checkpoints::Early;
 use super::run::{self, RunOptions, panic_message};
 use super::start_error::{RunError, StartError};
-use crate::cli::{Isolate, RunArgs};
+use crate::cli::Isolate;
 use crate::config::RunConfig;
 use crate::observability::LogHandle;
 use crate::report::RunResult;
@@ -24,15 +25,11 @@ use crate::worktree::RunWorktree;
 /// is a lone job's checkpointer, opened before the runtime.
 pub(crate) async fn run_all(
     mut jobs: Vec<RunConfig>,
-    args: &RunArgs,
+    plan: &CallPlan,
     log: &LogHandle,
     mut early: Option<Early>,
 ) -> Vec<Result<RunResult, StartError>> {
-    let isolate = args.isolate.unwrap_or(if jobs.len() > 1 {
-        Isolate::Worktree
-    } else {
-        Isolate::None
-    });
+    let isolate = plan.isolation(jobs.len());
     if isolate == Isolate::Worktree {
         prune_dead_runs(&jobs);
     }
@@ -48,21 +45,17 @@ pub(crate) async fn run_all(
             .unwrap_or_else(|panic| Err(RunError::Panic(panic_message(&*panic)).into()));
         return vec![result];
     }
-    let permits = Arc::new(Semaphore::new(args.parallel.max(1)));
+    let permits = Arc::new(Semaphore::new(plan.parallel));
     let mut tasks = Vec::with_capacity(jobs.len());
-    let all: Vec<_> = jobs.iter().map(|c| c.job.clone()).collect();
-    let outs = super::parallel_report::job_out_dirs(&all, args.out.as_deref());
-    let jobs_in_call = jobs.len();
-    for (mut config, out) in jobs.into_iter().zip(outs) {
+    // Each job its own folder (shared files would overwrite and interleave) and the
+    // number of jobs in the call: resolved into each config (`CallPlan::job_calls`).
+    for config in jobs {
         // Several jobs share stderr: each job's lines make one group (report::progress).
         let log = LogHandle {
             shared: true,
             ..log.clone()
         };
         let permits = permits.clone();
-        // Each job its own folder: shared files would overwrite and interleave.
-        config.out = out;
-        config.jobs_in_call = jobs_in_call;
         let early = early.take();
         tasks.push(tokio::spawn(async move {
             let _permit = permits.acquire_owned().await;
@@ -139,8 +132,7 @@ async fn start(
             .await
             .map_err(|e| RunError::Panic(e.to_string()))?
             .map_err(|source| RunError::Worktree { job: name, source })?;
-        config.workspace = wt.workspace.clone();
-        config.job.workspace.path = Some(wt.workspace.clone());
+        config = config.placed_in(wt.workspace.clone());
         Some(wt)
     } else {
         None

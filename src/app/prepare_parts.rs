@@ -93,7 +93,7 @@ pub(crate) fn add_subagents(
     (base, user_hooks): (&Base<'_>, &crate::hooks::Hooks),
 ) {
     let job = &config.job;
-    if job.subagents.is_empty() || !tools.policy.is_offered("Subagent") {
+    if job.subagents.is_empty() || !tools.policy.is_offered(crate::catalog::SUBAGENT.name) {
         return;
     }
     let runner = Arc::new(super::subagents::Subagents {

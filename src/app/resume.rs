@@ -110,7 +110,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     match run::run_job(config, &opts, Some(resume)).await {
         Ok(result) => {
-            print_results(given, std::slice::from_ref(&result), &[]);
+            print_results(given.format, std::slice::from_ref(&result), &[]);
             result.status.exit_code()
         }
         Err(e) => {

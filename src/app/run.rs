@@ -120,7 +120,7 @@ async fn conclude(
     // Before the diff, rollback and the workflow's next git command.
     super::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
     run.user_hooks.session_end("other", &run.emitter).await;
-    let (status, reason, limit) = classify(&outcome, &config.job);
+    let (status, reason, limit) = classify(&outcome, config);
     let finished = Finished {
         outcome: &outcome,
         status,

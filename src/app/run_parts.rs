@@ -37,8 +37,12 @@ pub(crate) fn read_stdin_prompt() -> Result<String, RunError> {
     Ok(text.trim().to_owned())
 }
 
-/// Status, reason and limit of an outcome.
-pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<Limit>) {
+/// Status, reason and limit of an outcome (a limit named with the value the run resolved).
+pub(crate) fn classify(
+    outcome: &Outcome,
+    config: &crate::config::RunConfig,
+) -> (Status, String, Option<Limit>) {
+    let job = &config.job;
     match outcome {
         Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
         Outcome::Failed(r) => (
@@ -53,12 +57,7 @@ pub(crate) fn classify(outcome: &Outcome, job: &Job) -> (Status, String, Option<
         Outcome::Limit(l) => {
             let value = match l {
                 Limit::MaxTurns => job.limits.max_turns.map(|v| v.to_string()),
-                Limit::Timeout => Some(format!(
-                    "{} s",
-                    crate::agent::budget::run_timeout(&job.limits)
-                        .0
-                        .as_secs_f64()
-                )),
+                Limit::Timeout => Some(format!("{} s", config.timeout.as_secs_f64())),
                 Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
                 Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
             };

@@ -72,6 +72,15 @@ impl RunConfig {
         PolicyFlags::from(&self.settings)
     }
 
+    /// The same run placed in `workspace` (the throwaway worktree `--isolate worktree`
+    /// made for it): the one change a resolved configuration takes, made here so the job
+    /// and the run agree on where they work.
+    pub(crate) fn placed_in(mut self, workspace: PathBuf) -> RunConfig {
+        self.job.workspace.path = Some(workspace.clone());
+        self.workspace = workspace;
+        self
+    }
+
     /// Whether commands must run fully contained (`--require-sandbox` or the job's).
     pub(crate) fn require_sandbox(&self) -> bool {
         self.settings.require_sandbox || self.job.tools.bash_require_sandbox

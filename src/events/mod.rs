@@ -329,41 +329,6 @@ pub struct Changes {
     pub files: Vec<crate::report::github::patch_files::FileChange>,
 }
 
-impl Event {
-    /// The `type` tag, for logs and filters.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Event::RunStarted { .. } => "run.started",
-            Event::AttemptStarted { .. } => "attempt.started",
-            Event::TurnStarted { .. } => "turn.started",
-            Event::ModelRetry { .. } => "model.retry",
-            Event::AssistantMessage { .. } => "assistant.message",
-            Event::OutputIncomplete { .. } => "output.incomplete",
-            Event::PermissionDecision { .. } => "permission.decision",
-            Event::HookRan { .. } => "hook.ran",
-            Event::ToolStarted { .. } => "tool.started",
-            Event::ToolFinished { .. } => "tool.finished",
-            Event::TurnCompleted { .. } => "turn.completed",
-            Event::Compaction { .. } => "compaction",
-            Event::CheckpointCreated { .. } => "checkpoint.created",
-            Event::CheckFinished(_) => "check.finished",
-            Event::OutputValidated { .. } => "output.validated",
-            Event::ArtifactCollected(_) => "artifact.collected",
-            Event::UploadFinished { .. } => "upload.finished",
-            Event::McpServer(_) => "mcp.server",
-            Event::ChangesRecorded(_) => "changes.recorded",
-            Event::McpNotification { .. } => "mcp.notification",
-            Event::RuleApplied { .. } => "rule.applied",
-            Event::Warning { .. } => "warning",
-            Event::MessageAppended { .. } => "message.appended",
-            Event::HistoryReplaced { .. } => "history.replaced",
-            Event::ConfigResolved { .. } => "config.resolved",
-            Event::SessionFinished { .. } => "session.finished",
-            Event::RunCompleted { .. } => "run.completed",
-        }
-    }
-}
-
 /// An event with the fields every line of events.jsonl carries.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Envelope {

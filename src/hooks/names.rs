@@ -2,81 +2,31 @@
 //! matches cn-run's calls (`Grep` is cn-run's Search) and reads the fields it expects
 //! (`tool_input.file_path`, where cn-run's Read says `filepath`).
 //!
-//! The rows mirror the tool catalogue's `claude` rows: `(ours, Claude's)` field pairs.
+//! The names come from the tool catalogue's `claude` rows (`crate::catalog`).
 
-/// One tool's other names, and its fields by those names.
-struct Alias {
-    tool: &'static str,
-    names: &'static [&'static str],
-    fields: &'static [(&'static str, &'static str)],
-}
+use crate::catalog::{self, ClaudeName};
 
-const ALIASES: &[Alias] = &[
-    Alias {
-        tool: "Read",
-        names: &["Read"],
-        fields: &[("filepath", "file_path")],
-    },
-    Alias {
-        tool: "Write",
-        names: &["Write"],
-        fields: &[("filepath", "file_path")],
-    },
-    Alias {
-        tool: "List",
-        names: &["LS", "Glob"],
-        fields: &[("dirpath", "path")],
-    },
-    Alias {
-        tool: "Search",
-        names: &["Grep"],
-        fields: &[("file_pattern", "glob")],
-    },
-    Alias {
-        tool: "Fetch",
-        names: &["WebFetch"],
-        fields: &[],
-    },
-    Alias {
-        tool: "Checklist",
-        names: &["TodoWrite"],
-        fields: &[],
-    },
-    Alias {
-        tool: "CheckBackgroundJob",
-        names: &["BashOutput"],
-        fields: &[("job_id", "bash_id")],
-    },
-    Alias {
-        tool: "Subagent",
-        names: &["Task"],
-        fields: &[("subagent_name", "subagent_type")],
-    },
-    Alias {
-        tool: "Skills",
-        names: &["Skill"],
-        fields: &[],
-    },
-];
-
-fn alias(tool: &str) -> Option<&'static Alias> {
-    ALIASES.iter().find(|a| a.tool == tool)
+/// Claude Code's names of `tool`, from the tool catalogue (none for MCP tools and the
+/// tools Claude Code does not have).
+fn claude_rows(tool: &str) -> &'static [ClaudeName] {
+    catalog::find(tool).map_or(&[], |t| t.claude)
 }
 
 /// Every name a matcher may use for `tool`: cn-run's first, then Claude Code's.
 pub fn names_of(tool: &str) -> Vec<&str> {
     let mut names = vec![tool];
-    if let Some(a) = alias(tool) {
-        names.extend(a.names.iter().copied().filter(|n| *n != tool));
-    }
+    names.extend(
+        claude_rows(tool)
+            .iter()
+            .map(|c| c.name)
+            .filter(|n| *n != tool),
+    );
     names
 }
 
 /// The name a hook is told (`tool_name`): Claude Code's, where it has one.
 pub fn claude_name(tool: &str) -> &str {
-    alias(tool)
-        .and_then(|a| a.names.first().copied())
-        .unwrap_or(tool)
+    claude_rows(tool).first().map_or(tool, |c| c.name)
 }
 
 /// `args` with cn-run's field names turned into Claude Code's (others kept as they are).
@@ -90,7 +40,7 @@ pub fn cn_input(tool: &str, input: &serde_json::Value) -> serde_json::Value {
 }
 
 fn rename(tool: &str, args: &serde_json::Value, back: bool) -> serde_json::Value {
-    let (Some(a), Some(map)) = (alias(tool), args.as_object()) else {
+    let (Some(a), Some(map)) = (claude_rows(tool).first(), args.as_object()) else {
         return args.clone();
     };
     let mut out = serde_json::Map::new();

@@ -23,8 +23,6 @@ pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
 pub use locate::{Locator, Pos};
 pub use resolve::parse_duration;
-#[cfg(test)]
-pub(crate) use rule_tools::BUILTIN_TOOLS;
 pub(crate) use rule_tools::unknown_tool as unknown_rule_tool;
 
 use std::collections::BTreeMap;

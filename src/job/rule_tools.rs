@@ -1,52 +1,21 @@
 //! Permission rules are checked where they are written: each pattern must compile, and the
 //! tool it names must exist. A rule for a misspelt tool (`Edti(src/**)`, or `edit` in the
-//! wrong case) would otherwise match nothing and silently change what the run may do.
+//! wrong case) would otherwise match nothing and silently change what the run may do. The
+//! tools a rule may name are the catalogue's (`crate::catalog::names`).
 
 use std::path::Path;
 use std::sync::LazyLock;
 
 use super::file::JobFile;
 use super::suggest::closest;
-use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec, parse_rule_pattern};
+use crate::permissions::{Permission, Policy, PolicyInput, RuleSpec, parse_rule_pattern};
 
-/// The name of every tool a run can offer: the built-in ones (both Edit and MultiEdit,
-/// whichever the model gets) and Subagent. Skills and MCP tools are named by their own
-/// modules. Written here, not asked of `tools`, so job validation (a leaf) does not depend on
-/// the tool bodies; a test in `tools::registry` keeps the two lists equal.
-pub(crate) const BUILTIN_TOOLS: &[&str] = &[
-    "Read",
-    "Write",
-    "List",
-    "Bash",
-    "Fetch",
-    "Checklist",
-    "CheckBackgroundJob",
-    "Search",
-    "ReportFailure",
-    "UploadArtifact",
-    "Edit",
-    "MultiEdit",
-    "Exit",
-    "Subagent",
-];
-
-/// Every tool name a rule may name exactly: the tools cn-run offers, and the names
-/// Continue's default rule tables use (so a rule written for `cn` stays valid).
+/// Every tool name a rule may name exactly: the catalogue's tools, and the names Continue's
+/// default rule tables use (so a rule written for `cn` stays valid). Skills and MCP tools'
+/// own names are their modules'.
 static KNOWN: LazyLock<Vec<String>> = LazyLock::new(|| {
-    let mut names: Vec<String> = BUILTIN_TOOLS.iter().map(|&n| n.to_owned()).collect();
-    let modes = [Mode::Headless, Mode::Normal, Mode::Plan, Mode::Auto];
-    for rule in modes
-        .into_iter()
-        .flat_map(crate::permissions::default_table)
-    {
-        if let Ok(p) = parse_rule_pattern(&rule.pattern)
-            && !is_glob(&p.tool)
-            && !names.contains(&p.tool)
-        {
-            names.push(p.tool);
-        }
-    }
-    names.sort();
+    let mut names: Vec<String> = crate::catalog::names().map(str::to_owned).collect();
+    names.sort_unstable();
     names
 });
 

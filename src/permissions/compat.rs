@@ -39,7 +39,7 @@ pub fn matches_arguments(
                 let kind = if PATH_KEYS.contains(&key.as_str()) {
                     ArgKind::Path
                 } else {
-                    ArgKind::Text
+                    ArgKind::Name
                 };
                 let matcher = ArgMatcher::compile(Some(kind), text, &ws);
                 let text_value = value.and_then(value_text);

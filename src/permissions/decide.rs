@@ -5,7 +5,7 @@
 //! naming this call's argument; auto mode finally turns every remaining ask into allow, but
 //! for a path inside `.git`, which only a rule naming `.git` allows.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::compound::{self, Uncovered};
 use super::explain::{self, argument_hint, origin, suggest_allow_rule};
@@ -29,7 +29,7 @@ pub(crate) struct Call<'a> {
 impl<'a> Call<'a> {
     /// The first rule matching `part` of a compound Bash command on its own.
     fn rule_for_part(&self, part: &str) -> Option<&'a Rule> {
-        let args = json!({ "command": part });
+        let args = crate::catalog::command_args(self.tool, part);
         self.rules
             .iter()
             .find(|r| r.matches(self.tool, &args, self.ws))
@@ -92,9 +92,10 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
                 },
                 Some(part) => {
                     let hint = match &part {
-                        Uncovered::Part(p) => {
-                            Some(suggest_allow_rule(call.tool, &json!({ "command": p })))
-                        }
+                        Uncovered::Part(p) => Some(suggest_allow_rule(
+                            call.tool,
+                            &crate::catalog::command_args(call.tool, p),
+                        )),
                         Uncovered::Substitution | Uncovered::Unreadable => None,
                     };
                     let origin = call.origin(rule.source);
@@ -182,16 +183,14 @@ fn excluded_part<'r>(call: &Call<'r>) -> Option<(String, &'r Rule)> {
 }
 
 fn bash_command<'a>(call: &Call<'a>) -> Option<&'a str> {
-    (call.tool == "Bash")
-        .then(|| call.args.get("command").and_then(Value::as_str))
-        .flatten()
+    crate::catalog::command(call.tool, call.args)
 }
 
 /// The rule to suggest for a call that needs permission: the file itself for a tool that
 /// takes a path (`Write(src/a.rs)`, not all of `Write`), else Continue's "remember" rule.
 fn narrow_allow_rule(call: &Call<'_>) -> String {
     match super::pattern::argument_of(call.tool) {
-        Some((_, super::pattern::ArgKind::Path)) => argument_hint(call.tool, call.args, call.ws),
+        Some((_, kind)) if kind.is_path() => argument_hint(call.tool, call.args, call.ws),
         _ => None,
     }
     .unwrap_or_else(|| suggest_allow_rule(call.tool, call.args))

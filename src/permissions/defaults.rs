@@ -6,45 +6,56 @@
 //! not in these tables.
 
 use super::types::{Mode, Permission, RuleSpec};
+use crate::catalog::{self, ToolClass};
 
 use Permission::{Allow, Ask, Exclude};
 
-/// Tools that change files; plan mode excludes them before any other rule is consulted.
-const WRITE_TOOLS: [&str; 3] = ["Edit", "MultiEdit", "Write"];
+/// Tools that change files they name (the catalogue's `Writes` class, by name); plan mode
+/// excludes them before any other rule is consulted.
+fn write_tools() -> Vec<&'static str> {
+    let mut names: Vec<&str> = catalog::BUILTIN
+        .iter()
+        .filter(|t| t.class == ToolClass::Writes)
+        .map(|t| t.name)
+        .collect();
+    names.sort_unstable();
+    names
+}
 
-/// Tools every interactive/headless default table allows, in Continue's order.
+/// Tools every interactive/headless default table allows: Continue's list, in Continue's
+/// order (the conformance fixture checks both), its names the catalogue's.
 const READ_TOOLS: [&str; 13] = [
-    "CheckBackgroundJob",
-    "AskQuestion",
-    "Checklist",
-    "Diff",
-    "Skills",
-    "Exit",
-    "Fetch",
-    "List",
-    "Read",
-    "Search",
-    "Status",
-    "ReportFailure",
-    "UploadArtifact",
+    catalog::CHECK_BACKGROUND_JOB.name,
+    catalog::ASK_QUESTION,
+    catalog::CHECKLIST.name,
+    catalog::DIFF,
+    catalog::SKILLS.name,
+    catalog::EXIT.name,
+    catalog::FETCH.name,
+    catalog::LIST.name,
+    catalog::READ.name,
+    catalog::SEARCH.name,
+    catalog::STATUS,
+    catalog::REPORT_FAILURE.name,
+    catalog::UPLOAD_ARTIFACT.name,
 ];
 
 /// Plan mode's allowed tools, in Continue's order.
 const PLAN_ALLOWED: [&str; 14] = [
-    "Bash",
-    "CheckBackgroundJob",
-    "AskQuestion",
-    "Checklist",
-    "Diff",
-    "Exit",
-    "Fetch",
-    "List",
-    "Read",
-    "ReportFailure",
-    "Search",
-    "Skills",
-    "Status",
-    "UploadArtifact",
+    catalog::BASH.name,
+    catalog::CHECK_BACKGROUND_JOB.name,
+    catalog::ASK_QUESTION,
+    catalog::CHECKLIST.name,
+    catalog::DIFF,
+    catalog::EXIT.name,
+    catalog::FETCH.name,
+    catalog::LIST.name,
+    catalog::READ.name,
+    catalog::REPORT_FAILURE.name,
+    catalog::SEARCH.name,
+    catalog::SKILLS.name,
+    catalog::STATUS,
+    catalog::UPLOAD_ARTIFACT.name,
 ];
 
 /// Every MCP tool (`mcp__<server>__<tool>`): asked for in the headless and normal tables,
@@ -64,15 +75,15 @@ pub fn default_table(mode: Mode) -> Vec<RuleSpec> {
             // Continue's interactive table asks for Bash and unknown tools; its headless one
             // allows them (cn-run's evaluator step still asks for unproven commands).
             let rest = if mode == Mode::Normal { Ask } else { Allow };
-            rules(&WRITE_TOOLS, Ask)
+            rules(&write_tools(), Ask)
                 .chain(rules(&READ_TOOLS, Allow))
                 // MCP: least privilege. Tools a server declares read-only get their own allow
                 // rule in front of this one once the servers have listed their tools.
                 .chain(rules(&[MCP_TOOLS], Ask))
-                .chain(rules(&["Bash", "*"], rest))
+                .chain(rules(&[catalog::BASH.name, "*"], rest))
                 .collect()
         }
-        Mode::Plan => rules(&WRITE_TOOLS, Exclude)
+        Mode::Plan => rules(&write_tools(), Exclude)
             .chain(rules(&PLAN_ALLOWED, Allow))
             .chain(rules(&[MCP_TOOLS], Exclude))
             .chain(rules(&["*"], Allow))
@@ -84,7 +95,7 @@ pub fn default_table(mode: Mode) -> Vec<RuleSpec> {
 /// Rules the mode puts before every other source (nothing can override them).
 pub(crate) fn mode_rules(mode: Mode) -> Vec<RuleSpec> {
     match mode {
-        Mode::Plan => rules(&WRITE_TOOLS, Exclude).collect(),
+        Mode::Plan => rules(&write_tools(), Exclude).collect(),
         Mode::Headless | Mode::Auto | Mode::Normal => Vec::new(),
     }
 }

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::paths::Workspace;
-use super::pattern::{ArgKind, argument_of, argument_value};
+use super::pattern::{argument_of, argument_value};
 use super::types::{Check, Mode, Permission, Rule, Source};
 
 /// Where a rule came from, in words.
@@ -110,10 +110,9 @@ pub(crate) fn partly_covered(
 /// The rule a user would add to allow this call: `Bash(<first word>*)` for a Bash command, the
 /// tool's name otherwise (Continue's "remember this" rule).
 pub fn suggest_allow_rule(tool: &str, args: &Value) -> String {
-    let command = args.get("command").and_then(Value::as_str);
-    match command.and_then(first_word) {
-        Some(word) if tool == "Bash" => format!("Bash({word}*)"),
-        _ => tool.to_owned(),
+    match crate::catalog::command(tool, args).and_then(first_word) {
+        Some(word) => format!("{tool}({word}*)"),
+        None => tool.to_owned(),
     }
 }
 
@@ -131,9 +130,10 @@ fn first_word(command: &str) -> Option<&str> {
 pub(crate) fn argument_hint(tool: &str, args: &Value, ws: &Workspace) -> Option<String> {
     let (_, kind) = argument_of(tool)?;
     let value = argument_value(tool, args)?;
-    let argument = match kind {
-        ArgKind::Path => globset::escape(&ws.normalize(&value)),
-        ArgKind::Text => value,
+    let argument = if kind.is_path() {
+        globset::escape(&ws.normalize(&value))
+    } else {
+        value
     };
     Some(format!("{tool}({argument})"))
 }

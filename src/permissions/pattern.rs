@@ -1,7 +1,7 @@
 //! Rule patterns: `Tool`, a tool-name glob (`mcp__*`, `*`), or `Tool(argument pattern)`.
 //!
 //! The argument pattern applies to the one argument each built-in tool is about (its command,
-//! path or URL), so `Write(src/**)` tests Write's `filepath`. Path patterns are globset globs
+//! path or URL: the catalogue's `rule_arg`), so `Write(src/**)` tests Write's `filepath`. Path patterns are globset globs
 //! matched against workspace-normalised paths (`*` stays inside one directory, `**` crosses
 //! them); text patterns (commands, URLs, names) use `*` for any run of characters and `?` for one,
 //! and a pattern without either must match exactly. Tools with no known argument (MCP tools and
@@ -12,32 +12,11 @@ use serde_json::Value;
 
 use super::error::PolicyError;
 use super::paths::Workspace;
+use crate::catalog;
+pub(crate) use crate::catalog::ArgKind;
+pub(crate) use crate::catalog::value_text;
 
-/// How an argument pattern is matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgKind {
-    /// Wildcard text: commands, URLs, names.
-    Text,
-    /// A path glob, matched after normalisation against the workspace.
-    Path,
-}
-
-/// Each built-in tool's governing argument: (tool, argument key, kind).
-const TOOL_ARGUMENTS: &[(&str, &str, ArgKind)] = &[
-    ("Bash", "command", ArgKind::Text),
-    ("Read", "filepath", ArgKind::Path),
-    ("Write", "filepath", ArgKind::Path),
-    ("Edit", "file_path", ArgKind::Path),
-    ("MultiEdit", "file_path", ArgKind::Path),
-    ("List", "dirpath", ArgKind::Path),
-    ("Search", "path", ArgKind::Path),
-    ("Fetch", "url", ArgKind::Text),
-    ("Skills", "skill_name", ArgKind::Text),
-    ("CheckBackgroundJob", "job_id", ArgKind::Text),
-    ("UploadArtifact", "filePath", ArgKind::Path),
-];
-
-/// Argument keys that hold paths (used by the Continue-shaped argument matcher).
+/// Argument keys that hold paths in Continue's argument matcher (`compat`): Continue's list.
 pub(crate) const PATH_KEYS: &[&str] = &["filepath", "file_path", "dirpath", "path"];
 
 /// The argument a `Tool(...)` pattern tests for `tool`, or `None` if the tool has none.
@@ -45,30 +24,16 @@ pub fn argument_key(tool: &str) -> Option<&'static str> {
     argument_of(tool).map(|(key, _)| key)
 }
 
+/// The catalogue's rule argument of `tool`: its key and what it holds.
 pub(crate) fn argument_of(tool: &str) -> Option<(&'static str, ArgKind)> {
-    TOOL_ARGUMENTS
-        .iter()
-        .find(|(name, _, _)| *name == tool)
-        .map(|&(_, key, kind)| (key, kind))
+    let arg = catalog::find(tool)?.rule_arg?;
+    Some((arg.name, arg.kind))
 }
 
-/// The governing argument's value for this call, as text (Search's missing `path` is `.`).
+/// The governing argument's value for this call, as text (a missing one is its default,
+/// e.g. Search's `path` is `.`).
 pub(crate) fn argument_value(tool: &str, args: &Value) -> Option<String> {
-    let (key, _) = argument_of(tool)?;
-    match args.get(key).and_then(value_text) {
-        None if tool == "Search" => Some(".".to_owned()),
-        found => found,
-    }
-}
-
-/// A string, number or boolean argument as text; anything else has no text.
-pub(crate) fn value_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Number(number) => Some(number.to_string()),
-        Value::Bool(flag) => Some(flag.to_string()),
-        Value::Null | Value::Array(_) | Value::Object(_) => None,
-    }
+    catalog::find(tool)?.rule_value(args)
 }
 
 /// A rule pattern split into its tool part and optional argument pattern.
@@ -162,20 +127,12 @@ impl ToolMatcher {
     fn matches(&self, tool: &str) -> bool {
         match self {
             Self::Any => true,
-            Self::Exact(name) => name == tool || same_edit_tool(name, tool),
+            Self::Exact(name) => {
+                name == tool || catalog::find(tool).is_some_and(|t| t.named_by(name))
+            }
             Self::Wildcard(glob) => wildcard_match(glob, tool),
         }
     }
-}
-
-/// `Edit` and `MultiEdit` are one capability: a run offers one of them, chosen by the model
-/// name (as Continue does), so a rule naming either names both — `Edit(src/**)` must not
-/// stop working because the job's model gets `MultiEdit`. Both take `file_path`.
-fn same_edit_tool(rule_tool: &str, call_tool: &str) -> bool {
-    matches!(
-        (rule_tool, call_tool),
-        ("Edit", "MultiEdit") | ("MultiEdit", "Edit")
-    )
 }
 
 /// A compiled argument pattern.
@@ -199,8 +156,8 @@ impl ArgMatcher {
     ) -> Result<Self, globset::Error> {
         match kind {
             None => Ok(Self::Never),
-            Some(ArgKind::Text) => Ok(Self::Text(pattern.to_owned())),
-            Some(ArgKind::Path) => {
+            Some(kind) if !kind.is_path() => Ok(Self::Text(pattern.to_owned())),
+            Some(_) => {
                 let normalized = ws.normalize(pattern);
                 let glob = GlobBuilder::new(&normalized)
                     .literal_separator(true)

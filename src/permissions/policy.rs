@@ -109,16 +109,15 @@ impl Policy {
     }
 
     /// Decides one call. `dynamic` is the tool's own verdict from its arguments, if it has one;
-    /// for `Bash` the command-safety evaluator runs here as well.
+    /// for a tool that runs a command (Bash) the command-safety evaluator runs here as well.
     pub fn check(&self, tool: &str, args: &Value, dynamic: Option<Tighten>) -> Decision {
         let rule = self
             .rules
             .iter()
             .find(|rule| rule.pattern.matches(tool, args, &self.ws));
         let mut checks = Vec::new();
-        let command = args.get("command").and_then(Value::as_str);
-        let reading = command
-            .filter(|c| tool == "Bash" && !c.trim().is_empty())
+        let reading = crate::catalog::command(tool, args)
+            .filter(|c| !c.trim().is_empty())
             .map(|c| read(c, self.context));
         if rule.is_none_or(|rule| rule.permission != Permission::Exclude) {
             if let Some(reading) = &reading {

@@ -243,7 +243,26 @@ impl ResultBuilder {
             Event::ChangesRecorded(c) => changes(r, c),
             Event::UploadFinished { .. } => upload(r, &env.event),
             Event::RunCompleted { .. } => self.completed(env),
-            _ => {}
+            // Read by `on_event` (those with a guard: when it holds), or not in result.json.
+            Event::OutputValidated { .. }
+            | Event::RunStarted { .. }
+            | Event::AttemptStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::ModelRetry { .. }
+            | Event::AssistantMessage { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
+            | Event::ToolStarted { .. }
+            | Event::ToolFinished { .. }
+            | Event::TurnCompleted { .. }
+            | Event::Compaction { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::McpNotification { .. }
+            | Event::MessageAppended { .. }
+            | Event::HistoryReplaced { .. }
+            | Event::ConfigResolved { .. }
+            | Event::SessionFinished { .. } => {}
         }
     }
 

@@ -108,7 +108,30 @@ impl EventSink for LiveSink {
                 ));
                 return;
             }
-            _ => return,
+            // Nothing the bar shows (a nested agent's turns are not the run's).
+            Event::TurnStarted { .. }
+            | Event::RunStarted { .. }
+            | Event::AttemptStarted { .. }
+            | Event::ModelRetry { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
+            | Event::TurnCompleted { .. }
+            | Event::Compaction { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::CheckFinished(_)
+            | Event::OutputValidated { .. }
+            | Event::ArtifactCollected(_)
+            | Event::UploadFinished { .. }
+            | Event::McpServer(_)
+            | Event::ChangesRecorded(_)
+            | Event::McpNotification { .. }
+            | Event::RuleApplied { .. }
+            | Event::Warning { .. }
+            | Event::MessageAppended { .. }
+            | Event::HistoryReplaced { .. }
+            | Event::ConfigResolved { .. }
+            | Event::SessionFinished { .. } => return,
         }
         self.render();
     }

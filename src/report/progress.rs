@@ -120,6 +120,24 @@ impl EventSink for ProgressSink {
                 *delay_ms as f64 / 1000.0
             ),
             Event::Warning { message } => format!("[{}] warning: {message}", self.job),
+            Event::HookRan {
+                hook_event,
+                command,
+                decision,
+                reason,
+                failure,
+                ..
+            } => {
+                let said = failure.as_deref().unwrap_or(decision);
+                if said == "none" {
+                    return;
+                }
+                let why = reason
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default();
+                format!("[{}] hook {hook_event} `{command}`: {said}{why}", self.job)
+            }
             Event::RunCompleted {
                 status,
                 reason,
@@ -139,7 +157,27 @@ impl EventSink for ProgressSink {
                 self.ended(&line, status.as_str());
                 return;
             }
-            _ => return,
+            // Not a progress line (a turn's group markers only when grouping).
+            Event::TurnStarted { .. }
+            | Event::TurnCompleted { .. }
+            | Event::AttemptStarted { .. }
+            | Event::AssistantMessage { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::ToolFinished { .. }
+            | Event::Compaction { .. }
+            | Event::CheckpointCreated { .. }
+            | Event::CheckFinished(_)
+            | Event::OutputValidated { .. }
+            | Event::ArtifactCollected(_)
+            | Event::UploadFinished { .. }
+            | Event::McpServer(_)
+            | Event::ChangesRecorded(_)
+            | Event::McpNotification { .. }
+            | Event::RuleApplied { .. }
+            | Event::MessageAppended { .. }
+            | Event::HistoryReplaced { .. }
+            | Event::ConfigResolved { .. }
+            | Event::SessionFinished { .. } => return,
         };
         self.line(&line);
     }

@@ -112,7 +112,22 @@ fn set_up(args: &SandboxArgs) -> Probe {
     if tcp_fallback {
         block_tcp(&mut probe);
     }
+    if args.mode != SandboxMode::Off {
+        harden(&mut probe);
+    }
     probe
+}
+
+/// Last, once nothing more needs a capability: the Unix-socket filter, then no capability.
+fn harden(probe: &mut Probe) {
+    match super::seccomp::apply() {
+        Ok(()) => probe.no_unix_sockets = true,
+        Err(why) => probe.notes.push(why.to_string()),
+    }
+    match super::no_caps::drop_all() {
+        Ok(()) => probe.no_capabilities = super::no_caps::verified(),
+        Err(why) => probe.notes.push(format!("cannot drop capabilities: {why}")),
+    }
 }
 
 /// No network namespace: block TCP with Landlock at least (UDP and others stay open).

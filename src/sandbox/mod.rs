@@ -27,6 +27,7 @@ mod landlock;
 mod launcher;
 pub mod limits;
 mod netns;
+mod no_caps;
 mod pin;
 mod proxy;
 mod record;

@@ -86,6 +86,12 @@ pub struct Probe {
     /// The job lists hosts, but no proxy could be started: commands reach none of them.
     #[serde(default)]
     pub hosts_unreachable: bool,
+    /// The fallback launcher holds no capability and has `no_new_privs` (read back).
+    #[serde(default)]
+    pub no_capabilities: bool,
+    /// The fallback launcher's seccomp filter refuses `socket(AF_UNIX)`.
+    #[serde(default)]
+    pub no_unix_sockets: bool,
 }
 
 impl Probe {
@@ -101,6 +107,8 @@ impl Probe {
             enforced: Vec::new(),
             missing: Vec::new(),
             hosts_unreachable: false,
+            no_capabilities: false,
+            no_unix_sockets: false,
         }
     }
 
@@ -382,6 +390,8 @@ pub fn probe(policy: &SandboxPolicy) -> Probe {
             Protection::ReadOnlyOutsideWorkspace => fs_ok,
             Protection::NoNetwork => net_ok,
             Protection::EnvAllowList => policy.mode != SandboxMode::Off,
+            Protection::NoCapabilities => p.no_capabilities,
+            Protection::NoHostSockets => p.no_unix_sockets,
             _ => false,
         };
         if ok {

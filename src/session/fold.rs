@@ -109,7 +109,26 @@ impl EventFold {
                     progress: self.progress,
                 }]
             }
-            _ => Vec::new(),
+            // Not part of the session: what a resume starts from is the conversation and
+            // the counters above.
+            Event::RunStarted { .. }
+            | Event::AttemptStarted { .. }
+            | Event::ModelRetry { .. }
+            | Event::OutputIncomplete { .. }
+            | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
+            | Event::ToolFinished { .. }
+            | Event::Compaction { .. }
+            | Event::CheckFinished(_)
+            | Event::OutputValidated { .. }
+            | Event::ArtifactCollected(_)
+            | Event::UploadFinished { .. }
+            | Event::McpServer(_)
+            | Event::ChangesRecorded(_)
+            | Event::McpNotification { .. }
+            | Event::RuleApplied { .. }
+            | Event::Warning { .. }
+            | Event::RunCompleted { .. } => Vec::new(),
         }
     }
 

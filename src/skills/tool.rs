@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Skill;
+use crate::catalog::{self, ToolInfo};
 use crate::conversation::ToolSpec;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
@@ -76,46 +77,33 @@ impl SkillsTool {
 
 #[async_trait::async_trait]
 impl Tool for SkillsTool {
-    fn name(&self) -> &str {
-        "Skills"
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::SKILLS)
     }
 
+    /// The catalogue's description with each skill's summary, and its names as the only
+    /// values `skill_name` may take.
     fn spec(&self) -> ToolSpec {
-        let mut description = String::from(
-            "Load a skill: a packaged set of instructions (sometimes with scripts or reference \
-             files) for a particular kind of task. When the task at hand matches a skill below, \
-             load it before starting and follow what it says. Only the name and summary of each \
-             skill are shown here; the call returns its full text and the list of its files.\n\n\
-             Available skills:",
-        );
+        let mut spec = catalog::SKILLS.spec();
         for skill in &self.skills {
             let summary = skill
                 .description
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            description.push_str(&format!("\n- {}: {summary}", skill.name));
+            spec.description
+                .push_str(&format!("\n- {}: {summary}", skill.name));
         }
         let names: Vec<Value> = self
             .skills
             .iter()
             .map(|s| Value::String(s.name.clone()))
             .collect();
-        ToolSpec {
-            name: "Skills".into(),
-            description,
-            parameters: serde_json::json!({
-                "type": "object",
-                "required": ["skill_name"],
-                "properties": {
-                    "skill_name": {
-                        "type": "string",
-                        "description": "The name of the skill to load, exactly as listed.",
-                        "enum": names,
-                    }
-                }
-            }),
+        let skill_name = &mut spec.parameters["properties"]["skill_name"];
+        if let Some(field) = skill_name.as_object_mut() {
+            field.insert("enum".to_owned(), Value::Array(names));
         }
+        spec
     }
 
     async fn run(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -57,21 +57,18 @@ impl Call {
         }
     }
 
-    fn argument(&self, key: &str) -> Option<&Value> {
-        self.arguments.as_ref().and_then(|a| a.get(key))
-    }
-
     /// The command a Bash call that ran in the foreground ran, waiting for its result.
     fn command(&self, end: SystemTime, ok: bool) -> Option<Command> {
-        let background = self.argument("run_in_background").and_then(Value::as_bool);
-        if !self.ran || self.tool != "Bash" || background == Some(true) {
+        let tool = crate::catalog::find(&self.tool)?;
+        let args = self.arguments.as_ref()?;
+        let command = tool.command(args)?;
+        if !self.ran || tool.leaves_running(args) {
             return None;
         }
-        let command = self.argument("command").and_then(Value::as_str);
         Some(Command {
             start: self.start,
             end,
-            command: command.unwrap_or_default().to_owned(),
+            command: command.to_owned(),
             ok,
         })
     }
@@ -110,7 +107,7 @@ impl Calls {
 }
 
 /// The tool that runs a subagent.
-const SUBAGENT: &str = "Subagent";
+const SUBAGENT: &str = crate::catalog::SUBAGENT.name;
 
 /// How a Bash call's command ended, from the end of its whole result: its exit code, or
 /// the kind of error when it has none.

@@ -8,49 +8,15 @@ use serde_json::Value;
 
 use super::output::cut_note;
 use super::process::{CommandLimits, CommandOutcome, run_command_sandboxed};
-use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog::{self, ToolInfo};
 
 pub struct Bash;
 
-const DESCRIPTION: &str = "Run a shell command with `bash -c` in the workspace directory and \
-return its output (the last lines if it is long) and exit code. Stdin is closed; a command \
-that prints nothing for the timeout (default 180 s, at most 600 s) is stopped. Prefer the \
-Read, Search and Edit tools for reading, searching and changing files. With \
-`run_in_background` the command starts and the call returns at once with a job id (for \
-servers and long builds; at most 5 at a time, all stopped when the run ends); follow it \
-with CheckBackgroundJob.";
-
 #[async_trait::async_trait]
 impl Tool for Bash {
-    fn name(&self) -> &str {
-        "Bash"
-    }
-
-    fn is_mutating(&self) -> bool {
-        true
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Bash".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[
-                ("command", "string", "The command to run.", true),
-                (
-                    "timeout",
-                    "number",
-                    "Seconds without output before the command is stopped (default 180, max 600).",
-                    false,
-                ),
-                (
-                    "run_in_background",
-                    "boolean",
-                    "Start the command and return at once with a job id instead of waiting for it.",
-                    false,
-                ),
-            ]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::BASH)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -4,31 +4,15 @@
 use serde_json::{Value, json};
 
 use super::output::truncate_tail;
-use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog::{self, ToolInfo};
 
 pub struct CheckBackgroundJob;
 
-const DESCRIPTION: &str = "Show the status (running, completed, failed or killed), exit code \
-and latest output of a background job started by Bash with run_in_background.";
-
 #[async_trait::async_trait]
 impl Tool for CheckBackgroundJob {
-    fn name(&self) -> &str {
-        "CheckBackgroundJob"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "CheckBackgroundJob".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[(
-                "job_id",
-                "string",
-                "The job id Bash returned when it started the job, e.g. bg-1.",
-                true,
-            )]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::CHECK_BACKGROUND_JOB)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

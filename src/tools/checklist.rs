@@ -2,31 +2,15 @@
 
 use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog::{self, ToolInfo};
 
 pub struct Checklist;
 
 #[async_trait::async_trait]
 impl Tool for Checklist {
-    fn name(&self) -> &str {
-        "Checklist"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Checklist".into(),
-            description:
-                "Write or replace your task checklist (markdown, `- [ ]` open, `- [x]` done). \
-                          Keep it short; it is reported with the run's result."
-                    .into(),
-            parameters: object_schema(&[(
-                "checklist",
-                "string",
-                "The whole checklist in markdown.",
-                true,
-            )]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::CHECKLIST)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

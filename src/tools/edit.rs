@@ -14,65 +14,21 @@ use serde_json::Value;
 use super::grant::{Grant, Judged};
 use super::view::{Access, judge_arg, locate, shown};
 use super::write::write_atomic_in;
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
 use crate::nofollow;
 use crate::permissions::Tighten;
 
 pub struct Edit;
 
-const DESCRIPTION: &str = "Change part of an existing file: find `old_string` and put \
-`new_string` in its place. Read the file first; edits to unread files are refused. \
-`old_string` must match one place only (add surrounding lines to make it unique) unless \
-`replace_all` is true. Matching falls back to ignoring surrounding whitespace, case, and \
-then all whitespace when the exact text is not found; the result says which was used. \
-To create a file, use Write.";
-
 /// Edits of one file must not interleave (parallel calls in a turn): one at a time.
 static EDIT_LOCK: LazyLock<Mutex<()>> = LazyLock::new(|| Mutex::new(()));
 
 #[async_trait::async_trait]
 impl Tool for Edit {
-    fn name(&self) -> &str {
-        "Edit"
-    }
-
-    fn is_mutating(&self) -> bool {
-        true
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Edit".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[
-                (
-                    "file_path",
-                    "string",
-                    "Path of the file to change (relative to the workspace, or absolute).",
-                    true,
-                ),
-                (
-                    "old_string",
-                    "string",
-                    "The text to replace, copied from the file.",
-                    true,
-                ),
-                (
-                    "new_string",
-                    "string",
-                    "The text to put in its place; must differ from old_string.",
-                    true,
-                ),
-                (
-                    "replace_all",
-                    "boolean",
-                    "Replace every occurrence instead of exactly one (default false).",
-                    false,
-                ),
-            ]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::EDIT)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

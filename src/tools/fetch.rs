@@ -18,8 +18,8 @@ use super::fetch_dns::GuardedResolver;
 use super::fetch_guard::{check_redirect, private_reason, resolve_blocking};
 use super::fetch_text::{cut, to_text};
 use super::grant::{Grant, Judged, Pin};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::permissions::{Permission, Tighten};
 
 /// Time and size bounds of one fetch.
@@ -61,31 +61,10 @@ impl Fetch {
     }
 }
 
-const DESCRIPTION: &str = "Download a web page or text file over http(s) and return its text; \
-HTML pages come back as markdown. Long pages are cut (the result says how much). Addresses on \
-the local machine or a private network need a permission rule.";
-
 #[async_trait::async_trait]
 impl Tool for Fetch {
-    fn name(&self) -> &str {
-        "Fetch"
-    }
-
-    fn sends_out(&self) -> bool {
-        true
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Fetch".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[(
-                "url",
-                "string",
-                "The http:// or https:// URL to fetch.",
-                true,
-            )]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::FETCH)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::grant::Judged;
 use super::view::{Access, judge_arg, locate};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
 use crate::permissions::Tighten;
 
@@ -18,21 +18,8 @@ const MAX_ENTRIES: usize = 1_000;
 
 #[async_trait::async_trait]
 impl Tool for List {
-    fn name(&self) -> &str {
-        "List"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "List".into(),
-            description: "List the entries of a directory (not recursive), with sizes.".into(),
-            parameters: object_schema(&[(
-                "dirpath",
-                "string",
-                "Path of the directory to list.",
-                true,
-            )]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::LIST)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

@@ -23,6 +23,8 @@ mod multi_edit;
 pub mod offer_limit;
 mod output;
 pub(crate) mod paths;
+#[cfg(test)]
+mod probe;
 mod process;
 mod read;
 mod registry;
@@ -65,6 +67,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::catalog::{ToolClass, ToolInfo};
 use crate::conversation::ToolSpec;
 use crate::permissions::Tighten;
 use crate::sandbox::SandboxPolicy;
@@ -330,23 +333,42 @@ impl ToolContext {
     }
 }
 
-/// A tool the model can call.
+/// A tool the model can call. A built-in tool is its catalogue row ([`Tool::info`]) and
+/// a body (`run`, and `judge` for tools that resolve something); its name, schema and
+/// whether it changes files or sends its arguments out come from the row. MCP tools and
+/// skills describe themselves.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
-    fn name(&self) -> &str;
+    /// The tool's description in the catalogue (`None`: a tool that describes itself).
+    fn info(&self) -> Option<&'static ToolInfo> {
+        None
+    }
+
+    fn name(&self) -> &str {
+        self.info().map_or("", |i| i.name)
+    }
 
     /// Name, description and parameter schema, as offered to the model.
-    fn spec(&self) -> ToolSpec;
+    fn spec(&self) -> ToolSpec {
+        match self.info() {
+            Some(info) => info.spec(),
+            None => ToolSpec {
+                name: self.name().to_owned(),
+                description: String::new(),
+                parameters: serde_json::json!({"type": "object", "properties": {}}),
+            },
+        }
+    }
 
     /// Whether a call may change the workspace (a checkpoint follows it).
     fn is_mutating(&self) -> bool {
-        false
+        self.info().is_some_and(ToolInfo::changes_files)
     }
 
     /// Whether the call's arguments leave the machine (a URL fetched, an MCP server's
     /// request): arguments carrying a registered secret, in any spelling, are refused.
     fn sends_out(&self) -> bool {
-        false
+        self.info().is_some_and(|i| i.class == ToolClass::Fetches)
     }
 
     /// Tighten the permission verdict from the arguments (a write outside the workspace,
@@ -366,22 +388,6 @@ pub trait Tool: Send + Sync {
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
-}
-
-/// A `{"type":"object"}` schema from `(name, type, description, required)` rows.
-pub(crate) fn object_schema(props: &[(&str, &str, &str, bool)]) -> Value {
-    let mut properties = serde_json::Map::new();
-    let mut required = Vec::new();
-    for (name, ty, description, req) in props {
-        properties.insert(
-            (*name).to_owned(),
-            serde_json::json!({"type": ty, "description": description}),
-        );
-        if *req {
-            required.push(Value::String((*name).to_owned()));
-        }
-    }
-    serde_json::json!({"type": "object", "required": required, "properties": properties})
 }
 
 /// The string argument `name`, or an error the model can act on.

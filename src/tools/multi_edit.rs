@@ -2,56 +2,21 @@
 //! nothing. If any edit fails, the file is left exactly as it was and the error names the
 //! failing edit (`edits[i]: …`).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::edit::{edit_file, judge_file_path, match_line_endings, respond, strategy_note};
 use super::grant::Judged;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::conversation::ToolSpec;
+use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
 use crate::permissions::Tighten;
 
 pub struct MultiEdit;
 
-const DESCRIPTION: &str = "Make several changes to one existing file in a single call. Each \
-edit finds `old_string` and puts `new_string` in its place; edits run in order, each on the \
-result of the previous one, and if any edit fails nothing is written. Read the file first. \
-Each `old_string` must match one place unless its `replace_all` is true; matching falls back \
-to ignoring surrounding whitespace, case, and then all whitespace, and the result says which \
-was used. Only the first edit may have an empty `old_string` (it inserts at the top).";
-
 #[async_trait::async_trait]
 impl Tool for MultiEdit {
-    fn name(&self) -> &str {
-        "MultiEdit"
-    }
-
-    fn is_mutating(&self) -> bool {
-        true
-    }
-
-    fn spec(&self) -> ToolSpec {
-        let edit = json!({
-            "type": "object",
-            "required": ["old_string", "new_string"],
-            "properties": {
-                "old_string": {"type": "string", "description": "The text to replace, copied from the file."},
-                "new_string": {"type": "string", "description": "The text to put in its place; must differ from old_string."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."}
-            }
-        });
-        ToolSpec {
-            name: "MultiEdit".into(),
-            description: DESCRIPTION.into(),
-            parameters: json!({
-                "type": "object",
-                "required": ["file_path", "edits"],
-                "properties": {
-                    "file_path": {"type": "string", "description": "Path of the file to change (relative to the workspace, or absolute)."},
-                    "edits": {"type": "array", "description": "The edits, applied one after another.", "items": edit}
-                }
-            }),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::MULTI_EDIT)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

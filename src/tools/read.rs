@@ -10,31 +10,17 @@ use serde_json::Value;
 
 use super::grant::{Grant, Judged};
 use super::view::{Access, check_use, judge_arg, locate};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
 use crate::permissions::Tighten;
 
 pub struct Read;
 
-const DESCRIPTION: &str = "Read a text file. `filepath` is relative to the workspace (or \
-absolute). Files over the size limit (by default 100,000 characters or 5,000 lines, divided \
-among the parallel calls of a turn) are refused with their size, without being loaded; read \
-them in pages with Bash (`sed -n '100,200p' FILE`, `head -c 20000 FILE`) or find lines with \
-Search.";
-
 #[async_trait::async_trait]
 impl Tool for Read {
-    fn name(&self) -> &str {
-        "Read"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Read".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[("filepath", "string", "Path of the file to read.", true)]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::READ)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

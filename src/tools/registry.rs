@@ -1,6 +1,6 @@
 //! The tools offered in a run, in the order they are offered, looked up by name; and the
-//! list of built-in tools itself (job validation checks rule tool names against the same list,
-//! written in `job::rule_tools`; a test below keeps the two equal).
+//! bodies of the built-in tools, one row each (their descriptions are `catalog::BUILTIN`;
+//! a test below keeps the two lists equal).
 
 use std::sync::Arc;
 
@@ -24,6 +24,8 @@ pub fn builtin_tools(model: &str) -> Vec<Arc<dyn Tool>> {
         Arc::new(super::UploadArtifact),
         super::edit_tool_for(model),
         Arc::new(super::Exit),
+        #[cfg(test)]
+        Arc::new(super::probe::Probe),
     ]
 }
 
@@ -78,26 +80,24 @@ impl std::fmt::Debug for ToolRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::{Edit, MultiEdit, subagent};
+    use crate::catalog::{self, Offer};
 
-    /// Job validation names the tools from its own list; it must be exactly the tools here.
+    /// Each body is its catalogue row, in the catalogue's order: the rows offered always,
+    /// and the edit tool the model gets.
     #[test]
-    fn job_validation_knows_exactly_the_tools_a_run_can_offer() {
-        let mut offered: Vec<String> = builtin_tools("")
-            .iter()
-            .map(|t| t.name().to_owned())
-            .collect();
-        for extra in [MultiEdit.name(), Edit.name(), subagent::NAME] {
-            if !offered.iter().any(|n| n == extra) {
-                offered.push(extra.to_owned());
-            }
+    fn the_bodies_are_the_catalogue_in_its_order() {
+        for model in ["gpt-4.1", "plain-model"] {
+            let offered: Vec<&str> = builtin_tools(model)
+                .iter()
+                .map(|t| t.info().map_or("?", |i| i.name))
+                .collect();
+            let edit = crate::tools::edit_tool_for(model);
+            let expected: Vec<&str> = catalog::BUILTIN
+                .iter()
+                .filter(|t| t.offer == Offer::Always || t.name == edit.name())
+                .map(|t| t.name)
+                .collect();
+            assert_eq!(offered, expected, "{model}");
         }
-        offered.sort();
-        let mut listed: Vec<String> = crate::job::BUILTIN_TOOLS
-            .iter()
-            .map(|&n| n.to_owned())
-            .collect();
-        listed.sort();
-        assert_eq!(offered, listed);
     }
 }

@@ -3,32 +3,15 @@
 
 use serde_json::Value;
 
-use super::{Control, Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Control, Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog::{self, ToolInfo};
 
 pub struct ReportFailure;
 
-const DESCRIPTION: &str = "Give up on the task and end the run as failed, explaining why \
-(what blocked you, what you tried). Use this instead of finishing when the task cannot be \
-done; the explanation is shown to whoever reads the run's result.";
-
 #[async_trait::async_trait]
 impl Tool for ReportFailure {
-    fn name(&self) -> &str {
-        "ReportFailure"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ReportFailure".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[(
-                "errorMessage",
-                "string",
-                "Why the task cannot be completed.",
-                true,
-            )]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::REPORT_FAILURE)
     }
 
     async fn run(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use super::grant::{Grant, Judged};
 use super::view::{Access, judge, judge_arg, locate, shown};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
 use crate::permissions::{GIT_INTERNALS_RULE, Permission, Tighten};
 
@@ -38,43 +38,10 @@ const COUNT_LIMIT: usize = 10_000;
 /// A file whose single line would need more memory than this is skipped.
 const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 
-const DESCRIPTION: &str = "Search file contents for a regular expression (Rust regex \
-syntax, case-sensitive) under `path` (default: the workspace), skipping files ignored by \
-.gitignore, hidden files and binary files. `file_pattern` limits the search to files \
-matching a glob such as `*.rs` or `src/**/*.ts`. Returns `path:line:text` lines, at most \
-100.";
-
 #[async_trait::async_trait]
 impl Tool for Search {
-    fn name(&self) -> &str {
-        "Search"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Search".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[
-                (
-                    "pattern",
-                    "string",
-                    "The regular expression to look for.",
-                    true,
-                ),
-                (
-                    "path",
-                    "string",
-                    "File or directory to search (default: the workspace).",
-                    false,
-                ),
-                (
-                    "file_pattern",
-                    "string",
-                    "Only search files matching this glob, e.g. `*.py`.",
-                    false,
-                ),
-            ]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::SEARCH)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

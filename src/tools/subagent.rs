@@ -8,12 +8,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput, object_schema, str_arg};
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::conversation::{ToolSpec, Usage};
 use crate::job::Limits;
-
-/// The tool's name (rules name it: `Subagent`).
-pub(crate) const NAME: &str = "Subagent";
 
 /// What a nested agent spent.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,37 +67,17 @@ pub struct SubagentTool {
 
 #[async_trait::async_trait]
 impl Tool for SubagentTool {
-    fn name(&self) -> &str {
-        NAME
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::SUBAGENT)
     }
 
-    fn is_mutating(&self) -> bool {
-        true
-    }
-
+    /// The catalogue's description with the job's agents listed.
     fn spec(&self) -> ToolSpec {
-        let mut description = String::from(
-            "Hand a self-contained task to a specialised agent. It works with its own conversation \
-             (it does not see yours), within your permissions, and returns its final answer. Give it \
-             everything it needs in `prompt`. Available agents:\n",
-        );
+        let mut spec = catalog::SUBAGENT.spec();
         for (name, about) in &self.agents {
-            description.push_str(&format!("- {name}: {about}\n"));
+            spec.description.push_str(&format!("- {name}: {about}\n"));
         }
-        ToolSpec {
-            name: "Subagent".into(),
-            description,
-            parameters: object_schema(&[
-                ("subagent_name", "string", "Which agent to use.", true),
-                (
-                    "description",
-                    "string",
-                    "A few words on the task, for the logs.",
-                    true,
-                ),
-                ("prompt", "string", "The complete task for the agent.", true),
-            ]),
-        }
+        spec
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

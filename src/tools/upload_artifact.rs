@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 
 use super::grant::{Grant, Judged};
 use super::view::{Access, judge_arg, shown};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::permissions::Tighten;
 
 /// One uploaded file, as result.json lists it.
@@ -70,23 +70,10 @@ const KINDS: &[(&str, &str)] = &[
     (".tar", "application/x-tar"),
 ];
 
-const DESCRIPTION: &str = "Save a file from the workspace as an artifact of this run (a test \
-report, a screenshot, a log), so it is kept after the run. Accepted: text, log, json, xml, \
-csv, html, markdown, yaml, diff, png, jpg, gif, webp, pdf, zip, tar, tar.gz; at most 50 MB \
-per file and 500 MB per run.";
-
 #[async_trait::async_trait]
 impl Tool for UploadArtifact {
-    fn name(&self) -> &str {
-        "UploadArtifact"
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "UploadArtifact".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[("filePath", "string", "Path of the file to save.", true)]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::UPLOAD_ARTIFACT)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

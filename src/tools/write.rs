@@ -11,42 +11,18 @@ use serde_json::Value;
 
 use super::grant::Judged;
 use super::view::{Access, judge_arg, locate};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, object_schema, str_arg};
-use crate::conversation::ToolSpec;
+use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use crate::catalog::{self, ToolInfo};
 use crate::edit::unified_diff;
 use crate::nofollow;
 use crate::permissions::Tighten;
 
 pub struct Write;
 
-const DESCRIPTION: &str = "Create a file or replace its whole content. `filepath` is relative \
-to the workspace. Parent directories are created. For changes to part of an existing file, \
-use the edit tool instead.";
-
 #[async_trait::async_trait]
 impl Tool for Write {
-    fn name(&self) -> &str {
-        "Write"
-    }
-
-    fn is_mutating(&self) -> bool {
-        true
-    }
-
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "Write".into(),
-            description: DESCRIPTION.into(),
-            parameters: object_schema(&[
-                ("filepath", "string", "Path of the file to write.", true),
-                (
-                    "content",
-                    "string",
-                    "The complete new content of the file.",
-                    true,
-                ),
-            ]),
-        }
+    fn info(&self) -> Option<&'static ToolInfo> {
+        Some(&catalog::WRITE)
     }
 
     fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {

@@ -249,20 +249,54 @@ fn control_uncontained_root_does_all_of_it() {
 #[tokio::test]
 async fn root_commands_in_a_bubblewrap_per_command_can_do_nothing_that_needs_a_capability() {
     use cn_run::sandbox::{SandboxMode, SandboxPolicy, establish};
-    use cn_run::tools::{Bash, Tool, ToolContext, ToolLimits, ToolShared};
     if !root_with_namespaces() {
         return;
     }
     let s = Scene::new();
     plant(&s);
-    let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())];
     let (mut policy, probe) = establish(
-        SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &env)
+        SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &path_env())
             .with_launcher(env!("CARGO_BIN_EXE_cn-run")),
     );
     assert_eq!(probe.missing, vec![], "{probe:?}");
     policy.run_box = None;
     policy.run_net = None;
+    assert_nothing_needing_a_capability(&s, policy).await;
+}
+
+/// Without bubblewrap (the Landlock launcher, cn-run's fallback) a command as root holds no
+/// capability either, and the record says so: `no-capabilities` and `no-host-sockets` are
+/// enforced (the launcher reads its own status back). Fails without the launcher's drop:
+/// `dac-read`, `dac-write`, `chown`, `chmod` and `mknod` had their effect.
+#[tokio::test]
+async fn root_commands_under_the_landlock_fallback_can_do_nothing_that_needs_a_capability() {
+    use cn_run::sandbox::{Mechanism, Protection, SandboxMode, SandboxPolicy, establish};
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("SKIPPED: the capability tests are about root");
+        return;
+    }
+    let s = Scene::new();
+    plant(&s);
+    let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &path_env())
+        .with_launcher(env!("CARGO_BIN_EXE_cn-run"));
+    policy.mechanism = Mechanism::Landlock;
+    let (policy, probe) = establish(policy);
+    assert_eq!(probe.mechanism, "landlock", "{probe:?}");
+    for p in [Protection::NoCapabilities, Protection::NoHostSockets] {
+        assert!(probe.enforced.contains(&p), "{p:?} not enforced: {probe:?}");
+    }
+    assert_nothing_needing_a_capability(&s, policy).await;
+}
+
+fn path_env() -> Vec<(String, String)> {
+    vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())]
+}
+
+/// Runs the cases with the Bash tool under `policy`: each ran, none had its effect, and
+/// the command's own status shows no capability and `no_new_privs`.
+async fn assert_nothing_needing_a_capability(s: &Scene, policy: cn_run::sandbox::SandboxPolicy) {
+    use cn_run::tools::{Bash, Tool, ToolContext, ToolLimits, ToolShared};
+    let env = path_env();
     let shared = ToolShared::new(
         s.ws.clone(),
         env,
@@ -278,15 +312,15 @@ async fn root_commands_in_a_bubblewrap_per_command_can_do_nothing_that_needs_a_c
         grant: Default::default(),
     };
     let mut outputs = String::new();
-    for call in calls(&s) {
+    for call in calls(s) {
         let out = match Bash.run(call["arguments"].clone(), &ctx).await {
             Ok(o) => o.content,
             Err(e) => format!("{e:?}"),
         };
         outputs.push_str(&out);
     }
-    assert_all_ran(&s, &outputs);
-    assert_eq!(effects(&s), Vec::<&str>::new(), "{outputs}");
+    assert_all_ran(s, &outputs);
+    assert_eq!(effects(s), Vec::<&str>::new(), "{outputs}");
     assert!(
         outputs.contains("CapEff:\t0000000000000000") && outputs.contains("NoNewPrivs:\t1"),
         "{outputs}"

@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+use crate::support::ports::Port;
 use crate::support::runner::{Run, cn_run, repo_root, run, write_files};
 
 fn reference_dir() -> PathBuf {
@@ -152,15 +153,6 @@ fn everything_over_stdio_sees_no_planted_secret() {
     }
 }
 
-/// A free loopback port.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The everything server on `transport` (streamableHttp or sse), killed when dropped.
 struct Served(Child);
 
@@ -171,11 +163,11 @@ impl Drop for Served {
     }
 }
 
-fn serve_everything(js: &Path, transport: &str, port: u16) -> Served {
+fn serve_everything(js: &Path, transport: &str, port: &Port) -> Served {
     let child = Command::new("node")
         .arg(js)
         .arg(transport)
-        .env("PORT", port.to_string())
+        .env("PORT", port.port().to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -187,10 +179,12 @@ fn serve_everything(js: &Path, transport: &str, port: u16) -> Served {
 fn everything_over_streamable_http_even_when_it_starts_after_the_run() {
     let Some(js) = everything() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = Port::reserve();
     // The server is started after cn-run: the run retries until it listens.
-    let servers =
-        format!("  web:\n    url: http://127.0.0.1:{port}/mcp\n    startup_timeout: 60s\n");
+    let servers = format!(
+        "  web:\n    url: {}\n    startup_timeout: 60s\n",
+        port.url("/mcp")
+    );
     let calls = [
         "{name: mcp__web__echo, id: echo, arguments: {message: over http}}",
         "{name: mcp__web__get-sum, id: sum, arguments: {a: 1, b: 2}}",
@@ -210,7 +204,7 @@ fn everything_over_streamable_http_even_when_it_starts_after_the_run() {
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let _server = serve_everything(&js, "streamableHttp", port);
+    let _server = serve_everything(&js, "streamableHttp", &port);
     let output_of = runner.wait_with_output().unwrap();
     let r = Run {
         code: output_of.status.code().unwrap_or(-1),
@@ -238,10 +232,12 @@ fn everything_over_streamable_http_even_when_it_starts_after_the_run() {
 fn the_legacy_sse_transport_is_named_with_what_to_use_instead() {
     let Some(js) = everything() else { return };
     let tmp = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let _server = serve_everything(&js, "sse", port);
-    let servers =
-        format!("  old:\n    url: http://127.0.0.1:{port}/sse\n    startup_timeout: 30s\n");
+    let port = Port::reserve();
+    let _server = serve_everything(&js, "sse", &port);
+    let servers = format!(
+        "  old:\n    url: {}\n    startup_timeout: 30s\n",
+        port.url("/sse")
+    );
     let r = run_job(
         tmp.path(),
         &servers,

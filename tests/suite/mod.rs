@@ -109,6 +109,7 @@ mod tools_search;
 mod tools_view;
 mod tools_view_e2e;
 mod typed_errors_e2e;
+mod typed_readers;
 mod untrusted_e2e;
 mod upload;
 mod worktree_prune_e2e;

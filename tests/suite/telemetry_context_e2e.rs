@@ -25,15 +25,17 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The MCP fixture serving streamable HTTP on a free port (killed on drop).
-struct HttpFixture(std::process::Child, String);
+struct HttpFixture(
+    std::process::Child,
+    String,
+    // Held, not read: the port stays reserved while the fixture listens on it.
+    #[allow(dead_code)] crate::support::ports::Port,
+);
 
 impl HttpFixture {
     fn start() -> HttpFixture {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let reserved = crate::support::ports::Port::reserve();
+        let port = reserved.port();
         let child = Command::new(fixture())
             .args(["--http", &port.to_string()])
             .spawn()
@@ -43,7 +45,7 @@ impl HttpFixture {
             assert!(Instant::now() < deadline, "the HTTP fixture did not listen");
             std::thread::sleep(Duration::from_millis(50));
         }
-        HttpFixture(child, format!("http://127.0.0.1:{port}/mcp"))
+        HttpFixture(child, reserved.url("/mcp"), reserved)
     }
 }
 

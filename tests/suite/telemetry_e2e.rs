@@ -555,12 +555,9 @@ fn against(endpoint: &str) -> (Run, Duration, tempfile::TempDir) {
 
 #[test]
 fn an_unreachable_collector_costs_a_warning_and_never_the_outcome() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let (r, took, _tmp) = against(&format!("http://127.0.0.1:{port}"));
+    // Held, never listened on: the collector's port refuses every connection.
+    let port = crate::support::ports::Port::reserve();
+    let (r, took, _tmp) = against(&port.url(""));
     assert_eq!(r.code, 0, "{r:#?}");
     assert_eq!(r.result()["status"], "success");
     assert!(r.stderr.contains("telemetry:"), "{}", r.stderr);

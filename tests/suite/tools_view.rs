@@ -102,7 +102,12 @@ fn swapper(
                 count.fetch_add(1, Ordering::Relaxed);
                 std::thread::yield_now();
                 let _ = std::fs::remove_file(&link);
-                let _ = std::fs::rename(&real, &link);
+                if std::fs::rename(&real, &link).is_err() {
+                    // A write that came between the two steps made `name` a real folder of
+                    // its own (inside the workspace): drop it so that the swaps go on.
+                    let _ = std::fs::remove_dir_all(&link);
+                    let _ = std::fs::rename(&real, &link);
+                }
             }
         }
     });

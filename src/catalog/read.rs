@@ -1,0 +1,36 @@
+//! Read: one text file, whole or refused with its size.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::schema;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// Path of the file to read.
+    pub filepath: String,
+}
+
+pub const INFO: ToolInfo = ToolInfo {
+    name: "Read",
+    description: "Read a text file. `filepath` is relative to the workspace (or absolute). Files \
+over the size limit (by default 100,000 characters or 5,000 lines, divided among the parallel \
+calls of a turn) are refused with their size, without being loaded; read them in pages with Bash \
+(`sed -n '100,200p' FILE`, `head -c 20000 FILE`) or find lines with Search.",
+    class: ToolClass::Reads,
+    changes: Changes::Nothing,
+    rule_arg: Some(RuleArg {
+        name: "filepath",
+        kind: ArgKind::File,
+        default: None,
+    }),
+    twin: None,
+    background: None,
+    claude: &[ClaudeName {
+        name: "Read",
+        fields: &[("filepath", "file_path")],
+    }],
+    offer: Offer::Always,
+    schema: schema::of::<ReadArgs>,
+};
