@@ -653,3 +653,33 @@ fn explain_lists_the_hooks_a_run_would_run_and_says_why_repository_ones_would_no
         }
     }
 }
+
+#[test]
+fn a_nested_agents_stop_fires_subagent_stop_and_its_calls_meet_the_hooks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    let record = "sh .hooks/record.sh";
+    let hooks = [
+        hook_block("SubagentStop", "", record),
+        hook_block("Stop", "", record),
+        hook_block("PreToolUse", "Bash", "sh .hooks/block_rm.sh"),
+    ]
+    .concat();
+    let subagents = "subagents:\n  - {name: worker, description: Runs commands., system_prompt: Run., tools: ['Bash(*)']}\n";
+    let turns = "  - tool_calls: [{name: Subagent, id: sub1, arguments: {subagent_name: worker, description: run it, prompt: remove it}}]\n  - tool_calls: [{name: Bash, id: b1, arguments: {command: 'rm victim.txt'}}]\n  - text: the worker was refused\n  - text: all done\n";
+    setup(
+        ws,
+        &format!("permissions: {{mode: auto}}\n{subagents}hooks:\n{hooks}"),
+        turns,
+    );
+    write_files(ws, &[("victim.txt", "keep\n")]);
+    let r = start(ws, &[]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        ws.join("victim.txt").exists(),
+        "the nested call met the PreToolUse hook"
+    );
+    let log = std::fs::read_to_string(ws.join("hooks.log")).unwrap();
+    let order: Vec<&str> = log.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(order, ["SubagentStop", "Stop"], "{log}");
+}
