@@ -60,9 +60,11 @@ pub enum Command {
     /// Start jobs on their `schedule:` in the foreground; `--list` shows the next run times.
     Schedule(ScheduleArgs),
     /// Write a GitHub Actions workflow or Kubernetes CronJobs that run jobs on their cron.
-    Export(ExportArgs),
+    Export(Box<ExportArgs>),
     /// Rebuild result.json and junit.xml of a run folder from its events.jsonl.
     Report(ReportArgs),
+    /// The runs a run store holds, with their outcome and cost.
+    Runs(RunsArgs),
     /// Internal: the Bash sandbox launcher (restricts itself, then runs the command).
     #[command(name = "__sandbox", hide = true)]
     Sandbox(crate::sandbox::SandboxArgs),
@@ -236,6 +238,11 @@ pub struct RunArgs {
     /// (overrides the job's `upload.url`; `{run_id}` is replaced).
     #[arg(long, value_name = "URL")]
     pub upload_url: Option<String>,
+    /// Keep the run folder in this run store while the run goes and at its end (overrides
+    /// the job's `store:`): `s3://BUCKET/PREFIX`, `gs://…`, `az://…` or a path; credentials
+    /// from the environment.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
     /// How many jobs this call runs (set by the runner, not a flag): the GitHub step
     /// summary is shared between them, and step outputs are written once for all.
     #[arg(skip)]
@@ -499,6 +506,16 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// The run store: `s3://BUCKET/PREFIX`, `gs://…`, `az://…` or a path.
+    #[arg(long, value_name = "URL")]
+    pub store: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
     #[command(subcommand)]
     pub target: ExportTarget,
@@ -510,6 +527,8 @@ pub enum ExportTarget {
     GithubWorkflow(GithubExportArgs),
     /// Kubernetes CronJobs (one per job) and a ConfigMap holding the job files.
     K8sCronjob(K8sExportArgs),
+    /// One Kubernetes Indexed Job running many job files (one pod each) and their ConfigMap.
+    K8sJob(K8sJobArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -538,18 +557,28 @@ pub struct GithubExportArgs {
     /// The workflow's name.
     #[arg(long, default_value = "cn-run scheduled jobs")]
     pub name: String,
+    /// One matrix over every job file (jobs need no schedule), each run folder an artifact,
+    /// the combined JUnit and summary in a final job.
+    #[arg(long)]
+    pub matrix: bool,
+    /// With --matrix: also run on this cron line (UTC).
+    #[arg(long, value_name = "CRON", requires = "matrix")]
+    pub cron: Option<String>,
+    /// With --matrix: at most N runs at once.
+    #[arg(long, value_name = "N", requires = "matrix")]
+    pub max_parallel: Option<u32>,
+    /// The run store each run writes its folder to (`--store` of cn-run).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct K8sExportArgs {
     #[command(flatten)]
     pub common: ExportCommon,
-    /// The cn-run container image (built from the Dockerfile).
-    #[arg(
-        long,
-        default_value = "ghcr.io/cn-run/cn-run:latest",
-        value_name = "IMAGE"
-    )]
+    /// The cn-run container image (built from the Dockerfile and pushed where the cluster
+    /// pulls from), e.g. registry.example.com/cn-run:0.1.0.
+    #[arg(long, value_name = "IMAGE")]
     pub image: String,
     /// The Secret holding the API keys (one key per variable name, e.g. OPENAI_API_KEY).
     #[arg(long, default_value = "cn-run", value_name = "NAME")]
@@ -563,9 +592,26 @@ pub struct K8sExportArgs {
     /// Clone this git repository into the workspace before each run (init container).
     #[arg(long, value_name = "URL")]
     pub git_repo: Option<String>,
-    /// Branch or tag to clone with --git-repo.
+    /// Branch, tag or commit to clone with --git-repo (shallow; default the remote's HEAD).
     #[arg(long, value_name = "REF", requires = "git_repo")]
     pub git_ref: Option<String>,
+    /// A Secret whose key `token` the clone authenticates with.
+    #[arg(long, value_name = "NAME", requires = "git_repo")]
+    pub git_token_secret: Option<String>,
+    /// The run store every run writes its folder to (`--store` of cn-run).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+    /// A Secret whose keys become the pod's environment (the store's credentials where no
+    /// workload identity gives them).
+    #[arg(long, value_name = "NAME")]
+    pub store_secret: Option<String>,
+    /// The pod's service account (workload identity: IRSA, GKE, Azure).
+    #[arg(long, value_name = "NAME")]
+    pub service_account: Option<String>,
+    /// Retries of a run that failed in a way worth retrying (exit 5, 6, a killed pod);
+    /// exit codes 1-4 are never retried.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub retries: u32,
     /// The container's CPU request.
     #[arg(long, default_value = "500m")]
     pub cpu_request: String,
@@ -578,6 +624,15 @@ pub struct K8sExportArgs {
     /// The container's memory limit.
     #[arg(long, default_value = "4Gi")]
     pub memory_limit: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct K8sJobArgs {
+    #[command(flatten)]
+    pub k8s: K8sExportArgs,
+    /// How many runs at once (default 4, at most one per job file).
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
 }
 
 #[cfg(test)]

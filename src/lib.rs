@@ -43,6 +43,7 @@ pub mod schedule;
 pub mod secret;
 pub mod session;
 pub mod skills;
+pub mod store;
 pub mod structured;
 pub mod telemetry;
 pub mod tools;

@@ -14,6 +14,7 @@ mod fault;
 mod finish;
 mod git_trust;
 mod inspect;
+mod origin;
 mod outputs;
 mod parallel;
 mod parallel_report;
@@ -21,17 +22,20 @@ mod prepare;
 mod prepare_parts;
 mod report_cmd;
 mod resume;
+mod resume_moved;
 mod resume_open;
 mod resume_trust;
 mod run;
 mod run_files;
 mod run_lock;
 mod run_parts;
+mod runs_cmd;
 mod schedule_cmd;
 mod session_hooks;
 mod sessions;
 mod setup;
 mod start_error;
+mod store_sync;
 mod subagents;
 mod uploads;
 mod user_hooks;
@@ -64,6 +68,7 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Schedule(a)) => schedule_cmd::run(&a),
         Some(Command::Export(a)) => export_cmd::run(&a),
         Some(Command::Report(a)) => report_cmd::run(&a),
+        Some(Command::Runs(a)) => runs_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
         Some(Command::Run(args)) => run_command(*args, &log),

@@ -44,6 +44,8 @@ pub(crate) struct Prepared {
     pub sinks: Sinks,
     pub checkpoints: Option<Arc<Checkpoints>>,
     pub uploads: Option<UploaderHandle>,
+    /// The run folder's copies into the run store.
+    pub store: Option<crate::store::StoreHandle>,
     /// The run's own files as written, and the folder's lock.
     pub files: super::run_files::RunFiles,
     /// Where a resumed run picks up after the agent's loop (a new run: at the start).
@@ -118,6 +120,11 @@ pub(crate) async fn prepare(
     guard.warnings.extend(git_notes);
     let kept = super::git_trust::keep(git_guard.as_ref(), &placed.out_dir, placed.resumed);
     guard.warnings.extend(kept);
+    if !placed.resumed {
+        guard
+            .warnings
+            .extend(super::origin::keep(&placed.workspace, &placed.out_dir));
+    }
     let prompt = match (&resume, &job.prompt) {
         (Some(_), _) => None,
         (None, Some(p)) => Some(p.clone()),
@@ -233,6 +240,14 @@ async fn assemble(
     };
     // The session log exists before the first event: a run killed from here on leaves one.
     let (hooks, uploads) = parts::session(config, &placed, &session, &state, &base);
+    let store = super::store_sync::start(
+        config.store.as_deref(),
+        &placed.run_id,
+        &placed.out_dir,
+        g.checkpoints.clone(),
+        &g.redactor,
+        &g.emitter,
+    );
     let sandbox_failure = parts::announce(config, &start, &mut guard, &hooks, &g.emitter);
     tools.failure = tools.failure.or(sandbox_failure);
     let system = parts::system(config, &placed, &guard, &tools, status_rx).await?;
@@ -257,6 +272,7 @@ async fn assemble(
         sinks: g.sinks,
         checkpoints: g.checkpoints,
         uploads,
+        store,
         files,
         continuation: continuation.unwrap_or_default(),
         git_guard: g.git_guard,

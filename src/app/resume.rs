@@ -84,13 +84,29 @@ fn resume_config(
 }
 
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
+    // A run folder from elsewhere: a store's run, an archive, another checkout.
+    let located = super::resume_moved::locate(id, given).await;
+    let id = match &located {
+        Ok(local) => local.as_str(),
+        Err(_) => id,
+    };
+    if let Err(e) = located {
+        return start_failed(e.into());
+    }
+    let mut given = given.clone();
+    let given = &mut given;
     let root = given
         .out
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
     let prompt = given.prompt.clone();
-    let opened = super::resume_open::open(&root, id, prompt.clone());
+    // A run whose workspace is elsewhere now is re-rooted (checked, its diff written in).
+    let opened = super::resume_open::open(&root, id, prompt.clone()).and_then(|mut o| {
+        let path = o.path.clone();
+        super::resume_moved::reroot(&path, &mut o.session, given)?;
+        Ok(o)
+    });
     let (config, opened) = match opened.and_then(|o| {
         let dir = o.path.parent().unwrap_or(Path::new("."));
         Ok((resume_config(given, &o.session, prompt.as_deref(), dir)?, o))

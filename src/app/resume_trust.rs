@@ -194,3 +194,40 @@ fn repo_files(record: Record) -> RepoFiles {
         Record::Nothing => RepoFiles::Nothing,
     }
 }
+
+/// A run resumed in another checkout (`resume_moved`): the untrusted base commit's
+/// record names the repository it was read from; it now names `workspace`'s repository,
+/// which must hold that same commit (the trust is the commit id, never the path). The
+/// rest of the record (the job's files as first read) stays as it was.
+pub(crate) fn reroot(out_dir: &Path, workspace: &Path) -> Result<(), String> {
+    let Some(Kept {
+        source: Record::Commit { commit, prefix, .. },
+        job_files,
+    }) = load(out_dir)
+    else {
+        return Ok(());
+    };
+    let repo = git2::Repository::discover(workspace).map_err(|e| e.message().to_owned())?;
+    let present = git2::Oid::from_str(&commit)
+        .ok()
+        .is_some_and(|id| repo.find_commit(id).is_ok());
+    if !present {
+        return Err(format!(
+            "the untrusted run's base commit {commit} is not in this repository: fetch it first"
+        ));
+    }
+    let top = repo
+        .workdir()
+        .and_then(|w| w.canonicalize().ok())
+        .ok_or_else(|| "the repository has no working tree".to_owned())?;
+    let record = Kept {
+        source: Record::Commit {
+            repo: top,
+            commit,
+            prefix,
+        },
+        job_files,
+    };
+    let text = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
+    std::fs::write(out_dir.join(RECORD), text).map_err(|e| e.to_string())
+}

@@ -110,6 +110,7 @@ async fn conclude(
     outcome: Outcome,
     report: AttemptsReport,
 ) -> RunResult {
+    let store = run.store.take();
     run.shared.background().kill_all().await;
     if let Some(hub) = run.tools.hub.take() {
         hub.shutdown().await;
@@ -129,6 +130,9 @@ async fn conclude(
         jobs_in_call: config.jobs_in_call,
     };
     let result = finish(&config.job, state, &mut run, finished).await;
+    // After the run's last file: the store gets the folder whole (briefly, once a signal
+    // has come: the runner's kill follows it).
+    super::store_sync::finish(store, &run.signals.interrupt).await;
     run.signals.task.abort();
     run.stop.token().cancel();
     result

@@ -66,6 +66,9 @@ pub(crate) enum RunError {
     /// The model client could not be built (TLS roots, the HTTP stack).
     #[error("cannot build the model client: {0}")]
     Client(String),
+    /// A run from elsewhere (a store, an archive, another checkout) cannot resume here.
+    #[error(transparent)]
+    Moved(#[from] super::resume_moved::MoveError),
     /// A panic caught at the job boundary.
     #[error("the run crashed: {0}")]
     Panic(String),
@@ -81,6 +84,7 @@ impl RunError {
             | RunError::ModelSetting(_)
             | RunError::Mcp(_) => Status::Invalid,
             RunError::Session(e) if e.is_not_found() => Status::Invalid,
+            RunError::Moved(e) => e.status(),
             // No repository to make a worktree of: the command line asked for something the
             // workspace cannot give, and nothing ran.
             RunError::Worktree {

@@ -1,10 +1,16 @@
 //! Every way a run can fail to start, and the outcome class it is given.
 
 use super::super::extensions::McpConfigError;
+use super::super::resume_moved::MoveError;
 use super::super::setup::ModelSettingError;
 use super::*;
 use crate::job::Problem;
 use crate::session::SessionError;
+use crate::store::StoreError;
+
+fn moved(e: MoveError) -> RunError {
+    RunError::Moved(e)
+}
 
 fn io(kind: std::io::ErrorKind) -> std::io::Error {
     std::io::Error::new(kind, "refused")
@@ -166,6 +172,64 @@ fn every_variant() -> Vec<(RunError, Status)> {
             Status::InternalError,
         ),
         (RunError::Panic("boom".into()), Status::InternalError),
+        (moved(MoveError::Exists("/r".into())), Status::Invalid),
+        (
+            moved(MoveError::NoRunInUrl("s3://b".into())),
+            Status::Invalid,
+        ),
+        (
+            moved(MoveError::Workspace {
+                run: "r".into(),
+                workspace: "/w".into(),
+                why: "differs".into(),
+            }),
+            Status::Invalid,
+        ),
+        (
+            moved(MoveError::Store(StoreError::Url {
+                url: "ftp://x".into(),
+                why: "not a store".into(),
+            })),
+            Status::Invalid,
+        ),
+        (
+            moved(MoveError::Store(StoreError::NoRun {
+                store: "s3://b".into(),
+                run: "r".into(),
+            })),
+            Status::Invalid,
+        ),
+        (
+            moved(MoveError::Store(StoreError::Archive {
+                path: "/a.tgz".into(),
+                why: "bad".into(),
+            })),
+            Status::Invalid,
+        ),
+        (
+            moved(MoveError::Store(StoreError::Local {
+                path: "/r".into(),
+                source: io(std::io::ErrorKind::PermissionDenied),
+            })),
+            Status::InternalError,
+        ),
+        (
+            moved(MoveError::Store(StoreError::Backend {
+                store: "s3://b".into(),
+                source: object_store::Error::NotFound {
+                    path: "r/x".into(),
+                    source: "gone".into(),
+                },
+            })),
+            Status::InternalError,
+        ),
+        (
+            moved(MoveError::Git(crate::checkpoint::CheckpointError::Git {
+                action: "read",
+                source: git2::Error::from_str("broken"),
+            })),
+            Status::InternalError,
+        ),
         (
             RunError::Busy {
                 dir: "/out".into(),
@@ -194,6 +258,19 @@ fn every_variant() -> Vec<(RunError, Status)> {
             | RunError::Git(_)
             | RunError::Client(_)
             | RunError::Panic(_) => {}
+            RunError::Moved(e) => match e {
+                MoveError::Store(e) => match e {
+                    StoreError::Url { .. }
+                    | StoreError::Backend { .. }
+                    | StoreError::NoRun { .. }
+                    | StoreError::Local { .. }
+                    | StoreError::Archive { .. } => {}
+                },
+                MoveError::Exists(_)
+                | MoveError::NoRunInUrl(_)
+                | MoveError::Workspace { .. }
+                | MoveError::Git(_) => {}
+            },
             RunError::Session(e) => match e {
                 SessionError::NoSessions { .. }
                 | SessionError::NotFound { .. }

@@ -154,8 +154,11 @@ impl GitCheckpointer {
                 Some(first) => {
                     let mut taken = Vec::new();
                     let mut last = (first.id(), first.tree_id());
-                    let mut index = 1;
-                    while let Some(c) = commit_of(index) {
+                    // In order, gaps allowed (a moved run adopts its start and its last).
+                    for index in later_indices(&repo, run_id) {
+                        let Some(c) = commit_of(index) else {
+                            continue;
+                        };
                         let label = c
                             .summary()
                             .ok()
@@ -171,7 +174,6 @@ impl GitCheckpointer {
                             skipped: Vec::new(),
                         });
                         last = (c.id(), c.tree_id());
-                        index += 1;
                     }
                     Some(((first.id(), first.tree_id()), last, taken))
                 }
@@ -322,7 +324,8 @@ impl GitCheckpointer {
             return Ok(None);
         }
         let files_changed = super::diff::count_changes(state.snap.repo(), state.last_tree, tree)?;
-        let index = u32::try_from(state.taken.len() + 1).unwrap_or(u32::MAX);
+        // After the last one taken (a moved run's adopted checkpoints leave a gap).
+        let index = state.taken.last().map_or(1, |c| c.index.saturating_add(1));
         let commit = commit_snapshot(
             &state.snap,
             &self.run_id,
@@ -344,6 +347,23 @@ impl GitCheckpointer {
         state.taken.push(checkpoint.clone());
         Ok(Some(checkpoint))
     }
+}
+
+/// The indices after 0 of run `run_id`'s references, in order.
+fn later_indices(repo: &Repository, run_id: &str) -> Vec<u32> {
+    let glob = format!("{}*", reference_name(run_id, 0).trim_end_matches('0'));
+    let mut found: Vec<u32> = repo
+        .references_glob(&glob)
+        .map(|mut refs| {
+            refs.names()
+                .filter_map(Result::ok)
+                .filter_map(|n| n.rsplit('/').next()?.parse().ok())
+                .filter(|i| *i > 0)
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort_unstable();
+    found
 }
 
 /// Commits `tree` with `parent` (no reference moves) and points

@@ -16,6 +16,7 @@
 //! snapshots to: [`GitCheckpointer::start`] then returns the reason as a sentence and
 //! the run goes on without checkpoints.
 
+mod adopt;
 mod diff;
 mod early;
 mod error;
@@ -33,6 +34,7 @@ mod snapshot;
 mod storage;
 mod touch;
 
+pub use adopt::{Adopted, Moved, adopt};
 pub use early::{Early, StatusOf};
 pub use error::{CheckpointError, Unavailable};
 pub use git::GitCheckpointer;

@@ -377,6 +377,18 @@ impl Checkpoints {
         queue.git().patch_since_start(binary).ok().map(|(p, _)| p)
     }
 
+    /// The patch of the run up to its last checkpoint (no scan once one was taken), for
+    /// the run store's live copy.
+    pub fn checkpointed_diff(&self) -> Option<Vec<u8>> {
+        if !self.mutated.load(Ordering::SeqCst) {
+            return Some(Vec::new());
+        }
+        self.ready();
+        let queue = self.opened()?;
+        let binary = self.settings.binary_patch;
+        queue.git().patch_to_latest(binary).ok().map(|(p, _)| p)
+    }
+
     /// Puts the workspace back to the start (`git.rollback_on_failure`).
     pub fn rollback_to_start(&self, _workspace: &Path) {
         let AtEnd::Open(git) = self.at_end() else {

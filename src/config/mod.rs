@@ -50,6 +50,8 @@ pub(crate) struct RunConfig {
     pub key_env: Option<String>,
     /// `--upload-url` (a secret: never stored, never printed).
     pub upload_url: Option<String>,
+    /// The run store's URL (`--store`, else the job's `store:`); it holds no credential.
+    pub store: Option<String>,
     /// The model's context window: the job's, else the model family's known size.
     pub context_length: u64,
     pub context_length_source: Source,

@@ -74,6 +74,7 @@ impl RunConfig {
             base_ref: base_ref(&job, &settings),
             key_env,
             upload_url: settings.upload_url.clone(),
+            store: store(&job, &settings)?,
             workspace,
             trust,
             context_length,
@@ -88,6 +89,17 @@ impl RunConfig {
             job,
         })
     }
+}
+
+/// The run store: `--store`, else the job's `store:` (a URL with a credential in it is a
+/// usage error).
+fn store(job: &Job, s: &Settings) -> Result<Option<String>, ConfigError> {
+    let url = s.store.clone().or_else(|| job.store.clone());
+    if let Some(u) = &url {
+        crate::store::check_url(u)
+            .map_err(|why| ConfigError::Flag(format!("--store {u}: {why}")))?;
+    }
+    Ok(url)
 }
 
 /// Command-line values that override the job's; true when `--timeout` was given.

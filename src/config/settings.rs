@@ -44,6 +44,9 @@ pub struct Settings {
     /// `--upload-url` (never serialised).
     #[serde(skip)]
     pub upload_url: Option<String>,
+    /// `--store URL` (no credential in it: kept, so a resume writes to the same store).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 fn absolute(p: &Option<PathBuf>) -> Option<PathBuf> {
@@ -76,6 +79,7 @@ impl From<&RunArgs> for Settings {
             workspace: absolute(&a.workspace),
             upload_url_given: a.upload_url.is_some(),
             upload_url: a.upload_url.clone(),
+            store: a.store.clone(),
         }
     }
 }
@@ -142,6 +146,7 @@ impl Settings {
             workspace: now.workspace.or(self.workspace),
             upload_url_given: self.upload_url_given || now.upload_url_given,
             upload_url: now.upload_url,
+            store: now.store.or(self.store),
         }
     }
 

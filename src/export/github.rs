@@ -24,10 +24,16 @@ pub struct GithubOptions {
     pub runs_on: String,
     /// `NAME=VALUE` parameters passed to every run.
     pub params: Vec<(String, String)>,
+    /// `--matrix`: a cron line (UTC) the matrix also runs on.
+    pub cron: Option<String>,
+    /// `--matrix`: at most this many runs at once.
+    pub max_parallel: Option<u32>,
+    /// The run store each run writes its folder to.
+    pub store: Option<String>,
 }
 
 /// Minutes the action needs to build cn-run before the run starts (first run, cold cache).
-const BUILD_MINUTES: u64 = 20;
+pub(super) const BUILD_MINUTES: u64 = 20;
 
 /// The workflow, as YAML.
 pub fn github_workflow(jobs: &[ExportJob], opts: &GithubOptions) -> Result<String, ExportError> {
@@ -111,6 +117,21 @@ fn add_cron(
     }
 }
 
+/// The action's inputs every run gets: the `--param`s and the run store.
+pub(super) fn shared_inputs(opts: &GithubOptions, with: &mut serde_json::Map<String, Value>) {
+    if !opts.params.is_empty() {
+        let lines: Vec<String> = opts
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        with.insert("params".to_owned(), json!(lines.join("\n")));
+    }
+    if let Some(store) = &opts.store {
+        with.insert("args".to_owned(), json!(format!("--store {store}")));
+    }
+}
+
 fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> Value {
     let name = &job.job().name;
     let mut with = serde_json::Map::new();
@@ -122,14 +143,7 @@ fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> 
         );
         with.insert("api-key-env".to_owned(), json!(env));
     }
-    if !opts.params.is_empty() {
-        let lines: Vec<String> = opts
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        with.insert("params".to_owned(), json!(lines.join("\n")));
-    }
+    shared_inputs(opts, &mut with);
     let minutes = job.timeout_secs().div_ceil(60) + BUILD_MINUTES;
     json!({
         "name": name,
@@ -160,7 +174,7 @@ fn workflow_job(job: &ExportJob, id: &str, cron: &str, opts: &GithubOptions) -> 
 }
 
 /// A workflow job id (letters, digits, `-`, `_`; starting with a letter) not in `taken`.
-fn unique_id(name: &str, taken: &[String]) -> String {
+pub(super) fn unique_id(name: &str, taken: &[String]) -> String {
     let base = dns_label(name, 60);
     let base = if base.starts_with(|c: char| c.is_ascii_alphabetic()) {
         base

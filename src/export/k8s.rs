@@ -1,8 +1,9 @@
-//! Kubernetes manifests that run cn-run jobs on their cron: one ConfigMap with the job files
-//! (and the files they name: scripts, rule files, output schemas), and one `batch/v1`
-//! CronJob per job.
+//! Kubernetes manifests that run cn-run jobs: one ConfigMap with the job files (and the
+//! files they name: scripts, rule files, output schemas), and one `batch/v1` CronJob per
+//! job (`k8s-cronjob`) or one Indexed Job for them all (`k8s-job`, in `k8s_job.rs`). The
+//! pod they run is `k8s_pod.rs`'s.
 //!
-//! Choices, and why:
+//! CronJob choices, and why:
 //! - `timeZone` is always set (Kubernetes would otherwise use the controller's zone).
 //! - `schedule` is the line in the form robfig/cron (the controller's parser) reads to the
 //!   same instants as `cn-run schedule` (see `CronTab::portable`).
@@ -13,22 +14,23 @@
 //!   `startingDeadlineSeconds` = the scheduler's on-time grace (60 s: a run later than that
 //!   is dropped); `missed: run-once` → no deadline, so the controller starts the latest
 //!   missed occurrence once, however late (it warns past 100 missed).
-//! - `backoffLimit: 0` and `restartPolicy: Never`: cn-run's exit code is the verdict, a failed
-//!   run is not retried. `activeDeadlineSeconds` = the run's resolved timeout (1 h when the job sets none) + 5 min.
-//! - The pod runs as uid 10001 (the image's user), without privilege escalation or
-//!   capabilities; the root filesystem stays writable because the agent writes its workspace.
-//!   `/workspace` is an `emptyDir`, filled by an optional `git clone` init container.
+//! - Limits: the pod's `activeDeadlineSeconds` is the run's resolved timeout (1 h when the
+//!   job sets none) + 5 min; the Job's covers every try. Retries: `backoffLimit`
+//!   (`--retries`) with the pod failure policy of `k8s_pod.rs` (exit codes 1–4 end the Job).
 //! - The provider key comes from a Secret (`secretKeyRef`, key = the variable's name); upload
 //!   URLs named by `upload.url_env`/`diff_url_env` too, as optional keys.
-//! - cn-run prints the result as JSON on stdout, so `kubectl logs` shows it.
+//! - cn-run prints the result as JSON on stdout, so `kubectl logs` shows it; `--store`
+//!   keeps the whole run folder after the pod is gone.
 
 use serde_json::{Value, json};
 
+use super::k8s_pod::{self, JOBS_DIR};
 use super::{ExportError, ExportJob, dns_label, yaml_stream};
 
 /// Settings of the manifests.
 #[derive(Debug, Clone)]
 pub struct K8sOptions {
+    /// The cn-run image (built from the Dockerfile and pushed where the cluster pulls).
     pub image: String,
     /// The Secret with the provider keys.
     pub secret: String,
@@ -36,7 +38,21 @@ pub struct K8sOptions {
     pub name_prefix: String,
     /// Clone this repository into `/workspace` before each run.
     pub git_repo: Option<String>,
+    /// The ref to clone: a branch, a tag or a commit (default: the remote's HEAD).
     pub git_ref: Option<String>,
+    /// A Secret whose key `token` is the clone's token.
+    pub git_token_secret: Option<String>,
+    /// The run store every run writes its folder to.
+    pub store: Option<String>,
+    /// A Secret whose keys become the environment (the store's credentials, when no
+    /// workload identity gives them).
+    pub store_secret: Option<String>,
+    /// The service account (workload identity for the store).
+    pub service_account: Option<String>,
+    /// Tries after the first for exit codes worth a retry (5, 6, a killed pod).
+    pub retries: u32,
+    /// `k8s-job`: how many runs at once.
+    pub parallelism: Option<u32>,
     pub cpu_request: String,
     pub memory_request: String,
     pub cpu_limit: String,
@@ -45,25 +61,12 @@ pub struct K8sOptions {
     pub params: Vec<(String, String)>,
 }
 
-/// Where the ConfigMap is mounted.
-const JOBS_DIR: &str = "/jobs";
-const UID: u32 = 10001;
-
 /// The manifests, as one multi-document YAML stream.
 pub fn k8s_cronjob(jobs: &[ExportJob], opts: &K8sOptions) -> Result<String, ExportError> {
     let prefix = dns_label(&opts.name_prefix, 30);
     let config_map = format!("{prefix}-jobs");
     let (files, per_job) = mounted_files(jobs)?;
-    let data: serde_json::Map<String, Value> = files
-        .iter()
-        .map(|f| (f.key.clone(), json!(f.text)))
-        .collect();
-    let mut docs = vec![json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": metadata(&config_map, opts, None),
-        "data": data,
-    })];
+    let mut docs = vec![config_map_doc(&config_map, &files, opts)];
     let mut names: Vec<String> = Vec::new();
     for (job, mine) in jobs.iter().zip(&per_job) {
         let name = format!("{prefix}-{}", dns_label(&job.job().name, 51 - prefix.len()));
@@ -81,14 +84,7 @@ pub fn k8s_cronjob(jobs: &[ExportJob], opts: &K8sOptions) -> Result<String, Expo
         docs.push(cron_job(job, &name, &config_map, &items, opts)?);
     }
     let list: Vec<&str> = jobs.iter().map(|j| j.path.as_str()).collect();
-    let mut comment = format!(
-        "Generated by `cn-run export k8s-cronjob {}`.\n\
-         Needs a Secret `{}` with the provider key(s), e.g.\n\
-         kubectl create secret generic {} --from-literal=OPENAI_API_KEY=...",
-        list.join(" "),
-        opts.secret,
-        opts.secret
-    );
+    let mut comment = header_comment("k8s-cronjob", &list, opts);
     for note in super::timing::k8s_notes(jobs) {
         comment.push('\n');
         comment.push_str(&note);
@@ -96,16 +92,56 @@ pub fn k8s_cronjob(jobs: &[ExportJob], opts: &K8sOptions) -> Result<String, Expo
     Ok(yaml_stream(&comment, &docs))
 }
 
+/// The comment at the top: how it was made, what it needs, what containment holds.
+pub(super) fn header_comment(target: &str, list: &[&str], opts: &K8sOptions) -> String {
+    let mut comment = format!(
+        "Generated by `cn-run export {target} {}`.\n\
+         Needs a Secret `{}` with the provider key(s), e.g.\n\
+         kubectl create secret generic {} --from-literal=OPENAI_API_KEY=...",
+        list.join(" "),
+        opts.secret,
+        opts.secret
+    );
+    if let Some(s) = &opts.git_token_secret {
+        comment.push_str(&format!(
+            "\nThe clone's token: kubectl create secret generic {s} --from-literal=token=..."
+        ));
+    }
+    comment.push_str(
+        "\nThe pods pass the restricted Pod Security Standard. There bubblewrap cannot make \
+         namespaces: each run falls back to Landlock and says what is missing (stderr, \
+         sandbox.missing in result.json); a job with require_sandbox: true exits 6.\n\
+         Exit codes 1-4 end the run without a retry; 5, 6 and a killed pod are retried.",
+    );
+    comment
+}
+
+/// The ConfigMap with the job files.
+pub(super) fn config_map_doc(name: &str, files: &[Mounted], opts: &K8sOptions) -> Value {
+    let data: serde_json::Map<String, Value> = files
+        .iter()
+        .map(|f| (f.key.clone(), json!(f.text)))
+        .collect();
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": metadata(name, opts, None),
+        "data": data,
+    })
+}
+
 /// A file in the ConfigMap.
-struct Mounted {
-    key: String,
+pub(super) struct Mounted {
+    pub(super) key: String,
     /// Its path under /jobs.
-    path: String,
-    text: String,
+    pub(super) path: String,
+    pub(super) text: String,
 }
 
 /// Every file to ship (without duplicates), and the keys each job needs.
-fn mounted_files(jobs: &[ExportJob]) -> Result<(Vec<Mounted>, Vec<Vec<String>>), ExportError> {
+pub(super) fn mounted_files(
+    jobs: &[ExportJob],
+) -> Result<(Vec<Mounted>, Vec<Vec<String>>), ExportError> {
     let mut files: Vec<Mounted> = Vec::new();
     let mut per_job = Vec::new();
     for job in jobs {
@@ -162,11 +198,11 @@ fn warn_unshippable(job: &ExportJob) {
     }
 }
 
-fn file_name(path: &str) -> String {
+pub(super) fn file_name(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_owned()
 }
 
-fn metadata(name: &str, opts: &K8sOptions, job: Option<&str>) -> Value {
+pub(super) fn metadata(name: &str, opts: &K8sOptions, job: Option<&str>) -> Value {
     let mut labels = serde_json::Map::new();
     labels.insert("app.kubernetes.io/name".to_owned(), json!("cn-run"));
     labels.insert(
@@ -209,8 +245,9 @@ fn cron_job(
             "jobTemplate": {
                 "metadata": {"labels": labels},
                 "spec": {
-                    "backoffLimit": 0,
-                    "activeDeadlineSeconds": job.timeout_secs() + 300,
+                    "backoffLimit": opts.retries,
+                    "activeDeadlineSeconds": k8s_pod::run_deadline(job) * u64::from(opts.retries + 1),
+                    "podFailurePolicy": k8s_pod::failure_policy("FailJob"),
                     "template": {
                         "metadata": {"labels": labels},
                         "spec": pod_spec(job, config_map, items, opts),
@@ -231,88 +268,9 @@ fn on_time_grace() -> u64 {
 }
 
 fn pod_spec(job: &ExportJob, config_map: &str, items: &[Value], opts: &K8sOptions) -> Value {
-    let mut args: Vec<String> = vec!["--format".to_owned(), "json".to_owned()];
-    for (k, v) in &opts.params {
-        args.push("--param".to_owned());
-        args.push(format!("{k}={v}"));
-    }
+    let mut args = k8s_pod::cn_run_args(opts);
     args.push(format!("{JOBS_DIR}/{}", file_name(&job.path)));
-    let mounts = json!([
-        {"name": "jobs", "mountPath": JOBS_DIR, "readOnly": true},
-        {"name": "workspace", "mountPath": "/workspace"},
-    ]);
-    let mut spec = json!({
-        "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 60,
-        "automountServiceAccountToken": false,
-        "securityContext": {
-            "runAsNonRoot": true,
-            "runAsUser": UID,
-            "runAsGroup": UID,
-            "fsGroup": UID,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-        "containers": [{
-            "name": "cn-run",
-            "image": opts.image,
-            "args": args,
-            "workingDir": "/workspace",
-            "resources": {
-                "requests": {"cpu": opts.cpu_request, "memory": opts.memory_request},
-                "limits": {"cpu": opts.cpu_limit, "memory": opts.memory_limit},
-            },
-            "securityContext": container_security(),
-            "volumeMounts": mounts,
-        }],
-        "volumes": [
-            {"name": "jobs", "configMap": {"name": config_map, "items": items}},
-            {"name": "workspace", "emptyDir": {}},
-        ],
-    });
-    let env = env(job, opts);
-    if !env.is_empty() {
-        spec["containers"][0]["env"] = json!(env);
-    }
-    if let Some(repo) = &opts.git_repo {
-        let mut clone = vec!["clone".to_owned(), "--depth".to_owned(), "1".to_owned()];
-        if let Some(r) = &opts.git_ref {
-            clone.extend(["--branch".to_owned(), r.clone()]);
-        }
-        clone.extend([repo.clone(), "/workspace".to_owned()]);
-        spec["initContainers"] = json!([{
-            "name": "checkout",
-            "image": opts.image,
-            "command": ["git"],
-            "args": clone,
-            "securityContext": container_security(),
-            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}],
-        }]);
-    }
+    let mut spec = k8s_pod::pod_spec(&[job], config_map, items, opts, (Vec::new(), args));
+    spec["activeDeadlineSeconds"] = json!(k8s_pod::run_deadline(job));
     spec
-}
-
-fn container_security() -> Value {
-    json!({
-        "allowPrivilegeEscalation": false,
-        "readOnlyRootFilesystem": false,
-        "runAsNonRoot": true,
-        "runAsUser": UID,
-        "capabilities": {"drop": ["ALL"]},
-    })
-}
-
-fn env(job: &ExportJob, opts: &K8sOptions) -> Vec<Value> {
-    let secret = |name: &str, optional: bool| {
-        json!({
-            "name": name,
-            "valueFrom": {"secretKeyRef": {"name": opts.secret, "key": name, "optional": optional}},
-        })
-    };
-    let mut out: Vec<Value> = job.key_env().iter().map(|k| secret(k, false)).collect();
-    if let Some(u) = &job.job().upload {
-        for name in [&u.url_env, &u.diff_url_env].into_iter().flatten() {
-            out.push(secret(name, true));
-        }
-    }
-    out
 }

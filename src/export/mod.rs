@@ -8,13 +8,18 @@
 //! spelled out), and refused where no line can say the same there.
 
 mod github;
+mod github_matrix;
 mod k8s;
+mod k8s_job;
+mod k8s_pod;
 mod timing;
 
 use std::path::{Path, PathBuf};
 
 pub use github::{GithubOptions, github_workflow};
+pub use github_matrix::github_matrix;
 pub use k8s::{K8sOptions, k8s_cronjob};
+pub use k8s_job::k8s_job;
 
 use crate::config::{Call, RunConfig, Settings};
 use crate::job::file::{JobFile, OutputSchemaSpec, RuleEntry};

@@ -58,6 +58,10 @@ pub struct JobFile {
     pub redact: Vec<String>,
     /// Upload the (redacted) session snapshot and diff to a URL while the run goes.
     pub upload: Option<UploadSection>,
+    /// Keep the run folder in a run store while the run goes and at its end, under the
+    /// run's id: `s3://BUCKET/PREFIX`, `gs://…`, `az://…`, or a path. Credentials come from
+    /// the environment (each cloud's standard chain), never from this file.
+    pub store: Option<String>,
     /// MCP servers, started before the first turn; their tools are `mcp__<server>__<tool>`.
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, McpServerSection>,

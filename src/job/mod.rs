@@ -59,6 +59,8 @@ pub struct Job {
     /// Content (prompts, answers, tool arguments and output) goes on telemetry.
     pub capture_content: bool,
     pub upload: Option<UploadSpec>,
+    /// The run store's URL (`--store` wins).
+    pub store: Option<String>,
     pub mcp_servers: Vec<McpServerSpec>,
     pub subagents: Vec<file::SubagentSection>,
     pub untrusted_paths: Vec<String>,

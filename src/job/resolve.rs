@@ -268,6 +268,9 @@ pub(super) fn resolve(
     }
     let output_schema = output_schema(&mut cx, &raw);
     let upload = super::resolve_net::upload(&mut cx, &raw);
+    if let Some(Err(why)) = raw.store.as_deref().map(crate::store::check_url) {
+        cx.push("store", why);
+    }
     let mcp_servers = super::resolve_net::mcp_servers(&mut cx, &raw);
     let skills = raw.skills.iter().map(|d| cx.base.join(d)).collect();
     let schedule = super::cron::resolve(raw.schedule.as_ref(), |f, m| cx.push(f, m));
@@ -310,6 +313,7 @@ pub(super) fn resolve(
         redact: raw.redact,
         capture_content: raw.telemetry.capture_content,
         upload,
+        store: raw.store.clone(),
         mcp_servers,
         subagents: raw.subagents.clone(),
         untrusted_paths: raw.untrusted_paths.clone(),

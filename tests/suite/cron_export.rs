@@ -30,6 +30,9 @@ fn yaml_docs(text: &str) -> Vec<Value> {
 fn export(dir: &Path, target: &str, zone: usize, idx: &[usize]) -> Vec<Value> {
     let mut cmd = cn_run(dir);
     cmd.args(["export", target]);
+    if target.starts_with("k8s") {
+        cmd.args(["--image", "cn-run:test"]);
+    }
     cmd.args(idx.iter().map(|i| format!("z{zone}/j{i}.yaml")));
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -189,7 +192,13 @@ fn exported_schedules_fire_when_cn_run_schedule_fires() {
     // the binary; the partition above asked the library of all).
     for i in refused.iter().take(4) {
         let mut cmd = cn_run(tmp.path());
-        cmd.args(["export", "k8s-cronjob", &format!("z0/j{i}.yaml")]);
+        cmd.args([
+            "export",
+            "k8s-cronjob",
+            "--image",
+            "cn-run:test",
+            &format!("z0/j{i}.yaml"),
+        ]);
         let r = run(cmd, None);
         assert_eq!(r.code, 2, "`{}`: {r:#?}", all[*i]);
         assert!(
@@ -303,7 +312,14 @@ fn the_exported_files_say_where_the_targets_time_runs_otherwise() {
         r.stderr
     );
     let mut cmd = cn_run(tmp.path());
-    cmd.args(["export", "k8s-cronjob", "often.yaml", "berlin.yaml"]);
+    cmd.args([
+        "export",
+        "k8s-cronjob",
+        "--image",
+        "cn-run:test",
+        "often.yaml",
+        "berlin.yaml",
+    ]);
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
     let header = comment_of(&r.stdout);
@@ -314,7 +330,13 @@ fn the_exported_files_say_where_the_targets_time_runs_otherwise() {
     assert!(header.contains("startingDeadlineSeconds (60 s"), "{header}");
     // A UTC-only export has no DST note.
     let mut cmd = cn_run(tmp.path());
-    cmd.args(["export", "k8s-cronjob", "often.yaml"]);
+    cmd.args([
+        "export",
+        "k8s-cronjob",
+        "--image",
+        "cn-run:test",
+        "often.yaml",
+    ]);
     let r = run(cmd, None);
     assert!(!r.stdout.contains("DST nights"), "{}", r.stdout);
 }

@@ -39,6 +39,9 @@ fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
 
 fn k8s_docs(extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["k8s-cronjob"];
+    if !extra.contains(&"--image") {
+        args.extend(["--image", "registry.local/cn-run:test"]);
+    }
     args.extend(extra);
     args.extend(JOBS);
     let r = export(&args);
@@ -113,23 +116,27 @@ fn k8s_manifests_carry_schedule_policy_secret_and_job_files() {
     // missed: skip: a run more than the scheduler's 60 s late is dropped, as there.
     assert_eq!(spec["startingDeadlineSeconds"], 60, "missed: skip");
     let job = &spec["jobTemplate"]["spec"];
-    assert_eq!(job["backoffLimit"], 0);
-    assert_eq!(job["activeDeadlineSeconds"], 600 + 300);
+    // Exit codes 5, 6 and a killed pod are tried twice more (k8s_pod.rs), so the Job's
+    // deadline covers three runs; each pod's is one run's.
+    assert_eq!(job["backoffLimit"], 2);
+    assert_eq!(job["activeDeadlineSeconds"], (600 + 300) * 3);
     let pod = &job["template"]["spec"];
     assert_eq!(pod["restartPolicy"], "Never");
+    assert_eq!(pod["activeDeadlineSeconds"], 600 + 300);
     let c = &pod["containers"][0];
     assert_eq!(c["image"], "registry.local/cn-run:1.2");
     assert_eq!(
         c["args"],
         serde_json::json!(["--format", "json", "/jobs/nightly.yaml"])
     );
-    assert!(
-        c["env"].is_null(),
+    assert_eq!(
+        c["env"],
+        serde_json::json!([{"name": "HOME", "value": "/home/cn-run"}, {"name": "TMPDIR", "value": "/tmp"}]),
         "the script provider needs no key: {c:#}"
     );
     assert_eq!(c["securityContext"]["runAsUser"], 10001);
     assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
-    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], false);
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
     assert_eq!(c["resources"]["limits"]["memory"], "4Gi");
     let items = &pod["volumes"][0]["configMap"]["items"];
     assert_eq!(
@@ -152,13 +159,13 @@ fn k8s_manifests_carry_schedule_policy_secret_and_job_files() {
         weekly["spec"]
     );
     let env = &weekly["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"];
-    assert_eq!(env[0]["name"], "REVIEW_API_KEY");
+    assert_eq!(env[2]["name"], "REVIEW_API_KEY");
     assert_eq!(
-        env[0]["valueFrom"]["secretKeyRef"],
+        env[2]["valueFrom"]["secretKeyRef"],
         serde_json::json!({"name": "agent-keys", "key": "REVIEW_API_KEY", "optional": false})
     );
-    assert_eq!(env[1]["name"], "REVIEW_UPLOAD_URL");
-    assert_eq!(env[1]["valueFrom"]["secretKeyRef"]["optional"], true);
+    assert_eq!(env[3]["name"], "REVIEW_UPLOAD_URL");
+    assert_eq!(env[3]["valueFrom"]["secretKeyRef"]["optional"], true);
 }
 
 fn workflow(extra: &[&str]) -> Value {
@@ -229,10 +236,18 @@ fn the_github_workflow_runs_each_job_on_its_own_cron_with_the_action() {
     );
 }
 
+/// The Kubernetes exports name their image by a flag (no registry is assumed).
+fn image(cmd: &mut std::process::Command, target: &str) {
+    if target.starts_with("k8s") {
+        cmd.args(["--image", "cn-run:test"]);
+    }
+}
+
 fn bad_export(target: &str, dir: &Path, files: &[(&str, &str)]) -> String {
     write_files(dir, files);
     let mut cmd = cn_run(dir);
     cmd.args(["export", target, "-o", "out.yaml"]);
+    image(&mut cmd, target);
     cmd.args(
         files
             .iter()
@@ -309,7 +324,7 @@ fn export_writes_the_output_file() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("deploy/cron.yaml");
     let mut cmd = cn_run(&repo_root());
-    cmd.args(["export", "k8s-cronjob", "-o"])
+    cmd.args(["export", "k8s-cronjob", "--image", "cn-run:test", "-o"])
         .arg(&out)
         .arg(JOBS[0]);
     let r = run(cmd, None);
@@ -339,6 +354,7 @@ fn jobs_without_a_schedule_are_skipped_with_a_note() {
     for target in ["github-workflow", "k8s-cronjob"] {
         let mut cmd = cn_run(tmp.path());
         cmd.args(["export", target, "a-manual.yaml", "b-timed.yaml"]);
+        image(&mut cmd, target);
         let r = run(cmd, None);
         assert_eq!(r.code, 0, "{target}: {r:#?}");
         assert!(
@@ -406,7 +422,13 @@ fn the_exported_time_limit_is_the_one_the_run_resolves() {
             "{limits}"
         );
         let mut cmd = cn_run(ws);
-        cmd.args(["export", "k8s-cronjob", "job.yaml"]);
+        cmd.args([
+            "export",
+            "k8s-cronjob",
+            "--image",
+            "cn-run:test",
+            "job.yaml",
+        ]);
         let k8s = run(cmd, None);
         assert_eq!(k8s.code, 0, "{k8s:#?}");
         let cron = yaml_docs(&k8s.stdout)
@@ -414,7 +436,7 @@ fn the_exported_time_limit_is_the_one_the_run_resolves() {
             .find(|d| d["kind"] == "CronJob")
             .unwrap();
         assert_eq!(
-            cron["spec"]["jobTemplate"]["spec"]["activeDeadlineSeconds"],
+            cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["activeDeadlineSeconds"],
             secs + 300,
             "{limits}"
         );
@@ -431,6 +453,7 @@ fn an_output_file_that_cannot_be_written_is_exit_6() {
         let out = tmp.path().join("a-file/cron.yaml");
         let mut cmd = cn_run(&repo_root());
         cmd.args(["export", target, "-o"]).arg(&out).arg(JOBS[0]);
+        image(&mut cmd, target);
         let r = run(cmd, None);
         assert_eq!(r.code, 6, "{target}: {r:#?}");
         assert!(r.stderr.contains("cannot write"), "{target}: {}", r.stderr);

@@ -83,7 +83,9 @@ fn a_resume_ignores_a_rewritten_job_file_and_a_planted_policy() {
 fn an_untrusted_resume_keeps_the_base_commit_the_first_run_read() {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path();
-    let first = json!({"text": "looked"});
+    // A call, so that the first part ends at "first part done" and the resume's next turn
+    // is the command (a text here would leave the command unreached).
+    let first = json!({"tool_calls": [{"name": "Read", "arguments": {"filepath": "README.md"}}]});
     write_files(
         ws,
         &[
@@ -105,6 +107,10 @@ fn an_untrusted_resume_keeps_the_base_commit_the_first_run_read() {
     assert!(
         !ws.join("bash-marker").exists(),
         "the moved base was trusted: {r:#?}"
+    );
+    assert!(
+        r.stdout.contains("second part done"),
+        "the command was never reached: {r:#?}"
     );
     // The control: a fresh run with the same base ref reads the moved branch.
     let r = fresh_run_touching(ws, &["--untrusted", "--base-ref", "main"]);

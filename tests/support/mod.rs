@@ -1,6 +1,7 @@
 //! Shared helpers for the integration suite: temp workspaces, the binary runner, local servers.
 #![allow(dead_code, unreachable_pub)]
 pub mod cron_ref;
+pub mod fleet_tools;
 pub mod http;
 pub mod live;
 pub mod model;
