@@ -232,6 +232,17 @@ pub struct RunArgs {
     /// Continue the latest run (`--resume latest`), as `claude -p --continue` does.
     #[arg(long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
+    /// With `--resume`: run the deferred call ID (its `tool_use_id` in result.json's
+    /// `pending_approvals`) exactly as the model made it. Repeatable.
+    #[arg(long, value_name = "ID", requires = "resume")]
+    pub approve: Vec<String>,
+    /// With `--resume`: refuse the deferred call ID; the model is told (with `--reason`).
+    /// Repeatable.
+    #[arg(long, value_name = "ID", requires = "resume")]
+    pub deny: Vec<String>,
+    /// Why the calls of `--deny` were refused (the model reads it).
+    #[arg(long, value_name = "TEXT", requires = "deny")]
+    pub reason: Option<String>,
     /// Flags of other agents' command lines that cn-run answers with its own.
     #[command(flatten)]
     pub foreign: ForeignFlags,

@@ -25,6 +25,7 @@ pub mod events;
 pub mod exit_code;
 pub mod export;
 pub mod git_guard;
+pub mod hooks;
 pub mod job;
 pub mod json_schema;
 pub mod mcp;

@@ -12,8 +12,8 @@ use super::{Agent, Outcome, control_outcome};
 use crate::catalog;
 use crate::conversation::{ImagePart, Message, ToolCall};
 use crate::events::{Event, Resolution, ToolStatus};
-use crate::job::OnAsk;
-use crate::permissions::{Decision, GIT_INTERNALS_RULE, Permission, Source};
+use crate::hooks::HookEvent;
+use crate::permissions::{Decision, Permission, Source};
 use crate::tools::{Grant, Tool, ToolContext, ToolError};
 
 /// Characters of a tool's output copied into its `tool.finished` event.
@@ -46,6 +46,8 @@ enum Checked<'t> {
         /// The verdict that let it run (for its `tool.started` event).
         decision: Decision,
     },
+    /// Held for a person: no result, the call stays open in the history for a resume.
+    Deferred,
 }
 
 impl Agent<'_> {
@@ -67,6 +69,7 @@ impl Agent<'_> {
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
         let interrupted: HashSet<&str> = interrupted.iter().map(String::as_str).collect();
+        let mut deferred = HashSet::new();
         for (i, call) in calls.iter().enumerate() {
             if interrupted.contains(call.id.as_str()) {
                 checked.push(done(
@@ -86,7 +89,10 @@ impl Agent<'_> {
                 checked.push(done(&over_cap(self.config.max_calls, calls.len())));
                 continue;
             }
-            let (c, stop) = self.check(turn, call);
+            let (c, stop) = self.check(turn, call).await;
+            if matches!(c, Checked::Deferred) {
+                deferred.insert(call.id.as_str());
+            }
             checked.push(c);
             outcome = stop;
         }
@@ -106,6 +112,9 @@ impl Agent<'_> {
             if outcome.is_none() {
                 outcome = stop;
             }
+            if deferred.contains(call.id.as_str()) {
+                continue;
+            }
             messages.push(Message::Tool {
                 tool_call_id: call.id.clone(),
                 name: call.name.clone(),
@@ -118,8 +127,8 @@ impl Agent<'_> {
     }
 
     /// Parse, look up and permission-check one call.
-    fn check<'t>(&'t self, turn: u32, call: &ToolCall) -> (Checked<'t>, Option<Outcome>) {
-        let args = match parse_arguments(&call.arguments) {
+    async fn check<'t>(&'t self, turn: u32, call: &ToolCall) -> (Checked<'t>, Option<Outcome>) {
+        let mut args = match parse_arguments(&call.arguments) {
             Ok(a) => a,
             Err(msg) => {
                 return (
@@ -164,31 +173,8 @@ impl Agent<'_> {
                 None,
             );
         }
-        // Judged once: the policy and the run see the same path or addresses.
-        let judged = tool.judge(&args, &self.shared);
-        let mut decision = self.policy.check(&call.name, &args, judged.tighten.clone());
-        if let Some(refusal) = self.egress_refusal(tool.as_ref(), &call.name, &args) {
-            decision = refusal;
-        }
-        if let Some(narrow) = self.narrow {
-            let own = narrow.check(&call.name, &args, judged.tighten.clone());
-            if own.permission > decision.permission {
-                decision = own;
-            }
-        }
-        let resolution = match decision.permission {
-            Permission::Allow => Resolution::Allowed,
-            Permission::Exclude => Resolution::Denied,
-            Permission::Ask => match self.config.on_ask {
-                // `.git` (hooks, config) needs a rule naming it: `on_ask: allow` is not one.
-                OnAsk::Allow if decision.rule.as_deref() == Some(GIT_INTERNALS_RULE) => {
-                    Resolution::Denied
-                }
-                OnAsk::Allow => Resolution::Allowed,
-                OnAsk::Deny => Resolution::Denied,
-                OnAsk::Fail => Resolution::Failed,
-            },
-        };
+        let (gated, judged, stop) = self.gate(tool.as_ref(), call, &mut args).await;
+        let (decision, resolution) = self.resolve(gated);
         if decision.permission != Permission::Allow {
             self.emitter.emit(Event::PermissionDecision {
                 turn,
@@ -207,16 +193,25 @@ impl Agent<'_> {
                     grant: Grant::of_allowed(judged),
                     decision,
                 },
-                None,
+                stop,
             ),
             Resolution::Denied => (
                 Checked::Done {
                     content: denial_text(&call.name, &decision),
                     is_error: true,
                 },
-                None,
+                stop,
             ),
+            Resolution::Deferred => {
+                let reason = format!(
+                    "{} call {} waits for approval ({}); resume with --approve {} or --deny {}",
+                    call.name, call.id, decision.reason, call.id, call.id
+                );
+                self.notify_person(&call.name).await;
+                (Checked::Deferred, Some(Outcome::ApprovalRequired(reason)))
+            }
             Resolution::Failed => {
+                self.notify_person(&call.name).await;
                 let reason = format!(
                     "{} needed approval ({}) and the job says on_ask: fail",
                     call.name, decision.reason
@@ -238,7 +233,12 @@ impl Agent<'_> {
 
     /// The refusal of a call that would send a registered secret out (plain, reversed,
     /// URL-encoded, hex or base64): no rule or mode can allow it.
-    fn egress_refusal(&self, tool: &dyn Tool, name: &str, args: &Value) -> Option<Decision> {
+    pub(super) fn egress_refusal(
+        &self,
+        tool: &dyn Tool,
+        name: &str,
+        args: &Value,
+    ) -> Option<Decision> {
         if !tool.sends_out() {
             return None;
         }
@@ -297,6 +297,7 @@ impl Agent<'_> {
             Checked::Done { content, is_error } => {
                 return self.answer(turn, call, content, is_error);
             }
+            Checked::Deferred => return (String::new(), true, None, Vec::new()),
             Checked::Run { .. } if self.stop.is_stopped() => {
                 let content = "Not run: the run stopped before this call.".to_owned();
                 return self.answer(turn, call, content, true);
@@ -329,6 +330,10 @@ impl Agent<'_> {
         let started = Instant::now();
         // A mutating call's arguments name what it changed (for its checkpoint).
         let kept_args = tool.is_mutating().then(|| args.clone());
+        let post_args = self
+            .user_hooks
+            .has(HookEvent::PostToolUse)
+            .then(|| args.clone());
         let result = self.run_stoppable(tool, args, &ctx).await;
         let ms = started.elapsed().as_millis() as u64;
         if let Some(args) = &kept_args {
@@ -350,6 +355,13 @@ impl Agent<'_> {
                 self.record(turn, call, &content, true, &[]).await;
                 return (content, true, Some(Outcome::Internal(msg)), Vec::new());
             }
+        };
+        let (content, control) = match post_args {
+            Some(args) => {
+                self.after_tool_hooks(call, &args, content, is_error, control)
+                    .await
+            }
+            None => (content, control),
         };
         let (content, mut images) = self.screen_images(content, images);
         let content = self

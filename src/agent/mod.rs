@@ -14,6 +14,7 @@ mod stop_reason;
 pub(crate) mod system_prompt;
 mod text_history;
 pub mod text_tools;
+mod user_hooks;
 mod window;
 
 pub use budget::Budget;
@@ -99,6 +100,8 @@ pub struct Agent<'a> {
     pub narrow: Option<&'a Policy>,
     /// The history in text form between requests (`tool_call_format: text` only).
     pub text_history: TextHistory,
+    /// The job's hooks (Claude Code's protocol) and people's answers to deferred calls.
+    pub user_hooks: &'a crate::hooks::Hooks,
 }
 
 /// The state a run accumulates: history, budget and the last answer.
@@ -114,6 +117,8 @@ pub struct RunState {
     /// A resume's new instruction: added once the calls the last response left are
     /// answered (a message between a call and its result is one no provider accepts).
     pub follow_up: Option<Message>,
+    /// A Stop hook sent the agent back to work in this run (`stop_hook_active`).
+    pub stop_hook_active: bool,
 }
 
 impl RunState {
@@ -124,6 +129,7 @@ impl RunState {
             final_text: String::new(),
             in_flight: Vec::new(),
             follow_up: None,
+            stop_hook_active: false,
         }
     }
 
@@ -237,6 +243,20 @@ impl Agent<'_> {
                     self.hooks.after_turn(turn, state).await;
                     self.turn_completed(turn, state);
                     continue;
+                }
+                match self.stop_hooks(state).await {
+                    user_hooks::StopHook::Finish => {}
+                    user_hooks::StopHook::GoOn(text) => {
+                        self.append(state, Message::user(text));
+                        self.hooks.after_turn(turn, state).await;
+                        self.turn_completed(turn, state);
+                        continue;
+                    }
+                    user_hooks::StopHook::Halt(outcome) => {
+                        self.hooks.answered(turn, state).await;
+                        self.turn_completed(turn, state);
+                        return outcome;
+                    }
                 }
                 self.hooks.answered(turn, state).await;
                 self.turn_completed(turn, state);

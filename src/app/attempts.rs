@@ -35,6 +35,9 @@ pub(crate) async fn run_attempts(
     };
     let mut repaired = false;
     let (mut answered, mut done) = (resumed.answered, resumed.checks_done);
+    if let Some(outcome) = agent.run_started(state).await {
+        return (outcome, report);
+    }
     loop {
         let outcome = if std::mem::take(&mut answered) {
             Outcome::Completed

@@ -124,6 +124,8 @@ fn json_value(e: &Explained) -> serde_json::Value {
         "commands": e.commands,
         "rules": e.rules,
         "policy": policy.table(),
+        "hooks": super::user_hooks::explained(&e.config).0,
+        "hooks_note": super::user_hooks::explained(&e.config).1,
     })
 }
 
@@ -158,6 +160,7 @@ fn text(e: &Explained) -> String {
     }
     text.push_str(&super::explain_mcp::servers_text(&e.mcp_servers));
     text.push_str(&policy_text(&e.policy));
+    text.push_str(&super::user_hooks::explained_text(config));
     text.push_str("rules:\n");
     for row in &e.rules {
         text.push_str(&format!(

@@ -38,6 +38,7 @@ mod start_error;
 mod store_sync;
 mod subagents;
 mod uploads;
+mod user_hooks;
 mod validate;
 mod workspace;
 

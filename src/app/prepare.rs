@@ -52,6 +52,8 @@ pub(crate) struct Prepared {
     pub continuation: super::continuation::Continuation,
     /// `.git` as the run found it, put back when it ends.
     pub git_guard: Option<crate::git_guard::GitGuard>,
+    /// The job's hooks (Claude Code's protocol) and answers to deferred calls.
+    pub user_hooks: crate::hooks::Hooks,
 }
 
 /// Where a run works and writes: new folders, or the resumed run's own.
@@ -215,7 +217,15 @@ async fn assemble(
         checkpoints: &g.checkpoints,
         session: &g.sinks.session,
     };
-    parts::add_subagents(config, &placed, &guard, &mut tools, &base);
+    let approvals = resume.as_ref().map(|r| r.approvals.clone());
+    let user_hooks = super::user_hooks::build(
+        config,
+        &g.shared,
+        (&placed.run_id, &placed.out_dir, tools.policy.mode()),
+        approvals.unwrap_or_default(),
+        &mut guard.warnings,
+    );
+    parts::add_subagents(config, &placed, &guard, &mut tools, (&base, &user_hooks));
     // A resumed run: the tools as the earlier process left them, and where it stopped.
     let continuation = resume.as_ref().map(|r| {
         super::continuation::restore_tools(&g.shared, &r.session.history, &r.events);
@@ -267,6 +277,7 @@ async fn assemble(
         files,
         continuation: continuation.unwrap_or_default(),
         git_guard: g.git_guard,
+        user_hooks,
     };
     Ok((prepared, state))
 }

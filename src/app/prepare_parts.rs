@@ -90,7 +90,7 @@ pub(crate) fn add_subagents(
     placed: &Placed,
     guard: &Guard,
     tools: &mut Tools,
-    base: &Base<'_>,
+    (base, user_hooks): (&Base<'_>, &crate::hooks::Hooks),
 ) {
     let job = &config.job;
     if job.subagents.is_empty() || !tools.policy.is_offered(crate::catalog::SUBAGENT.name) {
@@ -111,6 +111,7 @@ pub(crate) fn add_subagents(
         repo_files: guard.repo_files.clone(),
         context_length: config.context_length,
         checkpoints: base.checkpoints.clone(),
+        user_hooks: user_hooks.nested(),
     });
     if let Some(tool) = super::subagents::tool(&job.subagents, runner) {
         tools.registry.register(Arc::new(tool));

@@ -120,7 +120,12 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         log,
         isolation: None,
     };
-    match run::run_job(config, &opts, Some(opened.into_resume())).await {
+    let mut resume = opened.into_resume();
+    resume.approvals = match super::user_hooks::approvals(given, &resume.session.history) {
+        Ok(a) => a,
+        Err(e) => return start_failed(RunError::Usage(e)),
+    };
+    match run::run_job(config, &opts, Some(resume)).await {
         Ok(result) => {
             print_results(given.format, std::slice::from_ref(&result), &[]);
             result.status.exit_code()

@@ -41,6 +41,8 @@ pub(crate) struct Resume {
     pub prompt: Option<String>,
     /// Where the run picks up after the agent's loop.
     pub continuation: super::continuation::Continuation,
+    /// People's answers to deferred calls (`--approve ID`, `--deny ID`).
+    pub approvals: std::collections::BTreeMap<String, crate::hooks::Approval>,
 }
 
 /// Run one job. `Err` means it could not start (exit 2, or 6 for its environment); every
@@ -77,6 +79,7 @@ async fn execute(
         rules: run.conditional_rules.clone(),
         narrow: None,
         text_history: Default::default(),
+        user_hooks: &run.user_hooks,
         window: Some(ContextWindow::new(
             &job.model.name,
             config.context_length,
@@ -118,6 +121,7 @@ async fn conclude(
     }
     // Before the diff, rollback and the workflow's next git command.
     super::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
+    run.user_hooks.session_end("other", &run.emitter).await;
     let (status, reason, limit) = classify(&outcome, config);
     let finished = Finished {
         outcome: &outcome,

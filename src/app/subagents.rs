@@ -42,6 +42,8 @@ pub(crate) struct Subagents {
     pub repo_files: crate::repo_files::RepoFiles,
     pub context_length: u64,
     pub checkpoints: Option<Arc<Checkpoints>>,
+    /// The run's hooks, for a nested agent (its Stop hooks fire as SubagentStop).
+    pub user_hooks: crate::hooks::Hooks,
 }
 
 /// A subagent's own policy: its `tools:` patterns allowed, everything else excluded.
@@ -162,6 +164,7 @@ impl SubagentRunner for Subagents {
             rules: Vec::new(),
             narrow: narrow.as_ref(),
             text_history: Default::default(),
+            user_hooks: &self.user_hooks,
         };
         let mut state = RunState::new(Vec::new(), Budget::new(limits));
         agent.append(&mut state, Message::user(task));

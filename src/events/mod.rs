@@ -25,6 +25,9 @@ pub enum Resolution {
     Allowed,
     Denied,
     Failed,
+    /// Held for a person (`on_ask: defer` or a hook's `defer`): the run stops, the call
+    /// is pending in result.json until `--resume RUN --approve ID` (or `--deny ID`).
+    Deferred,
 }
 
 /// How a tool call ended.
@@ -134,6 +137,29 @@ pub enum Event {
         resolution: Resolution,
         #[serde(flatten)]
         decision: Decision,
+    },
+    /// A hook (Claude Code's protocol) ran: what it decided, or how it failed.
+    #[serde(rename = "hook.ran")]
+    HookRan {
+        /// The hook event (`PreToolUse`, `Stop`, …).
+        hook_event: String,
+        /// The command's first line.
+        command: String,
+        origin: crate::hooks::HookOrigin,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// `none`, `allow`, `ask`, `defer` or `block`.
+        decision: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// `timeout`, `crashed`, `not_started` or `error`, with what happened.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stderr: Option<String>,
+        duration_ms: u64,
     },
     #[serde(rename = "tool.started")]
     ToolStarted {

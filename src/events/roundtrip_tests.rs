@@ -12,6 +12,7 @@ const LINES: &[&str] = &[
     r#"{"type":"assistant.message","turn":1,"text":"hi","tool_calls":[{"id":"c1","name":"Bash","arguments":"{\"command\":\"ls\"}"}],"usage":{"input_tokens":6,"cache_creation_input_tokens":1,"cache_read_input_tokens":3,"output_tokens":5,"total_input_tokens":10},"cost_usd":0.1234567891234,"stop_reason":"tool_calls"}"#,
     r#"{"type":"output.incomplete","turn":2,"stop_reason":"length","action":"continue"}"#,
     r#"{"type":"permission.decision","turn":1,"call_id":"c1","tool":"Bash","arguments":{"command":"rm -rf /"},"resolution":"denied","permission":"exclude","rule":"Bash(rm *)","source":"job","reason":"no","allow_hint":"Bash(rm -rf /)"}"#,
+    r#"{"type":"hook.ran","hook_event":"PreToolUse","command":"sh guard.sh","origin":"job","call_id":"c1","exit_code":2,"decision":"block","reason":"no rm","failure":"timeout: timed out after 3 s and was killed","stderr":"no rm","duration_ms":12}"#,
     r#"{"type":"tool.started","turn":1,"call_id":"c1","tool":"Bash","arguments":{"command":"ls"}}"#,
     r#"{"type":"tool.finished","turn":1,"call_id":"c1","tool":"Bash","status":"ok","output":"a\nb","duration_ms":3}"#,
     r#"{"type":"turn.completed","turn":1,"num_turns":4,"usage":{"input_tokens":6,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"total_input_tokens":6},"total_cost_usd":0.25}"#,

@@ -94,6 +94,15 @@ pub struct JobFile {
     /// variables name a collector.
     #[serde(default)]
     pub telemetry: TelemetrySection,
+    /// Commands run at points of the run, in Claude Code's hook format and protocol:
+    /// `{PreToolUse: [{matcher: "Bash", hooks: [{type: command, command: ./check.sh}]}]}`.
+    /// A hook may tighten the policy or answer an ask, never open an exclude.
+    #[serde(default)]
+    pub hooks: crate::hooks::HooksSection,
+    /// Also run the hooks of the repository's `.claude/settings.json` (trusted mode only:
+    /// an untrusted run never runs a hook the repository defines).
+    #[serde(default)]
+    pub repo_hooks: bool,
 }
 
 /// The run folder's optional outputs (result.json, events.jsonl, session.jsonl and
@@ -467,6 +476,9 @@ pub enum OnAsk {
     Fail,
     /// The call runs.
     Allow,
+    /// The run stops with exit code 3 and the call pending in result.json; `cn-run
+    /// --resume RUN --approve ID` runs exactly that call (`--deny ID` tells the model).
+    Defer,
 }
 
 /// Limits that stop a run cleanly (exit 4) with its result written.

@@ -71,6 +71,10 @@ pub struct Job {
     pub schedule: Option<Schedule>,
     /// Whether the run writes report.html (the job's `outputs.html`, default true).
     pub html: bool,
+    /// The job's hooks (Claude Code's format).
+    pub hooks: crate::hooks::HooksSection,
+    /// Run the repository's `.claude/settings.json` hooks too (trusted runs only).
+    pub repo_hooks: bool,
     /// The files the job named (rule files, the output schema) as this load read them, by
     /// the path the job gives: a run keeps them so that its resumes read the same text.
     pub files_read: std::collections::BTreeMap<String, String>,

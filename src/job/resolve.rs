@@ -263,6 +263,9 @@ pub(super) fn resolve(
         cx.push(&field, message);
     }
     let checks = checks(&mut cx, &raw, &params);
+    for (field, problem) in crate::hooks::config::problems(&raw.hooks) {
+        cx.push(&field, problem);
+    }
     let output_schema = output_schema(&mut cx, &raw);
     let upload = super::resolve_net::upload(&mut cx, &raw);
     if let Some(Err(why)) = raw.store.as_deref().map(crate::store::check_url) {
@@ -318,6 +321,8 @@ pub(super) fn resolve(
         skills,
         schedule,
         html: raw.outputs.html.unwrap_or(true),
+        hooks: raw.hooks.clone(),
+        repo_hooks: raw.repo_hooks,
         files_read: cx.read,
     })
 }

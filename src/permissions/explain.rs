@@ -25,6 +25,8 @@ pub(crate) fn origin(source: Source, mode: Mode, repo_file: Option<&str>) -> Str
         Source::Evaluator => "the command-safety check".to_owned(),
         Source::Tool => "the tool's own check".to_owned(),
         Source::NoMatch => "no rule".to_owned(),
+        Source::Hook => "a PreToolUse hook".to_owned(),
+        Source::Approval => "a reviewer's answer to a deferred call".to_owned(),
     }
 }
 

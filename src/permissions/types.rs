@@ -103,6 +103,10 @@ pub enum Source {
     Tool,
     /// No rule matched.
     NoMatch,
+    /// A PreToolUse hook (it may tighten, or answer an ask; never open an exclude).
+    Hook,
+    /// A person's answer to a deferred call (`--approve` / `--deny`).
+    Approval,
 }
 
 /// One rule as written: a pattern (`Read`, `mcp__*`, `Bash(npm install*)`, `Write(src/**)`) and

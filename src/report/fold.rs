@@ -73,6 +73,7 @@ fn unfinished() -> RunResult {
         total_cost_usd: None,
         cost_unknown: true,
         permission_denials: Vec::new(),
+        pending_approvals: Vec::new(),
         attempts: 0,
         checks: Vec::new(),
         checks_declared: Vec::new(),
@@ -172,9 +173,19 @@ impl ResultBuilder {
             } if main && action == "fail" => {
                 self.result.stop_reason = Some(stop_reason.clone());
             }
-            Event::ToolStarted { .. } => self.result.num_tool_calls += 1,
+            Event::ToolStarted { call_id, .. } => {
+                self.result.num_tool_calls += 1;
+                self.result
+                    .pending_approvals
+                    .retain(|p| p.call_id != *call_id);
+            }
             Event::PermissionDecision { .. } => {
                 if let Some(d) = denial(&env.event) {
+                    let pending = &mut self.result.pending_approvals;
+                    pending.retain(|p| p.call_id != d.call_id);
+                    if d.resolution == "deferred" {
+                        pending.push(d.clone());
+                    }
                     self.result.permission_denials.push(d);
                 }
             }
@@ -243,6 +254,7 @@ impl ResultBuilder {
             | Event::AssistantMessage { .. }
             | Event::OutputIncomplete { .. }
             | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
             | Event::ToolStarted { .. }
             | Event::ToolFinished { .. }
             | Event::TurnCompleted { .. }

@@ -115,6 +115,7 @@ impl EventSink for LiveSink {
             | Event::ModelRetry { .. }
             | Event::OutputIncomplete { .. }
             | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
             | Event::TurnCompleted { .. }
             | Event::Compaction { .. }
             | Event::CheckpointCreated { .. }

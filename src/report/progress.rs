@@ -120,6 +120,24 @@ impl EventSink for ProgressSink {
                 *delay_ms as f64 / 1000.0
             ),
             Event::Warning { message } => format!("[{}] warning: {message}", self.job),
+            Event::HookRan {
+                hook_event,
+                command,
+                decision,
+                reason,
+                failure,
+                ..
+            } => {
+                let said = failure.as_deref().unwrap_or(decision);
+                if said == "none" {
+                    return;
+                }
+                let why = reason
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default();
+                format!("[{}] hook {hook_event} `{command}`: {said}{why}", self.job)
+            }
             Event::RunCompleted {
                 status,
                 reason,

@@ -78,6 +78,10 @@ pub struct RunResult {
     pub total_cost_usd: Option<f64>,
     pub cost_unknown: bool,
     pub permission_denials: Vec<Denial>,
+    /// Calls held for a person (`on_ask: defer`, a hook's `defer`) and not answered yet:
+    /// `cn-run --resume RUN --approve TOOL_USE_ID` runs one, `--deny TOOL_USE_ID` refuses it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_approvals: Vec<Denial>,
     /// Attempts made (more than 1 when failed checks sent the agent back to work).
     pub attempts: u32,
     /// Every check run, per attempt.

@@ -116,6 +116,7 @@ impl EventFold {
             | Event::ModelRetry { .. }
             | Event::OutputIncomplete { .. }
             | Event::PermissionDecision { .. }
+            | Event::HookRan { .. }
             | Event::ToolFinished { .. }
             | Event::Compaction { .. }
             | Event::CheckFinished(_)

@@ -42,6 +42,7 @@ const WARNING: Note = ("cn_run.warning", "cn_run.message");
 const VALIDATED: Note = ("cn_run.output.validated", "cn_run.valid");
 const ARTIFACT: Note = ("cn_run.artifact.collected", "cn_run.artifact");
 const UPLOAD: Note = ("cn_run.upload.finished", "cn_run.upload.target");
+const HOOK: Note = ("cn_run.hook.ran", "cn_run.hook.event");
 
 /// What the fold makes of one event.
 #[derive(Debug)]
@@ -149,6 +150,7 @@ impl RunFold {
             }
             Event::ArtifactCollected(a) => self.note(scope, at, ARTIFACT, &a.path),
             Event::UploadFinished { target, .. } => self.note(scope, at, UPLOAD, target),
+            Event::HookRan { hook_event, .. } => self.note(scope, at, HOOK, hook_event),
             Event::PermissionDecision { .. } => self.decision(scope, at, event),
             Event::ToolStarted { .. } => self.tool_started(scope, at, event),
             Event::ToolFinished { .. } => self.tool_finished(scope, at, event),

@@ -53,6 +53,7 @@ impl Call {
             Some((Resolution::Allowed, _)) | None => "allowed",
             Some((Resolution::Denied, _)) => "denied",
             Some((Resolution::Failed, _)) => "failed",
+            Some((Resolution::Deferred, _)) => "deferred",
         }
     }
 

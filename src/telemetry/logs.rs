@@ -41,6 +41,7 @@ fn shape(event: &Event) -> Option<(&'static str, Severity, &'static [&'static st
         }
         Event::OutputIncomplete { .. } => ("cn_run.output.incomplete", warn, &[]),
         Event::PermissionDecision { .. } => ("cn_run.permission.decision", info, &["arguments"]),
+        Event::HookRan { .. } => ("cn_run.hook.ran", info, &["stderr", "reason"]),
         Event::ToolStarted { .. } => ("cn_run.tool.started", info, &["arguments"]),
         Event::ToolFinished { .. } => ("cn_run.tool.finished", info, &["output"]),
         Event::TurnCompleted { .. } => ("cn_run.turn.completed", info, &[]),

@@ -66,6 +66,7 @@ fn slim(event: &Event) -> Option<Event> {
         | Event::AssistantMessage { .. }
         | Event::OutputIncomplete { .. }
         | Event::PermissionDecision { .. }
+        | Event::HookRan { .. }
         | Event::ToolStarted { .. }
         | Event::ToolFinished { .. }
         | Event::TurnCompleted { .. }

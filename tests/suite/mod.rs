@@ -39,6 +39,8 @@ mod fleet_export;
 mod fuzz_regressions;
 mod git_credentials_e2e;
 mod git_guard_e2e;
+mod hooks_defer_e2e;
+mod hooks_e2e;
 mod job_file;
 mod junit_shape;
 mod limits_e2e;

@@ -32,6 +32,7 @@ pub fn summary(r: &RunResult, budget: usize) -> String {
 /// order: the final answer (cut first), the changed files, the denials, the check outputs.
 pub(crate) fn render(r: &RunResult, files: &[FileChange], budget: usize) -> String {
     let mut md = outcome_and_checks(r);
+    pending(&mut md, r);
     let mut tails = String::new();
     failed_outputs(&mut tails, &r.checks);
     let mut changed = String::new();
@@ -261,6 +262,38 @@ fn changes(md: &mut String, r: &RunResult, files: &[FileChange]) {
         );
     }
     md.push('\n');
+}
+
+/// The calls waiting for a person (`on_ask: defer`, a hook's `defer`), with the
+/// command that runs one and the one that refuses it.
+fn pending(md: &mut String, r: &RunResult) {
+    if r.pending_approvals.is_empty() {
+        return;
+    }
+    md.push_str(
+        "#### Waiting for approval
+
+| call | tool and input | reason |
+|---|---|---|
+",
+    );
+    for p in &r.pending_approvals {
+        let args: String = p.arguments.to_string().chars().take(120).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} {} | {} |",
+            code_span(&p.call_id),
+            p.tool,
+            code_span(&args),
+            table_text(&p.reason)
+        );
+    }
+    let id = r.pending_approvals[0].call_id.replace('`', "'");
+    let _ = writeln!(
+        md,
+        "\nApprove: `cn-run --resume {} --approve {id}`; refuse: `--deny {id} --reason TEXT`.\n",
+        r.run_id.replace('`', "'")
+    );
 }
 
 /// The table of calls the permission policy did not let run as asked.

@@ -58,6 +58,10 @@ fn verdict_badge(v: &Verdict) -> (&'static str, &'static str, &'static str) {
             resolution: Resolution::Failed,
             ..
         } => ("denied", "needed approval: run stopped", "bad"),
+        Verdict::Decided {
+            resolution: Resolution::Deferred,
+            ..
+        } => ("notrun", "deferred: waits for approval", "warn"),
         Verdict::NotRun => ("notrun", "not run", "warn"),
     }
 }

@@ -132,6 +132,8 @@ impl TranscriptFold {
             | Event::McpServer(_)
             | Event::SessionFinished { .. }
             | Event::RunCompleted { .. } => {}
+            // A hook's answer shows through the call's `permission.decision` (source `hook`).
+            Event::HookRan { .. } => {}
         }
     }
 
