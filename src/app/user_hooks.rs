@@ -45,7 +45,7 @@ pub(crate) fn build(
     let place = Place {
         workspace: shared.workspace.clone(),
         env: shared.env.clone(),
-        sandbox: shared.sandbox().clone(),
+        sandbox: shared.sandbox_handle(),
         cancel: shared.cancel.clone(),
     };
     match Hooks::new(defs, common, place) {

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::output::Failure;
-use crate::sandbox::SandboxPolicy;
 use crate::tools::{CommandLimits, run_command_sandboxed};
 
 /// Output kept of a hook's stdout and stderr (each).
@@ -25,7 +24,8 @@ const OVERRUN: Duration = Duration::from_secs(2);
 pub struct Place {
     pub workspace: std::path::PathBuf,
     pub env: Vec<(String, String)>,
-    pub sandbox: SandboxPolicy,
+    /// The run's sandbox, set up when first needed (a hook's first run may wait for it).
+    pub sandbox: crate::sandbox::Deferred,
     pub cancel: CancellationToken,
 }
 
@@ -54,7 +54,7 @@ pub async fn run_hook(command: &str, input: &str, timeout: Duration, place: &Pla
         &place.env,
         limits,
         &place.cancel,
-        &place.sandbox,
+        place.sandbox.policy(),
     );
     // The inactivity limit kills a silent hook's whole process group; this bounds one
     // that keeps writing.
@@ -101,7 +101,10 @@ mod tests {
         Place {
             workspace: dir.to_path_buf(),
             env: vec![("PATH".to_owned(), std::env::var("PATH").unwrap())],
-            sandbox: SandboxPolicy::off(),
+            sandbox: crate::sandbox::Deferred::ready(
+                crate::sandbox::SandboxPolicy::off(),
+                crate::sandbox::Probe::off(),
+            ),
             cancel: CancellationToken::new(),
         }
     }

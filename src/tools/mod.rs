@@ -270,6 +270,11 @@ impl ToolShared {
         self.sandbox.policy()
     }
 
+    /// The sandbox itself, to be set up when first needed (by hooks, which run commands too).
+    pub fn sandbox_handle(&self) -> crate::sandbox::Deferred {
+        self.sandbox.clone()
+    }
+
     /// No command runs any more (the run ends): the sandbox is reported if it is set up by
     /// now; else its set-up stops, and a run that started no command never waited for it.
     pub fn commands_done(&self) {

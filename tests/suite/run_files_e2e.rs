@@ -132,8 +132,17 @@ fn gated_run(
     let mut cmd = cn_run(ws);
     cmd.args(["job.yaml", "--format", "json", "--out"]).arg(out);
     let live = Live::start(cmd, logs, Some(out));
+    // The call's start is recorded (`tool.started`), not only the model's answer: the
+    // first command may wait for the sandbox between the two.
+    let (events, gate) = (out.join("events.jsonl"), format!("-e {go} ]"));
+    let started = crate::support::procs::wait_for(|| {
+        std::fs::read_to_string(&events)
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.contains("\"type\":\"tool.started\"") && l.contains(&gate))
+    });
     assert!(
-        wait_for_text(&out.join("events.jsonl"), &format!("-e {go} ]")),
+        started,
         "the gate's call never started: {}",
         live.stderr_so_far()
     );
@@ -153,7 +162,10 @@ fn a_disk_full_until_the_end_loses_nothing_and_says_so() {
         let tmp = tempfile::tempdir().unwrap();
         let ws = tmp.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
-        let script = format!("turns:\n{}  - text: waited\n", gate("go"));
+        // The call prints ~19 kB once the gate opens: its result is more than the slack a
+        // full tmpfs leaves in the logs' last pages, so the write after it fails for sure.
+        let loud = gate("go").replace("done'", "done; seq 1 4000'");
+        let script = format!("turns:\n{loud}  - text: waited\n");
         write_files(&ws, &[("job.yaml", &job(extra)), ("s.yaml", &script)]);
         let Some(disk) = Mount::tmpfs(&tmp.path().join("disk"), "1400k") else {
             return;
