@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::live::{Live, assert_whole_lines, gate, wait_for_text};
+use crate::support::live::{Live, assert_whole_lines, gate};
 use crate::support::mounts::{Mount, can_mount};
 use crate::support::runner::{cn_run, git_init, write_files};
 
