@@ -39,6 +39,7 @@ mod fleet_export;
 mod fuzz_regressions;
 mod git_credentials_e2e;
 mod git_guard_e2e;
+mod hooks_compact_e2e;
 mod hooks_defer_e2e;
 mod hooks_e2e;
 mod job_file;
