@@ -42,6 +42,7 @@ mod git_guard_e2e;
 mod hooks_compact_e2e;
 mod hooks_defer_e2e;
 mod hooks_e2e;
+mod hooks_forms_e2e;
 mod job_file;
 mod junit_shape;
 mod limits_e2e;
