@@ -101,8 +101,8 @@ pub struct JobFile {
     pub hooks: crate::hooks::HooksSection,
     /// Also run the hooks of the repository's settings files, found as Continue's `cn`
     /// finds them: `.claude/settings.json`, `.continue/settings.json` and their
-    /// `settings.local.json` (trusted mode only:
-    /// an untrusted run never runs a hook the repository defines).
+    /// `settings.local.json` (trusted mode only: an untrusted run never runs a hook the
+    /// repository defines).
     #[serde(default)]
     pub repo_hooks: bool,
 }
