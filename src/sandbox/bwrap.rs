@@ -81,6 +81,16 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
         );
     }
     a.one("--proc", Path::new("/proc"));
+    // The kernel lets any process whose effective uid is 0 write the machine's sysctls, no
+    // capability needed (`kernel.core_pattern` runs a program of the writer's choice as
+    // root on the host; `kernel.pid_max` of the run's PID namespace is its process bound):
+    // bubblewrap does not cover `/proc/sys` when it starts as root, so cn-run does.
+    a.pair("--ro-bind", Path::new("/proc/sys"), Path::new("/proc/sys"));
+    a.pair(
+        "--ro-bind-try",
+        Path::new("/proc/sysrq-trigger"),
+        Path::new("/proc/sysrq-trigger"),
+    );
     let size = policy.limits.tmp_bytes.to_string();
     for inside in TEMP_DIRS {
         a.flags(&["--size", &size]);

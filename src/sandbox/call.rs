@@ -32,6 +32,10 @@ struct Options {
     hold: bool,
     /// Print what a command would get ([`super::report`]) instead of running one.
     report: bool,
+    /// Bound the PID namespace it starts in to this many processes and exit
+    /// ([`super::pid_bound`]; cn-run starts it so, with its capabilities, before any
+    /// command).
+    pid_max: Option<String>,
 }
 
 fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString]), String> {
@@ -45,6 +49,7 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--report" => o.report = true,
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
+            "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),
             "--cgroup-fd" => o.cgroup_fds.push(
                 value()?
                     .to_str()
@@ -72,6 +77,15 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
             return EXEC_FAILED_EXIT;
         }
     };
+    if let Some(processes) = &options.pid_max {
+        return match super::pid_bound::apply_here(processes) {
+            Ok(()) => 0,
+            Err(why) => {
+                say(&why);
+                1
+            }
+        };
+    }
     if !options.hold && !options.report && argv.is_empty() {
         say("no command given after --");
         return EXEC_FAILED_EXIT;
@@ -204,45 +218,84 @@ fn reap_until(main: Pid) -> Option<rustix::process::WaitStatus> {
     }
 }
 
-/// Kill what is left (it all comes back to the subreaper, one generation at a time) until
-/// nothing is; how many it killed.
+/// Kill what is left until nothing is; how many it killed. Every descendant at once, not
+/// one generation at a time: a fork bomb that refills each freed slot (`perl -e 'fork
+/// while 1'` under a process bound) outgrew a kill of the children alone and wedged the
+/// run (the next command could not start). What a killed process leaves comes back to this
+/// subreaper and is reaped here.
 fn kill_everything_left() -> usize {
-    let mut killed = 0;
+    let mut killed = std::collections::HashSet::new();
     loop {
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
-        let children = own_children();
-        if children.is_empty() {
-            return killed;
+        let (living, zombies) = descendants();
+        if living.is_empty() && zombies == 0 {
+            return killed.len();
         }
-        killed += children.len();
-        for pid in &children {
-            let _ = rustix::process::kill_process(*pid, rustix::process::Signal::KILL);
+        for pid in living {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            killed.insert(pid);
         }
-        // Reap what died; its children have come back to us for the next round.
-        for _ in &children {
-            let _ = rustix::process::wait(WaitOptions::empty());
-        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
 
 /// The processes whose parent is this one (a scan of `/proc`: the run's PID namespace is
 /// small).
+#[cfg(test)]
 fn own_children() -> Vec<Pid> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
+    processes()
+        .into_iter()
+        .filter(|p| p.1 == me)
+        .filter_map(|p| Pid::from_raw(p.0))
+        .collect()
+}
+
+/// Every living process below this one, and how many dead ones wait to be reaped.
+fn descendants() -> (Vec<Pid>, usize) {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let all = processes();
+    let mut below = vec![me];
+    let mut i = 0;
+    while let Some(parent) = below.get(i).copied() {
+        below.extend(all.iter().filter(|p| p.1 == parent).map(|p| p.0));
+        i += 1;
+    }
+    let zombie = |pid: &i32| all.iter().any(|p| p.0 == *pid && p.2);
+    let zombies = below.iter().filter(|p| zombie(p)).count();
+    let living = below[1..]
+        .iter()
+        .filter(|p| !zombie(p))
+        .filter_map(|p| Pid::from_raw(*p))
+        .collect();
+    (living, zombies)
+}
+
+/// (pid, parent pid, a zombie) of every process in view.
+fn processes() -> Vec<(i32, i32, bool)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| parent_of(*pid) == Some(me))
-        .filter_map(Pid::from_raw)
+        .filter_map(|pid| {
+            let (state, parent) = stat_of(pid)?;
+            Some((pid, parent, state == "Z"))
+        })
         .collect()
 }
 
-/// The parent pid in `/proc/PID/stat` (the field after the `)` that closes the name).
-fn parent_of(pid: i32) -> Option<i32> {
+/// The state and parent pid in `/proc/PID/stat` (the fields after the `)` that closes the
+/// name).
+fn stat_of(pid: i32) -> Option<(String, i32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
+    let mut after = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = after.next()?.to_owned();
+    Some((state, after.next()?.parse().ok()?))
+}
+
+#[cfg(test)]
+fn parent_of(pid: i32) -> Option<i32> {
+    stat_of(pid).map(|s| s.1)
 }
 
 /// Exit as the command did: its code, or the signal that killed it (or the one cn-run sent).

@@ -41,6 +41,9 @@ pub const CALL_BINARY: &str = "cn-run-call";
 pub struct RunBox {
     holder: Mutex<Child>,
     spawner: Spawner,
+    /// Whether the run's PID namespace bounds the number of processes
+    /// ([`super::pid_bound`]), or why not; `None`: not asked (a cgroup binds them).
+    pid_bound: Option<Result<(), String>>,
 }
 
 impl RunBox {
@@ -48,20 +51,30 @@ impl RunBox {
     /// thread, which then joins its mount and PID namespaces and gives up, for itself and
     /// all it starts, every capability and group and the right to make Unix sockets. Call
     /// it on the run's namespace thread: the new thread inherits its network, IPC and UTS
-    /// namespaces. `hold` is the supervisor's command line with `--hold`.
+    /// namespaces. `hold` is the supervisor's command line with `--hold`; `bound`, the
+    /// host command line (`… --pid-max N`) that bounds the run's PID namespace.
     pub(crate) fn start(
         bwrap: &Path,
         profile: Vec<OsString>,
         hold: Vec<OsString>,
+        bound: Option<Vec<OsString>>,
     ) -> Result<RunBox, SandboxError> {
         let bwrap = bwrap.to_path_buf();
-        let (spawner, holder) = Spawner::start("cn-run-sandbox-box", move || {
+        let (spawner, (holder, pid_bound)) = Spawner::start("cn-run-sandbox-box", move || {
             let mut holder = start_holder(&bwrap, profile, hold)?;
-            match holder_pid(&mut holder)
-                .and_then(enter)
-                .and_then(|()| lock_thread())
-            {
-                Ok(()) => Ok(holder),
+            let mut pid_bound = None;
+            let entered = holder_pid(&mut holder).and_then(|pid| {
+                let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);
+                setns(&pid_ns, CloneFlags::CLONE_NEWPID)
+                    .map_err(os("cannot join the sandbox's PID namespace"))?;
+                if let Some(argv) = bound {
+                    pid_bound = Some(bound_pids(&argv));
+                }
+                enter_mounts(&mnt_ns)?;
+                lock_thread()
+            });
+            match entered {
+                Ok(()) => Ok((holder, pid_bound)),
                 Err(why) => {
                     let _ = holder.kill();
                     let _ = holder.wait();
@@ -72,7 +85,13 @@ impl RunBox {
         Ok(RunBox {
             holder: Mutex::new(holder),
             spawner,
+            pid_bound,
         })
+    }
+
+    /// Whether the run's PID namespace bounds its processes, or why not.
+    pub(crate) fn pid_bound(&self) -> Option<&Result<(), String>> {
+        self.pid_bound.as_ref()
     }
 
     /// The thread inside (what it forks starts in the holder's namespaces).
@@ -108,19 +127,50 @@ fn start_holder(
         })
 }
 
-/// Join the holder's PID namespace (for the children) and mount namespace; the thread first
-/// stops sharing its filesystem attributes with cn-run's other threads, as joining a mount
-/// namespace requires.
-fn enter(pid: u32) -> Result<(), SandboxError> {
-    let open = |ns: &str| {
-        std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
-            .map_err(os(format!("cannot open the sandbox's {ns} namespace")))
-    };
-    let (pid_ns, mnt_ns) = (open("pid")?, open("mnt")?);
+fn open_ns(pid: u32, ns: &str) -> Result<std::fs::File, SandboxError> {
+    std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
+        .map_err(os(format!("cannot open the sandbox's {ns} namespace")))
+}
+
+/// Join the holder's mount namespace (after its PID namespace, for the children); the
+/// thread first stops sharing its filesystem attributes with cn-run's other threads, as
+/// joining a mount namespace requires.
+fn enter_mounts(mnt_ns: &std::fs::File) -> Result<(), SandboxError> {
     unshare(CloneFlags::CLONE_FS).map_err(os("unshare(CLONE_FS)"))?;
-    setns(&pid_ns, CloneFlags::CLONE_NEWPID)
-        .map_err(os("cannot join the sandbox's PID namespace"))?;
-    setns(&mnt_ns, CloneFlags::CLONE_NEWNS).map_err(os("cannot join the sandbox's mount namespace"))
+    setns(mnt_ns, CloneFlags::CLONE_NEWNS).map_err(os("cannot join the sandbox's mount namespace"))
+}
+
+/// Run `argv` (the supervisor's `--pid-max`) from this thread, which has joined the run's
+/// PID namespace but still sees the host's `/proc`: the process it starts lives in the run's
+/// namespace, so its `/proc/sys/kernel/pid_max` is the namespace's. The host's must not
+/// change (an older kernel has one for the machine): if it did, it is put back.
+fn bound_pids(argv: &[OsString]) -> Result<(), String> {
+    if !super::pid_bound::namespaced() {
+        return Err(
+            "this kernel has one pid_max for the machine (per namespace since \
+                    Linux 6.14)"
+                .to_owned(),
+        );
+    }
+    let (program, args) = argv.split_first().ok_or("no program")?;
+    let before = super::pid_bound::host_pid_max();
+    let out = Command::new(program)
+        .args(args)
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start the supervisor: {e}"))?;
+    let after = super::pid_bound::host_pid_max();
+    if before != after {
+        if let Some(v) = before {
+            let _ = std::fs::write("/proc/sys/kernel/pid_max", v.to_string());
+        }
+        return Err("the machine's pid_max changed; put back".to_owned());
+    }
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()),
+    }
 }
 
 impl Drop for RunBox {

@@ -89,6 +89,44 @@ pub fn protected(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
     out
 }
 
+/// Every git folder of the repositories beneath `root` (its own `.git` included): each
+/// `.git` folder, or the folder a `gitdir:` pointer names and its common folder, and the
+/// submodules' and linked worktrees' folders under them (`modules/**`, `worktrees/*`).
+pub fn git_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dot_git in dot_gits(root) {
+        for gitdir in resolve(&dot_git) {
+            out.extend(git_dirs_within(&gitdir));
+            out.push(gitdir);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The submodules' git folders (`modules/**`, each with a `HEAD`) and the linked
+/// worktrees' (`worktrees/*`) under the git folder `gitdir`.
+pub fn git_dirs_within(gitdir: &Path) -> Vec<PathBuf> {
+    let modules = walkdir::WalkDir::new(gitdir.join("modules"))
+        .max_depth(MAX_DEPTH)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_dir() && e.path().join("HEAD").is_file());
+    let worktrees = walkdir::WalkDir::new(gitdir.join("worktrees"))
+        .min_depth(1)
+        .max_depth(1)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_dir());
+    modules
+        .chain(worktrees)
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
 /// Every `.git` (folder or file) beneath `root`, not descending into one.
 fn dot_gits(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -9,7 +9,7 @@
 //! bounds each process's memory, and `RLIMIT_NPROC` the processes of one command in its own
 //! user namespace (the kernel counts them per user namespace; an ordinary user's bubblewrap
 //! makes one per command; the kernel never applies it to uid 0, so root without a cgroup
-//! has no process bound). The temporary folders are sized tmpfs mounts, in memory, gone
+//! gets the run's PID namespace bounded instead, [`super::pid_bound`]). The temporary folders are sized tmpfs mounts, in memory, gone
 //! with the sandbox. `RLIMIT_FSIZE` bounds one file everywhere (a 20 GB file ends the
 //! command with `File size limit exceeded`).
 
@@ -92,8 +92,9 @@ pub struct LimitsRecord {
     /// `cgroup` (all the run's commands together) or `rlimit-per-process`.
     pub memory_by: String,
     /// `cgroup` (the run), `rlimit-per-command` (an ordinary user's user namespace per
-    /// command) or `none` (root without a writable cgroup: the kernel exempts uid 0 from
-    /// `RLIMIT_NPROC`).
+    /// command), `pid-namespace` (root without a writable cgroup: the run's PID namespace's
+    /// `pid_max`, Linux 6.14 or later) or `none` (root otherwise: the kernel exempts uid 0
+    /// from `RLIMIT_NPROC`).
     pub processes_by: String,
 }
 

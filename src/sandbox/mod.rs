@@ -29,6 +29,7 @@ mod launcher;
 pub mod limits;
 mod netns;
 mod no_caps;
+mod pid_bound;
 mod pin;
 mod proxy;
 mod record;

@@ -74,6 +74,15 @@ impl Pinned {
         v.extend(self.first_args.iter().cloned());
         v
     }
+
+    /// The supervisor's program and first arguments outside any sandbox: the pinned file
+    /// through its descriptor (`/proc/self/fd/N`, which the child inherits).
+    pub(crate) fn host_command(&self) -> Option<Vec<OsString>> {
+        let fd = self.file.as_ref()?.as_raw_fd();
+        let mut v = vec![OsString::from(format!("/proc/self/fd/{fd}"))];
+        v.extend(self.first_args.iter().cloned());
+        Some(v)
+    }
 }
 
 /// Let children inherit `fd` (bubblewrap reads it; the supervisor closes every inherited

@@ -82,9 +82,14 @@ fn limits_record(policy: &SandboxPolicy) -> LimitsRecord {
     let cgroup = policy.cgroup.is_some();
     let by = |yes: &str, no: &str| if cgroup { yes } else { no }.to_owned();
     let root = rustix::process::geteuid().is_root();
+    let without = match (root, super::pid_bound::binds(policy)) {
+        (false, _) => "rlimit-per-command",
+        (true, true) => "pid-namespace",
+        (true, false) => "none",
+    };
     LimitsRecord {
         limits: policy.limits,
         memory_by: by("cgroup", "rlimit-per-process"),
-        processes_by: by("cgroup", if root { "none" } else { "rlimit-per-command" }),
+        processes_by: by("cgroup", without),
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct Report {
     /// (name, soft limit) of `fsize`, `data`, `nproc`; `None`: unlimited.
     pub rlimits: Vec<(String, Option<u64>)>,
     pub cgroup: String,
+    /// `kernel.pid_max` as the command's PID namespace has it.
+    #[serde(default)]
+    pub pid_max: Option<u64>,
 }
 
 /// Read the report (inside, in the supervisor).
@@ -76,6 +79,7 @@ pub(crate) fn collect() -> Report {
         net_ns: link("/proc/self/ns/net"),
         rlimits,
         cgroup: read("/proc/self/cgroup"),
+        pid_max: super::pid_bound::seen_inside(),
     }
 }
 
@@ -133,8 +137,10 @@ impl Report {
                         .filter(|w| w.exists())
                         .all(|w| self.mount_at(w).is_some_and(|m| !m.read_only));
                 ok(
-                    self.read_only_at(Path::new("/")) && ws_ok,
-                    "/ is not read-only",
+                    self.read_only_at(Path::new("/"))
+                        && self.read_only_at(Path::new("/proc/sys"))
+                        && ws_ok,
+                    "/ or /proc/sys is not read-only",
                 )
             }
             Protection::PrivateTmp => ok(
@@ -195,9 +201,14 @@ impl Report {
             .as_ref()
             .is_some_and(|c| c.names().iter().all(|n| self.cgroup.contains(n.as_str())));
         let memory = in_cgroup || rlimit("data") == Some(limits.memory_bytes);
-        // The kernel never applies RLIMIT_NPROC to uid 0: root needs the cgroup.
+        // The kernel never applies RLIMIT_NPROC to uid 0: root needs the cgroup or the
+        // run's PID namespace bounded.
+        let root = rustix::process::geteuid().is_root();
         let processes = in_cgroup
-            || (!rustix::process::geteuid().is_root() && rlimit("nproc") == Some(limits.processes));
+            || (!root && rlimit("nproc") == Some(limits.processes))
+            || (root
+                && super::pid_bound::binds(policy)
+                && self.pid_max == Some(super::pid_bound::pid_max_for(limits.processes)));
         let files = rlimit("fsize") == Some(limits.file_size_bytes);
         let size = format!("size={}k", limits.tmp_bytes / 1024);
         let tmp = self

@@ -325,8 +325,8 @@ fn make_cgroup(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
             policy.cgroup = Some(cgroup);
         }
         Err(why) => notes.push(format!(
-            "memory is bounded per process, not for the run, and processes not at all \
-             (the kernel exempts root from RLIMIT_NPROC): {why}"
+            "memory is bounded per process, not for the run, and processes by the run's PID \
+             namespace where it can (the kernel exempts root from RLIMIT_NPROC): {why}"
         )),
     }
 }
@@ -364,12 +364,14 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<
     };
     let (path, profile) = (path.clone(), super::bwrap::profile(policy));
     let hold = policy.supervised(&["--hold"], &[]);
+    let bound = super::pid_bound::writer(policy);
     let started = net
-        .run(move || super::RunBox::start(&path, profile, hold))
+        .run(move || super::RunBox::start(&path, profile, hold, bound))
         .map_err(super::error::os("cannot reach the namespace thread"))
         .and_then(|r| r);
     let why = match started {
         Ok(run_box) => {
+            notes.extend(super::pid_bound::note(&run_box));
             policy.run_box = Some(std::sync::Arc::new(run_box));
             match run_report(policy) {
                 Ok(report) => return Some(report),

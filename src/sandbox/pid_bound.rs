@@ -1,0 +1,115 @@
+//! A process bound for root where no cgroup can be made: the run's PID namespace may hold
+//! no more than `processes` processes and threads at once.
+//!
+//! The kernel never applies `RLIMIT_NPROC` to the root user (it exempts the real uid 0's
+//! user_struct whatever the capabilities), and a command cannot run with another real uid
+//! and still write as root: with `no_new_privs` every `exec` sets the effective uid back to
+//! the real one (measured: `setresuid(N, 0, 0)`, empty capabilities and `no_new_privs`,
+//! then `bash` runs as uid N and can no longer write the root-owned workspace). Since Linux
+//! 6.14, `kernel.pid_max` belongs to each PID namespace and every level's allocation obeys
+//! its own: so cn-run sets the run's namespace's `pid_max` to `processes + 300` and its
+//! `ns_last_pid` to 300 (past the kernel's `RESERVED_PIDS`, so new numbers come only from
+//! 300 to `pid_max - 1`: exactly `processes` of them; the holder keeps PID 1). A fork
+//! beyond that fails with `EAGAIN` as under a cgroup's `pids.max`. The values are written
+//! by a process cn-run starts in the run's PID namespace while still in the host's mount
+//! namespace (the sandbox's own `/proc/sys` is read-only, so no command can raise them).
+
+use std::path::Path;
+
+/// Linux's `RESERVED_PIDS`: after the first wrap, PIDs below it are never handed out again.
+const RESERVED: u64 = 300;
+const PID_MAX: &str = "/proc/sys/kernel/pid_max";
+const LAST_PID: &str = "/proc/sys/kernel/ns_last_pid";
+
+/// The `pid_max` that leaves room for exactly `processes` (the kernel's minimum is 301).
+pub(crate) fn pid_max_for(processes: u64) -> u64 {
+    processes.max(1) + RESERVED
+}
+
+/// Whether this kernel keeps `pid_max` per PID namespace (6.14 or later): on an older one a
+/// write would change the whole machine's.
+pub(crate) fn namespaced() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor) >= (6, 14)
+}
+
+/// The host command line that bounds the run's PID namespace: root where no cgroup binds
+/// the processes (`None` otherwise: the cgroup or `RLIMIT_NPROC` does).
+pub(crate) fn writer(policy: &super::SandboxPolicy) -> Option<Vec<std::ffi::OsString>> {
+    if policy.cgroup.is_some() || !rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let mut argv = policy.pinned.as_ref()?.host_command()?;
+    argv.extend([
+        "--pid-max".into(),
+        policy.limits.processes.to_string().into(),
+    ]);
+    Some(argv)
+}
+
+/// Whether the run's sandbox bounds its processes through its PID namespace.
+pub(crate) fn binds(policy: &super::SandboxPolicy) -> bool {
+    policy
+        .run_box
+        .as_ref()
+        .is_some_and(|b| matches!(b.pid_bound(), Some(Ok(()))))
+}
+
+/// Why the run's PID namespace could not bound its processes, for the run's notes.
+pub(crate) fn note(run_box: &super::RunBox) -> Option<String> {
+    match run_box.pid_bound()? {
+        Ok(()) => None,
+        Err(why) => Some(format!(
+            "processes are not bounded (root without a cgroup, and the run's PID namespace \
+             could not bound them: {why})"
+        )),
+    }
+}
+
+/// In the supervisor (`--pid-max PROCESSES`), started by cn-run in the run's PID namespace:
+/// set that namespace's bound and read it back.
+pub(crate) fn apply_here(processes: &str) -> Result<(), String> {
+    let processes: u64 = processes
+        .parse()
+        .map_err(|_| format!("bad --pid-max {processes}"))?;
+    let max = pid_max_for(processes);
+    write(PID_MAX, max)?;
+    write(LAST_PID, RESERVED)?;
+    match read(Path::new(PID_MAX)) {
+        Some(seen) if seen == max => Ok(()),
+        seen => Err(format!("pid_max reads {seen:?} after writing {max}")),
+    }
+}
+
+fn write(path: &str, value: u64) -> Result<(), String> {
+    std::fs::write(path, value.to_string()).map_err(|e| format!("cannot write {path}: {e}"))
+}
+
+/// The host's `pid_max` (cn-run checks it did not change: it must never).
+pub(crate) fn host_pid_max() -> Option<u64> {
+    read(Path::new(PID_MAX))
+}
+
+fn read(path: &Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The `pid_max` a command sees (the probe's reading, inside).
+pub(crate) fn seen_inside() -> Option<u64> {
+    read(Path::new(PID_MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bound_leaves_room_for_exactly_the_processes_asked() {
+        assert_eq!(pid_max_for(48), 348);
+        assert_eq!(pid_max_for(0), 301);
+        assert_eq!(pid_max_for(4096) - RESERVED, 4096);
+    }
+}
