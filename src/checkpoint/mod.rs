@@ -17,6 +17,7 @@
 //! the run goes on without checkpoints.
 
 mod adopt;
+mod beneath;
 mod diff;
 mod early;
 mod error;

@@ -95,8 +95,12 @@ impl Snapshotter {
             return remove(index, rel, indexed.is_some());
         }
         self.skipped_files.remove(rel);
-        if let Err(e) = index.add_path(path) {
-            return self.not_added(index, rel, indexed.is_some(), e);
+        // Read through the descriptors checked, not by path again (`beneath`).
+        let root = self.root()?.to_path_buf();
+        match super::beneath::add(&self.repo, index, &root, path) {
+            Ok(Some(())) => {}
+            Ok(None) => return remove(index, rel, indexed.is_some()),
+            Err(e) => return self.not_added(index, rel, indexed.is_some(), e),
         }
         self.unreadable.remove(rel);
         let Some(now) = index.get_path(path, 0) else {

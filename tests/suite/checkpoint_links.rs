@@ -101,3 +101,128 @@ fn a_rollback_through_a_folder_swapped_for_a_link_touches_nothing_outside() {
     std::fs::remove_file(root.join("link/other.txt")).unwrap();
     assert!(!outside.join("other.txt").exists());
 }
+
+/// A swapper that, until stopped, replaces the folder `cfg` of `ws` by a link to `outside`
+/// and puts it back, in a tight loop.
+fn swapper(
+    ws: &std::path::Path,
+    outside: &std::path::Path,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    let (cfg, real, outside) = (ws.join("cfg"), ws.join("cfg.real"), outside.to_path_buf());
+    std::thread::spawn(move || {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if std::fs::rename(&cfg, &real).is_ok() {
+                let _ = std::os::unix::fs::symlink(&outside, &cfg);
+                std::thread::yield_now();
+                let _ = std::fs::remove_file(&cfg);
+                let _ = std::fs::rename(&real, &cfg);
+            }
+        }
+    })
+}
+
+/// Whether any object of the repository at `ws` holds `needle`.
+fn any_object_holds(ws: &std::path::Path, needle: &str) -> bool {
+    let repo = git2::Repository::open(ws).unwrap();
+    let odb = repo.odb().unwrap();
+    let mut ids = Vec::new();
+    odb.foreach(|id| {
+        ids.push(*id);
+        true
+    })
+    .unwrap();
+    ids.iter().any(|id| {
+        odb.read(*id).is_ok_and(|o| {
+            o.data()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        })
+    })
+}
+
+/// A race tree: `ws/cfg/hosts.yml` tracked, the token in `outside/hosts.yml`.
+fn race_tree() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (ws, outside) = (root.join("ws"), root.join("outside"));
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("hosts.yml"), format!("oauth_token: {TOKEN}\n")).unwrap();
+    std::fs::write(outside.join("other.yml"), format!("second: {TOKEN}\n")).unwrap();
+    write_files(
+        &ws,
+        &[
+            ("cfg/hosts.yml", "placeholder: 0\n"),
+            ("cfg/other.yml", "o\n"),
+        ],
+    );
+    git_init(&ws);
+    (tmp, ws, outside)
+}
+
+/// The checkpointer reads a file through the descriptors it checked: while another thread
+/// swaps the folder for a link to the token's folder in a tight loop, 600 snapshots (of
+/// the named files and of the whole tree) put the token in no object, no checkpoint and
+/// no patch. Fails without `checkpoint::beneath` (libgit2 read the file by path after the
+/// check); the control below shows the same race reaches the token that way.
+#[test]
+fn a_folder_swapped_in_a_tight_loop_never_brings_an_outside_file_into_a_snapshot() {
+    use cn_run::checkpoint::{Checkpointer, GitCheckpointer};
+    let (_tmp, ws, outside) = race_tree();
+    let cp = GitCheckpointer::start(&ws, "race", &[]).unwrap().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swap = swapper(&ws, &outside, stop.clone());
+    let named = [
+        std::path::PathBuf::from("cfg/hosts.yml"),
+        std::path::PathBuf::from("cfg/other.yml"),
+    ];
+    for i in 0..600 {
+        let _ = if i % 10 == 0 {
+            cp.checkpoint("scan")
+        } else {
+            cp.checkpoint_paths("named", &named)
+        };
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swap.join().unwrap();
+    let _ = cp.checkpoint("end");
+    let (patch, _) = cp.patch_since_start(false).unwrap();
+    assert!(!String::from_utf8_lossy(&patch).contains(TOKEN));
+    let history = git(&ws, &["log", "--all", "-p", "--format=%H"]);
+    assert!(!history.contains(TOKEN), "the token is in a checkpoint");
+    assert!(!any_object_holds(&ws, TOKEN), "the token is in an object");
+}
+
+/// The control: a descriptor check and then libgit2's read by path, under the same race,
+/// stores the token (within 20,000 tries).
+#[test]
+fn control_a_check_then_a_read_by_path_stores_the_token_under_the_race() {
+    let (_tmp, ws, outside) = race_tree();
+    let repo = git2::Repository::open(&ws).unwrap();
+    let mut index = repo.index().unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swap = swapper(&ws, &outside, stop.clone());
+    let mut hit = false;
+    for i in 0..20_000 {
+        let checked = std::fs::symlink_metadata(ws.join("cfg")).is_ok_and(|m| m.is_dir());
+        if checked
+            && index
+                .add_path(std::path::Path::new("cfg/hosts.yml"))
+                .is_ok()
+        {
+            let id = index
+                .get_path(std::path::Path::new("cfg/hosts.yml"), 0)
+                .unwrap()
+                .id;
+            let blob = repo.find_blob(id).unwrap();
+            hit = String::from_utf8_lossy(blob.content()).contains(TOKEN);
+        }
+        if hit || i % 100 == 99 && any_object_holds(&ws, TOKEN) {
+            hit = true;
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swap.join().unwrap();
+    assert!(hit, "the race never reached the token by path");
+}

@@ -1,0 +1,153 @@
+//! A file's content into a snapshot through the descriptors that were checked: no window.
+//!
+//! libgit2's `Index::add_path` reads a file by its path. cn-run checked the folders on the
+//! way through descriptors first, but between that check and libgit2's read a command
+//! could swap a folder for a symlink out of the tree (into `~/.config/gh`), and the
+//! token there went into a checkpoint and diff.patch. Here the file is opened beneath the
+//! work tree one folder at a time, each without following a symlink (`crate::nofollow`),
+//! the file itself with `O_NOFOLLOW`, and its stat data and bytes come from that one
+//! descriptor; the blob is written from those bytes (with the filters `.gitattributes`
+//! names for its path, as `add_path` applies them) and the index entry built from them.
+//! A path beyond a symlink, or gone, is `Ok(None)`: not in the tree, as git says.
+
+use std::ffi::OsStr;
+use std::io::{Read as _, Write as _};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use git2::{Index, IndexEntry, IndexTime, Repository};
+
+/// Reads `rel` (repo-relative) beneath `root` through descriptors and puts it in `index`;
+/// `Ok(Some(()))` when it was added, `Ok(None)` when there is no regular file or symlink
+/// there reachable without following a link, `Err` when it could not be read or stored.
+pub(crate) fn add(
+    repo: &Repository,
+    index: &mut Index,
+    root: &Path,
+    rel: &Path,
+) -> Result<Option<()>, git2::Error> {
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    let Some(name) = rel.file_name() else {
+        return Ok(None);
+    };
+    let Ok(dir) = crate::nofollow::open_dir_abs(root, false)
+        .and_then(|fd| crate::nofollow::open_dir_under(&fd, parent, false))
+    else {
+        return Ok(None);
+    };
+    use rustix::fs::FileType;
+    let (id, meta) = match crate::nofollow::kind_of(&dir, name).map_err(io)? {
+        Some((FileType::Symlink, _)) => {
+            let target = crate::nofollow::read_link_in(&dir, name).map_err(io)?;
+            let meta = link_meta(&dir, name).map_err(io)?;
+            (repo.blob(&target)?, meta)
+        }
+        Some((FileType::RegularFile, _)) => {
+            let mut file = crate::nofollow::open_file(&dir, name, false).map_err(io)?;
+            let meta = file.metadata().map_err(io)?;
+            if !meta.is_file() {
+                return Ok(None);
+            }
+            let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+            file.read_to_end(&mut bytes).map_err(io)?;
+            let mut writer = repo.blob_writer(Some(rel))?;
+            writer.write_all(&bytes).map_err(io)?;
+            (writer.commit()?, Stat::of(&meta))
+        }
+        _ => return Ok(None),
+    };
+    let mode = entry_mode(repo, index, rel, &meta);
+    index.add(&entry(rel, id, mode, &meta))?;
+    Ok(Some(()))
+}
+
+/// The stat data an index entry keeps.
+struct Stat {
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    uid: u32,
+    gid: u32,
+    size: u64,
+}
+
+impl Stat {
+    fn of(m: &std::fs::Metadata) -> Stat {
+        Stat {
+            ctime: (m.ctime(), m.ctime_nsec()),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            dev: m.dev(),
+            ino: m.ino(),
+            mode: m.mode(),
+            uid: m.uid(),
+            gid: m.gid(),
+            size: m.size(),
+        }
+    }
+}
+
+/// A symlink's own stat data (not its target's).
+fn link_meta(dir: &std::os::fd::OwnedFd, name: &OsStr) -> std::io::Result<Stat> {
+    let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+    Ok(Stat {
+        ctime: (st.st_ctime, i64::try_from(st.st_ctime_nsec).unwrap_or(0)),
+        mtime: (st.st_mtime, i64::try_from(st.st_mtime_nsec).unwrap_or(0)),
+        dev: st.st_dev,
+        ino: st.st_ino,
+        mode: st.st_mode,
+        uid: st.st_uid,
+        gid: st.st_gid,
+        size: u64::try_from(st.st_size).unwrap_or(0),
+    })
+}
+
+/// The git mode: a link, an executable or a plain file (with `core.fileMode` off, an
+/// indexed file keeps the mode it had).
+fn entry_mode(repo: &Repository, index: &Index, rel: &Path, meta: &Stat) -> u32 {
+    if meta.mode & 0o170000 == 0o120000 {
+        return 0o120000;
+    }
+    let trust_mode = repo
+        .config()
+        .and_then(|c| c.get_bool("core.fileMode"))
+        .unwrap_or(true);
+    if !trust_mode && let Some(old) = index.get_path(rel, 0) {
+        return old.mode;
+    }
+    if meta.mode & 0o100 != 0 {
+        0o100755
+    } else {
+        0o100644
+    }
+}
+
+fn entry(rel: &Path, id: git2::Oid, mode: u32, s: &Stat) -> IndexEntry {
+    let time = |(secs, nanos): (i64, i64)| {
+        IndexTime::new(
+            i32::try_from(secs).unwrap_or(i32::MAX),
+            u32::try_from(nanos).unwrap_or(0),
+        )
+    };
+    // The index keeps 32 bits of each (as git does: truncated).
+    let low = |v: u64| (v & 0xffff_ffff) as u32;
+    IndexEntry {
+        ctime: time(s.ctime),
+        mtime: time(s.mtime),
+        dev: low(s.dev),
+        ino: low(s.ino),
+        mode,
+        uid: s.uid,
+        gid: s.gid,
+        file_size: low(s.size),
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: std::os::unix::ffi::OsStrExt::as_bytes(rel.as_os_str()).to_vec(),
+    }
+}
+
+fn io(e: std::io::Error) -> git2::Error {
+    git2::Error::from_str(&e.to_string())
+}
