@@ -69,18 +69,45 @@ fn is_config(rel: &str) -> bool {
 pub struct GitGuard {
     /// Git directory → (path relative to it → what it was).
     dirs: BTreeMap<PathBuf, BTreeMap<String, Entry>>,
+    /// The git directory whose object store keeps the config files' blobs (absent in a
+    /// record of an older cn-run: each directory's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    store: Option<PathBuf>,
+    /// The folder searched for nested repositories (absent in an older record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tree: Option<PathBuf>,
 }
 
 impl GitGuard {
-    /// Records the repository of `workspace` (its git and common directory) as it is now;
-    /// `None` outside a repository.
+    /// Records the repository of `workspace` (its git and common directory) and every
+    /// repository nested in its work tree (their git directories, submodules' under
+    /// `modules/`, linked worktrees') as they are now; `None` outside a repository.
     pub fn take(workspace: &Path) -> Option<GitGuard> {
         let repo = git2::Repository::discover(workspace).ok()?;
         let mut roots = vec![repo.path().canonicalize().ok()?];
+        let store = roots.first().cloned();
         if let Ok(common) = repo.commondir().canonicalize()
             && !roots.contains(&common)
         {
             roots.push(common);
+        }
+        let tree = repo
+            .workdir()
+            .and_then(|w| w.canonicalize().ok())
+            .unwrap_or_else(|| workspace.to_path_buf());
+        let nested: Vec<PathBuf> = crate::sandbox::git_view::git_dirs(&tree)
+            .into_iter()
+            .chain(
+                roots
+                    .iter()
+                    .flat_map(|r| crate::sandbox::git_view::git_dirs_within(r)),
+            )
+            .filter(|d| d.starts_with(&tree) || roots.iter().any(|r| d.starts_with(r)))
+            .collect();
+        for dir in nested {
+            if !roots.contains(&dir) {
+                roots.push(dir);
+            }
         }
         let dirs: BTreeMap<PathBuf, BTreeMap<String, Entry>> = roots
             .into_iter()
@@ -96,7 +123,11 @@ impl GitGuard {
                 }
             }
         }
-        Some(GitGuard { dirs })
+        Some(GitGuard {
+            dirs,
+            store,
+            tree: Some(tree),
+        })
     }
 
     /// Saves the record into the run folder.
@@ -114,7 +145,7 @@ impl GitGuard {
     /// Puts every watched path back as it was; the paths it had to restore
     /// (`<git dir>/<path>`), or why it could not.
     pub fn restore(&self) -> Vec<Result<String, String>> {
-        let mut said = Vec::new();
+        let mut said = self.new_repositories();
         for (dir, start) in &self.dirs {
             let now = match record(dir) {
                 Ok(now) => now,
@@ -136,14 +167,37 @@ impl GitGuard {
             for rel in changed(start, &now) {
                 let shown = dir.join(&rel).display().to_string();
                 let wanted = start.get(&rel).unwrap_or(&Entry::Absent);
+                let store = self.store.as_deref().unwrap_or(dir);
                 said.push(
-                    put_back(&fd, dir, &rel, wanted)
+                    put_back(&fd, store, &rel, wanted)
                         .map(|()| shown.clone())
                         .map_err(|e| format!("{shown}: {e}")),
                 );
             }
         }
         said
+    }
+}
+
+impl GitGuard {
+    /// Git directories in the work tree that were not there at the start (a repository the
+    /// run made or cloned, or put where another was): said, since nothing can be put back.
+    fn new_repositories(&self) -> Vec<Result<String, String>> {
+        let Some(tree) = &self.tree else {
+            return Vec::new();
+        };
+        crate::sandbox::git_view::git_dirs(tree)
+            .into_iter()
+            .filter(|d| d.starts_with(tree) && !self.dirs.contains_key(d))
+            .map(|d| {
+                Err(format!(
+                    "{} is a git folder made during the run: its hooks and config were not \
+                     there at the start and are not checked; run no git command there that \
+                     you would not run on the model's own files",
+                    d.display()
+                ))
+            })
+            .collect()
     }
 }
 
@@ -166,8 +220,9 @@ fn changed(start: &BTreeMap<String, Entry>, now: &BTreeMap<String, Entry>) -> Ve
     gone
 }
 
-/// Makes `rel` under the git directory `dir` (open as `fd`) what `wanted` says.
-fn put_back(fd: &OwnedFd, git_dir: &Path, rel: &str, wanted: &Entry) -> std::io::Result<()> {
+/// Makes `rel` under the git directory open as `fd` what `wanted` says (config blobs from
+/// the object store of `store`).
+fn put_back(fd: &OwnedFd, store: &Path, rel: &str, wanted: &Entry) -> std::io::Result<()> {
     let path = Path::new(rel);
     let parent = path.parent().unwrap_or(Path::new(""));
     let name = path.file_name().unwrap_or(OsStr::new(rel));
@@ -185,7 +240,7 @@ fn put_back(fd: &OwnedFd, git_dir: &Path, rel: &str, wanted: &Entry) -> std::io:
             nofollow::replace_file(&dir, name, &decode(base64)?, Some(*mode))
         }
         Entry::Config { mode, id } => {
-            nofollow::replace_file(&dir, name, &stored_blob(git_dir, id)?, Some(*mode))
+            nofollow::replace_file(&dir, name, &stored_blob(store, id)?, Some(*mode))
         }
         Entry::Link { base64 } => nofollow::symlink_in(&dir, name, &decode(base64)?),
     }
