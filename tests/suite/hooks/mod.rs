@@ -1,0 +1,4 @@
+//! Hooks (Claude Code's protocol) and deferred approvals.
+
+mod hooks_defer_e2e;
+mod hooks_e2e;
