@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use quick_junit::TestSuite;
 
-use super::start_error::StartError;
 use crate::exit_code::Status;
 use crate::job::Job;
 use crate::report::{RunResult, github, junit};
+use crate::run::start_error::StartError;
 
 /// Where each job of a multi-job call writes: `--out DIR/<job name>` (made unique), or
 /// `None` for the default `.cn-run/<run-id>`.
@@ -103,7 +103,7 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Val
 /// jobs; a fresh `.cn-run/<id>` for a lone job that did not start (its `--out` is left as
 /// it was: nothing ran, and an earlier run's files there stay whole).
 fn top_dir(out: Option<&Path>, several: bool) -> PathBuf {
-    let id = super::run_parts::new_run_id();
+    let id = crate::run::run_parts::new_run_id();
     match (out, several) {
         (Some(dir), true) => dir.to_path_buf(),
         (None, true) => PathBuf::from(".cn-run").join(format!("parallel-{id}")),

@@ -4,16 +4,43 @@
 //! events.jsonl and session.jsonl are left behind on success, failure, timeout, interrupt
 //! or a panic. A resumed run continues in the same folder with the recorded conversation.
 
+pub(crate) mod adhoc;
+pub(crate) mod attempts;
+pub(crate) mod checkpoints;
+pub(crate) mod continuation;
+pub(crate) mod extensions;
+pub(crate) mod fault;
+pub(crate) mod finish;
+pub(crate) mod git_trust;
+pub(crate) mod origin;
+pub(crate) mod outputs;
+pub(crate) mod prepare;
+pub(crate) mod prepare_parts;
+pub(crate) mod resume_moved;
+pub(crate) mod resume_open;
+pub(crate) mod resume_trust;
+pub(crate) mod run_files;
+pub(crate) mod run_lock;
+pub(crate) mod run_parts;
+pub(crate) mod session_hooks;
+pub(crate) mod setup;
+pub(crate) mod start_error;
+pub(crate) mod store_sync;
+pub(crate) mod subagents;
+pub(crate) mod uploads;
+pub(crate) mod user_hooks;
+pub(crate) mod workspace;
+
 use std::path::PathBuf;
 
 use futures_util::FutureExt;
 
-use super::attempts::{AttemptsReport, run_attempts};
-use super::checkpoints::Early;
-use super::finish::{Finished, finish};
-use super::prepare::{Prepared, prepare};
-use super::run_parts::classify;
-use super::start_error::StartError;
+use self::attempts::{AttemptsReport, run_attempts};
+use self::checkpoints::Early;
+use self::finish::{Finished, finish};
+use self::prepare::{Prepared, prepare};
+use self::run_parts::classify;
+use self::start_error::StartError;
 use crate::agent::{Agent, ContextWindow, Outcome, RunState};
 use crate::config::RunConfig;
 use crate::observability::LogHandle;
@@ -34,13 +61,13 @@ pub(crate) struct Resume {
     pub path: PathBuf,
     pub session: Session,
     /// Its folder's lock, taken before the session was read.
-    pub lock: Option<super::run_lock::RunLock>,
+    pub lock: Option<self::run_lock::RunLock>,
     /// Its events so far (the tools' state and the checks are read from them).
     pub events: Vec<crate::events::Envelope>,
     /// A new instruction, added once the calls the last response left are answered.
     pub prompt: Option<String>,
     /// Where the run picks up after the agent's loop.
-    pub continuation: super::continuation::Continuation,
+    pub continuation: self::continuation::Continuation,
     /// People's answers to deferred calls (`--approve ID`, `--deny ID`).
     pub approvals: std::collections::BTreeMap<String, crate::hooks::Approval>,
 }
@@ -120,7 +147,7 @@ async fn conclude(
         c.note_change();
     }
     // Before the diff, rollback and the workflow's next git command.
-    super::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
+    self::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
     run.user_hooks.session_end("other", &run.emitter).await;
     let (status, reason, limit) = classify(&outcome, config);
     let finished = Finished {
@@ -133,7 +160,7 @@ async fn conclude(
     let result = finish(&config.job, state, &mut run, finished).await;
     // After the run's last file: the store gets the folder whole (briefly, once a signal
     // has come: the runner's kill follows it).
-    super::store_sync::finish(store, &run.signals.interrupt).await;
+    self::store_sync::finish(store, &run.signals.interrupt).await;
     run.signals.task.abort();
     run.stop.token().cancel();
     result

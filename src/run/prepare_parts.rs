@@ -122,7 +122,7 @@ pub(crate) fn add_subagents(
 /// new one from the prompt, with the session it is kept in.
 pub(crate) fn conversation(
     config: &RunConfig,
-    resume: Option<super::run::Resume>,
+    resume: Option<crate::run::Resume>,
     placed: &Placed,
     prompt: Option<String>,
 ) -> (RunState, Session) {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use super::checkpoints::{Checkpoints, Early};
 use super::outputs::{self, Sinks};
 use super::prepare_parts::{self as parts, Tools};
-use super::run::{Resume, RunOptions};
 use super::run_parts::{listen_for_signals, new_run_id, read_stdin_prompt, tool_limits};
 use super::session_hooks::SessionHooks;
 use super::setup;
@@ -22,6 +21,7 @@ use crate::provider::ModelClient;
 use crate::redact::Redactor;
 use crate::repo_files::RepoFiles;
 use crate::rules::RuleDef;
+use crate::run::{Resume, RunOptions};
 use crate::tools::ToolShared;
 use crate::upload::UploaderHandle;
 
