@@ -22,10 +22,6 @@ mod validate;
 use crate::cli::{Cli, Command};
 use crate::observability::LogHandle;
 
-#[cfg(test)]
-#[path = "catalogue_tests.rs"]
-mod catalogue_tests;
-
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
     match cli.command {
@@ -44,3 +40,7 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         None => run_cmd::run_command(cli.run, &log),
     }
 }
+
+#[cfg(test)]
+#[path = "catalogue_tests.rs"]
+mod catalogue_tests;

@@ -125,7 +125,7 @@ async fn start(
 ) -> Result<RunResult, StartError> {
     let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
         let base = config.workspace.clone();
-        let id = crate::run::run_parts::new_run_id();
+        let id = crate::run::place::new_run_id();
         let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
             .map_err(|e| RunError::run_folder(Path::new(".cn-run/worktrees"), e))?;
         let wt = tokio::task::spawn_blocking(move || RunWorktree::create(&base, &dest, &id))

@@ -103,7 +103,7 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Val
 /// jobs; a fresh `.cn-run/<id>` for a lone job that did not start (its `--out` is left as
 /// it was: nothing ran, and an earlier run's files there stay whole).
 fn top_dir(out: Option<&Path>, several: bool) -> PathBuf {
-    let id = crate::run::run_parts::new_run_id();
+    let id = crate::run::place::new_run_id();
     match (out, several) {
         (Some(dir), true) => dir.to_path_buf(),
         (None, true) => PathBuf::from(".cn-run").join(format!("parallel-{id}")),

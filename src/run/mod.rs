@@ -1,29 +1,69 @@
-//! One job, start to finish, over its resolved [`RunConfig`]: prepare (place the run,
-//! build its policy, tools, outputs and conversation), execute (the agent loop and the
-//! checks, a panic caught here), finish (results, reports, session). result.json,
+//! One job, start to finish, over its resolved [`RunConfig`], in numbered steps:
+//!
+//! 1. `prepare` (01) runs steps 2–7 and hands the agent loop what it needs:
+//!    2. `place` — id, run folder (locked), workspace, checkpointer;
+//!    3. `guard` — policy, containment, rules;
+//!    4. `outputs` — every sink the events go to;
+//!    5. `tools` — built-in, skills, MCP, subagents;
+//!    6. `conversation` — prompt, history, session log, system prompt;
+//!    7. `announce` — the events that open the run.
+//! 8. `execute` — the agent loop and the checks (a panic caught);
+//! 9. `conclude` — stop what the run started, classify the outcome;
+//! 10. `finish` — results, reports, session (every file through `run_files`).
+//!
+//! Anything that fails before step 8 is a start error: nothing has run yet. result.json,
 //! events.jsonl and session.jsonl are left behind on success, failure, timeout, interrupt
 //! or a panic. A resumed run continues in the same folder with the recorded conversation.
 
+// The steps, in the order a run takes them (the files are numbered so; a comment between
+// each keeps rustfmt from sorting them).
+// 1. the steps 2–7, in turn
+#[path = "01_prepare.rs"]
+pub(crate) mod prepare;
+// 2. id, folder, workspace, checkpointer
+#[path = "02_place.rs"]
+pub(crate) mod place;
+// 3. policy, containment, rules
+#[path = "03_guard.rs"]
+pub(crate) mod guard;
+// 4. every sink the events go to
+#[path = "04_outputs.rs"]
+pub(crate) mod outputs;
+// 5. built-in, skills, MCP, subagents
+#[path = "05_tools.rs"]
+pub(crate) mod tools;
+// 6. prompt, history, session log, system prompt
+#[path = "06_conversation.rs"]
+pub(crate) mod conversation;
+// 7. the events that open the run
+#[path = "07_announce.rs"]
+pub(crate) mod announce;
+// 8. the agent loop and the checks
+#[path = "08_execute.rs"]
+pub(crate) mod execute;
+// 9. stop what the run started; the outcome
+#[path = "09_conclude.rs"]
+pub(crate) mod conclude;
+// 10. results, reports, session
+#[path = "10_finish.rs"]
+pub(crate) mod finish;
+
+// What the steps use.
 pub(crate) mod adhoc;
-pub(crate) mod attempts;
 pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 pub(crate) mod extensions;
 pub(crate) mod fault;
-pub(crate) mod finish;
 pub(crate) mod git_trust;
 pub(crate) mod origin;
-pub(crate) mod outputs;
-pub(crate) mod prepare;
-pub(crate) mod prepare_parts;
 pub(crate) mod resume_moved;
 pub(crate) mod resume_open;
 pub(crate) mod resume_trust;
 pub(crate) mod run_files;
 pub(crate) mod run_lock;
-pub(crate) mod run_parts;
 pub(crate) mod session_hooks;
 pub(crate) mod setup;
+pub(crate) mod signals;
 pub(crate) mod start_error;
 pub(crate) mod store_sync;
 pub(crate) mod subagents;
@@ -33,15 +73,11 @@ pub(crate) mod workspace;
 
 use std::path::PathBuf;
 
-use futures_util::FutureExt;
-
-use self::attempts::{AttemptsReport, run_attempts};
 use self::checkpoints::Early;
-use self::finish::{Finished, finish};
-use self::prepare::{Prepared, prepare};
-use self::run_parts::classify;
+use self::conclude::conclude;
+use self::execute::execute;
+use self::prepare::prepare;
 use self::start_error::StartError;
-use crate::agent::{Agent, ContextWindow, Outcome, RunState};
 use crate::config::RunConfig;
 use crate::observability::LogHandle;
 use crate::report::RunResult;
@@ -82,88 +118,6 @@ pub(crate) async fn run_job(
     let (run, mut state) = prepare(&config, opts, resume).await?;
     let (outcome, report) = execute(&config, &run, &mut state).await;
     Ok(conclude(&config, run, &state, outcome, report).await)
-}
-
-/// The agent loop and the checks; a panic inside becomes an internal error of the run
-/// (exit 6), never a lost result.
-async fn execute(
-    config: &RunConfig,
-    run: &Prepared,
-    state: &mut RunState,
-) -> (Outcome, AttemptsReport) {
-    let job = &config.job;
-    let mut agent = Agent {
-        client: run.client.as_ref(),
-        tools: &run.tools.registry,
-        policy: &run.tools.policy,
-        shared: run.shared.clone(),
-        emitter: &run.emitter,
-        redactor: &run.redactor,
-        stop: run.stop.clone(),
-        config: config.agent.clone(),
-        system: run.system.clone(),
-        hooks: &run.hooks,
-        rules: run.conditional_rules.clone(),
-        narrow: None,
-        text_history: Default::default(),
-        user_hooks: &run.user_hooks,
-        window: Some(ContextWindow::new(
-            &job.model.name,
-            config.context_length,
-            job.model.max_tokens.map(u64::from),
-        )),
-    };
-    let attempts = async {
-        match &run.tools.failure {
-            Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
-            None => run_attempts(&mut agent, state, job, run.continuation.clone()).await,
-        }
-    };
-    std::panic::AssertUnwindSafe(attempts)
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|panic| {
-            let why = format!("panic in the agent loop: {}", panic_message(&*panic));
-            (Outcome::Internal(why), AttemptsReport::default())
-        })
-}
-
-/// Stop what the run started, then write its outputs (`finish`). Signals are listened
-/// to until the last file is written.
-async fn conclude(
-    config: &RunConfig,
-    mut run: Prepared,
-    state: &RunState,
-    outcome: Outcome,
-    report: AttemptsReport,
-) -> RunResult {
-    let store = run.store.take();
-    run.shared.background().kill_all().await;
-    run.shared.commands_done();
-    if let Some(hub) = run.tools.hub.take() {
-        hub.shutdown().await;
-    }
-    if let (false, Some(c)) = (report.checks.is_empty(), &run.checkpoints) {
-        c.note_change();
-    }
-    // Before the diff, rollback and the workflow's next git command.
-    self::git_trust::finish(run.git_guard.as_ref(), &run.emitter);
-    run.user_hooks.session_end("other", &run.emitter).await;
-    let (status, reason, limit) = classify(&outcome, config);
-    let finished = Finished {
-        outcome: &outcome,
-        status,
-        reason,
-        limit,
-        jobs_in_call: config.jobs_in_call,
-    };
-    let result = finish(&config.job, state, &mut run, finished).await;
-    // After the run's last file: the store gets the folder whole (briefly, once a signal
-    // has come: the runner's kill follows it).
-    self::store_sync::finish(store, &run.signals.interrupt).await;
-    run.signals.task.abort();
-    run.stop.token().cancel();
-    result
 }
 
 /// The message a panic was raised with.
