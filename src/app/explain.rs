@@ -13,9 +13,9 @@ use crate::run::start_error::RunError;
 
 /// The configuration a run of this job with these flags resolves to.
 fn resolve(args: &ExplainArgs) -> Result<RunConfig, RunError> {
-    let settings = Settings::from(args);
+    let settings = Settings::of_policy(args.policy.clone());
     let opts = LoadOptions {
-        params: settings.params.clone(),
+        params: settings.policy.params.clone(),
         ..Default::default()
     };
     let job = job::load_file(&args.job, &opts)?;

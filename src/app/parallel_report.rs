@@ -148,11 +148,14 @@ pub(crate) fn write_call(
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let junit_path = dir.join("junit.xml");
     let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&junit_path, junit::render(suites(results, start_errors))))
+        .and_then(|()| {
+            let xml = junit::render(suites(results, start_errors));
+            crate::out_file::write_whole(&junit_path, &[xml.as_bytes()])
+        })
         .and_then(|()| {
             let text =
                 serde_json::to_string_pretty(&summary(results, start_errors)).unwrap_or_default();
-            std::fs::write(dir.join("summary.json"), text + "\n")
+            crate::out_file::write_whole(&dir.join("summary.json"), &[text.as_bytes(), b"\n"])
         });
     match &written {
         Ok(()) => tracing::info!(

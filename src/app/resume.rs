@@ -36,7 +36,7 @@ fn resume_job(
     run_dir: &Path,
 ) -> Result<Job, RunError> {
     let mut opts = LoadOptions {
-        params: settings.params.clone(),
+        params: settings.policy.params.clone(),
         kept_files: None,
     };
     if let Some(path) = args.jobs.first() {
@@ -66,7 +66,7 @@ fn resume_config(
     run_dir: &Path,
 ) -> Result<RunConfig, RunError> {
     let stored = stored_settings(session)?;
-    let given = Settings::from(args);
+    let given = args.settings.clone();
     if stored.upload_url_given && given.upload_url.is_none() {
         eprintln!(
             "warning: run {} was started with --upload-url; the URL is a secret and is not kept, so this resumed run does not upload there: give --upload-url again to keep uploading",

@@ -3,7 +3,7 @@
 //! stdout carries and write the call's own reports; the exit code is the worst job's.
 
 use crate::cli::{Format, RunArgs};
-use crate::config::{RunConfig, Settings};
+use crate::config::RunConfig;
 use crate::exit_code::Status;
 use crate::job::{self, LoadOptions};
 use crate::observability::LogHandle;
@@ -20,9 +20,9 @@ use super::{parallel, parallel_report, resume};
 /// problem in any of them runs nothing: each job that did not load or resolve is a
 /// [`StartError`] of its own (a wrong command line one without a job).
 fn load_jobs(args: &RunArgs, plan: &CallPlan) -> Result<Vec<RunConfig>, Vec<StartError>> {
-    let settings = Settings::from(args);
+    let settings = args.settings.clone();
     let opts = LoadOptions {
-        params: args.params.clone(),
+        params: args.settings.policy.params.clone(),
         ..Default::default()
     };
     let mut jobs = Vec::new();

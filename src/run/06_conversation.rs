@@ -185,7 +185,7 @@ pub(crate) fn job_record(config: &RunConfig) -> JobRecord {
             .source
             .as_ref()
             .and_then(|p| std::fs::read_to_string(p).ok()),
-        params: config.settings.params.clone(),
+        params: config.settings.policy.params.clone(),
         args: Vec::new(),
         upload_url_given: config.upload_url.is_some(),
         config: Some(config.view()),
