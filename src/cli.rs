@@ -606,8 +606,9 @@ mod tests {
         assert_eq!(a.format, Format::StreamJson);
         let a = parse(&["j.yaml", "--cd", "sub", "--full-auto"]).unwrap();
         assert_eq!(
-            a.settings.policy.workspace.as_deref(),
-            Some(std::path::Path::new("sub"))
+            a.settings.policy.workspace,
+            Some(std::path::absolute("sub").unwrap()),
+            "--cd is -C, made absolute as every path flag"
         );
         assert!(a.settings.policy.auto);
         let a = parse(&["--continue", "-p", "go on"]).unwrap();

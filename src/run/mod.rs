@@ -84,7 +84,7 @@ use crate::report::RunResult;
 use crate::session::Session;
 
 pub(crate) struct RunOptions<'a> {
-    /// A new run's checkpointer opened before the runtime (see `app::early_checkpoints`),
+    /// A new run's checkpointer opened before the runtime (see `app::run_cmd::early_checkpoints`),
     /// used when the run's workspace is the one it was opened on.
     pub early: std::sync::Mutex<Option<Early>>,
     pub log: &'a LogHandle,
