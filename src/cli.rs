@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::config::{PolicyArgs, Settings};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-
-use crate::job::{OnAsk, ProviderKind};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -139,62 +138,12 @@ pub struct RunArgs {
     /// Run an ad-hoc job with this prompt instead of a job file (`-` reads it from stdin).
     #[arg(short = 'p', long = "prompt", value_name = "PROMPT")]
     pub prompt: Option<String>,
-    /// Model provider for `-p` (default: openai, or script with --script).
-    #[arg(long, value_enum)]
-    pub provider: Option<ProviderKind>,
-    /// API base URL (OpenAI-compatible endpoint for `openai`).
-    #[arg(long, alias = "base-url", value_name = "URL")]
-    pub api_base: Option<String>,
-    /// Model name (overrides the job's).
-    #[arg(short = 'm', long)]
-    pub model: Option<String>,
-    /// Environment variable holding the API key.
-    #[arg(long, value_name = "NAME")]
-    pub api_key_env: Option<String>,
-    /// Scripted turns file, for `--provider script`.
-    #[arg(long, value_name = "FILE")]
-    pub script: Option<PathBuf>,
     /// What to print on stdout (`--output-format`, as `claude -p` spells it, works too).
     #[arg(long, alias = "output-format", value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Print one event per line (`--format stream-json`), as `codex exec --json` does.
     #[arg(long)]
     pub json: bool,
-    /// Set a job parameter: `--param path=src/`.
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
-    pub params: Vec<(String, String)>,
-    /// Maximum model turns (overrides the job).
-    #[arg(long)]
-    pub max_turns: Option<u32>,
-    /// Maximum output tokens of one model response (overrides `model.max_tokens`; Anthropic
-    /// requires a value and cn-run picks one below the model's ceiling when none is set).
-    #[arg(long, value_name = "N")]
-    pub max_tokens: Option<u32>,
-    /// Wall-clock limit for the run, e.g. 15m (overrides the job).
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-    /// Maximum cost in USD (overrides the job).
-    #[arg(long, value_name = "USD")]
-    pub max_cost_usd: Option<f64>,
-    /// Allow tools matching PATTERN (repeatable), e.g. `Bash(cargo *)`.
-    #[arg(long, value_name = "PATTERN")]
-    pub allow: Vec<String>,
-    /// Ask for tools matching PATTERN (repeatable).
-    #[arg(long, value_name = "PATTERN")]
-    pub ask: Vec<String>,
-    /// Never offer tools matching PATTERN (repeatable).
-    #[arg(long, value_name = "PATTERN")]
-    pub exclude: Vec<String>,
-    /// Allow everything except what the safety evaluator disables; commands stay
-    /// contained (`--full-auto`, as `codex exec` spells it, works too).
-    #[arg(long, alias = "full-auto", conflicts_with = "readonly")]
-    pub auto: bool,
-    /// Plan mode: no file changes.
-    #[arg(long)]
-    pub readonly: bool,
-    /// What a call needing approval does (overrides the job).
-    #[arg(long, value_enum)]
-    pub on_ask: Option<OnAsk>,
     /// Output folder of the run (default .cn-run/<run-id>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -205,23 +154,9 @@ pub struct RunArgs {
     /// (default: the job's `outputs.html`, else on).
     #[arg(long, value_enum, value_name = "on|off")]
     pub html: Option<Switch>,
-    /// Workspace directory (overrides the job; `--cd`, as `codex exec` spells it, works
-    /// too).
-    #[arg(short = 'C', long, alias = "cd", value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
-    /// Treat the workspace and every tool output as untrusted (a pull request): see
-    /// SECURITY.md.
-    #[arg(long)]
-    pub untrusted: bool,
-    /// The trusted commit whose repository instructions apply in untrusted mode.
-    #[arg(long, value_name = "REF")]
-    pub base_ref: Option<String>,
     /// Run up to N jobs at the same time.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub parallel: usize,
-    /// Refuse to run unless commands are fully contained (as `tools.bash.require_sandbox`).
-    #[arg(long)]
-    pub require_sandbox: bool,
     /// Give each run its own git worktree (`worktree`, the default with more than one job)
     /// or run in the workspace itself (`none`).
     #[arg(long, value_enum)]
@@ -246,19 +181,13 @@ pub struct RunArgs {
     /// Flags of other agents' command lines that cn-run answers with its own.
     #[command(flatten)]
     pub foreign: ForeignFlags,
-    /// PUT the session (secrets masked) to this URL while the run goes and at the end
-    /// (overrides the job's `upload.url`; `{run_id}` is replaced).
-    #[arg(long, value_name = "URL")]
-    pub upload_url: Option<String>,
-    /// Keep the run folder in this run store while the run goes and at its end (overrides
-    /// the job's `store:`): `s3://BUCKET/PREFIX`, `gs://…`, `az://…` or a path; credentials
-    /// from the environment.
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
     /// How many jobs this call runs (set by the runner, not a flag): the GitHub step
     /// summary is shared between them, and step outputs are written once for all.
     #[arg(skip)]
     pub jobs_in_call: usize,
+    /// The run-shaping flags (what a session keeps for `--resume`).
+    #[command(flatten)]
+    pub settings: Settings,
 }
 
 /// Flags people bring from `claude -p` and `codex exec` that mean something cn-run does
@@ -367,6 +296,7 @@ impl RunArgs {
         if self.continue_latest {
             self.resume = Some("latest".to_owned());
         }
+        self.settings = self.settings.as_given();
         Ok(self)
     }
 }
@@ -420,33 +350,10 @@ pub struct CheckCommandArgs {
 pub struct ExplainArgs {
     /// The job file to explain.
     pub job: PathBuf,
-    /// A job parameter, as the run would get it: `--param path=src/`.
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
-    pub params: Vec<(String, String)>,
-    /// Explain with this allow rule added, as `cn-run --allow PATTERN` would run.
-    #[arg(long, value_name = "PATTERN")]
-    pub allow: Vec<String>,
-    /// Explain with this ask rule added.
-    #[arg(long, value_name = "PATTERN")]
-    pub ask: Vec<String>,
-    /// Explain with this exclude rule added.
-    #[arg(long, value_name = "PATTERN")]
-    pub exclude: Vec<String>,
-    /// Explain as `--auto` runs it (everything but disabled commands allowed).
-    #[arg(long, conflicts_with = "readonly")]
-    pub auto: bool,
-    /// Explain as `--readonly` runs it (plan mode: no file changes).
-    #[arg(long)]
-    pub readonly: bool,
-    /// Explain the job as an untrusted run (a pull request) enforces it.
-    #[arg(long)]
-    pub untrusted: bool,
-    /// The trusted commit whose repository instructions apply in untrusted mode.
-    #[arg(long, value_name = "REF")]
-    pub base_ref: Option<String>,
-    /// Workspace directory (overrides the job).
-    #[arg(short = 'C', long, value_name = "DIR")]
-    pub workspace: Option<PathBuf>,
+    /// The policy flags, as `cn-run` takes them: explain the job as a run with them would
+    /// enforce it.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -461,7 +368,7 @@ pub enum ParamError {
     EmptyName,
 }
 
-fn parse_param(s: &str) -> Result<(String, String), ParamError> {
+pub(crate) fn parse_param(s: &str) -> Result<(String, String), ParamError> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| ParamError::NoEquals(s.to_owned()))?;
@@ -698,8 +605,12 @@ mod tests {
         let a = parse(&["j.yaml", "--json"]).unwrap();
         assert_eq!(a.format, Format::StreamJson);
         let a = parse(&["j.yaml", "--cd", "sub", "--full-auto"]).unwrap();
-        assert_eq!(a.workspace.as_deref(), Some(std::path::Path::new("sub")));
-        assert!(a.auto);
+        assert_eq!(
+            a.settings.policy.workspace,
+            Some(std::path::absolute("sub").unwrap()),
+            "--cd is -C, made absolute as every path flag"
+        );
+        assert!(a.settings.policy.auto);
         let a = parse(&["--continue", "-p", "go on"]).unwrap();
         assert_eq!(a.resume.as_deref(), Some("latest"));
         for (flag, pointer) in [

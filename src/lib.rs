@@ -38,6 +38,7 @@ pub mod redact;
 pub mod repo_files;
 pub mod report;
 pub mod rules;
+pub mod run;
 pub mod sandbox;
 pub mod schedule;
 pub mod secret;

@@ -101,7 +101,7 @@ async fn a_new_tool_that_writes_is_checkpointed_with_the_file_it_names() {
     let emitter = Arc::new(Emitter::new("r1"));
     emitter.add_sink(Box::new(sink.clone()));
     let out = tmp.path().join(".cn-run/r1");
-    let early = super::checkpoints::Early::open(&ws);
+    let early = crate::run::checkpoints::Early::open(&ws);
     let (checkpoints, _status) =
         early.bind("r1", &out, &crate::job::GitSettings::default(), &emitter);
     // As the dispatcher does before a call that may change files: the start snapshot.
@@ -135,7 +135,7 @@ async fn a_new_tool_that_writes_is_checkpointed_with_the_file_it_names() {
         .collect();
     assert_eq!(made.last(), Some(&("Probe c1".to_owned(), 1)), "{made:?}");
     assert_eq!(
-        super::checkpoints::touched_file(&ws, "Probe", &args),
+        crate::run::checkpoints::touched_file(&ws, "Probe", &args),
         Some(ws.join("a.txt"))
     );
 }

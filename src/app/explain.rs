@@ -7,15 +7,15 @@ use crate::cli::ExplainArgs;
 use crate::config::{Call, RunConfig, Settings};
 use crate::job::{self, LoadOptions};
 
-use super::setup;
-use super::start_error::RunError;
-use super::{start_failed, stdout, usage_error};
+use super::console::{start_failed, stdout, usage_error};
+use crate::run::setup;
+use crate::run::start_error::RunError;
 
 /// The configuration a run of this job with these flags resolves to.
 fn resolve(args: &ExplainArgs) -> Result<RunConfig, RunError> {
-    let settings = Settings::from(args);
+    let settings = Settings::of_policy(args.policy.clone());
     let opts = LoadOptions {
-        params: settings.params.clone(),
+        params: settings.policy.params.clone(),
         ..Default::default()
     };
     let job = job::load_file(&args.job, &opts)?;
@@ -124,8 +124,8 @@ fn json_value(e: &Explained) -> serde_json::Value {
         "commands": e.commands,
         "rules": e.rules,
         "policy": policy.table(),
-        "hooks": super::user_hooks::explained(&e.config).0,
-        "hooks_note": super::user_hooks::explained(&e.config).1,
+        "hooks": crate::run::user_hooks::explained(&e.config).0,
+        "hooks_note": crate::run::user_hooks::explained(&e.config).1,
     })
 }
 
@@ -160,7 +160,7 @@ fn text(e: &Explained) -> String {
     }
     text.push_str(&super::explain_mcp::servers_text(&e.mcp_servers));
     text.push_str(&policy_text(&e.policy));
-    text.push_str(&super::user_hooks::explained_text(config));
+    text.push_str(&crate::run::user_hooks::explained_text(config));
     text.push_str("rules:\n");
     for row in &e.rules {
         text.push_str(&format!(

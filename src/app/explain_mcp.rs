@@ -15,7 +15,7 @@ use crate::permissions::Policy;
 #[derive(Debug, thiserror::Error)]
 pub(super) enum ExplainMcpError {
     #[error(transparent)]
-    Config(#[from] super::extensions::McpConfigError),
+    Config(#[from] crate::run::extensions::McpConfigError),
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
     /// The servers as given cannot be started together (a duplicate or empty name).
@@ -32,7 +32,7 @@ pub(super) fn explain_servers(
     if job.mcp_servers.is_empty() {
         return Ok((policy, Vec::new()));
     }
-    let mut configs = super::extensions::mcp_configs(job, workspace)?;
+    let mut configs = crate::run::extensions::mcp_configs(job, workspace)?;
     for config in &mut configs {
         config.optional = true;
     }
@@ -43,7 +43,7 @@ pub(super) fn explain_servers(
     let base_env: Vec<(String, String)> = std::env::vars().collect();
     runtime.block_on(async {
         let (hub, statuses) = McpHub::start(configs, &base_env).await?;
-        let policy = super::extensions::mcp_policy(&hub, &policy, false);
+        let policy = crate::run::extensions::mcp_policy(&hub, &policy, false);
         let rows = statuses
             .iter()
             .map(|s| server_row(s, &hub, &policy))

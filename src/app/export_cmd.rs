@@ -8,7 +8,7 @@
 use crate::cli::{ExportArgs, ExportCommon, ExportTarget, K8sExportArgs};
 use crate::export::{self, ExportError, ExportJob, GithubOptions, K8sOptions};
 
-use super::{stdout, usage_error};
+use super::console::{stdout, usage_error};
 
 pub(crate) fn run(args: &ExportArgs) -> i32 {
     let (common, built) = match &args.target {

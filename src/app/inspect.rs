@@ -7,7 +7,7 @@ use crate::cli::{CheckCommandArgs, SchemaKind};
 use crate::command_safety::{self, Level};
 use crate::job;
 
-use super::{stdout, usage_error};
+use super::console::{stdout, usage_error};
 
 pub(super) fn schema(which: SchemaKind) -> i32 {
     let value = match which {

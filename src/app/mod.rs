@@ -1,61 +1,26 @@
-//! The composition root: the only place that knows every concrete type. It turns the
-//! command line into jobs, runs them, prints what stdout should carry and returns the
-//! exit code.
+//! The dispatcher: one subcommand, one module. It only picks the command's module and
+//! returns its exit code; what commands share lives in modules of its own (`console`,
+//! `runtime`), and a job's run is the `run` pipeline (`crate::run`).
 
-mod attempts;
 mod call_plan;
-mod checkpoints;
-mod continuation;
+mod console;
 mod explain;
 mod explain_mcp;
 mod export_cmd;
-mod extensions;
-mod fault;
-mod finish;
-mod git_trust;
 mod inspect;
-mod origin;
-mod outputs;
 mod parallel;
 mod parallel_report;
-mod prepare;
-mod prepare_parts;
 mod report_cmd;
 mod resume;
-mod resume_moved;
-mod resume_open;
-mod resume_trust;
-mod run;
-mod run_files;
-mod run_lock;
-mod run_parts;
+mod run_cmd;
 mod runs_cmd;
+mod runtime;
 mod schedule_cmd;
-mod session_hooks;
 mod sessions;
-mod setup;
-mod start_error;
-mod store_sync;
-mod subagents;
-mod uploads;
-mod user_hooks;
 mod validate;
-mod workspace;
 
-use std::io::Write;
-
-use crate::cli::{Cli, Command, Format, RunArgs};
-use crate::config::{RunConfig, Settings};
-use crate::exit_code::Status;
-use crate::job::{self, Job, LoadOptions, ProviderKind};
+use crate::cli::{Cli, Command};
 use crate::observability::LogHandle;
-use crate::report::RunResult;
-use call_plan::CallPlan;
-use start_error::{RunError, StartError};
-
-#[cfg(test)]
-#[path = "catalogue_tests.rs"]
-mod catalogue_tests;
 
 /// Run the command line; returns the process exit code.
 pub fn run(cli: Cli, log: LogHandle) -> i32 {
@@ -71,278 +36,11 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Runs(a)) => runs_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
-        Some(Command::Run(args)) => run_command(*args, &log),
-        None => run_command(cli.run, &log),
+        Some(Command::Run(args)) => run_cmd::run_command(*args, &log),
+        None => run_cmd::run_command(cli.run, &log),
     }
 }
 
-/// Which runtime a command gets.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Runtime {
-    /// One run: every task on this thread. The run mostly waits on the model, tools and
-    /// files (heavy work goes to blocking threads), and a reply handed between threads
-    /// costs a wake-up on another core each time.
-    Lone,
-    /// Several runs at once, or the scheduler: worker threads on every core.
-    Shared,
-}
-
-pub(crate) fn block_on(runtime: Runtime, fut: impl std::future::Future<Output = i32>) -> i32 {
-    let built = match runtime {
-        Runtime::Lone => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        Runtime::Shared => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
-    };
-    match built {
-        Ok(rt) => {
-            let code = rt.block_on(fut);
-            // Everything the run waits for has finished by now; a blocking task still
-            // running (a cancelled tool stuck reading a pipe or a hung file system) must
-            // not hold the exit, which dropping the runtime would.
-            rt.shutdown_background();
-            code
-        }
-        Err(e) => {
-            tracing::error!("cannot start the async runtime: {e}");
-            Status::InternalError.exit_code()
-        }
-    }
-}
-
-/// Print `text` to stdout, every registered secret masked (the one door to stdout); a
-/// closed pipe is not an error worth a panic.
-pub(crate) fn stdout(text: &str) {
-    let text = crate::redact::redact_output(text);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-}
-
-/// A usage error: say why on stderr, exit 2.
-pub(crate) fn usage_error(message: &str) -> i32 {
-    let message = crate::redact::redact_output(message);
-    let _ = writeln!(std::io::stderr(), "cn-run: {message}");
-    Status::Invalid.exit_code()
-}
-
-/// A run that could not start: say why on stderr; its class decides the exit code.
-pub(crate) fn start_failed(e: start_error::RunError) -> i32 {
-    let e = start_error::StartError::from(e);
-    let _ = usage_error(&e.message);
-    e.status.exit_code()
-}
-
-/// The job for `-p PROMPT`: no file, everything from flags.
-pub(crate) fn adhoc_job(flags: &Settings, prompt: &str) -> Result<Job, RunError> {
-    let provider = flags.provider.unwrap_or(if flags.script.is_some() {
-        ProviderKind::Script
-    } else {
-        ProviderKind::Openai
-    });
-    let name = match (&flags.model, provider) {
-        (Some(m), _) => m.clone(),
-        (None, ProviderKind::Script) => "script".to_owned(),
-        (None, _) => {
-            return Err(RunError::Usage(
-                "-p needs --model NAME (or --provider script --script FILE)".to_owned(),
-            ));
-        }
-    };
-    let mut model = serde_json::json!({"provider": provider, "name": name});
-    if let Some(script) = &flags.script {
-        model["script"] = serde_json::Value::String(script.display().to_string());
-    }
-    let raw: job::JobFile =
-        serde_json::from_value(serde_json::json!({"name": "adhoc", "prompt": "-", "model": model}))
-            .map_err(|e| RunError::Usage(e.to_string()))?;
-    let mut job = job::load_raw(raw, "<command line>", &LoadOptions::default())?;
-    job.prompt = (prompt != "-").then(|| prompt.to_owned());
-    Ok(job)
-}
-
-/// Every job of the command line, resolved with the flags into its `RunConfig`. Any
-/// problem in any of them runs nothing: each job that did not load or resolve is a
-/// [`StartError`] of its own (a wrong command line one without a job).
-fn load_jobs(args: &RunArgs, plan: &CallPlan) -> Result<Vec<RunConfig>, Vec<StartError>> {
-    let settings = Settings::from(args);
-    let opts = LoadOptions {
-        params: args.params.clone(),
-        ..Default::default()
-    };
-    let mut jobs = Vec::new();
-    if let Some(prompt) = &args.prompt {
-        if !args.jobs.is_empty() {
-            return Err(vec![StartError::from(RunError::Usage(
-                "give either job files or -p PROMPT, not both".to_owned(),
-            ))]);
-        }
-        jobs.push(adhoc_job(&settings, prompt).map_err(|e| vec![StartError::from(e)])?);
-    }
-    let mut problems = Vec::new();
-    for path in &args.jobs {
-        match job::load_file(path, &opts) {
-            Ok(j) => jobs.push(j),
-            Err(e) => problems.push(StartError::of_file(path, e)),
-        }
-    }
-    if jobs.is_empty() && problems.is_empty() {
-        return Err(vec![StartError::from(RunError::Usage(
-            "nothing to run: give a job file (cn-run JOB.yaml) or -p PROMPT; see cn-run --help"
-                .to_owned(),
-        ))]);
-    }
-    let mut configs = Vec::new();
-    let calls = plan.job_calls(&jobs);
-    for (job, call) in jobs.into_iter().zip(calls) {
-        let (name, source) = (job.name.clone(), job.source.clone());
-        match RunConfig::resolve(job, settings.clone(), call) {
-            Ok(c) => configs.push(c),
-            Err(e) => {
-                problems.push(StartError::from(RunError::from(e)).for_job(&name, source.as_deref()))
-            }
-        }
-    }
-    if problems.is_empty() {
-        Ok(configs)
-    } else {
-        Err(problems)
-    }
-}
-
-/// `cn-run [run] ...` with the telemetry the environment asks for, flushed before the
-/// process exits whatever the outcome (bounded by the export timeout).
-fn run_command(args: RunArgs, log: &LogHandle) -> i32 {
-    let log = log.with_telemetry();
-    let code = run_jobs_command(args, &log);
-    if let Some(t) = &log.telemetry {
-        t.shutdown();
-    }
-    code
-}
-
-/// Load the jobs (a bad one runs nothing), open a lone job's checkpointer at once, then
-/// run them in the async runtime.
-fn run_jobs_command(args: RunArgs, log: &LogHandle) -> i32 {
-    let args = match args.normalized() {
-        Ok(a) => a,
-        Err(pointer) => return usage_error(&pointer),
-    };
-    if let Some(id) = args.resume.clone() {
-        return block_on(Runtime::Lone, async {
-            resume::resume(&id, &args, log).await
-        });
-    }
-    let plan = CallPlan::from(&args);
-    let jobs = match load_jobs(&args, &plan) {
-        Ok(j) => j,
-        Err(not_started) => return finish_call(&plan, &[], &not_started),
-    };
-    let early = early_checkpoints(&jobs, &plan);
-    let runtime = match jobs.len() {
-        1 => Runtime::Lone,
-        _ => Runtime::Shared,
-    };
-    block_on(runtime, run_jobs(jobs, plan, log, early))
-}
-
-/// A lone job's checkpointer, opened before the runtime is built: the git status it
-/// takes (which the first request waits for) then overlaps with the rest of the set-up.
-/// None for several jobs (each gets a worktree), a copied workspace, or no checkpoints.
-fn early_checkpoints(jobs: &[RunConfig], plan: &CallPlan) -> Option<checkpoints::Early> {
-    let [config] = jobs else {
-        return None;
-    };
-    let isolated = plan.isolate == Some(crate::cli::Isolate::Worktree);
-    let job = &config.job;
-    if !job.git.checkpoints || job.workspace.copy || isolated {
-        return None;
-    }
-    Some(checkpoints::Early::open(&config.workspace))
-}
-
-async fn run_jobs(
-    jobs: Vec<RunConfig>,
-    plan: CallPlan,
-    log: &LogHandle,
-    early: Option<checkpoints::Early>,
-) -> i32 {
-    // Several jobs' own folder (their summary.json, junit.xml) is the call's for its life.
-    let call_folder = match parallel::lock_call_folder(jobs.len(), plan.out.as_deref()) {
-        Ok(lock) => lock,
-        Err(e) => return start_failed(e),
-    };
-    let mut results: Vec<RunResult> = Vec::new();
-    let mut start_errors: Vec<StartError> = Vec::new();
-    for outcome in parallel::run_all(jobs, &plan, log, early).await {
-        match outcome {
-            Ok(result) => results.push(result),
-            Err(e) => start_errors.push(e),
-        }
-    }
-    if let Some(lock) = &call_folder {
-        lock.release();
-    }
-    finish_call(&plan, &results, &start_errors)
-}
-
-/// The end of a call: why each job that did not start (stderr), what stdout carries, the
-/// call's own report (several jobs, or one that did not start), `--junit`; the exit code
-/// is the worst job's — or exit 6 when a report asked for could not be written.
-fn finish_call(plan: &CallPlan, results: &[RunResult], start_errors: &[StartError]) -> i32 {
-    for e in start_errors {
-        let _ = usage_error(&e.message);
-    }
-    print_results(plan.format, results, start_errors);
-    let mut worst = parallel_report::worst(results, start_errors);
-    // A report that cannot be written is the environment's failure (exit 6).
-    let mut unwritten = || {
-        if Status::InternalError.severity() > worst.severity() {
-            worst = Status::InternalError;
-        }
-    };
-    if !parallel_report::write_call(plan.out.as_deref(), results, start_errors) {
-        unwritten();
-    }
-    if let Some(path) = &plan.junit {
-        let suites = parallel_report::suites(results, start_errors);
-        let xml = crate::report::junit::render(suites);
-        if let Err(e) = crate::out_file::write_whole(path, &[xml.as_bytes()]) {
-            let _ = usage_error(&format!("cannot write {}: {e}", path.display()));
-            unwritten();
-        }
-    }
-    worst.exit_code()
-}
-
-pub(crate) fn print_results(format: Format, results: &[RunResult], start_errors: &[StartError]) {
-    match format {
-        Format::Text => {
-            // Only a complete answer: a run stopped by a limit, a signal or a provider
-            // failure may hold the first half of one (it is in result.json, marked so).
-            for r in results.iter().filter(|r| r.agent_finished) {
-                if !r.result.trim().is_empty() {
-                    stdout(&format!("{}\n", r.result.trim_end()));
-                }
-            }
-        }
-        Format::Json if results.len() + start_errors.len() > 1 => {
-            let summary = parallel_report::summary(results, start_errors);
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&summary).unwrap_or_default()
-            ));
-        }
-        Format::Json | Format::StreamJson => {
-            for r in results {
-                let mut line = serde_json::to_string(r).unwrap_or_default();
-                if format == Format::Json && results.len() == 1 {
-                    line = serde_json::to_string_pretty(r).unwrap_or_default();
-                }
-                stdout(&format!("{line}\n"));
-            }
-        }
-    }
-}
+#[cfg(test)]
+#[path = "catalogue_tests.rs"]
+mod catalogue_tests;

@@ -12,13 +12,13 @@ use futures_util::FutureExt;
 use tokio::sync::Semaphore;
 
 use super::call_plan::CallPlan;
-use super::checkpoints::Early;
-use super::run::{self, RunOptions, panic_message};
-use super::start_error::{RunError, StartError};
 use crate::cli::Isolate;
 use crate::config::RunConfig;
 use crate::observability::LogHandle;
 use crate::report::RunResult;
+use crate::run::checkpoints::Early;
+use crate::run::start_error::{RunError, StartError};
+use crate::run::{self, RunOptions, panic_message};
 use crate::worktree::RunWorktree;
 
 /// Run `jobs`; `Err` for a job that could not start (printed; exit 2, or 6). `early`
@@ -78,12 +78,12 @@ pub(crate) async fn run_all(
 pub(crate) fn lock_call_folder(
     jobs: usize,
     out: Option<&Path>,
-) -> Result<Option<super::run_lock::RunLock>, RunError> {
+) -> Result<Option<crate::run::run_lock::RunLock>, RunError> {
     let Some(dir) = out.filter(|_| jobs > 1) else {
         return Ok(None);
     };
     std::fs::create_dir_all(dir).map_err(|e| RunError::run_folder(dir, e))?;
-    super::run_lock::RunLock::take(dir, "a --parallel call").map(Some)
+    crate::run::run_lock::RunLock::take(dir, "a --parallel call").map(Some)
 }
 
 /// Removes the worktrees and branches runs that died left in the jobs' repositories.
@@ -125,7 +125,7 @@ async fn start(
 ) -> Result<RunResult, StartError> {
     let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
         let base = config.workspace.clone();
-        let id = super::run_parts::new_run_id();
+        let id = crate::run::place::new_run_id();
         let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
             .map_err(|e| RunError::run_folder(Path::new(".cn-run/worktrees"), e))?;
         let wt = tokio::task::spawn_blocking(move || RunWorktree::create(&base, &dest, &id))

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use quick_junit::TestSuite;
 
-use super::start_error::StartError;
 use crate::exit_code::Status;
 use crate::job::Job;
 use crate::report::{RunResult, github, junit};
+use crate::run::start_error::StartError;
 
 /// Where each job of a multi-job call writes: `--out DIR/<job name>` (made unique), or
 /// `None` for the default `.cn-run/<run-id>`.
@@ -103,7 +103,7 @@ pub(crate) fn summary(results: &[RunResult], start_errors: &[StartError]) -> Val
 /// jobs; a fresh `.cn-run/<id>` for a lone job that did not start (its `--out` is left as
 /// it was: nothing ran, and an earlier run's files there stay whole).
 fn top_dir(out: Option<&Path>, several: bool) -> PathBuf {
-    let id = super::run_parts::new_run_id();
+    let id = crate::run::place::new_run_id();
     match (out, several) {
         (Some(dir), true) => dir.to_path_buf(),
         (None, true) => PathBuf::from(".cn-run").join(format!("parallel-{id}")),
@@ -148,11 +148,14 @@ pub(crate) fn write_call(
     let dir = std::path::absolute(&dir).unwrap_or(dir);
     let junit_path = dir.join("junit.xml");
     let written = std::fs::create_dir_all(&dir)
-        .and_then(|()| std::fs::write(&junit_path, junit::render(suites(results, start_errors))))
+        .and_then(|()| {
+            let xml = junit::render(suites(results, start_errors));
+            crate::out_file::write_whole(&junit_path, &[xml.as_bytes()])
+        })
         .and_then(|()| {
             let text =
                 serde_json::to_string_pretty(&summary(results, start_errors)).unwrap_or_default();
-            std::fs::write(dir.join("summary.json"), text + "\n")
+            crate::out_file::write_whole(&dir.join("summary.json"), &[text.as_bytes(), b"\n"])
         });
     match &written {
         Ok(()) => tracing::info!(

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{stdout, usage_error};
+use super::console::{stdout, usage_error};
 use crate::cli::ReportArgs;
 use crate::exit_code::Status;
 use crate::redact::Redactor;

@@ -7,13 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::run::{self, RunOptions};
-use super::start_error::RunError;
-use super::{print_results, start_failed, usage_error};
+use super::console::{start_failed, usage_error};
+use super::run_cmd::print_results;
 use crate::cli::RunArgs;
 use crate::config::{Call, RunConfig, Settings};
 use crate::job::{self, Job, LoadOptions};
 use crate::observability::LogHandle;
+use crate::run::start_error::RunError;
+use crate::run::{self, RunOptions};
 use crate::session::Session;
 
 /// The flags the run was started with: the stored configuration's, or for a session
@@ -35,21 +36,21 @@ fn resume_job(
     run_dir: &Path,
 ) -> Result<Job, RunError> {
     let mut opts = LoadOptions {
-        params: settings.params.clone(),
+        params: settings.policy.params.clone(),
         kept_files: None,
     };
     if let Some(path) = args.jobs.first() {
         return Ok(job::load_file(path, &opts)?);
     }
     // The files the job names, too, as the first run read them.
-    opts.kept_files = super::resume_trust::kept_job_files(run_dir);
+    opts.kept_files = crate::run::resume_trust::kept_job_files(run_dir);
     // The job text as the first run read it, never the file as it is now: the workspace
     // (where job files often live) is the model's to write.
     let file = session.job.file.as_ref().map(PathBuf::from);
     match (&file, &session.job.text) {
         (f, Some(text)) => Ok(job::load_str(text, &session.job.name, f.as_deref(), &opts)?),
         (Some(f), None) if f.is_file() => Ok(job::load_file(f, &opts)?),
-        (None, None) => super::adhoc_job(settings, prompt.unwrap_or("-")),
+        (None, None) => crate::run::adhoc::adhoc_job(settings, prompt.unwrap_or("-")),
         _ => Err(RunError::Usage(format!(
             "session {} was an ad-hoc run; give the job again: cn-run --resume {} -p PROMPT …",
             session.session_id, session.session_id
@@ -65,7 +66,7 @@ fn resume_config(
     run_dir: &Path,
 ) -> Result<RunConfig, RunError> {
     let stored = stored_settings(session)?;
-    let given = Settings::from(args);
+    let given = args.settings.clone();
     if stored.upload_url_given && given.upload_url.is_none() {
         eprintln!(
             "warning: run {} was started with --upload-url; the URL is a secret and is not kept, so this resumed run does not upload there: give --upload-url again to keep uploading",
@@ -86,7 +87,7 @@ fn resume_config(
 
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     // A run folder from elsewhere: a store's run, an archive, another checkout.
-    let located = super::resume_moved::locate(id, given).await;
+    let located = crate::run::resume_moved::locate(id, given).await;
     let id = match &located {
         Ok(local) => local.as_str(),
         Err(_) => id,
@@ -103,9 +104,9 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
     let prompt = given.prompt.clone();
     // A run whose workspace is elsewhere now is re-rooted (checked, its diff written in).
-    let opened = super::resume_open::open(&root, id, prompt.clone()).and_then(|mut o| {
+    let opened = crate::run::resume_open::open(&root, id, prompt.clone()).and_then(|mut o| {
         let path = o.path.clone();
-        super::resume_moved::reroot(&path, &mut o.session, given)?;
+        crate::run::resume_moved::reroot(&path, &mut o.session, given)?;
         Ok(o)
     });
     let (config, opened) = match opened.and_then(|o| {
@@ -121,7 +122,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         isolation: None,
     };
     let mut resume = opened.into_resume();
-    resume.approvals = match super::user_hooks::approvals(given, &resume.session.history) {
+    resume.approvals = match crate::run::user_hooks::approvals(given, &resume.session.history) {
         Ok(a) => a,
         Err(e) => return start_failed(RunError::Usage(e)),
     };

@@ -1,7 +1,7 @@
 //! `cn-run runs --store URL`: the runs a run store holds, oldest first, each with its
 //! outcome and cost folded from its events (one line each, or `--json`).
 
-use super::{stdout, usage_error};
+use super::console::{stdout, usage_error};
 use crate::cli::RunsArgs;
 use crate::exit_code::Status;
 use crate::store::{RunStore, StoredRun, list_runs};

@@ -18,7 +18,8 @@ use crate::schedule::{
     SystemClock, discover, driver,
 };
 
-use super::{Runtime, block_on, stdout, usage_error};
+use super::console::{stdout, usage_error};
+use super::runtime::{Runtime, block_on};
 
 pub(crate) fn run(args: &ScheduleArgs) -> i32 {
     let found = match discover(&args.paths) {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{stdout, usage_error};
+use super::console::{stdout, usage_error};
 use crate::cli::SessionsAction;
 use crate::session::{Session, SessionSummary, find_session, list_sessions};
 

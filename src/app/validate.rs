@@ -55,7 +55,7 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
     let ok = problems.is_empty() && errors.is_empty();
     if args.json {
         let value = serde_json::json!({"valid": ok, "problems": problems, "errors": errors, "warnings": warnings});
-        super::stdout(&format!(
+        super::console::stdout(&format!(
             "{}\n",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));

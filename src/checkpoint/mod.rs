@@ -89,16 +89,8 @@ impl Default for Limits {
     }
 }
 
-/// Size of the run's diff, for result.json.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct DiffStat {
-    /// Files added, modified, deleted or with a changed mode.
-    pub files: usize,
-    /// Lines added (binary files count none).
-    pub insertions: usize,
-    /// Lines removed (binary files count none).
-    pub deletions: usize,
-}
+/// Size of the run's diff: result.json's own type (one struct for both).
+pub use crate::report::DiffStat;
 
 /// Logs how long a step took (`CN_RUN_LOG=cn_run=debug`), in the form
 /// `benches/checkpoint_run.sh` reads: `checkpoint-timing what=<step> us=<microseconds>`.

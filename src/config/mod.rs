@@ -20,7 +20,7 @@ use std::time::Duration;
 
 pub(crate) use policy::PolicyFlags;
 pub(crate) use resolve::{Call, ConfigError, key_env};
-pub use settings::Settings;
+pub use settings::{PolicyArgs, Settings};
 pub use view::ConfigView;
 
 use crate::agent::AgentConfig;

@@ -41,11 +41,11 @@ pub(crate) struct PolicyFlags<'a> {
 impl<'a> From<&'a Settings> for PolicyFlags<'a> {
     fn from(a: &'a Settings) -> Self {
         PolicyFlags {
-            allow: &a.allow,
-            ask: &a.ask,
-            exclude: &a.exclude,
-            auto: a.auto,
-            readonly: a.readonly,
+            allow: &a.policy.allow,
+            ask: &a.policy.ask,
+            exclude: &a.policy.exclude,
+            auto: a.policy.auto,
+            readonly: a.policy.readonly,
         }
     }
 }
@@ -194,7 +194,7 @@ impl RunConfig {
 
     /// Warnings about how the flags were read (untrusted mode turns auto mode off).
     pub(crate) fn policy_warnings(&self) -> Vec<String> {
-        let auto = self.settings.auto || self.job.permissions.mode == Mode::Auto;
+        let auto = self.settings.policy.auto || self.job.permissions.mode == Mode::Auto;
         (self.trust.untrusted && auto)
             .then(|| {
                 "auto mode is off in untrusted mode: calls that need permission need a rule \

@@ -68,7 +68,7 @@ impl RunConfig {
             None => (default_context_length(&job.model.name), "model family"),
         };
         let trust = Trust::new(
-            settings.untrusted || !job.untrusted_paths.is_empty(),
+            settings.policy.untrusted || !job.untrusted_paths.is_empty(),
             job.untrusted_paths.clone(),
         );
         let agent = agent_config(&job, &settings, trust.clone());
@@ -137,6 +137,7 @@ fn replace<T>(slot: &mut T, value: Option<T>) {
 /// placed elsewhere).
 fn workspace(job: &Job, s: &Settings, elsewhere: bool) -> Result<PathBuf, ConfigError> {
     let dir = s
+        .policy
         .workspace
         .clone()
         .or_else(|| job.workspace.path.clone())
@@ -160,7 +161,8 @@ pub(crate) fn key_env(job: &Job) -> Option<String> {
 
 /// The trusted base: `--base-ref`, the job's `base_ref`, or `origin/$GITHUB_BASE_REF`.
 fn base_ref(job: &Job, s: &Settings) -> Option<String> {
-    s.base_ref
+    s.policy
+        .base_ref
         .clone()
         .or_else(|| job.base_ref.clone())
         .or_else(|| {

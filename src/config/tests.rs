@@ -1,6 +1,7 @@
 //! The resolution decides each value once, with its source; the stored flags come back on
 //! resume with only the flags given then laid over them.
 
+use super::PolicyArgs;
 use super::*;
 use crate::job::{self, LoadOptions};
 
@@ -79,11 +80,17 @@ fn bad_flags_are_config_errors() {
             ..Settings::default()
         },
         Settings {
-            allow: vec!["Bsh(ls)".into()],
+            policy: PolicyArgs {
+                allow: vec!["Bsh(ls)".into()],
+                ..PolicyArgs::default()
+            },
             ..Settings::default()
         },
         Settings {
-            workspace: Some("/no/such/dir/here".into()),
+            policy: PolicyArgs {
+                workspace: Some("/no/such/dir/here".into()),
+                ..PolicyArgs::default()
+            },
             ..Settings::default()
         },
     ] {
@@ -97,8 +104,11 @@ fn trust_comes_from_the_flag_or_the_job_and_the_base_ref_is_resolved() {
     let c = resolve(
         "",
         Settings {
-            untrusted: true,
-            base_ref: Some("main".into()),
+            policy: PolicyArgs {
+                untrusted: true,
+                base_ref: Some("main".into()),
+                ..PolicyArgs::default()
+            },
             ..Settings::default()
         },
     );
@@ -131,12 +141,15 @@ fn the_upload_url_is_never_stored() {
 #[test]
 fn a_resume_keeps_the_stored_flags_and_lays_the_given_ones_over() {
     let stored = Settings {
-        untrusted: true,
-        base_ref: Some("v1".into()),
-        allow: vec!["Read".into()],
-        readonly: true,
+        policy: PolicyArgs {
+            untrusted: true,
+            base_ref: Some("v1".into()),
+            allow: vec!["Read".into()],
+            readonly: true,
+            params: vec![("a".into(), "1".into()), ("b".into(), "2".into())],
+            ..PolicyArgs::default()
+        },
         max_turns: Some(4),
-        params: vec![("a".into(), "1".into()), ("b".into(), "2".into())],
         upload_url_given: true,
         ..Settings::default()
     };
@@ -145,26 +158,29 @@ fn a_resume_keeps_the_stored_flags_and_lays_the_given_ones_over() {
     assert_eq!(same, stored);
     // Given values win; lists grow; trust cannot be lowered.
     let given = Settings {
-        base_ref: Some("v2".into()),
-        allow: vec!["Write".into(), "Read".into()],
-        auto: true,
+        policy: PolicyArgs {
+            base_ref: Some("v2".into()),
+            allow: vec!["Write".into(), "Read".into()],
+            auto: true,
+            params: vec![("b".into(), "3".into())],
+            ..PolicyArgs::default()
+        },
         max_turns: Some(8),
-        params: vec![("b".into(), "3".into())],
         upload_url: Some("https://u".into()),
         upload_url_given: true,
         ..Settings::default()
     };
     let m = stored.overlay(given);
-    assert!(m.untrusted, "trust kept");
-    assert_eq!(m.base_ref.as_deref(), Some("v2"));
-    assert_eq!(m.allow, ["Read", "Write"]);
+    assert!(m.policy.untrusted, "trust kept");
+    assert_eq!(m.policy.base_ref.as_deref(), Some("v2"));
+    assert_eq!(m.policy.allow, ["Read", "Write"]);
     assert!(
-        m.auto && !m.readonly,
+        m.policy.auto && !m.policy.readonly,
         "a mode given replaces the stored one"
     );
     assert_eq!(m.max_turns, Some(8));
     assert_eq!(
-        m.params,
+        m.policy.params,
         [
             ("a".to_owned(), "1".to_owned()),
             ("b".to_owned(), "3".to_owned())
@@ -187,10 +203,10 @@ fn an_old_session_s_recorded_words_still_resume() {
     .map(str::to_owned)
     .to_vec();
     let s = Settings::from_recorded_args(&words).unwrap();
-    assert!(s.untrusted);
-    assert_eq!(s.base_ref.as_deref(), Some("main"));
+    assert!(s.policy.untrusted);
+    assert_eq!(s.policy.base_ref.as_deref(), Some("main"));
     assert_eq!(s.max_turns, Some(3));
-    assert_eq!(s.allow, ["Read"]);
+    assert_eq!(s.policy.allow, ["Read"]);
 }
 
 #[test]
@@ -198,7 +214,10 @@ fn untrusted_mode_turns_auto_off_with_a_warning() {
     let c = resolve(
         "permissions: {mode: auto}\n",
         Settings {
-            untrusted: true,
+            policy: PolicyArgs {
+                untrusted: true,
+                ..PolicyArgs::default()
+            },
             ..Settings::default()
         },
     );

@@ -28,8 +28,10 @@ pub struct ResultBuilder {
     /// Turns, usage and cost of the main agent's messages (for a run that did not finish).
     turns: u32,
     usage: Usage,
+    /// The main agent's responses counted, and their cost by `pricing::add_cost` (unknown
+    /// once one response's is).
+    responses: u32,
     cost: Option<f64>,
-    cost_unknown: bool,
     last_ts: String,
 }
 
@@ -40,8 +42,8 @@ impl Default for ResultBuilder {
             completed: false,
             turns: 0,
             usage: Usage::default(),
-            cost: None,
-            cost_unknown: false,
+            responses: 0,
+            cost: Some(0.0),
             last_ts: String::new(),
         }
     }
@@ -123,7 +125,7 @@ impl ResultBuilder {
         if !self.completed {
             r.num_turns = self.turns;
             r.usage = self.usage;
-            r.total_cost_usd = if self.cost_unknown { None } else { self.cost };
+            r.total_cost_usd = self.cost.filter(|_| self.responses > 0);
             r.cost_unknown = r.total_cost_usd.is_none();
             r.finished_at.clone_from(&self.last_ts);
             r.duration_ms = millis_between(&r.started_at, &self.last_ts);
@@ -210,10 +212,8 @@ impl ResultBuilder {
         if let Some(u) = usage {
             self.usage.add(u);
         }
-        match cost {
-            Some(c) => self.cost = Some(self.cost.unwrap_or(0.0) + c),
-            None => self.cost_unknown = true,
-        }
+        self.responses += 1;
+        self.cost = crate::context::pricing::add_cost(self.cost, cost);
     }
 
     /// Events that add to what the run produced: checks, artifacts, uploads, changes.

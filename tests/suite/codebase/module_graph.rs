@@ -169,6 +169,74 @@ fn job_does_not_depend_on_tools() {
     assert_eq!(naming("job", "tools"), Vec::<String>::new());
 }
 
+#[test]
+fn app_only_dispatches_and_run_never_names_app() {
+    // app/mod.rs is the dispatcher: module declarations, imports and the one `run` match;
+    // no helper its subcommands would call back into.
+    let dispatcher = code(&repo_root().join("src/app/mod.rs"));
+    let functions: Vec<&str> = dispatcher.lines().filter(|l| l.contains("fn ")).collect();
+    assert_eq!(functions, ["pub fn run(cli: Cli, log: LogHandle) -> i32 {"]);
+    assert!(!dispatcher.contains("struct ") && !dispatcher.contains("enum "));
+    // A subcommand names its siblings (`super::console::stdout`), never the dispatcher's own
+    // items (`super::stdout`).
+    let dir = repo_root().join("src/app");
+    let modules: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".rs").map(str::to_owned)
+        })
+        .collect();
+    assert!(modules.contains("console") && modules.contains("run_cmd"));
+    for file in &modules {
+        let named = names_after(&code(&dir.join(format!("{file}.rs"))), "super::");
+        let into_dispatcher: Vec<&String> =
+            named.iter().filter(|n| !modules.contains(*n)).collect();
+        assert!(
+            into_dispatcher.is_empty(),
+            "app/{file}.rs names super::{into_dispatcher:?}"
+        );
+    }
+    // The run pipeline is below the commands: it never names them.
+    assert!(!naming("app", "run").is_empty(), "the control edge is gone");
+    assert_eq!(naming("run", "app"), Vec::<String>::new());
+}
+
+#[test]
+fn the_run_pipeline_files_read_in_the_order_a_run_takes_them() {
+    // `ls src/run` lists the steps in order; mod.rs declares them in the same order.
+    let dir = repo_root().join("src/run");
+    let mut numbered: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    numbered.sort();
+    let listed = code(&dir.join("mod.rs"));
+    let declared: Vec<String> = listed
+        .lines()
+        .filter_map(|l| l.strip_prefix("#[path = \""))
+        .map(|l| l.trim_end_matches("\"]").to_owned())
+        .collect();
+    assert_eq!(declared, numbered);
+    let steps: Vec<&str> = numbered.iter().map(|n| &n[3..n.len() - 3]).collect();
+    assert_eq!(
+        steps,
+        [
+            "prepare",
+            "place",
+            "guard",
+            "outputs",
+            "tools",
+            "conversation",
+            "announce",
+            "execute",
+            "conclude",
+            "finish"
+        ]
+    );
+}
+
 /// The top-level modules the non-test code of `src/<module>` (file or folder) names.
 fn module_names(module: &str) -> BTreeSet<String> {
     let src = repo_root().join("src");

@@ -1,3 +1,5 @@
+//! Step 8 of a run: execute it — the agent loop and the checks, a panic caught here.
+//!
 //! The outer loop of a run: the agent works until it stops; then its answer is checked
 //! against the output schema (one repair turn allowed) and the job's checks run. A failed
 //! check goes back to the agent as a new message in the same conversation while attempts
@@ -5,15 +7,63 @@
 //! run whose agent had answered goes on from its checks (those that ran to their end in the
 //! earlier process are not run again), without asking the model again.
 
+use futures_util::FutureExt;
 use serde_json::Value;
 
 use super::continuation::Continuation;
-use crate::agent::{Agent, Outcome, RunState};
+use super::panic_message;
+use super::prepare::Prepared;
+use crate::agent::{Agent, ContextWindow, Outcome, RunState};
 use crate::checks::{CheckResult, feedback, run_checks};
+use crate::config::RunConfig;
 use crate::conversation::Message;
 use crate::events::Event;
 use crate::job::Job;
 use crate::structured::{repair_message, validate_output};
+
+/// The agent loop and the checks; a panic inside becomes an internal error of the run
+/// (exit 6), never a lost result.
+pub(crate) async fn execute(
+    config: &RunConfig,
+    run: &Prepared,
+    state: &mut RunState,
+) -> (Outcome, AttemptsReport) {
+    let job = &config.job;
+    let mut agent = Agent {
+        client: run.client.as_ref(),
+        tools: &run.tools.registry,
+        policy: &run.tools.policy,
+        shared: run.shared.clone(),
+        emitter: &run.emitter,
+        redactor: &run.redactor,
+        stop: run.stop.clone(),
+        config: config.agent.clone(),
+        system: run.system.clone(),
+        hooks: &run.hooks,
+        rules: run.conditional_rules.clone(),
+        narrow: None,
+        text_history: Default::default(),
+        user_hooks: &run.user_hooks,
+        window: Some(ContextWindow::new(
+            &job.model.name,
+            config.context_length,
+            job.model.max_tokens.map(u64::from),
+        )),
+    };
+    let attempts = async {
+        match &run.tools.failure {
+            Some(e) => (Outcome::Internal(e.clone()), AttemptsReport::default()),
+            None => run_attempts(&mut agent, state, job, run.continuation.clone()).await,
+        }
+    };
+    std::panic::AssertUnwindSafe(attempts)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            let why = format!("panic in the agent loop: {}", panic_message(&*panic));
+            (Outcome::Internal(why), AttemptsReport::default())
+        })
+}
 
 /// What the attempts produced besides the outcome.
 #[derive(Debug, Default)]

@@ -132,11 +132,6 @@ impl Checkpoints {
                     .to_owned(),
             );
         }
-        let stat = DiffStat {
-            files: stat.files,
-            insertions: stat.insertions,
-            deletions: stat.deletions,
-        };
         let files = crate::report::github::patch_files::parse(&patch);
         Some(WrittenDiff {
             path,

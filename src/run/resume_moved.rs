@@ -114,7 +114,7 @@ pub(crate) fn reroot(
 ) -> Result<(), MoveError> {
     let out_dir = session_path.parent().unwrap_or(Path::new("."));
     let recorded = PathBuf::from(&session.workspace);
-    let wanted = match &given.workspace {
+    let wanted = match &given.settings.policy.workspace {
         Some(w) => std::path::absolute(w).unwrap_or_else(|_| w.clone()),
         None if recorded.is_dir() => recorded.clone(),
         None => std::env::current_dir().unwrap_or_default(),
@@ -164,7 +164,7 @@ pub(crate) fn reroot(
         target.display()
     );
     session.workspace = target.display().to_string();
-    given.workspace = Some(target);
+    given.settings.policy.workspace = Some(std::path::absolute(&target).unwrap_or(target));
     Ok(())
 }
 

@@ -1,19 +1,25 @@
+//! Step 4 of a run: its outputs. Every output the events go to (the run's files, the
+//! log, the terminal, telemetry), attached before the first event.
+//!
 //! The output folder of a run and the sinks every event goes to: events.jsonl, the result
 //! builder, the session log, stream-json on stdout and the progress lines on stderr.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::place::Placed;
 use super::start_error::{RunError, StartError};
+use crate::agent::StopSignal;
 use crate::append_log::AppendLog;
 use crate::cli::Format;
-use crate::events::Emitter;
-use crate::events::EventSink as _;
+use crate::config::RunConfig;
+use crate::events::{Emitter, EventSink as _};
 use crate::observability::LogHandle;
 use crate::redact::Redactor;
 use crate::report::jsonl::{EventFile, Unrecorded};
 use crate::report::progress::ProgressSink;
 use crate::report::{JsonlSink, ResultSink};
+use crate::run::RunOptions;
 use crate::session::SessionSink;
 
 /// `--out DIR`, or `.cn-run/<run-id>` (the `.cn-run` folder ignores itself in git). A
@@ -128,4 +134,57 @@ fn seed(result: &ResultSink, events_path: &Path) {
         Ok(events) => events.iter().for_each(|e| sink.on_event(e)),
         Err(e) => tracing::warn!("the earlier events of this run are not in its result: {e}"),
     }
+}
+
+/// Every output the events go to, with the log and GitHub's masks told the secrets.
+pub(crate) fn attach_outputs(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    placed: &Placed,
+    emitter: &Arc<Emitter>,
+    redactor: &Redactor,
+    stop: &StopSignal,
+) -> Result<Sinks, StartError> {
+    opts.log.set_redactor(redactor.clone());
+    // The run writes its own records from here: what an earlier run (or process) left
+    // that reports an outcome goes, so none of it can stand for this run's.
+    super::run_files::clear_outcome_files(&placed.out_dir)
+        .map_err(|e| RunError::run_folder(&placed.out_dir, e))?;
+    if crate::report::github::is_actions() {
+        let values = redactor.values();
+        let masks = crate::report::github::mask_commands(values.iter().map(String::as_str));
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
+    }
+    let sinks = attach(
+        emitter.clone(),
+        &placed.out_dir,
+        &config.job.name,
+        config.format,
+        opts.log,
+        redactor,
+        placed.resumed,
+        unrecorded(stop),
+    )?;
+    Ok(sinks)
+}
+
+/// The run's trace and, when telemetry is exported, its sink among the outputs.
+pub(crate) fn start_telemetry(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    emitter: &Emitter,
+    redactor: &Redactor,
+) -> Option<crate::telemetry::RunTrace> {
+    let telemetry = opts.log.telemetry.as_ref()?;
+    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    if let Some(sink) = sink {
+        emitter.add_sink(sink);
+    }
+    Some(trace)
+}
+
+/// A tool call whose start the run's files cannot record stops the run (exit 6, in words).
+fn unrecorded(stop: &StopSignal) -> crate::report::jsonl::Unrecorded {
+    let stop = stop.clone();
+    Arc::new(move |why: String| stop.stop(crate::agent::StopCause::Environment(why)))
 }

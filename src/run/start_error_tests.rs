@@ -98,7 +98,7 @@ fn every_variant() -> Vec<(RunError, Status)> {
             Status::InternalError,
         ),
         (
-            RunError::Workspace(crate::app::workspace::WorkspaceError::Copy {
+            RunError::Workspace(crate::run::workspace::WorkspaceError::Copy {
                 path: "/w/a".into(),
                 source: io(std::io::ErrorKind::StorageFull),
             }),

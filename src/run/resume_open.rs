@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use super::continuation::{self, Continuation};
-use super::run::Resume;
 use super::run_lock::RunLock;
 use super::start_error::RunError;
 use crate::events::Envelope;
+use crate::run::Resume;
 use crate::session::{Session, SessionError, SessionState, find_session};
 
 /// A run opened to resume.
