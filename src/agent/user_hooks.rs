@@ -23,6 +23,16 @@ pub(super) enum StopHook {
     Halt(Outcome),
 }
 
+/// What the PreCompact hooks made of a compaction about to start.
+pub(super) enum PreCompact {
+    /// Compact, with these added instructions for the summary (may be empty).
+    Go(String),
+    /// A hook blocked it: the history stays as it is this time.
+    Skip,
+    /// A hook said `continue: false`: the run ends with this outcome.
+    Halt(Outcome),
+}
+
 impl Agent<'_> {
     /// The policy's decision on `args` (judged once: the policy and the run see the same
     /// path or addresses).
@@ -152,6 +162,24 @@ impl Agent<'_> {
             ));
         }
         StopHook::Finish
+    }
+
+    /// PreCompact hooks, before an automatic compaction: their plain stdout is added to
+    /// the summary's instructions; a block (exit 2, `decision: block`) skips this
+    /// compaction, said in a warning; `continue: false` ends the run.
+    pub(super) async fn pre_compact_hooks(&self) -> PreCompact {
+        let answer = self.user_hooks.pre_compact("auto", self.emitter).await;
+        if let Some(outcome) = halt("PreCompact", &answer) {
+            return PreCompact::Halt(outcome);
+        }
+        if answer.said == Some(crate::hooks::output::Said::Block) {
+            let reason = answer.reason.unwrap_or_default();
+            self.emitter.emit(crate::events::Event::Warning {
+                message: format!("a PreCompact hook blocked the compaction: {reason}"),
+            });
+            return PreCompact::Skip;
+        }
+        PreCompact::Go(answer.context.join("\n"))
     }
 
     /// The run's first hooks: SessionStart (`startup` or `resume`), then

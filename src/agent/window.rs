@@ -11,6 +11,7 @@ use crate::conversation::Message;
 use crate::events::Event;
 use crate::provider::{ProviderError, complete};
 
+use super::user_hooks::PreCompact;
 use super::{Agent, Outcome, RunState};
 
 /// The context window of the model and the run's token counter.
@@ -120,6 +121,14 @@ impl Agent<'_> {
     /// Ask the model for a summary and replace the history with the task and the summary.
     /// A failed summary keeps the history (the run goes on, as in Continue).
     pub(super) async fn compact(&mut self, turn: u32, state: &mut RunState) -> Result<(), Outcome> {
+        if self.window.is_none() {
+            return Ok(());
+        }
+        let instructions = match self.pre_compact_hooks().await {
+            PreCompact::Go(instructions) => instructions,
+            PreCompact::Skip => return Ok(()),
+            PreCompact::Halt(outcome) => return Err(outcome),
+        };
         let (system, tools) = self.request_frame();
         let Some(w) = self.window.as_mut() else {
             return Ok(());
@@ -130,7 +139,12 @@ impl Agent<'_> {
             let budget = compaction::summary_budget(w.context_length, w.max_tokens, fixed);
             (
                 before,
-                compaction::compaction_request(&state.history, budget, &mut w.counter),
+                compaction::compaction_request_with(
+                    &state.history,
+                    budget,
+                    &mut w.counter,
+                    &instructions,
+                ),
             )
         });
         if let Some(outcome) = self.stopped() {

@@ -202,6 +202,8 @@ pub(crate) fn announce(
             .as_ref()
             .map(crate::telemetry::RunTrace::trace_hex),
     });
+    // The sandbox got before now (set up on its own thread) is told from here on.
+    guard.sandbox.announced();
     // The configuration in force (a resume's flags laid over the first run's) and the
     // messages the run starts with.
     let view = serde_json::to_value(config.view()).unwrap_or_default();

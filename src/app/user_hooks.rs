@@ -1,22 +1,22 @@
 //! The run's hooks (Claude Code's protocol, `crate::hooks`), assembled: the job's own,
 //! then — in trusted mode, when the job says `repo_hooks: true` — the repository's
-//! `.claude/settings.json`. An untrusted run never runs a hook the repository defines:
-//! the file is not even read. Hooks run where Bash runs: the workspace, the run's sandbox
+//! `.claude/` and `.continue/` settings files (`crate::hooks::settings`). An untrusted
+//! run never runs a hook the repository defines: the files are not even read. Hooks run where Bash runs: the workspace, the run's sandbox
 //! and environment, stopped with the run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::RunConfig;
-use crate::hooks::config::{HookOrigin, flatten, read_settings};
+use crate::hooks::config::{HookOrigin, flatten};
 use crate::hooks::input::Common;
 use crate::hooks::run::Place;
 use crate::hooks::{Approval, Hooks};
 use crate::permissions::Mode;
 use crate::tools::ToolShared;
 
-/// The repository's settings file whose hooks a job may opt in to.
-pub(crate) const REPO_SETTINGS: &str = ".claude/settings.json";
+/// The repository's settings files whose hooks a job may opt in to, as messages name them.
+pub(crate) const REPO_SETTINGS: &str = ".claude/ and .continue/ settings files";
 
 /// The run's hooks; problems reading the repository's file are warnings (its hooks then
 /// do not run), a malformed matcher too.
@@ -58,24 +58,9 @@ pub(crate) fn build(
 }
 
 fn repo_hooks(workspace: &Path, warnings: &mut Vec<String>) -> Vec<crate::hooks::HookDef> {
-    let path = workspace.join(REPO_SETTINGS);
-    if !path.is_file() {
-        return Vec::new();
-    }
-    match read_settings(&path) {
-        Ok((section, skipped)) => {
-            for name in skipped {
-                warnings.push(format!(
-                    "{REPO_SETTINGS}: hooks.{name} is not an event cn-run fires; skipped"
-                ));
-            }
-            flatten(&section, HookOrigin::Repository)
-        }
-        Err(e) => {
-            warnings.push(format!("repository hooks not run: {e}"));
-            Vec::new()
-        }
-    }
+    let (defs, notes) = crate::hooks::settings::repository_hooks(workspace);
+    warnings.extend(notes);
+    defs
 }
 
 /// People's answers to deferred calls from the command line (`--approve`, `--deny`,

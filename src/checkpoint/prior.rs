@@ -202,7 +202,10 @@ impl Snapshotter {
         captured: &[Captured],
     ) -> Result<Oid, CheckpointError> {
         let mut index = self.repo.index().map_err(git("open the private index"))?;
-        let base = self.repo.find_tree(tree).map_err(git("read the start tree"))?;
+        let base = self
+            .repo
+            .find_tree(tree)
+            .map_err(git("read the start tree"))?;
         let mut changes = Vec::new();
         for c in captured {
             if is_excluded(Path::new(&c.path), &self.exclude) {
@@ -236,16 +239,18 @@ impl Snapshotter {
             index
                 .add(&unstatted(&c.path, blob, mode))
                 .map_err(git("add a captured file to the private index"))?;
-            changes.push(Change::Upsert(c.path.clone(), blob, super::touch::mode(mode)));
+            changes.push(Change::Upsert(
+                c.path.clone(),
+                blob,
+                super::touch::mode(mode),
+            ));
         }
         if changes.is_empty() {
             return Ok(tree);
         }
         let updated = match self.updated_tree(tree, &changes) {
             Ok(t) => t,
-            Err(_) => index
-                .write_tree()
-                .map_err(git("write a snapshot tree"))?,
+            Err(_) => index.write_tree().map_err(git("write a snapshot tree"))?,
         };
         self.current = Some(updated);
         Ok(updated)

@@ -72,7 +72,10 @@ fn files_written_before_the_start_walk_are_in_the_start_as_they_were() {
     let (_tmp, ws, out) = repo();
     let prior = prior_for(&ws, &out);
     let paths = capture_then_write(&prior, &ws);
-    assert!(out.join(RECORD).exists(), "captures are recorded before the write");
+    assert!(
+        out.join(RECORD).exists(),
+        "captures are recorded before the write"
+    );
     // The walk comes after the writes: it reads the new contents.
     let git_cp = GitCheckpointer::start_adjusted(
         &ws,
@@ -82,7 +85,10 @@ fn files_written_before_the_start_walk_are_in_the_start_as_they_were() {
     .unwrap()
     .unwrap();
     prior.committed();
-    assert!(!out.join(RECORD).exists(), "the record goes once the start is committed");
+    assert!(
+        !out.join(RECORD).exists(),
+        "the record goes once the start is committed"
+    );
     let start = "refs/cn-run/r1/0";
     assert_eq!(git(&ws, &["show", &format!("{start}:old.txt")]), "old\n");
     let listed = files_at(&ws, start);
@@ -102,7 +108,10 @@ fn a_capture_after_the_start_walk_is_refused() {
     let (_tmp, ws, out) = repo();
     let prior = prior_for(&ws, &out);
     assert!(prior.close().is_empty());
-    assert!(!prior.capture(&[ws.join("old.txt")]), "too late for the start");
+    assert!(
+        !prior.capture(&[ws.join("old.txt")]),
+        "too late for the start"
+    );
     assert!(!out.join(RECORD).exists());
 }
 
@@ -111,7 +120,10 @@ fn what_cannot_be_captured_is_refused() {
     let (_tmp, ws, out) = repo();
     let unbound = Prior::default();
     unbound.opened(&git2::Repository::open(&ws).unwrap());
-    assert!(!unbound.capture(&[ws.join("old.txt")]), "no run folder to record in");
+    assert!(
+        !unbound.capture(&[ws.join("old.txt")]),
+        "no run folder to record in"
+    );
     let prior = Prior::default();
     prior.opened(&git2::Repository::open(&ws).unwrap());
     prior.bind(&out, 3);
@@ -134,6 +146,9 @@ fn a_resumed_run_whose_start_was_never_committed_takes_the_recorded_captures() {
     assert!(!files_at(&ws, "refs/cn-run/r1/0").contains("new.txt"));
     let (patch, _) = resumed.diff().unwrap().unwrap();
     let patch = String::from_utf8(patch).unwrap();
-    assert!(patch.contains("+changed") && patch.contains("+deep"), "{patch}");
+    assert!(
+        patch.contains("+changed") && patch.contains("+deep"),
+        "{patch}"
+    );
     assert!(!out.join(RECORD).exists());
 }

@@ -97,7 +97,20 @@ pub fn compaction_request(
     budget_tokens: u64,
     counter: &mut TokenCounter,
 ) -> Vec<Message> {
-    let prompt = Message::user(COMPACTION_PROMPT);
+    compaction_request_with(history, budget_tokens, counter, "")
+}
+
+/// [`compaction_request`] with `instructions` (a PreCompact hook's) added to the prompt.
+pub fn compaction_request_with(
+    history: &[Message],
+    budget_tokens: u64,
+    counter: &mut TokenCounter,
+    instructions: &str,
+) -> Vec<Message> {
+    let prompt = Message::user(match instructions.trim() {
+        "" => COMPACTION_PROMPT.to_owned(),
+        extra => format!("{COMPACTION_PROMPT}\n\nAdditional instructions:\n{extra}"),
+    });
     if history.is_empty() {
         return vec![prompt];
     }

@@ -3,11 +3,10 @@
 //! `{EVENT: [{matcher, hooks: [{type: command, command, timeout}]}]}`.
 //!
 //! The job file's block is checked strictly (an unknown event or hook type is a located
-//! error); a repository's settings file is read leniently (events cn-run does not have are
-//! skipped with a warning), because it was written for another tool.
+//! error); a repository's settings files are read leniently ([`super::settings`]), because
+//! they were written for another tool.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -63,7 +62,7 @@ impl HookEvent {
         matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
     }
 
-    fn parse(name: &str) -> Option<HookEvent> {
+    pub(super) fn parse(name: &str) -> Option<HookEvent> {
         serde_json::from_value(serde_json::Value::String(name.to_owned())).ok()
     }
 }
@@ -103,6 +102,9 @@ impl HookCommand {
     }
 }
 
+/// Only `command`: Claude Code's `prompt`, `agent` and `http` hooks ask a model or a
+/// server, which nothing in a run bounds, so a job file naming one is an error; a
+/// repository's settings file gets it skipped, with a warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum HookKind {
@@ -164,101 +166,4 @@ pub fn problems(section: &HooksSection) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// Why a repository settings file gave no hooks.
-#[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
-    #[error("{path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: not valid JSON: {source}")]
-    Json {
-        path: String,
-        source: serde_json::Error,
-    },
-    #[error("{path}: hooks.{event}: {source}")]
-    Shape {
-        path: String,
-        event: String,
-        source: serde_json::Error,
-    },
-}
-
-/// The hooks of a Claude-style settings file (`{"hooks": {...}, ...}`; other keys are
-/// not cn-run's business). Events cn-run does not fire are returned by name, skipped.
-pub fn read_settings(path: &Path) -> Result<(HooksSection, Vec<String>), SettingsError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SettingsError::Read {
-        path: shown.clone(),
-        source,
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| SettingsError::Json {
-            path: shown.clone(),
-            source,
-        })?;
-    let mut section = HooksSection::new();
-    let mut skipped = Vec::new();
-    let Some(hooks) = value.get("hooks").and_then(|h| h.as_object()) else {
-        return Ok((section, skipped));
-    };
-    for (name, groups) in hooks {
-        let Some(event) = HookEvent::parse(name) else {
-            skipped.push(name.clone());
-            continue;
-        };
-        let groups: Vec<MatcherGroup> =
-            serde_json::from_value(groups.clone()).map_err(|source| SettingsError::Shape {
-                path: shown.clone(),
-                event: name.clone(),
-                source,
-            })?;
-        section.insert(event, groups);
-    }
-    Ok((section, skipped))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_claude_settings_file_reads_its_hooks_and_skips_foreign_events() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(
-            &path,
-            r#"{"permissions": {"allow": ["Bash(ls)"]},
-                "hooks": {
-                  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", "timeout": 5}]}],
-                  "PermissionRequest": [{"hooks": [{"type": "command", "command": "y"}]}]
-                }}"#,
-        )
-        .unwrap();
-        let (section, skipped) = read_settings(&path).unwrap();
-        assert_eq!(skipped, vec!["PermissionRequest".to_owned()]);
-        let defs = flatten(&section, HookOrigin::Repository);
-        assert_eq!(defs.len(), 1);
-        assert_eq!(defs[0].event, HookEvent::PreToolUse);
-        assert_eq!(defs[0].matcher.as_deref(), Some("Bash"));
-        assert_eq!(defs[0].command.timeout(), Duration::from_secs(5));
-    }
-
-    #[test]
-    fn an_unknown_hook_type_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(
-            &path,
-            r#"{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": "x"}]}]}}"#,
-        )
-        .unwrap();
-        assert!(matches!(
-            read_settings(&path),
-            Err(SettingsError::Shape { .. })
-        ));
-    }
 }

@@ -7,8 +7,8 @@
 //! Hooks never widen the policy ([`gate`]): a PreToolUse `allow` answers an ask, never an
 //! exclude. They run contained as checks do ([`run`]), bounded by their timeout and the
 //! run's stop; a hook that hangs or crashes is a named failure (`hook.ran` events). A
-//! repository's hooks (`.claude/settings.json`) are read only in trusted mode and when the
-//! job opts in.
+//! repository's hooks (`.claude/` and `.continue/` settings files, [`settings`]) are read
+//! only in trusted mode and when the job opts in.
 
 pub mod config;
 mod fire;
@@ -19,6 +19,7 @@ pub mod names;
 pub mod output;
 pub mod points;
 pub mod run;
+pub mod settings;
 
 pub use config::{HookDef, HookEvent, HookOrigin, HooksSection};
 pub use gate::{Approval, Gated, HookAnswer, approved, combine};

@@ -178,7 +178,8 @@ fn from_failure(event: HookEvent, mut v: Verdict) -> Verdict {
     v
 }
 
-/// Events whose exit code 2 blocks something (the others only report it).
+/// Events whose exit code 2 blocks something (the others only report it). PreCompact's
+/// block skips the compaction (Claude Code 2.1.105 on).
 fn blocks(event: HookEvent) -> bool {
     matches!(
         event,
@@ -187,12 +188,17 @@ fn blocks(event: HookEvent) -> bool {
             | HookEvent::UserPromptSubmit
             | HookEvent::Stop
             | HookEvent::SubagentStop
+            | HookEvent::PreCompact
     )
 }
 
-/// Events whose plain stdout (exit 0, not JSON) is context for the model.
+/// Events whose plain stdout (exit 0, not JSON) is context for the model (PreCompact's:
+/// instructions for the summary).
 fn stdout_is_context(event: HookEvent) -> bool {
-    matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
+    matches!(
+        event,
+        HookEvent::UserPromptSubmit | HookEvent::SessionStart | HookEvent::PreCompact
+    )
 }
 
 fn from_stdout(event: HookEvent, stdout: &str) -> Verdict {
@@ -212,7 +218,10 @@ fn from_stdout(event: HookEvent, stdout: &str) -> Verdict {
         v.stop = Some(out.stop_reason.clone().unwrap_or_default());
     }
     let specific = out.hook_specific_output.unwrap_or_default();
-    v.context = specific.additional_context;
+    // PreCompact has no hookSpecificOutput in Claude Code: only plain stdout instructs.
+    if event != HookEvent::PreCompact {
+        v.context = specific.additional_context;
+    }
     if event == HookEvent::PreToolUse {
         v.updated_input = specific.updated_input;
         let (said, reason) = match specific.permission_decision.as_deref() {

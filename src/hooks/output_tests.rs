@@ -96,3 +96,34 @@ fn stop_block_and_prompt_context() {
     );
     assert_eq!(j.context.as_deref(), Some("formatted"));
 }
+
+#[test]
+fn pre_compact_reads_instructions_from_stdout_and_blocks_with_exit_two_or_decision() {
+    let go = interpret(
+        HookEvent::PreCompact,
+        Some(0),
+        None,
+        "keep the API list\n",
+        "",
+    );
+    assert_eq!(go.said, Said::Nothing);
+    assert_eq!(go.context.as_deref(), Some("keep the API list"));
+    let two = interpret(HookEvent::PreCompact, Some(2), None, "", "not now\n");
+    assert_eq!(
+        (two.said, two.reason.as_deref()),
+        (Said::Block, Some("not now"))
+    );
+    let json = r#"{"decision": "block", "reason": "mid-migration"}"#;
+    let block = interpret(HookEvent::PreCompact, Some(0), None, json, "");
+    assert_eq!(block.said, Said::Block);
+    assert_eq!(block.reason.as_deref(), Some("mid-migration"));
+    let other = json!({"hookSpecificOutput": {"additionalContext": "x"}}).to_string();
+    let none = interpret(HookEvent::PreCompact, Some(0), None, &other, "");
+    assert_eq!(
+        (none.said, none.context),
+        (Said::Nothing, None),
+        "PreCompact has no hookSpecificOutput"
+    );
+    let error = interpret(HookEvent::PreCompact, Some(1), None, "x", "boom");
+    assert_eq!(error.said, Said::Nothing, "exit 1 does not block");
+}

@@ -100,14 +100,19 @@ impl Hooks {
             .await;
     }
 
-    /// The history is about to be compacted (`auto`: near the context limit).
-    pub async fn pre_compact(&self, trigger: &str, emitter: &Emitter) {
+    /// The history is about to be compacted (`auto`: near the context limit; cn-run has
+    /// no manual compaction, so `custom_instructions` is empty). The answer's context is
+    /// the hooks' plain stdout: instructions for the summary, as Claude Code takes them.
+    pub async fn pre_compact(&self, trigger: &str, emitter: &Emitter) -> HookAnswer {
+        if !self.has(HookEvent::PreCompact) {
+            return HookAnswer::default();
+        }
         let f = fields([
             ("trigger", trigger.into()),
             ("custom_instructions", "".into()),
         ]);
         self.fire(HookEvent::PreCompact, Some(&[trigger]), f, None, emitter)
-            .await;
+            .await
     }
 
     /// cn-run needs a person (a call waits for approval).

@@ -99,8 +99,10 @@ pub struct JobFile {
     /// A hook may tighten the policy or answer an ask, never open an exclude.
     #[serde(default)]
     pub hooks: crate::hooks::HooksSection,
-    /// Also run the hooks of the repository's `.claude/settings.json` (trusted mode only:
-    /// an untrusted run never runs a hook the repository defines).
+    /// Also run the hooks of the repository's settings files, found as Continue's `cn`
+    /// finds them: `.claude/settings.json`, `.continue/settings.json` and their
+    /// `settings.local.json` (trusted mode only: an untrusted run never runs a hook the
+    /// repository defines).
     #[serde(default)]
     pub repo_hooks: bool,
 }

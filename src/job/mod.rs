@@ -73,7 +73,8 @@ pub struct Job {
     pub html: bool,
     /// The job's hooks (Claude Code's format).
     pub hooks: crate::hooks::HooksSection,
-    /// Run the repository's `.claude/settings.json` hooks too (trusted runs only).
+    /// Run the repository's `.claude/` and `.continue/` settings hooks too (trusted runs
+    /// only).
     pub repo_hooks: bool,
     /// The files the job named (rule files, the output schema) as this load read them, by
     /// the path the job gives: a run keeps them so that its resumes read the same text.

@@ -3,7 +3,10 @@
 //! probe through it: two bubblewrap starts and a supervisor) is not on the path to the
 //! first model request. The first command waits for it ([`Deferred::get`]); a run that
 //! starts no command never waits, and when it ends the thread is told to stop at its next
-//! step and is joined, so nothing it made outlives the run.
+//! step and is joined, so nothing it made outlives the run. Whoever is told it is ready
+//! (the app, which makes `sandbox.established` of it) is told only once the run is
+//! announced ([`Deferred::announced`]), however early something first gets it: the run's
+//! events open with `run.started`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -30,8 +33,14 @@ impl Established {
     }
 }
 
-/// Told once, by whoever first gets the established sandbox (the app makes events of it).
+/// Told once, when the sandbox is got and the run announced (the app makes events of it).
 pub type OnReady = Box<dyn FnOnce(&Established) + Send>;
+
+/// Who is told the sandbox is ready, held until the run is announced.
+struct Tell {
+    what: Option<OnReady>,
+    announced: bool,
+}
 
 /// The run's sandbox: established already, or being established on its own thread.
 /// Clones share it.
@@ -44,7 +53,7 @@ struct Inner {
     thread: Mutex<Option<JoinHandle<Option<Established>>>>,
     /// Set when the run no longer needs the sandbox: the thread stops at its next step.
     stop: Arc<AtomicBool>,
-    on_ready: Mutex<Option<OnReady>>,
+    on_ready: Mutex<Tell>,
     /// The record before the sandbox is established (`mechanism: pending`).
     pending: SandboxStatus,
     /// The policy as asked, established here should the thread fail.
@@ -68,7 +77,10 @@ impl Deferred {
             cell: OnceLock::from(established),
             thread: Mutex::new(None),
             stop: Arc::new(AtomicBool::new(false)),
-            on_ready: Mutex::new(None),
+            on_ready: Mutex::new(Tell {
+                what: None,
+                announced: true,
+            }),
             pending,
             asked: SandboxPolicy::off(),
         }))
@@ -98,7 +110,10 @@ impl Deferred {
             cell,
             thread: Mutex::new(thread),
             stop,
-            on_ready: Mutex::new(Some(on_ready)),
+            on_ready: Mutex::new(Tell {
+                what: Some(on_ready),
+                announced: false,
+            }),
             pending,
             asked,
         }))
@@ -108,15 +123,15 @@ impl Deferred {
     pub fn get(&self) -> &Established {
         let inner = &self.0;
         let established = inner.cell.get_or_init(|| inner.join());
-        let told = inner
-            .on_ready
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(tell) = told {
-            tell(established);
-        }
+        inner.tell();
         established
+    }
+
+    /// The run has been announced: whoever waits to hear the sandbox is ready may be told
+    /// now (at once, if something got it earlier).
+    pub fn announced(&self) {
+        self.0.lock_tell().announced = true;
+        self.0.tell();
     }
 
     /// The policy commands start under (waits as [`Self::get`]).
@@ -151,6 +166,25 @@ impl Deferred {
 }
 
 impl Inner {
+    fn lock_tell(&self) -> std::sync::MutexGuard<'_, Tell> {
+        self.on_ready.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells `on_ready` once: when the sandbox is established and the run announced
+    /// (outside the lock, so what it does may get the sandbox again).
+    fn tell(&self) {
+        let told = {
+            let mut t = self.lock_tell();
+            match self.cell.get() {
+                Some(established) if t.announced => t.what.take().map(|f| (f, established)),
+                _ => None,
+            }
+        };
+        if let Some((tell, established)) = told {
+            tell(established);
+        }
+    }
+
     /// The thread's outcome; should it have stopped or panicked, the policy as asked is
     /// established here instead (commands never run with less than it finds).
     fn join(&self) -> Established {
@@ -179,5 +213,46 @@ impl Drop for Inner {
         if let Some(thread) = self.take_thread() {
             drop(thread.join());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sandbox set up on its thread whose readiness is recorded in `told`.
+    fn recorded() -> (Deferred, Arc<Mutex<Vec<String>>>) {
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let t = told.clone();
+        let d = Deferred::start(
+            SandboxPolicy::off(),
+            Box::new(move |e| t.lock().unwrap().push(e.status.mechanism.clone())),
+        );
+        (d, told)
+    }
+
+    #[test]
+    fn an_early_get_is_told_only_once_the_run_is_announced() {
+        let (d, told) = recorded();
+        d.get();
+        assert!(d.now().is_some());
+        assert!(
+            told.lock().unwrap().is_empty(),
+            "told before the run started"
+        );
+        d.announced();
+        assert_eq!(told.lock().unwrap().len(), 1);
+        d.get();
+        d.announced();
+        assert_eq!(told.lock().unwrap().len(), 1, "told once");
+    }
+
+    #[test]
+    fn a_get_after_the_announcement_is_told_at_once() {
+        let (d, told) = recorded();
+        d.announced();
+        assert!(told.lock().unwrap().is_empty(), "nothing got it yet");
+        d.get();
+        assert_eq!(told.lock().unwrap().len(), 1);
     }
 }

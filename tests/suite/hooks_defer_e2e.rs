@@ -190,3 +190,63 @@ fn the_step_summary_lists_the_waiting_calls_and_how_to_answer_them() {
     let outputs = std::fs::read_to_string(ws.join("gh_output")).unwrap();
     assert!(outputs.contains("approval_required"), "{outputs}");
 }
+
+/// The README's two-job workflow: the first job's run waits for approval in checkout `a`;
+/// its run folder is uploaded (moved away) and the second job, in a fresh clone `b`,
+/// approves the call. The first part's change is written into `b`, exactly the approved
+/// call runs there, and `a` is left as the first job left it.
+#[test]
+fn an_approval_resumes_a_deferred_run_moved_to_another_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    let hook = format!("{} .hooks/guard.py", python());
+    let rest = format!(
+        "permissions: {{allow: ['Bash(echo *)']}}\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{{type: command, command: '{hook}'}}]\n"
+    );
+    let turns = "  - tool_calls: [{name: Bash, id: first, arguments: {command: 'echo first > notes.txt'}}]\n  - tool_calls: [{name: Bash, id: deploy1, arguments: {command: 'echo deploy > deploy.txt'}}]\n  - text: deployed\n";
+    setup(&a, &rest, turns);
+    write_files(&a, &[(".gitignore", ".cn-run/\nguard.log\n")]);
+    crate::support::runner::git_init(&a);
+    let folder = a.join(".cn-run/first");
+    let mut cmd = cn_run(&a);
+    cmd.arg("job.yaml");
+    let r = run(cmd, Some(&folder));
+    assert_eq!(r.code, 3, "{r:#?}");
+    assert_eq!(pending(&r)[0]["tool_use_id"], "deploy1", "{}", r.result());
+    crate::support::runner::git(
+        tmp.path(),
+        &["clone", "-q", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    let moved = tmp.path().join("artifact/run");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::rename(&folder, &moved).unwrap();
+    let mut cmd = cn_run(tmp.path());
+    cmd.arg("--resume")
+        .arg(&moved)
+        .arg("-C")
+        .arg(&b)
+        .args(["--approve", "deploy1"]);
+    let r = run(cmd, Some(&moved));
+    assert_eq!(r.code, 0, "{r:#?}");
+    let result = r.result();
+    assert_eq!(result["result"], "deployed", "{result}");
+    assert!(pending(&r).is_empty(), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(b.join("notes.txt")).unwrap(),
+        "first\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.join("deploy.txt")).unwrap(),
+        "deploy\n"
+    );
+    assert!(
+        !a.join("deploy.txt").exists(),
+        "the first checkout is untouched"
+    );
+    let guard = std::fs::read_to_string(b.join("guard.log")).unwrap_or_default();
+    assert!(
+        !guard.contains("deploy"),
+        "the approval answered the call, not the hook: {guard}"
+    );
+}

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::support::runner::{Run, cn_run, repo_root, run, session_of, write_files};
 
 /// Copies the fixture hooks into `ws/.hooks`.
-fn install_hooks(ws: &Path) {
+pub(super) fn install_hooks(ws: &Path) {
     let dest = ws.join(".hooks");
     std::fs::create_dir_all(&dest).unwrap();
     for entry in std::fs::read_dir(repo_root().join("tests/fixtures/hooks")).unwrap() {
@@ -21,7 +21,7 @@ fn install_hooks(ws: &Path) {
 }
 
 /// A Python 3 the sandbox can see (a pyenv shim under a hidden home may not be).
-fn python() -> &'static str {
+pub(super) fn python() -> &'static str {
     if Path::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"
     } else {
@@ -447,50 +447,119 @@ fn a_hook_that_hangs_or_crashes_is_a_named_failure_and_refuses_the_call() {
     }
 }
 
-/// A repository settings file whose hooks write hooks.log.
-fn repo_settings(ws: &Path) {
+/// A repository settings file at `path` whose hooks write hooks.log (and a `prompt` hook,
+/// which cn-run skips with a warning).
+fn repo_settings_at(ws: &Path, path: &str) {
     let settings = r#"{"hooks": {
         "SessionStart": [{"hooks": [{"type": "command", "command": "sh .hooks/record.sh"}]}],
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh .hooks/record.sh"}]}],
-        "PermissionRequest": [{"hooks": [{"type": "command", "command": "sh .hooks/record.sh"}]}]
+        "PermissionRequest": [{"hooks": [{"type": "command", "command": "sh .hooks/record.sh"}]}],
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "Are the tests green? $ARGUMENTS"}]}]
     }}"#;
-    write_files(ws, &[(".claude/settings.json", settings)]);
+    write_files(ws, &[(path, settings)]);
 }
+
+fn repo_settings(ws: &Path) {
+    repo_settings_at(ws, ".claude/settings.json");
+}
+
+/// Where Continue's `cn` finds a repository's hook settings.
+const SETTINGS_FILES: [&str; 4] = [
+    ".claude/settings.json",
+    ".continue/settings.json",
+    ".claude/settings.local.json",
+    ".continue/settings.local.json",
+];
 
 #[test]
 fn a_repository_hook_never_runs_in_untrusted_mode() {
     let turns = bash("c1", "echo hi") + "  - text: done\n";
-    for (rest, flags, runs) in [
-        ("repo_hooks: true\n", &[][..], true),
-        ("repo_hooks: true\n", &["--untrusted"][..], false),
-        (
-            "repo_hooks: true\nuntrusted_paths: ['src/**']\n",
-            &[][..],
-            false,
-        ),
-        ("", &[][..], false),
-    ] {
-        let tmp = tempfile::tempdir().unwrap();
-        let ws = tmp.path();
-        setup(ws, rest, &turns);
-        repo_settings(ws);
-        let r = start(ws, flags);
-        assert_eq!(r.code, 0, "{rest} {flags:?}: {r:#?}");
-        assert_eq!(
-            ws.join("hooks.log").exists(),
-            runs,
-            "{rest} {flags:?}: {:?}",
-            r.events_of("warning")
-        );
-        if runs {
-            let log = std::fs::read_to_string(ws.join("hooks.log")).unwrap();
-            assert!(
-                log.starts_with("SessionStart ") && log.contains("\nPreToolUse "),
-                "{log}"
+    for file in SETTINGS_FILES {
+        for (rest, flags, runs) in [
+            ("repo_hooks: true\n", &[][..], true),
+            ("repo_hooks: true\n", &["--untrusted"][..], false),
+            (
+                "repo_hooks: true\nuntrusted_paths: ['src/**']\n",
+                &[][..],
+                false,
+            ),
+            ("", &[][..], false),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let ws = tmp.path();
+            setup(ws, rest, &turns);
+            repo_settings_at(ws, file);
+            let r = start(ws, flags);
+            assert_eq!(r.code, 0, "{file} {rest} {flags:?}: {r:#?}");
+            let warnings = r.events_of("warning");
+            assert_eq!(
+                ws.join("hooks.log").exists(),
+                runs,
+                "{file} {rest} {flags:?}: {warnings:?}"
             );
-            assert_eq!(r.events_of("hook.ran")[0]["origin"], "repository");
+            if runs {
+                let log = std::fs::read_to_string(ws.join("hooks.log")).unwrap();
+                assert!(
+                    log.starts_with("SessionStart ") && log.contains("\nPreToolUse "),
+                    "{log}"
+                );
+                assert_eq!(r.events_of("hook.ran")[0]["origin"], "repository");
+                let said = |w: &Value, what: &str| {
+                    let m = w["message"].as_str().unwrap_or_default();
+                    m.contains(file) && m.contains(what)
+                };
+                assert!(
+                    warnings.iter().any(|w| said(w, "`prompt` hook")),
+                    "{warnings:?}"
+                );
+                assert!(
+                    warnings.iter().any(|w| said(w, "PermissionRequest")),
+                    "{warnings:?}"
+                );
+            }
         }
     }
+}
+
+#[test]
+fn the_repositorys_disable_all_hooks_leaves_the_jobs_hooks_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path();
+    let hooks = hook_block("PreToolUse", "Bash", "sh .hooks/block_rm.sh");
+    setup(
+        ws,
+        &format!("repo_hooks: true\npermissions: {{mode: auto}}\nhooks:\n{hooks}"),
+        &(bash("c1", "rm victim.txt") + "  - text: done\n"),
+    );
+    repo_settings(ws);
+    write_files(
+        ws,
+        &[
+            ("victim.txt", "keep me\n"),
+            (
+                ".continue/settings.local.json",
+                r#"{"disableAllHooks": true}"#,
+            ),
+        ],
+    );
+    let r = start(ws, &[]);
+    assert_eq!(r.code, 0, "{r:#?}");
+    assert!(
+        !ws.join("hooks.log").exists(),
+        "the repository's hooks are off"
+    );
+    assert!(
+        ws.join("victim.txt").exists(),
+        "the job's hook still blocked rm"
+    );
+    let warnings = r.events_of("warning");
+    assert!(
+        warnings.iter().any(|w| w["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("disableAllHooks")),
+        "{warnings:?}"
+    );
 }
 
 #[test]

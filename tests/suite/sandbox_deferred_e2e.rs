@@ -170,7 +170,10 @@ fn a_run_that_starts_no_command_ends_with_a_true_record() {
         Some("not-needed") => {
             assert_eq!(sandbox["enforced"], json!([]), "{sandbox}");
             assert!(
-                sandbox["notes"][0].as_str().unwrap().contains("no command ran"),
+                sandbox["notes"][0]
+                    .as_str()
+                    .unwrap()
+                    .contains("no command ran"),
                 "{sandbox}"
             );
             assert!(r.events_of("sandbox.established").is_empty());
