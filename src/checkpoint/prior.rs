@@ -144,11 +144,14 @@ impl State {
             }
             Err(_) => return None,
         };
-        let mode = match () {
-            _ if meta.file_type().is_symlink() => 0o120000,
-            _ if !meta.is_file() || meta.len() > self.limit => return None,
-            _ if meta.permissions().mode() & 0o111 != 0 => 0o100755,
-            _ => 0o100644,
+        let mode = if meta.file_type().is_symlink() {
+            0o120000
+        } else if !meta.is_file() || meta.len() > self.limit {
+            return None;
+        } else if meta.permissions().mode() & 0o111 != 0 {
+            0o100755
+        } else {
+            0o100644
         };
         if self.handle.is_none() {
             let repo = git2::Repository::open_bare(&git_dir).ok()?;

@@ -344,11 +344,10 @@ impl Checkpoints {
     /// Whether the checkpoint thread is done opening (waiting for it costs nothing).
     fn open_now(&self) -> bool {
         self.git.get().is_some()
-            || self.lock_opening().as_ref().is_none_or(|opening| {
-                opening
-                    .as_ref()
-                    .map_or(true, std::thread::JoinHandle::is_finished)
-            })
+            || self
+                .lock_opening()
+                .as_ref()
+                .is_none_or(|opening| !matches!(opening, Ok(h) if !h.is_finished()))
     }
 
     fn held(&self) -> std::sync::MutexGuard<'_, Vec<Held>> {
