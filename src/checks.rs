@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+pub use crate::events::CheckResult;
 use crate::job::Check;
 use crate::sandbox::SandboxPolicy;
 use crate::tools::{CommandLimits, run_command_sandboxed};
@@ -16,25 +17,6 @@ use crate::tools::{CommandLimits, run_command_sandboxed};
 /// Characters of a check's output kept (the tail) for the agent, JUnit and result.json.
 const TAIL_CHARS: usize = 8_000;
 const TAIL_LINES: usize = 200;
-
-/// How one check went.
-#[derive(
-    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct CheckResult {
-    pub name: String,
-    pub attempt: u32,
-    pub passed: bool,
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    pub timed_out: bool,
-    /// The last lines of stdout and stderr.
-    pub output_tail: String,
-    /// Cut short (or never started) because the run was stopped (a signal): the check did
-    /// not fail, it did not finish, and a resume runs it again.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-}
 
 /// Run `checks` in order (all of them, so a report shows every failure); `done` hears
 /// each result as its check ends (a process killed in the middle leaves the ones before).

@@ -4,7 +4,7 @@
 //! less strict than the base level it is given, and appending `; rm -rf /` to a command
 //! never makes it less strict (a model cannot launder a command by adding to it). Found
 //! so far: an unterminated here-document hid its command (fixed, see
-//! `tests/suite/fuzz_regressions.rs`).
+//! `tests/suite/codebase/fuzz_regressions.rs`).
 #![no_main]
 
 use cn_run::command_safety::{Level, evaluate, evaluate_with_base};

@@ -338,7 +338,7 @@ impl Agent<'_> {
                 self.emitter.emit(Event::OutputIncomplete {
                     turn,
                     stop_reason: "content_filter".to_owned(),
-                    action: "fail".to_owned(),
+                    action: crate::events::IncompleteAction::Fail,
                 });
                 Outcome::Filtered(error.to_string())
             }

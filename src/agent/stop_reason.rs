@@ -17,7 +17,7 @@
 use super::{Agent, Outcome, RunState};
 use crate::context::compaction::CONTINUE_MESSAGE;
 use crate::conversation::Message;
-use crate::events::Event;
+use crate::events::{Event, IncompleteAction};
 use crate::provider::{AssistantTurn, FinishReason, ProviderError};
 
 /// What a response's stop reason asks of the loop.
@@ -75,17 +75,17 @@ impl Agent<'_> {
         cuts: &mut Cuts,
     ) -> Option<Outcome> {
         let (stop_reason, what) = match &action {
-            CutAction::Continue => ("length".to_owned(), "continue"),
-            CutAction::Truncated => ("length".to_owned(), "fail"),
-            CutAction::Filtered(_) => ("content_filter".to_owned(), "fail"),
-            CutAction::Compact(word) => (word.clone(), "compact"),
-            CutAction::Resume => ("pause_turn".to_owned(), "continue"),
-            CutAction::Unknown(word) => (word.clone(), "accept"),
+            CutAction::Continue => ("length".to_owned(), IncompleteAction::Continue),
+            CutAction::Truncated => ("length".to_owned(), IncompleteAction::Fail),
+            CutAction::Filtered(_) => ("content_filter".to_owned(), IncompleteAction::Fail),
+            CutAction::Compact(word) => (word.clone(), IncompleteAction::Compact),
+            CutAction::Resume => ("pause_turn".to_owned(), IncompleteAction::Continue),
+            CutAction::Unknown(word) => (word.clone(), IncompleteAction::Accept),
         };
         self.emitter.emit(Event::OutputIncomplete {
             turn,
             stop_reason: stop_reason.clone(),
-            action: what.to_owned(),
+            action: what,
         });
         match action {
             CutAction::Continue | CutAction::Resume => {

@@ -6,12 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::start_error::RunError;
-use crate::job::{Job, ProviderKind};
+use crate::job::Job;
 use crate::permissions::{Policy, Source};
-use crate::provider::ModelClient;
-use crate::provider::anthropic::{AnthropicClient, AnthropicConfig};
-use crate::provider::openai::{OpenAiClient, OpenAiConfig};
-use crate::provider::script::ScriptClient;
+use crate::provider::{ClientSettings, FamilyError, ModelClient};
 use crate::redact::Redactor;
 use crate::sandbox::{SandboxMode, SandboxPolicy, SandboxStatus};
 use crate::secret::Secret;
@@ -52,7 +49,7 @@ pub(crate) struct SandboxRefused {
 /// ([`crate::config::key_env`]): a variable the job names must be set; the provider's
 /// usual one is used when present.
 pub(crate) fn api_key(job: &Job) -> Result<(Option<Secret>, Option<String>), ModelSettingError> {
-    if job.model.provider == ProviderKind::Script {
+    if !job.model.provider.family().network {
         return Ok((None, None));
     }
     let Some(name) = crate::config::key_env(job) else {
@@ -109,14 +106,12 @@ pub(crate) enum ClientTask {
 
 impl ClientTask {
     pub(crate) fn start(job: &Job) -> ClientTask {
-        let needs_tls = match job.model.provider {
-            ProviderKind::Script => false,
-            ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Azure => !job
+        let needs_tls = job.model.provider.family().network
+            && !job
                 .model
                 .api_base
                 .as_deref()
-                .is_some_and(crate::provider::plain_http),
-        };
+                .is_some_and(crate::provider::plain_http);
         if !needs_tls {
             return ClientTask::Ready(build_client(job));
         }
@@ -140,54 +135,18 @@ fn build_client(job: &Job) -> Result<ClientParts, RunError> {
     let (key, _) = api_key(job)?;
     let headers = headers(job)?;
     let m = &job.model;
-    let client: Arc<dyn ModelClient> = match m.provider {
-        ProviderKind::Script => {
-            let path = m
-                .script
-                .as_ref()
-                .ok_or_else(|| RunError::Usage("provider `script` needs a script file".into()))?;
-            Arc::new(
-                ScriptClient::from_file(path, m.name.clone())
-                    .map_err(|e| RunError::Usage(e.to_string()))?,
-            )
-        }
-        ProviderKind::Openai => {
-            let base = m.api_base.clone();
-            let base = base.unwrap_or_else(|| crate::provider::openai::DEFAULT_API_BASE.to_owned());
-            let cfg = OpenAiConfig {
-                connection: connection(m, base, key, headers),
-                stream_usage: m.stream_usage,
-                auth: crate::provider::openai::AuthHeader::Bearer,
-            };
-            Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
-        }
-        ProviderKind::Azure => {
-            let base = crate::provider::openai::azure_api_base(
-                m.api_base.as_deref().unwrap_or_default(),
-                m.deployment.as_deref().unwrap_or(&m.name),
-                m.api_version.as_deref(),
-            );
-            let cfg = OpenAiConfig {
-                connection: connection(m, base, key, headers),
-                stream_usage: m.stream_usage,
-                auth: crate::provider::openai::AuthHeader::ApiKey,
-            };
-            Arc::new(OpenAiClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
-        }
-        ProviderKind::Anthropic => {
-            if key.is_none() {
-                return Err(RunError::Usage("provider `anthropic` needs an API key: set ANTHROPIC_API_KEY or model.api_key_env".to_owned()));
-            }
-            let base = m.api_base.clone();
-            let base =
-                base.unwrap_or_else(|| crate::provider::anthropic::DEFAULT_API_BASE.to_owned());
-            let cfg = AnthropicConfig {
-                connection: connection(m, base, key, headers),
-                thinking_budget: m.thinking_budget,
-            };
-            Arc::new(AnthropicClient::new(cfg).map_err(|e| RunError::Client(e.to_string()))?)
-        }
+    let settings = ClientSettings {
+        connection: connection(m, m.api_base.clone().unwrap_or_default(), key, headers),
+        stream_usage: m.stream_usage,
+        thinking_budget: m.thinking_budget,
+        deployment: m.deployment.clone(),
+        api_version: m.api_version.clone(),
+        script: m.script.clone(),
     };
+    let client = (m.provider.family().build)(&settings).map_err(|e| match e {
+        FamilyError::Usage(m) => RunError::Usage(m),
+        FamilyError::Client(m) => RunError::Client(m),
+    })?;
     Ok(ClientParts { client })
 }
 

@@ -35,6 +35,7 @@ mod snapshot;
 mod storage;
 mod touch;
 
+pub use crate::events::Skipped;
 pub use adopt::{Adopted, Moved, adopt};
 pub use early::{Early, StatusOf};
 pub use error::{CheckpointError, Unavailable};
@@ -68,25 +69,6 @@ pub struct Checkpoint {
     /// [`Limits`]), and files that cannot be read (with why); rollback leaves them alone
     /// and the diff names them without content.
     pub skipped: Vec<Skipped>,
-}
-
-/// A file or folder left out of the snapshots: untracked and over the size limits, or a
-/// file that cannot be read (then `reason` says why).
-#[derive(
-    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct Skipped {
-    /// Repo-relative path.
-    pub path: String,
-    /// Its size in bytes (for a folder, of the files counted before the walk stopped).
-    pub bytes: u64,
-    /// For a folder: how many files were counted before the walk stopped (more than the
-    /// limit). Absent for a file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub files: Option<usize>,
-    /// Why a file is left out when it is not its size (it cannot be read).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// What is too big to snapshot: an untracked file over `max_file_bytes`, an untracked

@@ -11,7 +11,7 @@ use crate::agent::AgentConfig;
 use crate::agent::budget::{max_calls_per_response, run_timeout};
 use crate::cli::Format;
 use crate::context::pricing;
-use crate::job::{self, Job, ProviderKind};
+use crate::job::{self, Job};
 use crate::provider::RetryPolicy;
 use crate::untrusted::Trust;
 
@@ -151,12 +151,7 @@ fn workspace(job: &Job, s: &Settings, elsewhere: bool) -> Result<PathBuf, Config
 /// The environment variable that holds the provider's key: the job's `api_key_env`, else
 /// the provider's usual one (none for the script provider).
 pub(crate) fn key_env(job: &Job) -> Option<String> {
-    let usual = match job.model.provider {
-        ProviderKind::Openai => Some("OPENAI_API_KEY"),
-        ProviderKind::Azure => Some("AZURE_OPENAI_API_KEY"),
-        ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-        ProviderKind::Script => None,
-    };
+    let usual = job.model.provider.family().key_env;
     job.model
         .api_key_env
         .clone()
@@ -219,15 +214,16 @@ fn price_for(job: &Job) -> Option<pricing::Price> {
     if let Some(p) = job.model.pricing {
         return Some(p);
     }
-    match job.model.provider {
-        ProviderKind::Script => Some(pricing::Price {
+    if !job.model.provider.family().network {
+        // Nothing is sent anywhere: nothing costs.
+        return Some(pricing::Price {
             input_per_mtok: 0.0,
             output_per_mtok: 0.0,
             cache_read_per_mtok: None,
             cache_write_per_mtok: None,
-        }),
-        _ => pricing::builtin_price(&job.model.name),
+        });
     }
+    pricing::builtin_price(&job.model.name)
 }
 
 fn retry_policy(job: &Job) -> RetryPolicy {

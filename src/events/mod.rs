@@ -4,8 +4,16 @@
 //! stream-json on stdout and the progress display are built by feeding them through pure
 //! translators (see `report`). Adding an output never means adding bookkeeping to the loop.
 
+mod changes;
+mod mcp;
+mod permission;
+mod records;
 mod sink;
 
+pub use changes::{Changes, DiffStat, FileChange, Kind, Skipped};
+pub use mcp::{ServerState, ServerStatus, TransportKind};
+pub use permission::{Decision, Permission, RuleView, Source};
+pub use records::{ArtifactRecord, CheckResult, HookOrigin};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +21,6 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::exit_code::{Limit, Status};
-use crate::permissions::Decision;
 
 /// Version of the event and result formats. Bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -77,7 +84,7 @@ pub enum Event {
         /// The permission rules in force, in evaluation order (as `cn-run explain` shows
         /// them), for the HTML report.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        policy: Vec<crate::permissions::RuleView>,
+        policy: Vec<RuleView>,
         /// Where the run writes its HTML report (null when `--html off` or the job's
         /// `outputs: {html: false}` turn it off).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,7 +133,7 @@ pub enum Event {
     OutputIncomplete {
         turn: u32,
         stop_reason: String,
-        action: String,
+        action: IncompleteAction,
     },
     #[serde(rename = "permission.decision")]
     PermissionDecision {
@@ -145,7 +152,7 @@ pub enum Event {
         hook_event: String,
         /// The command's first line.
         command: String,
-        origin: crate::hooks::HookOrigin,
+        origin: HookOrigin,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -215,10 +222,10 @@ pub enum Event {
         files_changed: usize,
         /// Untracked files and folders left out of the snapshot for their size.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        skipped: Vec<crate::checkpoint::Skipped>,
+        skipped: Vec<Skipped>,
     },
     #[serde(rename = "check.finished")]
-    CheckFinished(crate::checks::CheckResult),
+    CheckFinished(CheckResult),
     #[serde(rename = "output.validated")]
     OutputValidated {
         valid: bool,
@@ -228,7 +235,7 @@ pub enum Event {
         value: Option<Value>,
     },
     #[serde(rename = "artifact.collected")]
-    ArtifactCollected(crate::tools::ArtifactRecord),
+    ArtifactCollected(ArtifactRecord),
     /// An upload ended: the session's (on failure, on recovery and at the end) or the
     /// artifacts'. The status fields are those of result.json's `upload`.
     #[serde(rename = "upload.finished")]
@@ -249,7 +256,7 @@ pub enum Event {
         last_at: Option<String>,
     },
     #[serde(rename = "mcp.server")]
-    McpServer(crate::mcp::ServerStatus),
+    McpServer(ServerStatus),
     /// What the run changed, measured once at the end: diff.patch, its stats, the
     /// checkpoints kept and the git storage they added.
     #[serde(rename = "changes.recorded")]
@@ -259,7 +266,7 @@ pub enum Event {
     #[serde(rename = "mcp.notification")]
     McpNotification {
         server: String,
-        kind: String,
+        kind: NoticeKind,
         /// The tool call a progress notification belongs to.
         call_id: Option<String>,
         /// A log message's level (`info`, `warning`, …).
@@ -328,24 +335,50 @@ pub enum Event {
     },
 }
 
-fn session_target() -> String {
-    "session".to_owned()
+/// What the run does about an answer that did not end normally (`output.incomplete`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IncompleteAction {
+    /// The model is asked to go on.
+    Continue,
+    /// The history is compacted first.
+    Compact,
+    /// The run ends (exit 1).
+    Fail,
+    /// The answer is taken as final, with a warning.
+    Accept,
 }
 
-/// The `changes.recorded` event: what result.json says about the run's changes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Changes {
-    pub patch_path: Option<String>,
-    pub diff: Option<crate::report::DiffStat>,
-    pub secret_in_diff: bool,
-    pub checkpoints: Vec<Value>,
-    #[serde(default)]
-    pub skipped: Vec<crate::checkpoint::Skipped>,
-    pub git_added_bytes: Option<u64>,
-    /// Each file of diff.patch with its line counts, in patch order (the step summary's
-    /// list of changed files).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<crate::report::github::patch_files::FileChange>,
+impl IncompleteAction {
+    /// The word events.jsonl carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Continue => "continue",
+            Self::Compact => "compact",
+            Self::Fail => "fail",
+            Self::Accept => "accept",
+        }
+    }
+}
+
+impl std::fmt::Display for IncompleteAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an `mcp.notification` carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeKind {
+    Progress,
+    Log,
+    /// The last one recorded for a server: more came than are kept.
+    Suppressed,
+}
+
+fn session_target() -> String {
+    "session".to_owned()
 }
 
 /// An event with the fields every line of events.jsonl carries.

@@ -12,6 +12,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::events::HookOrigin;
+
 /// Seconds a hook may run when its entry names no `timeout` (Claude Code's default).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
@@ -109,14 +111,6 @@ impl HookCommand {
 #[serde(rename_all = "lowercase")]
 pub enum HookKind {
     Command,
-}
-
-/// Where a hook was written: the job's author, or the repository the run works on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum HookOrigin {
-    Job,
-    Repository,
 }
 
 /// A hook with where it came from.

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::permissions::Mode;
+pub use crate::provider::ProviderKind;
 
 /// A cn-run job: what the agent should do, with which model, under which policy and limits.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
@@ -373,22 +374,6 @@ pub enum ToolCallFormat {
     #[default]
     Native,
     Text,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// Any OpenAI-compatible chat completions endpoint.
-    Openai,
-    /// Anthropic's Messages API.
-    Anthropic,
-    /// Azure OpenAI: `{api_base}/openai/deployments/{deployment}/chat/completions?api-version=…`
-    /// with an `api-key` header.
-    Azure,
-    /// Scripted turns from a file: no key, no network.
-    Script,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]

@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::error::{JobError, Problem, ValueError, sorted};
-use super::file::{
-    DurationSpec, JobFile, OutputSchemaSpec, ProviderKind, RuleEntry, WorkspaceSection,
-};
+use super::file::{DurationSpec, JobFile, OutputSchemaSpec, RuleEntry, WorkspaceSection};
 use super::load::{LoadOptions, problem};
 use super::locate::{Locator, Pos};
 use super::{
     Check, GitSettings, Job, Limits, ModelSpec, PermissionSpec, Rule, ToolSettings, WorkspaceSpec,
 };
+use crate::provider::Family;
 
 /// Parse `15m`, `90s`, `1h30m`, `2 hours` (or a plain number of seconds).
 /// The git section with its defaults; a size that does not parse is a located problem.
@@ -419,24 +418,23 @@ fn params(cx: &mut Ctx<'_>, raw: &JobFile, opts: &LoadOptions) -> BTreeMap<Strin
 fn model(cx: &mut Ctx<'_>, raw: &JobFile) -> ModelSpec {
     let m = &raw.model;
     let script = m.script.as_ref().map(|s| cx.base.join(s));
-    match (m.provider, &script) {
-        (ProviderKind::Script, None) => {
+    let family = m.provider.family();
+    match (family.accepts.script, &script) {
+        (true, None) => {
             cx.push(
                 "model.provider",
-                "provider `script` needs `model.script: FILE`".to_owned(),
+                format!("provider `{}` needs `model.script: FILE`", family.name),
             );
         }
-        (ProviderKind::Script, Some(p)) if !p.is_file() => {
+        (true, Some(p)) if !p.is_file() => {
             cx.push(
                 "model.script",
                 format!("script file not found: {}", p.display()),
             );
         }
-        (ProviderKind::Openai | ProviderKind::Anthropic | ProviderKind::Azure, Some(_)) => {
-            cx.push(
-                "model.script",
-                "`script` is only for `provider: script`".to_owned(),
-            );
+        (false, Some(_)) => {
+            let only = Family::accepting(|a| a.script);
+            cx.push("model.script", format!("`script` is only for {only}"));
         }
         _ => {}
     }
@@ -499,11 +497,9 @@ fn check_model_extras(cx: &mut Ctx<'_>, m: &crate::job::file::ModelSection) {
         .as_ref()
         .filter(|t| t.kind != Some(crate::job::file::ThinkingKind::Disabled))
     {
-        if m.provider != ProviderKind::Anthropic {
-            cx.push(
-                "model.thinking",
-                "is only for `provider: anthropic`".to_owned(),
-            );
+        if !m.provider.family().accepts.thinking {
+            let only = Family::accepting(|a| a.thinking);
+            cx.push("model.thinking", format!("is only for {only}"));
         }
         if t.budget_tokens < 1024 {
             cx.push(
@@ -520,19 +516,23 @@ fn check_model_extras(cx: &mut Ctx<'_>, m: &crate::job::file::ModelSection) {
             );
         }
     }
-    if m.provider == ProviderKind::Azure && m.api_base.is_none() {
+    let family = m.provider.family();
+    if let (Some(example), None) = (family.needs_api_base, &m.api_base) {
         cx.push(
             "model.api_base",
-            "`provider: azure` needs the resource URL, e.g. https://NAME.openai.azure.com"
-                .to_owned(),
+            format!(
+                "`provider: {}` needs the resource URL, e.g. {example}",
+                family.name
+            ),
         );
     }
     for (field, set) in [
         ("model.deployment", m.deployment.is_some()),
         ("model.api_version", m.api_version.is_some()),
     ] {
-        if set && m.provider != ProviderKind::Azure {
-            cx.push(field, "is only for `provider: azure`".to_owned());
+        if set && !family.accepts.deployment {
+            let only = Family::accepting(|a| a.deployment);
+            cx.push(field, format!("is only for {only}"));
         }
     }
 }

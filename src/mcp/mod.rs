@@ -29,9 +29,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use serde::Serialize;
 
-use crate::events::Event;
+pub use crate::events::{ServerState, ServerStatus, TransportKind};
 use crate::tools::Tool;
 
 /// How long a server gets to start and list its tools when the job does not say.
@@ -76,54 +75,6 @@ impl Transport {
             Transport::Stdio { .. } => TransportKind::Stdio,
             Transport::Http { .. } => TransportKind::Http,
         }
-    }
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum TransportKind {
-    Stdio,
-    Http,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerState {
-    Ready,
-    Failed,
-}
-
-impl ServerState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServerState::Ready => "ready",
-            ServerState::Failed => "failed",
-        }
-    }
-}
-
-/// How a server's start went, for result.json and the `mcp.server` event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct ServerStatus {
-    pub name: String,
-    pub transport: TransportKind,
-    pub status: ServerState,
-    /// How many tools it offers (0 when it failed).
-    pub tools: usize,
-    /// Why it failed, or a remark about a server that started (e.g. it offers no tools).
-    pub message: Option<String>,
-    /// From spawn (or first request) to its tool list.
-    pub startup_ms: u64,
-}
-
-impl ServerStatus {
-    /// The `mcp.server` event for this status.
-    pub fn to_event(&self) -> Event {
-        Event::McpServer(self.clone())
     }
 }
 

@@ -19,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RoleClient};
 
-use crate::events::{Emitter, Event};
+use crate::events::{Emitter, Event, NoticeKind};
 
 /// Events one server may add to a run.
 pub(crate) const MAX_PER_SERVER: usize = 200;
@@ -77,7 +77,7 @@ impl Notices {
         };
         self.emit(server, |server| Event::McpNotification {
             server,
-            kind: "progress".into(),
+            kind: NoticeKind::Progress,
             call_id: Some(call_id),
             level: None,
             progress: Some(p.progress),
@@ -98,7 +98,7 @@ impl Notices {
         };
         self.emit(server, |server| Event::McpNotification {
             server,
-            kind: "log".into(),
+            kind: NoticeKind::Log,
             call_id: None,
             level,
             progress: None,
@@ -123,7 +123,7 @@ impl Notices {
         } else if count == MAX_PER_SERVER + 1 {
             emitter.emit(Event::McpNotification {
                 server: server.to_owned(),
-                kind: "suppressed".into(),
+                kind: NoticeKind::Suppressed,
                 call_id: None,
                 level: None,
                 progress: None,

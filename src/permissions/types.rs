@@ -11,48 +11,7 @@ pub use super::error::PolicyError;
 use super::paths::Workspace;
 use super::pattern::CompiledPattern;
 use crate::command_safety::{Level, Verdict};
-
-/// What may happen to a tool call. Ordered from most to least permissive, so combining two
-/// verdicts with `max` keeps the strictest.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Permission {
-    /// Run the call.
-    Allow,
-    /// The call needs someone's permission; headless runs resolve this by their `on_ask` setting.
-    Ask,
-    /// Never run the call (and hide the tool from the model when no argument could change that).
-    Exclude,
-}
-
-impl Permission {
-    /// The lowercase word used in files and messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Ask => "ask",
-            Self::Exclude => "exclude",
-        }
-    }
-}
-
-impl std::fmt::Display for Permission {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::events::{Decision, Permission, RuleView, Source};
 
 /// The run's permission mode.
 #[derive(
@@ -81,32 +40,6 @@ impl Mode {
             Self::Normal => "normal",
         }
     }
-}
-
-/// Where the rule (or check) behind a decision came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    /// Fixed by the mode (plan mode's write exclusions, auto mode's widening of ask).
-    Mode,
-    /// `--allow` / `--ask` / `--exclude` on the command line.
-    Cli,
-    /// The job file's `permissions`.
-    Job,
-    /// A repository `permissions.yaml`.
-    RepoFile,
-    /// The mode's default table.
-    Default,
-    /// The Bash command-safety evaluator.
-    Evaluator,
-    /// The tool's own check of its arguments.
-    Tool,
-    /// No rule matched.
-    NoMatch,
-    /// A PreToolUse hook (it may tighten, or answer an ask; never open an exclude).
-    Hook,
-    /// A person's answer to a deferred call (`--approve` / `--deny`).
-    Approval,
 }
 
 /// One rule as written: a pattern (`Read`, `mcp__*`, `Bash(npm install*)`, `Write(src/**)`) and
@@ -153,35 +86,6 @@ pub struct Tighten {
     pub rule: &'static str,
     /// Why, in words.
     pub reason: String,
-}
-
-/// The engine's answer for one call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Decision {
-    /// What happens to the call.
-    pub permission: Permission,
-    /// The rule pattern (or the name of the check) that decided.
-    pub rule: Option<String>,
-    /// Where that rule or check came from.
-    pub source: Source,
-    /// The decision in words, for the model and the user.
-    pub reason: String,
-    /// For a denial: a rule pattern that would allow this call, if any rule could.
-    pub allow_hint: Option<String>,
-}
-
-/// One row of the assembled rule table, in evaluation order (for `cn-run explain` and the
-/// `run.started` event).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RuleView {
-    /// The pattern text.
-    pub pattern: String,
-    /// What a matching call gets.
-    pub permission: Permission,
-    /// Where the rule came from.
-    pub source: Source,
-    /// The file it came from, for repo-file rules.
-    pub file: Option<String>,
 }
 
 /// One compiled rule.

@@ -9,9 +9,10 @@ pub mod anthropic;
 mod collect;
 mod connection;
 mod error;
-mod family;
+pub mod family;
 #[doc(hidden)]
 pub mod fuzz;
+mod model_params;
 pub mod openai;
 mod overflow;
 pub mod script;
@@ -22,6 +23,7 @@ mod turn_order;
 pub use collect::{MAX_RETRY_WAIT, Notice, RetryPolicy, complete};
 pub use connection::Connection;
 pub use error::ProviderError;
+pub use family::{ClientSettings, Family, FamilyError, ProviderKind};
 pub(crate) use sse::http::plain_http;
 
 use std::borrow::Cow;

@@ -170,7 +170,7 @@ impl ResultBuilder {
                 stop_reason,
                 action,
                 ..
-            } if main && action == "fail" => {
+            } if main && *action == crate::events::IncompleteAction::Fail => {
                 self.result.stop_reason = Some(stop_reason.clone());
             }
             Event::ToolStarted { call_id, .. } => {

@@ -3,10 +3,11 @@
 //! Fields that mean what a field of `claude -p`'s result means have that name.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::conversation::Usage;
+pub use crate::events::DiffStat;
 use crate::exit_code::{Limit, Status};
 
 /// A tool call that was not allowed to run as asked. The first three fields have the
@@ -34,14 +35,6 @@ pub struct Denial {
     pub reason: String,
     /// A permission pattern that would allow the call.
     pub allow_hint: Option<String>,
-}
-
-/// Files, insertions and deletions a run made.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct DiffStat {
-    pub files: usize,
-    pub insertions: usize,
-    pub deletions: usize,
 }
 
 /// The result of one run.

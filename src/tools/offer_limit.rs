@@ -4,15 +4,11 @@
 //! and server order, and the ones past the limit are named in a warning with how to choose.
 
 use super::ToolRegistry;
-use crate::job::file::ProviderKind;
+use crate::provider::ProviderKind;
 
 /// The most tools one request to `provider` may carry, when the provider has a limit.
 pub fn max_tools(provider: ProviderKind) -> Option<usize> {
-    match provider {
-        // Azure OpenAI serves OpenAI's API, with its limit.
-        ProviderKind::Openai | ProviderKind::Azure => Some(128),
-        ProviderKind::Anthropic | ProviderKind::Script => None,
-    }
+    provider.family().max_tools
 }
 
 /// Keep at most the provider's limit of tools, less `reserve` (tools registered later, such

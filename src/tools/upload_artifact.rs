@@ -10,7 +10,6 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -18,21 +17,8 @@ use super::grant::{Grant, Judged};
 use super::view::{Access, judge_arg, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
+pub use crate::events::ArtifactRecord;
 use crate::permissions::Tighten;
-
-/// One uploaded file, as result.json lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct ArtifactRecord {
-    /// The file's path relative to the workspace (absolute if it lies outside).
-    pub path: String,
-    /// Where the copy is.
-    pub stored: PathBuf,
-    pub size: u64,
-    /// Hex SHA-256 of the content.
-    pub sha256: String,
-    /// Its media type, from the file name.
-    pub kind: String,
-}
 
 pub struct UploadArtifact;
 

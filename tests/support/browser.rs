@@ -68,20 +68,21 @@ pub fn open_and_print(
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // A Chromium that never finishes (seen once in CI, on the control page) is started
-    // once more; what the tests assert is read from the launch that finished.
-    for _ in 0..2 {
+    // A Chromium that never finishes is started again: headless Chromium 156 hangs before
+    // printing the DOM about once in 30 launches of the control page on two busy cores
+    // (a page that opens in 2 s). What the tests assert is read from the launch that finished.
+    for _ in 0..3 {
         if let Some(opened) = try_open(chromium, page, shot, (width, height), pdf) {
             return opened;
         }
     }
     panic!(
-        "chromium did not finish with {} in two tries",
+        "chromium did not finish with {} in three tries",
         page.display()
     );
 }
 
-/// One launch of Chromium on `page`; `None` when it did not finish in 120 s (killed).
+/// One launch of Chromium on `page`; `None` when it did not finish in 60 s (killed).
 fn try_open(
     chromium: &Path,
     page: &Path,
@@ -124,7 +125,7 @@ fn try_open(
         .expect("start chromium");
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(120) {
+        if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             let _ = child.wait();
             return None;

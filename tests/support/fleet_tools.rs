@@ -1,6 +1,6 @@
 //! The fleet tests' real counterparts, installed pinned by `.ci/install-fleet-tools` under
 //! target/fleet-tools (or $CN_RUN_FLEET_TOOLS): moto's S3 server and Azurite's Blob server
-//! (each started here on a free loopback port, stopped by its pid when dropped, and read
+//! (each started here on a loopback port held for it (`ports::Port`), stopped by its pid when dropped, and read
 //! back with the cloud's own Python SDK: boto3, azure-storage-blob), kubernetes-validate
 //! and actionlint. Without them the tests skip, saying so.
 
@@ -8,6 +8,8 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use super::ports::Port;
 
 /// The venv's `bin` folder, if the tools are installed.
 pub fn bin_dir() -> Option<PathBuf> {
@@ -50,14 +52,6 @@ pub trait StoreServer {
     fn get(&self, key: &str) -> Vec<u8>;
 }
 
-/// A free loopback port.
-fn free_port() -> Option<u16> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .ok()
-}
-
 /// Waits until something listens on `port`.
 fn wait_listening(port: u16, what: &str) {
     let give_up = Instant::now() + Duration::from_secs(60);
@@ -93,6 +87,8 @@ pub const SECRET_KEY: &str = "moto-secret-7c1e9a2b44";
 /// moto's S3 server on 127.0.0.1, with one bucket.
 pub struct Moto {
     child: Child,
+    /// Held while the server runs: no other test's server can take it.
+    _reserved: Port,
     pub port: u16,
     pub bucket: String,
 }
@@ -100,11 +96,12 @@ pub struct Moto {
 impl Moto {
     /// Start the server and make `bucket`; `None` (skipped) when moto is not installed.
     pub fn start(bucket: &str) -> Option<Moto> {
-        Moto::start_on(free_port()?, bucket)
+        Moto::start_on(Port::reserve(), bucket)
     }
 
-    /// The same on `port` (a store that was down and comes back).
-    pub fn start_on(port: u16, bucket: &str) -> Option<Moto> {
+    /// The same on `reserved` (a store that was down and comes back).
+    pub fn start_on(reserved: Port, bucket: &str) -> Option<Moto> {
+        let port = reserved.port();
         let server = tool("moto_server")?;
         let child = Command::new(server)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
@@ -114,6 +111,7 @@ impl Moto {
             .ok()?;
         let moto = Moto {
             child,
+            _reserved: reserved,
             port,
             bucket: bucket.to_owned(),
         };
@@ -181,6 +179,7 @@ impl Drop for Moto {
 /// with the emulator's well-known account, at `AZURITE_BLOB_STORAGE_URL`.
 pub struct Azurite {
     child: Child,
+    _reserved: Port,
     port: u16,
     container: String,
 }
@@ -197,7 +196,8 @@ impl Azurite {
             missing("azurite");
             return None;
         }
-        let port = free_port()?;
+        let reserved = Port::reserve();
+        let port = reserved.port();
         let child = Command::new(bin)
             .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
             .args(["--inMemoryPersistence", "--silent", "--skipApiVersionCheck"])
@@ -207,6 +207,7 @@ impl Azurite {
             .ok()?;
         let server = Azurite {
             child,
+            _reserved: reserved,
             port,
             container: container.to_owned(),
         };

@@ -73,6 +73,7 @@ pub fn run(mut cmd: Command, out: Option<&Path>) -> Run {
     let output = cmd.output().expect("spawn cn-run");
     if let Some(o) = out {
         super::outputs_replay::assert_replays(o);
+        assert_no_checkout_refs(o);
     }
     Run {
         code: output.status.code().unwrap_or(-1),
@@ -93,6 +94,53 @@ pub fn run_folder(workspace: &Path) -> PathBuf {
         .expect("a run folder");
     super::outputs_replay::assert_replays(&folder);
     folder
+}
+
+/// Makes `dir` the repository that a run in a non-git folder below it finds: an empty one
+/// that ignores every file. A temp dir inside the checkout (under target/) would otherwise
+/// find the checkout's own repository, snapshot it and leave `refs/cn-run/*` there; with
+/// this the run sees what it saw before (its files ignored, nothing to snapshot) in a
+/// repository of its own.
+pub fn own_repo_boundary(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    std::fs::write(dir.join(".git/info/exclude"), "*\n").unwrap();
+}
+
+/// The checkout's own git folder for shared refs (a worktree's common dir).
+fn checkout_common_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = repo_root();
+        let dir = Command::new("git")
+            .args(["rev-parse", "--git-common-dir"])
+            .current_dir(&root)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default();
+        root.join(dir)
+    })
+}
+
+/// Fails when the run of `out` left checkpoint refs in the checkout's own repository (a
+/// test whose workspace has no repository of its own inside the checkout: see
+/// [`own_repo_boundary`]). New refs are loose files, so one `stat` per run tells.
+fn assert_no_checkout_refs(out: &Path) {
+    let Some(id) = std::fs::read_to_string(out.join("result.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|r| r["run_id"].as_str().map(str::to_owned))
+    else {
+        return;
+    };
+    let refs = checkout_common_dir().join("refs/cn-run").join(&id);
+    assert!(
+        !refs.exists(),
+        "run {id} made checkpoints in the checkout's own repository ({}): give the test a \
+         workspace outside the checkout or a repository of its own (runner::own_repo_boundary)",
+        refs.display()
+    );
 }
 
 /// Write `files` (path, content) under `dir`.

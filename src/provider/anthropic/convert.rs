@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::wire::{self, Block, EPHEMERAL};
 use crate::conversation::{ImagePart, Message, ThinkingBlock, Usage};
-use crate::provider::family;
+use crate::provider::model_params;
 use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason};
 
@@ -57,7 +57,7 @@ pub(crate) fn request<'a>(
     if let Some(last) = tools.last_mut() {
         last.cache_control = Some(EPHEMERAL);
     }
-    let max_tokens = family::anthropic_max_tokens(model, request.max_tokens, shape.thinking);
+    let max_tokens = model_params::anthropic_max_tokens(model, request.max_tokens, shape.thinking);
     let max_tokens = shape.ceiling.map_or(max_tokens, |c| max_tokens.min(c));
     wire::Request {
         model,

@@ -12,7 +12,7 @@ use reqwest::header::HeaderName;
 use serde_json::Value;
 
 use super::Connection;
-use super::family;
+use super::model_params;
 use super::sse::SseEvent;
 use super::sse::endpoint::{Endpoint, Reply, event_json};
 use super::sse::http::{self, Dialect};
@@ -79,7 +79,7 @@ impl AnthropicClient {
         let ProviderError::BadRequest { message, .. } = error else {
             return false;
         };
-        let Some(ceiling) = family::ceiling_in_error(message) else {
+        let Some(ceiling) = model_params::ceiling_in_error(message) else {
             return false;
         };
         let mut shape = self.shape.lock().unwrap_or_else(PoisonError::into_inner);

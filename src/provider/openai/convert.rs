@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::wire;
 use crate::conversation::{Message, Usage};
-use crate::provider::family::OpenAiParams;
+use crate::provider::model_params::OpenAiParams;
 use crate::provider::turn_order;
 use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 

@@ -28,7 +28,7 @@ mod body {
     use serde_json::json;
 
     use super::super::{chunk_events, request};
-    use crate::provider::family::OpenAiParams;
+    use crate::provider::model_params::OpenAiParams;
 
     const ALL: OpenAiParams = OpenAiParams {
         max_completion_tokens: false,
@@ -190,7 +190,7 @@ mod order {
     use super::super::request;
     use crate::conversation::Message;
     use crate::provider::ChatRequest;
-    use crate::provider::family::OpenAiParams;
+    use crate::provider::model_params::OpenAiParams;
 
     fn roles(history: Vec<Message>, strict: bool) -> Vec<Value> {
         let params = OpenAiParams {

@@ -17,7 +17,7 @@ use reqwest::header::{AUTHORIZATION, HeaderName};
 use serde_json::Value;
 
 use super::Connection;
-use super::family::{self, OpenAiParams, Param};
+use super::model_params::{self, OpenAiParams, Param};
 use super::sse::SseEvent;
 use super::sse::endpoint::{Endpoint, Reply, event_json};
 use super::sse::http::{self, Dialect};
@@ -110,7 +110,7 @@ struct Adjusted {
 impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
         let c = &config.connection;
-        let params = family::openai_params(&c.model, &c.api_base, config.stream_usage);
+        let params = model_params::openai_params(&c.model, &c.api_base, config.stream_usage);
         let mut endpoint = Endpoint::new(config.connection, "chat/completions")?;
         let auth = if endpoint.url.contains("/openai/deployments/") {
             AuthHeader::ApiKey
@@ -182,7 +182,7 @@ impl OpenAiClient {
             return true;
         }
         let sent = sent_params(&current, request);
-        let Some(param) = family::rejected_param(message, &sent) else {
+        let Some(param) = model_params::rejected_param(message, &sent) else {
             return false;
         };
         let next = &mut *guard;

@@ -7,30 +7,7 @@
 //! the `---`/`+++` lines, or from the `diff --git` line for files without them (binary or
 //! mode-only changes), with git's C-style quoting undone.
 
-/// How a file changed.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Added,
-    Deleted,
-    Modified,
-}
-
-/// One file of the patch (a row of the step summary's list, carried by
-/// `changes.recorded`).
-#[derive(
-    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct FileChange {
-    pub path: String,
-    pub kind: Kind,
-    /// Binary files have no line counts.
-    pub binary: bool,
-    pub insertions: usize,
-    pub deletions: usize,
-}
+pub use crate::events::{FileChange, Kind};
 
 /// Where the reader is inside one file's section.
 enum State {

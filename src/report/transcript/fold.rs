@@ -170,7 +170,7 @@ impl TranscriptFold {
             Entry::Incomplete {
                 turn: *turn,
                 stop_reason: stop_reason.clone(),
-                action: action.clone(),
+                action: *action,
             }
         } else if let Event::Compaction {
             turn,

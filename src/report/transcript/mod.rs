@@ -130,7 +130,7 @@ pub enum Entry {
     Incomplete {
         turn: u32,
         stop_reason: String,
-        action: String,
+        action: crate::events::IncompleteAction,
     },
     Compaction {
         turn: u32,

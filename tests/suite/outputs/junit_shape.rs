@@ -108,7 +108,7 @@ fn check_element(node: roxmltree::Node<'_, '_>) {
 
 /// Parses `xml` strictly and checks it against junit-10.xsd's rules; returns the document
 /// text of every element (to look for what a reader would show).
-pub(super) fn assert_junit_10(xml: &str) -> String {
+pub(crate) fn assert_junit_10(xml: &str) -> String {
     let doc = roxmltree::Document::parse(xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     assert_eq!(doc.root_element().tag_name().name(), "testsuites");
     check_element(doc.root_element());

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::support::runner::{cn_run, run, write_files};
 
 /// The MCP server the examples build (`examples/mcp_fixture.rs`).
-pub(super) fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_cn-run"));
     bin.parent().unwrap().join("examples/mcp_fixture")
 }

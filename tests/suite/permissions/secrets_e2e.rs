@@ -195,7 +195,7 @@ async fn a_planted_secret_reaches_no_output_in_any_format() {
 }
 
 /// Each spelling of the token a model might send: all refused, the listener never reached.
-pub(super) fn encodings(secret: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn encodings(secret: &str) -> Vec<(&'static str, String)> {
     let pct: String = secret.bytes().map(|b| format!("%{b:02X}")).collect();
     let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
     let mixed_hex: String = hex

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::runner::{Run, cn_run, run};
+use crate::support::runner::{Run, cn_run, own_repo_boundary, run};
 
 /// Credentials planted in the fake `$HOME`: (path under it, the secret inside).
 pub(crate) const CREDENTIALS: &[(&str, &str)] = &[
@@ -97,6 +97,9 @@ impl Scene {
             .tempdir_in("/tmp")
             .unwrap();
         let root = base.path().canonicalize().unwrap();
+        // Inside the checkout (target/tmp): a repository of the scene's own, so runs do
+        // not snapshot the checkout or leave refs/cn-run/* in it.
+        own_repo_boundary(&root);
         let dirs = ["ws", "home", "outside"].map(|d| root.join(d));
         for d in &dirs {
             std::fs::create_dir_all(d).unwrap();

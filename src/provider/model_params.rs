@@ -1,4 +1,4 @@
-//! What each model family accepts in a request, in one table, with the source of each fact.
+//! What each model (not provider) family accepts in a request, in one table, with the source of each fact.
 //!
 //! Servers differ in which request parameters they accept, and a rejected parameter fails the
 //! whole run. The decisions here are made from the model name and the endpoint before the
@@ -195,5 +195,5 @@ pub(crate) fn rejected_param(message: &str, sent: &[Param]) -> Option<Param> {
 }
 
 #[cfg(test)]
-#[path = "family_tests.rs"]
+#[path = "model_params_tests.rs"]
 mod tests;

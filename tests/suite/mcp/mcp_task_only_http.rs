@@ -384,7 +384,7 @@ async fn task_only_tools_are_not_offered_in_either_framing_and_the_others_are_ca
 }
 
 /// The official Python SDK (`mcp` 2.x, installed with the reference servers) serving
-/// `tests/fixtures/mcp_task_server.py` in `framing`, killed when dropped.
+/// `tests/fixtures/mcp_task_server.py` in `framing` on a port it picks, killed when dropped.
 struct PythonServer(std::process::Child);
 
 impl Drop for PythonServer {
@@ -407,23 +407,22 @@ fn python_server(framing: &str) -> Option<(PythonServer, u16)> {
         );
         return None;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(python)
+    let mut child = std::process::Command::new(python)
         .arg(repo_root().join("tests/fixtures/mcp_task_server.py"))
-        .args([&port.to_string(), framing])
-        .stdout(std::process::Stdio::null())
+        .arg(framing)
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // The server binds port 0 and prints the port once it listens: no free-port guess to
+    // race, no polling. A server that fails to start closes stdout: an empty line.
+    let stdout = child.stdout.take().unwrap();
     let server = PythonServer(child);
-    let up = (0..400).any(|_| {
-        std::thread::sleep(Duration::from_millis(50));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(up, "the Python server did not listen on {port}");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the Python server did not start: {line:?}"));
     Some((server, port))
 }
 

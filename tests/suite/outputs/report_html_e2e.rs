@@ -74,7 +74,7 @@ fn assert_links_land(dom: &str) {
 }
 
 /// The part of the DOM from the top-level section `id` to the next one.
-pub(super) fn section<'a>(dom: &'a str, id: &str) -> &'a str {
+pub(crate) fn section<'a>(dom: &'a str, id: &str) -> &'a str {
     let start = dom
         .find(&format!("<section id=\"{id}\""))
         .unwrap_or_else(|| panic!("no section {id}"));

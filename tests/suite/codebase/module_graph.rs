@@ -168,3 +168,53 @@ fn job_does_not_depend_on_tools() {
     );
     assert_eq!(naming("job", "tools"), Vec::<String>::new());
 }
+
+/// The top-level modules the non-test code of `src/<module>` (file or folder) names.
+fn module_names(module: &str) -> BTreeSet<String> {
+    let src = repo_root().join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src.join(module)];
+    if src.join(format!("{module}.rs")).is_file() {
+        files.push(src.join(format!("{module}.rs")));
+    }
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        if name.ends_with("_tests") || name == "tests" {
+            continue;
+        }
+        out.extend(names_after(&code(&file), "crate::"));
+    }
+    out.remove(module);
+    out
+}
+
+#[test]
+fn events_own_their_payloads_and_name_only_leaf_modules() {
+    // The event schema is the contract every output reads: it borrows no type from a module
+    // that emits or folds events (mcp, report, hooks, tools, checks, checkpoint, permissions
+    // did before), only from leaves that name no other module.
+    let named = module_names("events");
+    assert!(named.contains("conversation"), "control: {named:?}");
+    for module in &named {
+        assert_eq!(
+            module_names(module),
+            BTreeSet::new(),
+            "events names `{module}`, which is not a leaf"
+        );
+    }
+    assert!(
+        !module_names("report").is_empty(),
+        "control: report names other modules"
+    );
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::runner::{Run, write_files};
+use crate::support::runner::{Run, own_repo_boundary, write_files};
 
 /// Run cn-run as uid/gid 65534 with no capability in a user namespace where no further
 /// one can be made. `None` (skipped, said) where this machine cannot set that up.
@@ -110,6 +110,8 @@ fn a_non_root_run_without_user_namespaces_says_truthfully_what_contains_it() {
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let root = tmp.path();
+    // Inside the checkout (target/tmp): a repository of its own, not the checkout's.
+    own_repo_boundary(root);
     let (ws, outside, home) = (root.join("ws"), root.join("outside"), root.join("home"));
     for d in [&ws, &outside, &home.join(".ssh")] {
         std::fs::create_dir_all(d).unwrap();

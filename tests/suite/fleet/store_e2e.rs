@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::fleet_tools::{Azurite, Moto, SECRET_KEY, StoreServer, all_bytes, tool};
+use crate::support::ports::Port;
 use crate::support::procs;
 use crate::support::runner::{cn_run, git, git_init, run, run_folder, write_files};
 
@@ -202,13 +203,9 @@ fn a_store_that_comes_back_mid_run_gets_the_whole_folder() {
         &ws,
         &[("s.yaml", script), ("wait.sh", wait), ("job.yaml", &job)],
     );
-    let Some(port) = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .ok()
-    else {
-        return;
-    };
+    // Held (bound, not listening: refused) until moto takes it over.
+    let reserved = Port::reserve();
+    let port = reserved.port();
     if tool("moto_server").is_none() {
         return;
     }
@@ -234,7 +231,7 @@ fn a_store_that_comes_back_mid_run_gets_the_whole_folder() {
         std::fs::read_to_string(out.join("events.jsonl")).is_ok_and(|e| e.contains("retrying"))
     });
     assert!(warned, "no warning of the store being down");
-    let moto = Moto::start_on(port, "late").expect("moto_server is installed");
+    let moto = Moto::start_on(reserved, "late").expect("moto_server is installed");
     let id = run_folder_id(&out);
     let live = eventually(|| moto.keys(&format!("runs/{id}/events.jsonl")).len() == 1);
     assert!(
@@ -339,12 +336,9 @@ fn an_unreachable_store_is_a_warning_and_the_local_folder_is_whole() {
     // A call that lasts a few seconds: the live copies try (and fail) meanwhile.
     let script = "turns:\n  - tool_calls: [{name: Bash, id: a, arguments: {command: 'echo one >> log.txt; sleep 3'}}]\n  - text: done\n";
     write_files(&ws, &[("s.yaml", script)]);
-    // A loopback port nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A loopback port nothing listens on, held for the whole run.
+    let reserved = Port::reserve();
+    let port = reserved.port();
     let out = tmp.path().join("out");
     let mut cmd = cn_run(&ws);
     cmd.env("AWS_ACCESS_KEY_ID", "k")

@@ -1,0 +1,5 @@
+//! The code itself: module graph, properties, fuzz regressions.
+
+mod fuzz_regressions;
+mod module_graph;
+mod properties;

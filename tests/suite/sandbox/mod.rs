@@ -1,0 +1,18 @@
+//! Containment of commands: the sandbox, its limits, what it hides, git kept safe.
+
+mod containment_caps_e2e;
+mod containment_e2e;
+mod containment_git_e2e;
+mod containment_leaks_e2e;
+mod containment_limits_e2e;
+pub(super) mod containment_scene;
+mod containment_sockets_e2e;
+mod git_credentials_e2e;
+mod git_guard_e2e;
+mod network_hosts_e2e;
+pub(super) mod resources;
+mod restricted_pod_e2e;
+#[allow(clippy::module_inception)]
+mod sandbox;
+mod sandbox_deferred_e2e;
+mod sigkill_e2e;
