@@ -64,7 +64,10 @@ impl Agent<'_> {
             tool.is_some_and(|t| t.is_mutating())
         });
         if mutating {
-            self.hooks.before_changes().await;
+            match self.named_changes(calls) {
+                Some(named) => self.hooks.before_named_changes(&named).await,
+                None => self.hooks.before_changes().await,
+            }
         }
         let mut outcome = None;
         let mut checked = Vec::with_capacity(calls.len());
@@ -124,6 +127,25 @@ impl Agent<'_> {
             });
         }
         Dispatched { messages, outcome }
+    }
+
+    /// The turn's calls that may change files, with their arguments, when nothing else
+    /// runs in the turn that could (no hook that runs with a call): a checkpointer may then
+    /// take what they name instead of waiting. `None` when an argument is not an object.
+    fn named_changes(&self, calls: &[ToolCall]) -> Option<Vec<(String, Value)>> {
+        let hooked = [
+            HookEvent::PreToolUse,
+            HookEvent::PostToolUse,
+            HookEvent::Notification,
+        ];
+        if hooked.into_iter().any(|e| self.user_hooks.has(e)) {
+            return None;
+        }
+        calls
+            .iter()
+            .filter(|c| self.tools.get(&c.name).is_some_and(|t| t.is_mutating()))
+            .map(|c| Some((c.name.clone(), parse_arguments(&c.arguments).ok()?)))
+            .collect()
     }
 
     /// Parse, look up and permission-check one call.

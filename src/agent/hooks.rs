@@ -17,6 +17,13 @@ pub trait AgentHooks: Send + Sync {
     /// Tool calls or checks are about to run: from here on the workspace may change.
     async fn before_changes(&self) {}
 
+    /// As [`before_changes`](Self::before_changes), for a turn whose calls that may change
+    /// files are `calls` (tool name, arguments) and nothing else runs with them.
+    async fn before_named_changes(&self, calls: &[(String, serde_json::Value)]) {
+        let _ = calls;
+        self.before_changes().await;
+    }
+
     /// A tool call that ran has its result (on the event stream already).
     async fn tool_finished(&self, _turn: u32, _call_id: &str) {}
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
+use super::prior::Prior;
 use super::run::{Checkpoints, Go, Notice, Notify, Opened, Settings};
 use super::{CheckpointError, GitCheckpointer};
 
@@ -23,6 +24,8 @@ pub struct Early {
     status: Option<tokio::sync::oneshot::Receiver<String>>,
     go: Option<std::sync::mpsc::Sender<Go>>,
     opening: Option<std::io::Result<JoinHandle<Opened>>>,
+    /// Files captured before a tool wrote them, for the start snapshot.
+    prior: Arc<Prior>,
 }
 
 impl Early {
@@ -33,15 +36,18 @@ impl Early {
         let ws = workspace.to_path_buf();
         let waiting = Arc::new(AtomicBool::new(false));
         let flag = waiting.clone();
+        let prior = Arc::new(Prior::default());
+        let captures = prior.clone();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".to_owned())
-            .spawn(move || open_new(&ws, status, status_tx, wait, &flag));
+            .spawn(move || open_new(&ws, (status, status_tx), wait, &flag, &captures));
         Early {
             workspace: workspace.to_path_buf(),
             waiting,
             status: Some(status_rx),
             go: Some(go),
             opening: Some(opening),
+            prior,
         }
     }
 
@@ -68,7 +74,10 @@ impl Early {
             };
             (tx, go)
         });
+        self.prior.bind(out_dir, settings.limits.max_file_bytes);
         let checkpoints = Checkpoints {
+            prior: Some(self.prior.clone()),
+            held: Mutex::new(Vec::new()),
             workspace: self.workspace.clone(),
             settings,
             git: OnceLock::new(),
@@ -100,16 +109,17 @@ impl Drop for Early {
 }
 
 /// A new run's checkpointer: the status for the system prompt, then (once the run has
-/// started) the start snapshot.
+/// started) the start snapshot, with the files captured before a tool wrote them.
 fn open_new(
     workspace: &Path,
-    status_of: StatusOf,
-    status: tokio::sync::oneshot::Sender<String>,
+    (status_of, status): (StatusOf, tokio::sync::oneshot::Sender<String>),
     go: std::sync::mpsc::Receiver<Go>,
     waiting: &AtomicBool,
+    prior: &Prior,
 ) -> Opened {
     let mut unchanged = false;
-    let opened = GitCheckpointer::start_observed(workspace, |repo| {
+    let observe = |repo: &git2::Repository| {
+        prior.opened(repo);
         // The private index already has fresh stat data (refresh.rs).
         let text = status_of(repo);
         waiting.store(true, Ordering::SeqCst);
@@ -117,13 +127,22 @@ fn open_new(
         let go = go.recv().ok();
         unchanged = go.is_none();
         go.map(|g| (g.run_id, vec![g.out_dir], g.limits))
-    });
+    };
+    let adjust = |snap: &mut super::snapshot::Snapshotter, tree| {
+        let captured = prior.close();
+        snap.with_prior(tree, &captured)
+    };
+    let opened = GitCheckpointer::start_adjusted(workspace, observe, adjust);
+    prior.close();
     if unchanged {
         return Opened {
             git: None,
             notice: None,
             unchanged: true,
         };
+    }
+    if matches!(opened, Ok(Ok(_))) {
+        prior.committed();
     }
     outcome(opened, true)
 }

@@ -68,6 +68,16 @@ impl GitCheckpointer {
         workspace: &Path,
         observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>, Limits)>,
     ) -> Result<Result<Self, Unavailable>, CheckpointError> {
+        Self::start_adjusted(workspace, observe, |_, tree| Ok(tree))
+    }
+
+    /// As [`start_observed`](Self::start_observed); `adjust` turns the walked start tree
+    /// into the one committed (files captured before a tool wrote them, `prior.rs`).
+    pub(super) fn start_adjusted(
+        workspace: &Path,
+        observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>, Limits)>,
+        adjust: impl FnOnce(&mut Snapshotter, Oid) -> Result<Oid, CheckpointError>,
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
             Err(reason) => return Ok(Err(reason)),
@@ -103,7 +113,8 @@ impl GitCheckpointer {
         snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
         snap.set_limits(limits);
         let started = std::time::Instant::now();
-        let tree = snap.tree()?;
+        let walked = snap.tree()?;
+        let tree = adjust(&mut snap, walked)?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         super::timing("start", started);
         let start = Checkpoint {

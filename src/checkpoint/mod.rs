@@ -23,6 +23,7 @@ mod early;
 mod error;
 mod git;
 mod grown;
+mod prior;
 mod private_index;
 mod queue;
 mod refresh;

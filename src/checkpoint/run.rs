@@ -69,6 +69,10 @@ impl Opened {
 /// What a queued checkpoint is tagged with: the turn and the call it follows.
 type Tag = (u32, String);
 
+/// A checkpoint handed in while the start snapshot is still being taken: the label and
+/// the files the call named (`None`: scan).
+type Held = (Tag, String, Option<Vec<PathBuf>>);
+
 /// The checkpointer as the run ends.
 enum AtEnd<'a> {
     Open(&'a GitCheckpointer),
@@ -108,6 +112,11 @@ pub struct Checkpoints {
     /// Set by a new run's thread once it has the repository open and the status sent,
     /// and only waits for the start signal.
     pub(super) waiting: Arc<AtomicBool>,
+    /// A new run's captures of the files a tool is about to write (see `prior.rs`).
+    pub(super) prior: Option<Arc<super::prior::Prior>>,
+    /// Checkpoints handed in before the start snapshot was taken, in order: the worker
+    /// gets them once it is (the call that hands one in does not wait for it).
+    pub(super) held: Mutex<Vec<Held>>,
 }
 
 impl Checkpoints {
@@ -127,17 +136,28 @@ impl Checkpoints {
             run_id.to_owned(),
             out_dir.to_path_buf(),
         );
+        // Files a tool wrote before the killed run's start snapshot was committed: put
+        // back in it as they were captured, and the end of the run scans for their change.
+        let captured = super::prior::recorded(&out_dir);
+        let rescan = !captured.is_empty();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".into())
             .spawn(move || {
                 let exclude = [out_dir];
                 match GitCheckpointer::resume(&ws, &run_id, &exclude) {
                     Ok(Err(super::Unavailable::NoCheckpoints(_))) => {
-                        let started =
-                            GitCheckpointer::start_with(&ws, &run_id, &exclude, settings.limits);
+                        let started = GitCheckpointer::start_adjusted(
+                            &ws,
+                            |_| Some((run_id.clone(), exclude.to_vec(), settings.limits)),
+                            |snap, tree| snap.with_prior(tree, &captured),
+                        );
+                        super::prior::forget(&exclude[0]);
                         super::early::outcome(started, true)
                     }
-                    opened => super::early::outcome(opened, false),
+                    opened => {
+                        super::prior::forget(&exclude[0]);
+                        super::early::outcome(opened, false)
+                    }
                 }
             });
         Checkpoints {
@@ -148,9 +168,11 @@ impl Checkpoints {
             go: Mutex::new(None),
             notify,
             mutated: AtomicBool::new(true),
-            lasting: AtomicBool::new(false),
+            lasting: AtomicBool::new(rescan),
             unchanged: AtomicBool::new(false),
             waiting: Arc::new(AtomicBool::new(false)),
+            prior: None,
+            held: Mutex::new(Vec::new()),
         }
     }
 
@@ -193,8 +215,10 @@ impl Checkpoints {
     /// Waits for the checkpoints handed in so far and reports them, oldest first.
     fn settle(&self) -> bool {
         let Some(queue) = self.opened() else {
+            self.held().clear();
             return false;
         };
+        self.hand_over(queue, None);
         let mut reported = false;
         for ((turn, call_id), result) in queue.settle() {
             reported |= self.report(turn, call_id, result);
@@ -293,8 +317,48 @@ impl Checkpoints {
     ) {
         self.mutated.store(true, Ordering::SeqCst);
         self.begin();
+        let job = ((turn, call_id.to_owned()), label, touched);
+        if !self.open_now() {
+            self.held().push(job);
+            return;
+        }
         if let Some(queue) = self.opened() {
-            queue.submit((turn, call_id.to_owned()), label, touched);
+            self.hand_over(queue, Some(job));
+        }
+    }
+
+    /// A turn whose changes are all the files `paths` names (absolute): true when each
+    /// was captured for the start snapshot still being taken, so the turn need not wait
+    /// for it (see `prior.rs`); false when the caller must wait ([`ready`](Self::ready)).
+    pub fn capture_before(&self, paths: &[PathBuf]) -> bool {
+        self.begin();
+        // Only the start snapshot is captured for: a checkpoint after a call is reported
+        // before the next call starts, so that call waits for it.
+        if !self.held().is_empty() {
+            return false;
+        }
+        let captured = self.prior.as_ref().is_some_and(|p| p.capture(paths));
+        captured && !self.open_now()
+    }
+
+    /// Whether the checkpoint thread is done opening (waiting for it costs nothing).
+    fn open_now(&self) -> bool {
+        self.git.get().is_some()
+            || self
+                .lock_opening()
+                .as_ref()
+                .is_none_or(|opening| !matches!(opening, Ok(h) if !h.is_finished()))
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Vec<Held>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands the held checkpoints, then `job`, to the worker, in order.
+    fn hand_over(&self, queue: &Queue<Tag>, job: Option<Held>) {
+        let mut held = self.held();
+        for (tag, label, touched) in held.drain(..).chain(job) {
+            queue.submit(tag, label, touched);
         }
     }
 

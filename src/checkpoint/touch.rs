@@ -21,7 +21,7 @@ use super::rel_path;
 use super::snapshot::{Checked, Snapshotter};
 
 /// One path's outcome in the tree.
-enum Change {
+pub(super) enum Change {
     Upsert(String, Oid, FileMode),
     Remove(String),
 }
@@ -146,7 +146,7 @@ impl Snapshotter {
 
     /// `base` with `changes` applied: removals first, so a file that became a folder
     /// (or the reverse) never meets its old self.
-    fn updated_tree(&self, base: Oid, changes: &[Change]) -> Result<Oid, git2::Error> {
+    pub(super) fn updated_tree(&self, base: Oid, changes: &[Change]) -> Result<Oid, git2::Error> {
         let mut removals = TreeUpdateBuilder::new();
         let mut any_removal = false;
         let base_tree = self.repo.find_tree(base)?;
@@ -197,7 +197,7 @@ fn remove(index: &mut Index, rel: &str, indexed: bool) -> Result<Option<Change>,
     Ok(Some(Change::Remove(rel.to_owned())))
 }
 
-fn mode(raw: u32) -> FileMode {
+pub(super) fn mode(raw: u32) -> FileMode {
     match raw {
         0o100755 => FileMode::BlobExecutable,
         0o120000 => FileMode::Link,

@@ -327,6 +327,9 @@ impl ResultBuilder {
         };
         self.completed = true;
         let r = &mut self.result;
+        if let Some(sandbox) = &mut r.sandbox {
+            crate::sandbox::settle_unused(sandbox);
+        }
         r.status = *status;
         r.exit_code = *exit_code;
         r.is_error = *status != Status::Success;

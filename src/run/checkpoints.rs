@@ -97,6 +97,20 @@ impl Checkpoints {
         self.inner.after_call(turn, call_id, label, touched);
     }
 
+    /// Captures the files `calls` (tool, arguments) are about to write, for the start
+    /// snapshot still being taken: true when the calls need not wait for it. False when a
+    /// call is not one that changes only the file it names, or the start snapshot is taken.
+    pub(crate) fn capture_before(&self, calls: &[(String, serde_json::Value)]) -> bool {
+        let named: Option<Vec<PathBuf>> = calls
+            .iter()
+            .map(|(tool, args)| {
+                let lasting = crate::catalog::find(tool).is_none_or(|t| t.leaves_running(args));
+                (!lasting).then(|| touched_file(self.inner.workspace(), tool, args))?
+            })
+            .collect();
+        named.is_some_and(|paths| self.inner.capture_before(&paths))
+    }
+
     /// Every snapshot so far (start first), for result.json and the session.
     pub(crate) fn list(&self) -> Vec<serde_json::Value> {
         let list = self.inner.list();

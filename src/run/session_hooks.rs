@@ -152,6 +152,16 @@ impl AgentHooks for SessionHooks {
         }
     }
 
+    /// A turn that changes only files it names need not wait for the start snapshot:
+    /// those files are captured for it instead (`checkpoint::Checkpoints::capture_before`).
+    async fn before_named_changes(&self, calls: &[(String, serde_json::Value)]) {
+        if let Some(c) = &self.checkpoints
+            && !c.capture_before(calls)
+        {
+            c.ready();
+        }
+    }
+
     async fn tool_finished(&self, turn: u32, _call_id: &str) {
         super::fault::point("tool_finished", turn);
     }

@@ -54,7 +54,7 @@ pub use pin::Pinned;
 pub use record::{SandboxStatus, describe};
 pub use relay::RunRelay;
 pub use run_net::RunNet;
-pub use status::{Enforcement, Probe, Protection, establish, probe};
+pub use status::{Enforcement, Probe, Protection, establish, probe, settle_unused};
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

@@ -16,7 +16,9 @@ pub struct SandboxStatus {
     pub network: bool,
     /// Whether the run required the whole profile (`require_sandbox`).
     pub required: bool,
-    /// `bubblewrap`, `landlock` (the fallback launcher) or `none`.
+    /// `bubblewrap`, `landlock` (the fallback launcher) or `none`; `pending` while it is
+    /// being set up (`run.started`), `not-needed` when the run ended before any command
+    /// needed it (so it was never set up).
     pub mechanism: String,
     /// The protections in force.
     pub enforced: Vec<Protection>,

@@ -128,6 +128,10 @@ impl Probe {
         }
     }
 
+    /// The mechanism of a run that ended before any command needed its sandbox, so it was
+    /// never set up (result.json's record, where `run.started` said `pending`).
+    pub const NOT_NEEDED: &'static str = "not-needed";
+
     /// Whether every protection of the default profile the job did not give up is in force
     /// (false under `sandbox: off`).
     pub fn fully_enforced(&self) -> bool {
@@ -491,4 +495,19 @@ fn launcher_probe(policy: &SandboxPolicy) -> Probe {
 /// `value` when the part was asked for, else [`Enforcement::Off`].
 fn requested(asked: bool, value: Enforcement) -> Enforcement {
     if asked { value } else { Enforcement::Off }
+}
+
+/// A run's record as it ends: one still `pending` (no command ran, so the set-up was
+/// stopped) becomes `not-needed`, saying so; any other is left as it is.
+pub fn settle_unused(status: &mut super::SandboxStatus) {
+    if status.mechanism != "pending" {
+        return;
+    }
+    status.mechanism = Probe::NOT_NEEDED.to_owned();
+    status.notes = vec![
+        "no command ran, so the sandbox was not set up (it is made while the run starts, \
+         and only the first command waits for it); a command would have run under the \
+         mode, network and limits recorded here"
+            .to_owned(),
+    ];
 }

@@ -58,7 +58,7 @@ pub(super) fn line(r: &RunResult) -> String {
         Some(s) if s.mode == SandboxMode::Off => {
             "**Containment:** off (the job sets `sandbox: off`)".to_owned()
         }
-        Some(s) if s.mechanism == "pending" => format!(
+        Some(s) if s.mechanism == "pending" || s.mechanism == "not-needed" => format!(
             "**Containment:** {}, not set up: the run started no command before it ended",
             s.mode.as_str()
         ),

@@ -91,6 +91,13 @@ impl TranscriptFold {
                     run.sandbox = Some((**sandbox).clone());
                 }
             }
+            // Still pending as the run ends: no command needed it (as result.json says).
+            Event::RunCompleted { .. } if main => {
+                let run = self.t.runs.last_mut().and_then(|r| r.sandbox.as_mut());
+                if let Some(sandbox) = run {
+                    crate::sandbox::settle_unused(sandbox);
+                }
+            }
             Event::RunStarted { .. }
             | Event::TurnStarted { .. }
             | Event::TurnCompleted { .. }

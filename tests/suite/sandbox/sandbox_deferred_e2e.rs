@@ -164,10 +164,18 @@ fn a_run_that_starts_no_command_ends_with_a_true_record() {
     let sandbox = r.result()["sandbox"].clone();
     let summary = std::fs::read_to_string(&summary_file).unwrap();
     // Either the set-up had finished by the end (then it is reported as made), or it was
-    // stopped: never a record of protections that were not checked.
+    // stopped: `not-needed`, never `pending` in result.json, and never a record of
+    // protections that were not checked.
     match sandbox["mechanism"].as_str() {
-        Some("pending") => {
+        Some("not-needed") => {
             assert_eq!(sandbox["enforced"], json!([]), "{sandbox}");
+            assert!(
+                sandbox["notes"][0]
+                    .as_str()
+                    .unwrap()
+                    .contains("no command ran"),
+                "{sandbox}"
+            );
             assert!(r.events_of("sandbox.established").is_empty());
             let line = "**Containment:** workspace-write, not set up: the run started no command";
             assert!(summary.contains(line), "{summary}");
