@@ -20,7 +20,9 @@ pub(crate) struct SessionHooks {
     logged: usize,
     /// Snapshots after each mutating tool call.
     checkpoints: Option<Arc<super::checkpoints::Checkpoints>>,
-    /// The log's sink (whether every line reached the file).
+    /// The log's sink (whether every line reached the file); read by the debug builds'
+    /// check of the fold only.
+    #[cfg_attr(not(debug_assertions), allow(dead_code))]
     sink: SessionSink,
 }
 
