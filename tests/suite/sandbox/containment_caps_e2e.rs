@@ -255,8 +255,13 @@ async fn root_commands_in_a_bubblewrap_per_command_can_do_nothing_that_needs_a_c
     let s = Scene::new();
     plant(&s);
     let (mut policy, probe) = establish(
-        SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &path_env())
-            .with_launcher(env!("CARGO_BIN_EXE_cn-run")),
+        SandboxPolicy::new(
+            SandboxMode::WorkspaceWrite,
+            false,
+            &s.ws,
+            &super::sandbox::env(),
+        )
+        .with_launcher(env!("CARGO_BIN_EXE_cn-run")),
     );
     assert_eq!(probe.missing, vec![], "{probe:?}");
     policy.run_box = None;
@@ -277,8 +282,13 @@ async fn root_commands_under_the_landlock_fallback_can_do_nothing_that_needs_a_c
     }
     let s = Scene::new();
     plant(&s);
-    let mut policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &path_env())
-        .with_launcher(env!("CARGO_BIN_EXE_cn-run"));
+    let mut policy = SandboxPolicy::new(
+        SandboxMode::WorkspaceWrite,
+        false,
+        &s.ws,
+        &super::sandbox::env(),
+    )
+    .with_launcher(env!("CARGO_BIN_EXE_cn-run"));
     policy.mechanism = Mechanism::Landlock;
     let (policy, probe) = establish(policy);
     assert_eq!(probe.mechanism, "landlock", "{probe:?}");
@@ -288,29 +298,11 @@ async fn root_commands_under_the_landlock_fallback_can_do_nothing_that_needs_a_c
     assert_nothing_needing_a_capability(&s, policy).await;
 }
 
-fn path_env() -> Vec<(String, String)> {
-    vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())]
-}
-
 /// Runs the cases with the Bash tool under `policy`: each ran, none had its effect, and
 /// the command's own status shows no capability and `no_new_privs`.
 async fn assert_nothing_needing_a_capability(s: &Scene, policy: cn_run::sandbox::SandboxPolicy) {
-    use cn_run::tools::{Bash, Tool, ToolContext, ToolLimits, ToolShared};
-    let env = path_env();
-    let shared = ToolShared::new(
-        s.ws.clone(),
-        env,
-        tokio_util::sync::CancellationToken::new(),
-        ToolLimits::default(),
-        s.ws.join(".artifacts"),
-    )
-    .with_sandbox(policy);
-    let ctx = ToolContext {
-        shared: std::sync::Arc::new(shared),
-        parallel_calls: 1,
-        call_id: "call-1".into(),
-        grant: Default::default(),
-    };
+    use cn_run::tools::{Bash, Tool};
+    let ctx = super::sandbox::ctx(&s.ws, policy);
     let mut outputs = String::new();
     for call in calls(s) {
         let out = match Bash.run(call["arguments"].clone(), &ctx).await {

@@ -88,7 +88,7 @@ fn root_commands_in_the_runs_sandbox_change_no_sysctl_of_the_machine() {
 #[allow(clippy::await_holding_lock)] // one test at a time, the lock held for its whole body
 async fn root_commands_in_a_bubblewrap_per_command_change_no_sysctl_of_the_machine() {
     use cn_run::sandbox::{SandboxMode, SandboxPolicy, establish};
-    use cn_run::tools::{Bash, Tool, ToolContext, ToolLimits, ToolShared};
+    use cn_run::tools::{Bash, Tool};
     if !user_available(User::Root) || !Path::new(KNOB).exists() {
         return;
     }
@@ -96,7 +96,7 @@ async fn root_commands_in_a_bubblewrap_per_command_change_no_sysctl_of_the_machi
     let s = Scene::new();
     let start = knob();
     let _back = PutBack(start);
-    let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())];
+    let env = super::sandbox::env();
     let (mut policy, probe) = establish(
         SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, &s.ws, &env)
             .with_launcher(env!("CARGO_BIN_EXE_cn-run")),
@@ -104,20 +104,7 @@ async fn root_commands_in_a_bubblewrap_per_command_change_no_sysctl_of_the_machi
     assert_eq!(probe.missing, vec![], "{probe:?}");
     policy.run_box = None;
     policy.run_net = None;
-    let shared = ToolShared::new(
-        s.ws.clone(),
-        env,
-        tokio_util::sync::CancellationToken::new(),
-        ToolLimits::default(),
-        s.ws.join(".artifacts"),
-    )
-    .with_sandbox(policy);
-    let ctx = ToolContext {
-        shared: std::sync::Arc::new(shared),
-        parallel_calls: 1,
-        call_id: "call-1".into(),
-        grant: Default::default(),
-    };
+    let ctx = super::sandbox::ctx(&s.ws, policy);
     let mut out = String::new();
     for call in calls(start + 7) {
         match Bash.run(call["arguments"].clone(), &ctx).await {

@@ -60,7 +60,8 @@ fn dirs() -> Dirs {
     }
 }
 
-fn env() -> Vec<(String, String)> {
+/// The environment the sandbox tests give a command: `PATH` only.
+pub(super) fn env() -> Vec<(String, String)> {
     vec![("PATH".to_owned(), std::env::var("PATH").unwrap_or_default())]
 }
 
@@ -68,7 +69,8 @@ fn policy(ws: &Path, mode: SandboxMode, network: bool) -> SandboxPolicy {
     SandboxPolicy::new(mode, network, ws, &env()).with_launcher(env!("CARGO_BIN_EXE_cn-run"))
 }
 
-fn ctx(ws: &Path, policy: SandboxPolicy) -> ToolContext {
+/// A Bash tool context in `ws` under `policy`, with [`env`].
+pub(super) fn ctx(ws: &Path, policy: SandboxPolicy) -> ToolContext {
     let shared = ToolShared::new(
         ws.to_path_buf(),
         env(),
