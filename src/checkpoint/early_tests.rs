@@ -73,7 +73,7 @@ fn both_starts(ws: &Path) -> (GitCheckpointer, GitCheckpointer) {
     )
     .unwrap()
     .unwrap();
-    let scanned = GitCheckpointer::start_with(ws, "scanned", &[out.clone()], limits())
+    let scanned = GitCheckpointer::start_with(ws, "scanned", std::slice::from_ref(&out), limits())
         .unwrap()
         .unwrap();
     (seeded, scanned)
@@ -84,7 +84,10 @@ fn tree_of(ws: &Path, reference: &str) -> String {
 }
 
 /// Each way a workspace can differ from its last commit when a run starts.
-fn workspace_states() -> Vec<(&'static str, fn(&Path))> {
+/// A named way to change a workspace.
+type Making = (&'static str, fn(&Path));
+
+fn workspace_states() -> Vec<Making> {
     vec![
         ("clean", |_| {}),
         ("a modified file", |ws| write(ws, "src/lib.rs", "changed\n")),
@@ -199,4 +202,63 @@ fn the_first_scan_after_a_start_from_the_status_finds_every_change() {
         .unwrap()
         .expect("a change");
     assert_eq!(w.files_changed, 1, "{w:?}");
+}
+
+#[test]
+fn a_write_checkpoint_counts_the_files_git_counts_between_the_trees() {
+    let (_tmp, ws) = repo();
+    let (seeded, _) = both_starts(&ws);
+    let mut last = "refs/cn-run/seeded/0".to_owned();
+    // Each change names its paths, as a Write or Edit names its file.
+    type Named = (&'static str, fn(&Path), Vec<&'static str>);
+    let changes: Vec<Named> = vec![
+        (
+            "a modified file",
+            |ws| write(ws, "a.txt", "b\n"),
+            vec!["a.txt"],
+        ),
+        (
+            "two files, one new in a new folder",
+            |ws| {
+                write(ws, "src/lib.rs", "lib 2\n");
+                write(ws, "made/here/new.rs", "n\n");
+            },
+            vec!["src/lib.rs", "made/here/new.rs"],
+        ),
+        (
+            "a deleted file and an unchanged one",
+            |ws| {
+                std::fs::remove_file(ws.join("docs/guide.md")).unwrap();
+            },
+            vec!["docs/guide.md", "run.sh"],
+        ),
+        (
+            "a file that became a symlink",
+            |ws| {
+                std::fs::remove_file(ws.join("a.txt")).unwrap();
+                std::os::unix::fs::symlink("run.sh", ws.join("a.txt")).unwrap();
+            },
+            vec!["a.txt"],
+        ),
+        (
+            "a file that became a folder",
+            |ws| {
+                std::fs::remove_file(ws.join("src/lib.rs")).unwrap();
+                write(ws, "src/lib.rs/one.rs", "1\n");
+                write(ws, "src/lib.rs/two.rs", "2\n");
+            },
+            vec!["src/lib.rs", "src/lib.rs/one.rs", "src/lib.rs/two.rs"],
+        ),
+    ];
+    for (what, change, named) in changes {
+        change(&ws);
+        let paths: Vec<PathBuf> = named.iter().map(|p| ws.join(p)).collect();
+        let cp = seeded.checkpoint_paths(what, &paths).unwrap().expect(what);
+        let listed = git(
+            &ws,
+            &["diff-tree", "-r", "--name-only", &last, &cp.reference],
+        );
+        assert_eq!(cp.files_changed, listed.lines().count(), "{what}: {listed}");
+        last = cp.reference;
+    }
 }

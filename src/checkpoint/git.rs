@@ -325,7 +325,9 @@ impl GitCheckpointer {
             })
             .collect();
         let mut state = self.lock();
+        let started = std::time::Instant::now();
         let tree = state.snap.tree_of(&rel)?;
+        super::timing("paths_tree", started);
         self.commit_if_changed(&mut state, label, tree)
     }
 
@@ -352,7 +354,7 @@ impl GitCheckpointer {
         if tree == state.last_tree {
             return Ok(None);
         }
-        let files_changed = super::diff::count_changes(state.snap.repo(), state.last_tree, tree)?;
+        let files_changed = state.snap.files_between(state.last_tree, tree)?;
         // After the last one taken (a moved run's adopted checkpoints leave a gap).
         let index = state.taken.last().map_or(1, |c| c.index.saturating_add(1));
         let commit = commit_snapshot(

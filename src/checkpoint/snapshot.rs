@@ -40,6 +40,8 @@ pub(crate) struct Snapshotter {
     pub(super) unreadable: BTreeMap<String, String>,
     /// The tree the private index holds now; `None` before the first snapshot.
     pub(super) current: Option<Oid>,
+    /// The paths the last update of `current` replaced (see `touch.rs`).
+    pub(super) updated: Option<super::touch::Updated>,
     /// Holds the private index file; removed when the snapshotter is dropped.
     _dir: tempfile::TempDir,
 }
@@ -75,6 +77,7 @@ impl Snapshotter {
             skipped_files: BTreeMap::new(),
             unreadable: BTreeMap::new(),
             current: None,
+            updated: None,
             _dir: dir,
         })
     }
