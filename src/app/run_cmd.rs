@@ -112,11 +112,11 @@ fn early_checkpoints(
         return None;
     };
     let isolated = plan.isolate == Some(crate::cli::Isolate::Worktree);
-    let job = &config.job;
+    let job = config.job();
     if !job.git.checkpoints || job.workspace.copy || isolated {
         return None;
     }
-    Some(crate::run::checkpoints::Early::open(&config.workspace))
+    Some(crate::run::checkpoints::Early::open(config.workspace()))
 }
 
 async fn run_jobs(

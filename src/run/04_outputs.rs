@@ -158,8 +158,8 @@ pub(crate) fn attach_outputs(
     let sinks = attach(
         emitter.clone(),
         &placed.out_dir,
-        &config.job.name,
-        config.format,
+        &config.job().name,
+        config.format(),
         opts.log,
         redactor,
         placed.resumed,
@@ -176,7 +176,7 @@ pub(crate) fn start_telemetry(
     redactor: &Redactor,
 ) -> Option<crate::telemetry::RunTrace> {
     let telemetry = opts.log.telemetry.as_ref()?;
-    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    let (trace, sink) = telemetry.start_run(redactor, config.job().capture_content);
     if let Some(sink) = sink {
         emitter.add_sink(sink);
     }
