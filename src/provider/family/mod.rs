@@ -23,12 +23,23 @@ use super::{Connection, ModelClient};
 
 // The provider families a job may name (`model.provider`); no doc comment, so the job
 // schema keeps its words.
+// `Default` is the family `-p` uses when nothing names one.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Deserialize,
+    Serialize,
+    JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Any OpenAI-compatible chat completions endpoint.
+    #[default]
     Openai,
     /// Anthropic's Messages API.
     Anthropic,
@@ -51,12 +62,22 @@ impl ProviderKind {
     }
 
     /// Every family, in the order of the enum.
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: &'static [ProviderKind] = &[
         ProviderKind::Openai,
         ProviderKind::Anthropic,
         ProviderKind::Azure,
         ProviderKind::Script,
     ];
+
+    /// The family `-p PROMPT` runs with when `--provider` names none: one that reads a
+    /// script when `--script` is given, else the default.
+    pub fn for_prompt(script_given: bool) -> ProviderKind {
+        let reads_script = || Self::ALL.iter().copied().find(|k| k.family().accepts.script);
+        script_given
+            .then(reads_script)
+            .flatten()
+            .unwrap_or_default()
+    }
 }
 
 /// Job settings only some families accept (any other family refuses them, located).
@@ -89,8 +110,22 @@ pub struct Family {
     /// The most tools one request may carry, when the family has a limit.
     pub max_tools: Option<usize>,
     pub accepts: Accepts,
+    /// The model name `-p` runs with when `--model` gives none (a family with nothing to
+    /// choose); `None`: `-p` needs `--model`.
+    pub default_model: Option<&'static str>,
+    /// What `cn-run validate` checks of the settings with no key and no network (the
+    /// script family: that its script file parses).
+    pub offline_check: Option<OfflineCheck>,
     /// Builds the client from the job's model settings.
     pub build: fn(&ClientSettings) -> Result<Arc<dyn ModelClient>, FamilyError>,
+}
+
+/// A check of a family's settings that needs neither a key nor the network.
+#[derive(Debug)]
+pub struct OfflineCheck {
+    /// The job-file field a problem is reported at (`model.script`).
+    pub field: &'static str,
+    pub check: fn(&ClientSettings) -> Result<(), FamilyError>,
 }
 
 impl Family {
