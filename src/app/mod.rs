@@ -44,3 +44,9 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
 #[cfg(test)]
 #[path = "catalogue_tests.rs"]
 mod catalogue_tests;
+#[cfg(test)]
+#[path = "new_output_tests.rs"]
+mod new_output_tests;
+#[cfg(test)]
+#[path = "new_provider_tests.rs"]
+mod new_provider_tests;

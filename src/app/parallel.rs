@@ -89,7 +89,10 @@ pub(crate) fn lock_call_folder(
 /// Removes the worktrees and branches runs that died left in the jobs' repositories.
 fn prune_dead_runs(jobs: &[RunConfig]) {
     let mut seen = std::collections::HashSet::new();
-    for config in jobs.iter().filter(|c| seen.insert(c.workspace().to_path_buf())) {
+    for config in jobs
+        .iter()
+        .filter(|c| seen.insert(c.workspace().to_path_buf()))
+    {
         match crate::worktree_prune::prune_dead(config.workspace()) {
             Ok(removed) => {
                 for branch in removed {

@@ -115,7 +115,10 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     });
     let (config, opened) = match opened.and_then(|o| {
         let dir = o.path.parent().unwrap_or(Path::new("."));
-        Ok((resume_config(given, flags, &o.session, prompt.as_deref(), dir)?, o))
+        Ok((
+            resume_config(given, flags, &o.session, prompt.as_deref(), dir)?,
+            o,
+        ))
     }) {
         Ok(c) => c,
         Err(e) => return start_failed(e),
@@ -127,10 +130,11 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
         worktree: None,
     };
     let mut resume = opened.into_resume();
-    resume.approvals = match crate::run::user_hooks::approvals(config.answers(), &resume.session.history) {
-        Ok(a) => a,
-        Err(e) => return start_failed(RunError::Usage(e)),
-    };
+    resume.approvals =
+        match crate::run::user_hooks::approvals(config.answers(), &resume.session.history) {
+            Ok(a) => a,
+            Err(e) => return start_failed(RunError::Usage(e)),
+        };
     let format = config.format();
     match run::run_job(config, &opts, Some(resume)).await {
         Ok(result) => {

@@ -10,7 +10,7 @@ use crate::job::{self, JobError, LoadOptions, Locator, Problem};
 
 /// Extra checks that need more than the job module: the provider family's own check of
 /// its settings, with no key and no network (the script family: its script file parses).
-fn family_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
+pub(super) fn family_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
     let Some(offline) = &job.model.provider.family().offline_check else {
         return Vec::new();
     };

@@ -98,12 +98,7 @@ pub(crate) async fn prepare(
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(config, &placed))?),
     };
-    let redactor = setup::redactor(
-        key.as_ref(),
-        job,
-        config.upload_url(),
-        &placed.workspace,
-    );
+    let redactor = setup::redactor(key.as_ref(), job, config.upload_url(), &placed.workspace);
     let stop = StopSignal::new();
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
     placed.trace = start_telemetry(config, opts, &emitter, &redactor);

@@ -62,6 +62,8 @@ pub(crate) struct Sinks {
     pub session: SessionSink,
     /// events.jsonl (its health decides whether the run's outcome is on disk).
     pub events: Arc<Mutex<AppendLog>>,
+    /// The outputs that write a file of their own (`file_outputs`).
+    pub file_outputs: Vec<super::file_outputs::Attached>,
 }
 
 /// Attaches every sink to the run's emitter (nothing is emitted before). A resumed run
@@ -123,6 +125,7 @@ pub(crate) fn attach(
         result,
         session,
         events,
+        file_outputs: Vec::new(),
     })
 }
 
@@ -165,6 +168,13 @@ pub(crate) fn attach_outputs(
         placed.resumed,
         unrecorded(stop),
     )?;
+    let mut sinks = sinks;
+    let earlier = || match placed.resumed {
+        true => crate::report::rebuild::read_events(&placed.out_dir.join("events.jsonl"))
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
+    sinks.file_outputs = super::file_outputs::attach(config, &placed.out_dir, emitter, earlier);
     Ok(sinks)
 }
 

@@ -6,7 +6,8 @@ use crate::run::start_error::RunError;
 
 /// The job for `-p PROMPT`: no file, everything from flags.
 pub(crate) fn adhoc_job(flags: &Settings, prompt: &str) -> Result<Job, RunError> {
-    let provider = (flags.provider).unwrap_or_else(|| ProviderKind::for_prompt(flags.script.is_some()));
+    let provider =
+        (flags.provider).unwrap_or_else(|| ProviderKind::for_prompt(flags.script.is_some()));
     let family = provider.family();
     let name = match (&flags.model, family.default_model) {
         (Some(m), _) => m.clone(),

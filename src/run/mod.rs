@@ -54,6 +54,7 @@ pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 pub(crate) mod extensions;
 pub(crate) mod fault;
+pub(crate) mod file_outputs;
 pub(crate) mod git_trust;
 pub(crate) mod origin;
 pub(crate) mod resume_moved;

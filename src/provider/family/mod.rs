@@ -11,6 +11,8 @@
 mod anthropic;
 mod azure;
 mod openai;
+#[cfg(test)]
+mod probe;
 mod script;
 
 use std::path::PathBuf;
@@ -25,16 +27,7 @@ use super::{Connection, ModelClient};
 // schema keeps its words.
 // `Default` is the family `-p` uses when nothing names one.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Deserialize,
-    Serialize,
-    JsonSchema,
-    clap::ValueEnum,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
@@ -48,6 +41,9 @@ pub enum ProviderKind {
     Azure,
     /// Scripted turns from a file: no key, no network.
     Script,
+    // A test-only family (`probe.rs`), added as the README says a family is added.
+    #[cfg(test)]
+    Probe,
 }
 
 impl ProviderKind {
@@ -58,6 +54,8 @@ impl ProviderKind {
             ProviderKind::Anthropic => &anthropic::FAMILY,
             ProviderKind::Azure => &azure::FAMILY,
             ProviderKind::Script => &script::FAMILY,
+            #[cfg(test)]
+            ProviderKind::Probe => &probe::FAMILY,
         }
     }
 
@@ -67,12 +65,19 @@ impl ProviderKind {
         ProviderKind::Anthropic,
         ProviderKind::Azure,
         ProviderKind::Script,
+        #[cfg(test)]
+        ProviderKind::Probe,
     ];
 
     /// The family `-p PROMPT` runs with when `--provider` names none: one that reads a
     /// script when `--script` is given, else the default.
     pub fn for_prompt(script_given: bool) -> ProviderKind {
-        let reads_script = || Self::ALL.iter().copied().find(|k| k.family().accepts.script);
+        let reads_script = || {
+            Self::ALL
+                .iter()
+                .copied()
+                .find(|k| k.family().accepts.script)
+        };
         script_given
             .then(reads_script)
             .flatten()
