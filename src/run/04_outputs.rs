@@ -33,7 +33,7 @@ pub(crate) fn output_dir(out: Option<&Path>, run_id: &str) -> Result<PathBuf, St
             // Written once (not on every run): it only needs to exist.
             let ignore = root.join(".gitignore");
             if !ignore.exists() {
-                let _ = std::fs::write(ignore, "*\n");
+                let _ = crate::out_file::write_whole(&ignore, &[b"*\n"]);
             }
             root.join(run_id)
         }

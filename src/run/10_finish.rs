@@ -226,6 +226,7 @@ fn write_outputs(run: &Prepared, jobs_in_call: usize) -> RunResult {
         result.files_failed(run.files.problem().unwrap_or_default());
     }
     let text = rebuild::result_text(&result, redactor);
+    run.files.sync();
     if !run.files.write_whole("result.json", &[text.as_bytes()]) {
         result.files_failed(run.files.problem().unwrap_or_default());
     }

@@ -92,7 +92,7 @@ fn fresh_folder(out: Option<&Path>, name: &str) -> Result<PathBuf, MoveError> {
             let root = PathBuf::from(".cn-run");
             let _ = std::fs::create_dir_all(&root);
             if !root.join(".gitignore").exists() {
-                let _ = std::fs::write(root.join(".gitignore"), "*\n");
+                let _ = crate::out_file::write_whole(&root.join(".gitignore"), &[b"*\n"]);
             }
             root.join(name)
         }

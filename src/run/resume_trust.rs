@@ -96,7 +96,7 @@ fn keep(
         job_files: Some(config.job().files_read.clone()),
     };
     let text = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
-    std::fs::write(out_dir.join(RECORD), text)
+    crate::out_file::write_whole(&out_dir.join(RECORD), &[&text])
 }
 
 /// What a trusted run reads from its workspace to steer the model: the rules, the
@@ -229,5 +229,5 @@ pub(crate) fn reroot(out_dir: &Path, workspace: &Path) -> Result<(), String> {
         job_files,
     };
     let text = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
-    std::fs::write(out_dir.join(RECORD), text).map_err(|e| e.to_string())
+    crate::out_file::write_whole(&out_dir.join(RECORD), &[&text]).map_err(|e| e.to_string())
 }

@@ -88,6 +88,15 @@ impl RunFiles {
         self.session.flush();
     }
 
+    /// Syncs both logs to disk (the files written whole are synced as they are written).
+    pub(crate) fn sync(&self) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sync();
+        self.session.sync();
+    }
+
     fn healths(&self) -> Vec<Health> {
         let events = self
             .events
