@@ -2,6 +2,7 @@
 //! returns its exit code; what commands share lives in modules of its own (`console`,
 //! `runtime`), and a job's run is the `run` pipeline (`crate::run`).
 
+mod adhoc;
 mod call_plan;
 mod console;
 mod explain;

@@ -45,7 +45,7 @@ fn dash_p_with_the_new_family_runs_its_default_model() {
         provider: Some(ProviderKind::Probe),
         ..Settings::default()
     };
-    let job = crate::run::adhoc::adhoc_job(&flags, "hello").expect("an ad-hoc job");
+    let job = super::adhoc::adhoc_job(&flags, "hello").expect("an ad-hoc job");
     assert_eq!(job.model.provider, ProviderKind::Probe);
     assert_eq!(job.model.name, "probe-1");
 }

@@ -50,7 +50,7 @@ fn resume_job(
     match (&file, &session.job.text) {
         (f, Some(text)) => Ok(job::load_str(text, &session.job.name, f.as_deref(), &opts)?),
         (Some(f), None) if f.is_file() => Ok(job::load_file(f, &opts)?),
-        (None, None) => crate::run::adhoc::adhoc_job(settings, prompt.unwrap_or("-")),
+        (None, None) => super::adhoc::adhoc_job(settings, prompt.unwrap_or("-")),
         _ => Err(RunError::Usage(format!(
             "session {} was an ad-hoc run; give the job again: cn-run --resume {} -p PROMPT …",
             session.session_id, session.session_id

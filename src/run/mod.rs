@@ -49,7 +49,6 @@ pub(crate) mod conclude;
 pub(crate) mod finish;
 
 // What the steps use.
-pub(crate) mod adhoc;
 pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 pub(crate) mod extensions;

@@ -4,3 +4,4 @@ mod file_writers;
 mod fuzz_regressions;
 mod module_graph;
 mod properties;
+mod resolved_once;

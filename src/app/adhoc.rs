@@ -1,4 +1,5 @@
-//! The job `-p PROMPT` runs: no file, everything from the flags.
+//! The job `-p PROMPT` runs: no file, everything from the flags (made before the
+//! configuration is resolved, like a job loaded from a file).
 
 use crate::config::Settings;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
