@@ -6,51 +6,21 @@
 
 use std::path::Path;
 
-use crate::cli::Format;
-use crate::config::{Call, RunConfig, Settings};
 use crate::exit_code::Status;
 use crate::job::{self, LoadOptions};
-use crate::observability::LogHandle;
 use crate::report::probe_output::FILE_NAME;
-use crate::run::{RunOptions, run_job};
 
 const SCRIPT: &str =
     "turns:\n  - tool_calls: [{name: List, arguments: {dirpath: .}}]\n  - text: done\n";
 
 fn run(dir: &Path) -> crate::report::RunResult {
-    let ws = dir.join("ws");
-    std::fs::create_dir_all(&ws).expect("a workspace");
     std::fs::write(dir.join("turns.yaml"), SCRIPT).expect("a script");
     let text = format!(
         "name: tallied\nprompt: go\nmodel:\n  provider: script\n  name: s\n  script: {}\n",
         dir.join("turns.yaml").display()
     );
     let job = job::load_str(&text, "tallied.yaml", None, &LoadOptions::default()).expect("loads");
-    let mut settings = Settings::default();
-    settings.policy.workspace = Some(ws);
-    let call = Call {
-        format: Format::Text,
-        out: Some(dir.join("out")),
-        jobs_in_call: 1,
-        html: Some(false),
-        ..Call::default()
-    };
-    let config = RunConfig::resolve(job, settings, call).expect("resolved");
-    let log = LogHandle {
-        quiet: true,
-        ..LogHandle::default()
-    };
-    let opts = RunOptions {
-        early: Default::default(),
-        log: &log,
-        worktree: None,
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    runtime
-        .block_on(run_job(config, &opts, None))
+    super::new_provider_tests::run(super::new_provider_tests::resolved(dir, job))
         .expect("the run starts")
 }
 

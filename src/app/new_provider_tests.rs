@@ -11,6 +11,8 @@ use crate::config::{Call, RunConfig, Settings};
 use crate::exit_code::Status;
 use crate::job::{self, LoadOptions, ProviderKind};
 use crate::observability::LogHandle;
+use crate::report::RunResult;
+use crate::run::start_error::StartError;
 use crate::run::{RunOptions, run_job};
 
 fn load(model: &str) -> job::Job {
@@ -50,7 +52,8 @@ fn dash_p_with_the_new_family_runs_its_default_model() {
     assert_eq!(job.model.name, "probe-1");
 }
 
-fn run_in(dir: &Path, job: job::Job) -> crate::report::RunResult {
+/// `job` resolved to work in `dir/ws` and write to `dir/out`, as `cn-run -C ws --out out`.
+pub(super) fn resolved(dir: &Path, job: job::Job) -> RunConfig {
     let ws = dir.join("ws");
     std::fs::create_dir_all(&ws).expect("a workspace");
     let mut settings = Settings::default();
@@ -62,7 +65,11 @@ fn run_in(dir: &Path, job: job::Job) -> crate::report::RunResult {
         html: Some(false),
         ..Call::default()
     };
-    let config = RunConfig::resolve(job, settings, call).expect("resolved");
+    RunConfig::resolve(job, settings, call).expect("resolved")
+}
+
+/// The run of `config`, as `cn-run` runs a lone job.
+pub(super) fn run(config: RunConfig) -> Result<RunResult, StartError> {
     let log = LogHandle {
         quiet: true,
         ..LogHandle::default()
@@ -76,15 +83,13 @@ fn run_in(dir: &Path, job: job::Job) -> crate::report::RunResult {
         .enable_all()
         .build()
         .expect("a runtime");
-    runtime
-        .block_on(run_job(config, &opts, None))
-        .expect("the run starts")
+    runtime.block_on(run_job(config, &opts, None))
 }
 
 #[test]
 fn a_job_on_the_new_family_runs_to_its_end_and_writes_its_answer() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let result = run_in(dir.path(), load("probe-2"));
+    let result = run(resolved(dir.path(), load("probe-2"))).expect("the run starts");
     assert_eq!(result.status, Status::Success, "{}", result.reason);
     assert_eq!(
         (result.provider.as_str(), result.model.as_str()),
@@ -99,29 +104,12 @@ fn a_job_on_the_new_family_runs_to_its_end_and_writes_its_answer() {
 #[test]
 fn a_model_the_new_family_refuses_is_a_usage_error_before_anything_runs() {
     let dir = tempfile::tempdir().expect("a temporary folder");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir_all(&ws).expect("a workspace");
-    let mut settings = Settings::default();
-    settings.policy.workspace = Some(ws);
-    let config = RunConfig::resolve(load("gpt-4.1"), settings, Call::default()).expect("resolved");
-    let log = LogHandle::default();
-    let opts = RunOptions {
-        early: Default::default(),
-        log: &log,
-        worktree: None,
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let err = runtime
-        .block_on(run_job(config, &opts, None))
-        .err()
-        .expect("refused");
+    let err = run(resolved(dir.path(), load("gpt-4.1"))).expect_err("refused");
     assert_eq!(err.status, Status::Invalid, "{}", err.message);
     assert!(
         err.message.contains("no model `gpt-4.1`"),
         "{}",
         err.message
     );
+    assert!(!dir.path().join("out/result.json").exists());
 }
