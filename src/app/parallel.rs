@@ -32,6 +32,11 @@ pub(crate) async fn run_all(
     let isolate = plan.isolation(jobs.len());
     if isolate == Isolate::Worktree {
         prune_dead_runs(&jobs);
+        // Its .gitignore before the first worktree goes there: none of the jobs' worktrees
+        // may see another's (or a run folder) as a change of the user's tree.
+        if let Err(e) = crate::run::outputs::cn_run_root() {
+            tracing::warn!("cannot make {}: {e}", crate::run::outputs::ROOT);
+        }
     }
     if jobs.len() == 1
         && let Some(config) = jobs.pop()

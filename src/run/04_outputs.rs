@@ -27,22 +27,32 @@ use crate::session::SessionSink;
 pub(crate) fn output_dir(out: Option<&Path>, run_id: &str) -> Result<PathBuf, StartError> {
     let dir = match out {
         Some(d) => d.to_path_buf(),
-        None => {
-            let root = PathBuf::from(".cn-run");
-            std::fs::create_dir_all(&root).map_err(|e| StartError::run_folder(&root, &e))?;
-            // Written once (not on every run): it only needs to exist.
-            let ignore = root.join(".gitignore");
-            if !ignore.exists() {
-                let _ = crate::out_file::write_whole(&ignore, &[b"*\n"]);
-            }
-            root.join(run_id)
-        }
+        None => cn_run_root()
+            .map_err(|e| StartError::run_folder(Path::new(ROOT), &e))?
+            .join(run_id),
     };
     std::fs::create_dir_all(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
     // Writable, not only there: a mounted folder owned by another user passes the above.
     tempfile::tempfile_in(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
     dir.canonicalize()
         .map_err(|e| StartError::run_folder(&dir, &e))
+}
+
+/// The folder of cn-run's own runs and worktrees in the current directory.
+pub(crate) const ROOT: &str = ".cn-run";
+
+/// `.cn-run`, made if missing with the `.gitignore` that keeps git from seeing it: written
+/// once (it only needs to exist), before anything else goes there — a worktree or a run
+/// folder made before it would show in the repository's status, and so in another
+/// `--parallel` job's worktree.
+pub(crate) fn cn_run_root() -> std::io::Result<PathBuf> {
+    let root = PathBuf::from(ROOT);
+    std::fs::create_dir_all(&root)?;
+    let ignore = root.join(".gitignore");
+    if !ignore.exists() {
+        let _ = crate::out_file::write_whole(&ignore, &[b"*\n"]);
+    }
+    Ok(root)
 }
 
 /// The highest `seq` in an events file (a resumed run continues after it).

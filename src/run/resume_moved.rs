@@ -88,14 +88,9 @@ pub(crate) async fn locate(id: &str, out: Option<&Path>) -> Result<String, MoveE
 fn fresh_folder(out: Option<&Path>, name: &str) -> Result<PathBuf, MoveError> {
     let dest = match out {
         Some(out) => out.to_path_buf(),
-        None => {
-            let root = PathBuf::from(".cn-run");
-            let _ = std::fs::create_dir_all(&root);
-            if !root.join(".gitignore").exists() {
-                let _ = crate::out_file::write_whole(&root.join(".gitignore"), &[b"*\n"]);
-            }
-            root.join(name)
-        }
+        None => super::outputs::cn_run_root()
+            .unwrap_or_else(|_| PathBuf::from(super::outputs::ROOT))
+            .join(name),
     };
     if dest.exists() {
         return Err(MoveError::Exists(dest));
