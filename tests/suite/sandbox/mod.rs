@@ -18,6 +18,7 @@ mod redteam_fetch_e2e;
 mod redteam_git_e2e;
 mod redteam_resume_e2e;
 mod redteam_sockets_e2e;
+mod redteam_tools_e2e;
 pub(super) mod resources;
 mod restricted_pod_e2e;
 #[allow(clippy::module_inception)]
