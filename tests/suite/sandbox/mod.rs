@@ -16,6 +16,7 @@ mod network_hosts_e2e;
 mod redteam_caps_e2e;
 mod redteam_fetch_e2e;
 mod redteam_git_e2e;
+mod redteam_resources_e2e;
 mod redteam_resume_e2e;
 mod redteam_sockets_e2e;
 mod redteam_tools_e2e;
