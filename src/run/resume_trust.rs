@@ -125,7 +125,7 @@ fn instruction_files(
     for dir in skill_folders(config, workspace) {
         kept.extend(skill_files(workspace, &dir));
     }
-    if config.job.repo_hooks {
+    if config.job().repo_hooks {
         for name in crate::hooks::settings::SETTINGS_FILES {
             if let Some(text) = crate::hooks::settings::settings_text(workspace, name) {
                 kept.insert(name.to_owned(), text);
