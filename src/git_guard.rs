@@ -2,12 +2,13 @@
 //! recorded when the run starts and put back when it ends.
 //!
 //! A hook, `core.fsmonitor`, `core.hooksPath`, a `filter.*`/`diff.*` driver that
-//! `.gitattributes` names, `core.worktree` or `objects/info/alternates` planted during a run
-//! (by a command with the sandbox off or partial, or a file tool under a rule naming `.git`)
+//! `.gitattributes` names, `core.worktree`, a `commondir` file (git then reads config and
+//! hooks from the folder it names) or `objects/info/alternates` planted during a run (by a
+//! command with the sandbox off or partial, or a file tool under a rule naming `.git`)
 //! would act in the workflow's next `git status`, outside any sandbox, or turn cn-run's own
 //! git work (diff, rollback, resume) elsewhere. So at the start cn-run records the
-//! repository's `config`, `config.worktree`, `hooks/`, `info/` and the object alternates —
-//! of the git directory and of its common directory — into the run folder
+//! repository's `config`, `config.worktree`, `commondir`, `hooks/`, `info/` and the object
+//! alternates — of the git directory and of its common directory — into the run folder
 //! (`git-start.json`, which commands cannot write), and when the run ends (or a resume
 //! starts) it compares and restores them, through descriptors opened without following
 //! symlinks, and says what it restored. A config file can hold a credential (a checkout's
@@ -30,6 +31,8 @@ use crate::nofollow;
 const WATCHED: &[&str] = &[
     "config",
     "config.worktree",
+    // A `commondir` file makes git read config (and hooks) from the folder it names.
+    "commondir",
     "hooks",
     "info",
     "objects/info/alternates",

@@ -10,7 +10,7 @@ use crate::conversation::{Message, ToolCall};
 use crate::events::Resolution;
 use crate::hooks::{Gated, HookAnswer, approved, combine};
 use crate::job::OnAsk;
-use crate::permissions::{Decision, GIT_INTERNALS_RULE, Permission};
+use crate::permissions::{Decision, Permission, needs_a_named_rule};
 use crate::tools::{Judged, Tool};
 
 /// What the Stop hooks made of the agent's answer.
@@ -84,10 +84,10 @@ impl Agent<'_> {
                     Permission::Allow => Resolution::Allowed,
                     Permission::Exclude => Resolution::Denied,
                     Permission::Ask => match self.config.on_ask {
-                        // `.git` (hooks, config) needs a rule naming it: neither
-                        // `on_ask: allow` nor a person later is one.
+                        // `.git` (hooks, config) and writes outside the workspace need a
+                        // rule naming them: neither `on_ask: allow` nor a person later is one.
                         OnAsk::Allow | OnAsk::Defer
-                            if d.rule.as_deref() == Some(GIT_INTERNALS_RULE) =>
+                            if d.rule.as_deref().is_some_and(needs_a_named_rule) =>
                         {
                             Resolution::Denied
                         }

@@ -138,9 +138,13 @@ pub fn approved(decision: Decision, approval: &Approval) -> Gated {
     }
 }
 
-/// An ask only a rule naming the path can answer: a write into `.git` (hooks, config).
+/// An ask only a rule naming the path can answer: a write into `.git` (hooks, config) or
+/// outside the workspace.
 fn only_a_rule_answers(decision: &Decision) -> bool {
-    decision.rule.as_deref() == Some(crate::permissions::GIT_INTERNALS_RULE)
+    decision
+        .rule
+        .as_deref()
+        .is_some_and(crate::permissions::needs_a_named_rule)
 }
 
 #[cfg(test)]

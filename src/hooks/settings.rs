@@ -62,23 +62,39 @@ pub struct Settings {
 
 /// The repository's hooks under `workspace`, and warnings (files not read, hooks skipped).
 pub fn repository_hooks(workspace: &Path) -> (Vec<HookDef>, Vec<String>) {
+    hooks_of_files(|name| {
+        let path = workspace.join(name);
+        std::fs::symlink_metadata(&path).ok()?;
+        Some(read_settings(&path, name))
+    })
+}
+
+/// The repository's hooks from the settings files' `kept` text (file name → text), as a
+/// run kept them at its start: what a resume runs, whatever the workspace holds now.
+pub fn kept_repository_hooks(
+    kept: &std::collections::BTreeMap<String, String>,
+) -> (Vec<HookDef>, Vec<String>) {
+    hooks_of_files(|name| kept.get(name).map(|text| parse_settings(text, name)))
+}
+
+/// The hooks of every settings file `settings` gives (`None`: no such file), in order.
+fn hooks_of_files(
+    settings: impl Fn(&str) -> Option<Result<Settings, SettingsError>>,
+) -> (Vec<HookDef>, Vec<String>) {
     let mut defs = Vec::new();
     let mut warnings = Vec::new();
     let mut disabled_by = None;
     for name in SETTINGS_FILES {
-        let path = workspace.join(name);
-        if std::fs::symlink_metadata(&path).is_err() {
-            continue;
-        }
-        match read_settings(&path, name) {
-            Ok(s) => {
+        match settings(name) {
+            None => {}
+            Some(Ok(s)) => {
                 warnings.extend(s.notes);
                 if s.disabled {
                     disabled_by.get_or_insert(name);
                 }
                 defs.extend(flatten(&s.section, HookOrigin::Repository));
             }
-            Err(e) => warnings.push(format!("repository hooks not run: {e}")),
+            Some(Err(e)) => warnings.push(format!("repository hooks not run: {e}")),
         }
     }
     if let Some(name) = disabled_by {
@@ -88,6 +104,17 @@ pub fn repository_hooks(workspace: &Path) -> (Vec<HookDef>, Vec<String>) {
         defs.clear();
     }
     (defs, warnings)
+}
+
+/// The text of the settings file `name` under `workspace` when it is a regular file (a
+/// link is never read), for a run to keep at its start.
+pub fn settings_text(workspace: &Path, name: &str) -> Option<String> {
+    let path = workspace.join(name);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    meta.file_type()
+        .is_file()
+        .then(|| std::fs::read_to_string(&path).ok())
+        .flatten()
 }
 
 /// The hooks of a Claude-style settings file at `path` (`{"hooks": {...}, ...}`; other
@@ -105,7 +132,13 @@ pub fn read_settings(path: &Path, shown: &str) -> Result<Settings, SettingsError
         path: shown.clone(),
         source,
     })?;
-    let value: Value = serde_json::from_str(&text).map_err(|source| SettingsError::Json {
+    parse_settings(&text, &shown)
+}
+
+/// The hooks of a settings file's `text`, named `shown` in messages.
+pub fn parse_settings(text: &str, shown: &str) -> Result<Settings, SettingsError> {
+    let shown = shown.to_owned();
+    let value: Value = serde_json::from_str(text).map_err(|source| SettingsError::Json {
         path: shown.clone(),
         source,
     })?;

@@ -132,12 +132,15 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
             ..base
         },
     };
-    // `.git` (hooks, config: programs the workflow's next git command runs) needs a rule
-    // that names it even in auto mode.
-    let git = ask.is_some_and(|c| c.rule == GIT_INTERNALS_RULE);
-    if git && decision.permission == Permission::Ask {
+    // `.git` (hooks, config: programs the workflow's next git command runs) and a write
+    // outside the workspace need a rule that names them even in auto mode.
+    let named = ask.filter(|c| needs_a_named_rule(&c.rule));
+    let git = named.is_some();
+    if let Some(check) = named
+        && decision.permission == Permission::Ask
+    {
         // Named so that `on_ask: allow` can tell it from other asks: it never answers this one.
-        decision.rule = Some(GIT_INTERNALS_RULE.to_owned());
+        decision.rule = Some(check.rule.clone());
     }
     if decision.permission == Permission::Ask && call.mode == Mode::Auto && !git {
         let why = ask.map_or_else(|| decision.reason.clone(), explain::objection);
@@ -156,6 +159,16 @@ pub(crate) fn decide(call: &Call<'_>, rule: Option<&Rule>, checks: &[Check]) -> 
 
 /// The tool's rule id for a path inside `.git`: only a rule whose pattern names `.git` lifts it.
 pub const GIT_INTERNALS_RULE: &str = "tool.git_internals";
+
+/// The file tools' rule id for a write outside the workspace, where a contained command
+/// cannot write: a rule naming the path lifts it, auto mode and `on_ask: allow` do not.
+pub const OUTSIDE_WRITE_RULE: &str = "tool.write_outside_workspace";
+
+/// Whether an ask of `rule` is answered only by a rule that names the call (never by auto
+/// mode, `on_ask: allow` or a deferral).
+pub fn needs_a_named_rule(rule: &str) -> bool {
+    rule == GIT_INTERNALS_RULE || rule == OUTSIDE_WRITE_RULE
+}
 
 /// Whether `rule` names the call specifically enough to lift `check`: `Edit(**)` does not name
 /// `.git/config`; `Edit(.git/**)` does.

@@ -183,7 +183,12 @@ async fn assemble(
     let user_hooks = super::user_hooks::build(
         config,
         &g.shared,
-        (&placed.run_id, &placed.out_dir, tools.policy.mode()),
+        (
+            &placed.run_id,
+            &placed.out_dir,
+            tools.policy.mode(),
+            placed.resumed,
+        ),
         approvals.unwrap_or_default(),
         &mut guard.warnings,
     );

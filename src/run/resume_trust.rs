@@ -125,7 +125,25 @@ fn instruction_files(
     for dir in skill_folders(config, workspace) {
         kept.extend(skill_files(workspace, &dir));
     }
+    if config.job().repo_hooks {
+        for name in crate::hooks::settings::SETTINGS_FILES {
+            if let Some(text) = crate::hooks::settings::settings_text(workspace, name) {
+                kept.insert(name.to_owned(), text);
+            }
+        }
+    }
     kept
+}
+
+/// The repository files a trusted run kept at its start (its hook settings among them
+/// when the job opted in to them); `None` when the run kept none (an untrusted run, or
+/// one of an older cn-run), whose resume reads no other record.
+pub(crate) fn kept_repo_files(out_dir: &Path) -> Option<BTreeMap<String, String>> {
+    match load(out_dir)?.source {
+        Record::Files { files } => Some(files),
+        Record::Nothing => Some(BTreeMap::new()),
+        Record::Commit { .. } => None,
+    }
 }
 
 /// The skills folders inside the workspace, relative to it.

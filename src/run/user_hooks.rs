@@ -23,7 +23,7 @@ pub(crate) const REPO_SETTINGS: &str = ".claude/ and .continue/ settings files";
 pub(crate) fn build(
     config: &RunConfig,
     shared: &ToolShared,
-    (run_id, out_dir, mode): (&str, &Path, Mode),
+    (run_id, out_dir, mode, resumed): (&str, &Path, Mode, bool),
     approvals: BTreeMap<String, Approval>,
     warnings: &mut Vec<String>,
 ) -> Hooks {
@@ -34,7 +34,16 @@ pub(crate) fn build(
             "repo_hooks: the repository's hooks ({REPO_SETTINGS}) do not run in untrusted mode"
         ));
     } else if job.repo_hooks {
-        defs.extend(repo_hooks(&shared.workspace, warnings));
+        // A resume runs the hooks its first run read, never what the model wrote since.
+        let kept = resumed
+            .then(|| super::resume_trust::kept_repo_files(out_dir))
+            .flatten();
+        let (found, notes) = match kept {
+            Some(files) => crate::hooks::settings::kept_repository_hooks(&files),
+            None => crate::hooks::settings::repository_hooks(&shared.workspace),
+        };
+        warnings.extend(notes);
+        defs.extend(found);
     }
     let common = Common {
         session_id: run_id.to_owned(),

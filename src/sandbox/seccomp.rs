@@ -1,5 +1,6 @@
 //! No host socket: a seccomp filter that refuses `socket(AF_UNIX, …)` (and io_uring, which
-//! can make sockets without the `socket` system call) to every contained command.
+//! can make sockets without the `socket` system call) to every contained command; and no
+//! setuid or setgid file left behind (see [`refused`]).
 //!
 //! Why a filter rather than a view without the socket folders: a Unix socket can live in any
 //! folder (`/run/docker.sock`, `~/.docker/run/docker.sock`, a group-owned socket under
@@ -29,43 +30,81 @@ use super::error::SandboxError;
 /// The x32 ABI's system call numbers are the native ones with this bit set.
 const X32_BIT: i64 = 0x4000_0000;
 
-/// The system calls refused with EPERM: (number, only when the first argument is AF_UNIX).
-fn refused() -> Vec<(i64, bool)> {
+/// When a system call is refused.
+#[derive(Debug, Clone, Copy)]
+enum When {
+    Always,
+    /// Its first argument is `AF_UNIX`.
+    UnixFamily,
+    /// Its argument at this index (a file mode) has the setuid or setgid bit.
+    SetId(u8),
+}
+
+/// The system calls refused with EPERM, and when. Besides Unix sockets: making a file
+/// setuid or setgid (`chmod`, `fchmod`, `fchmodat(2)`, creating it with that mode by
+/// `open`, `openat`, `creat`, `mknod(at)`; `openat2`, whose mode no filter can read,
+/// always). Root without capabilities may still set those bits on its own files, and a
+/// setuid-root shell left in the workspace would give root to whoever runs it after the
+/// run (another user, a later unprivileged step).
+fn refused() -> Vec<(i64, When)> {
     let mut calls = vec![
-        (libc::SYS_socket, true),
-        (libc::SYS_io_uring_setup, false),
-        (libc::SYS_io_uring_enter, false),
-        (libc::SYS_io_uring_register, false),
+        (libc::SYS_socket, When::UnixFamily),
+        (libc::SYS_io_uring_setup, When::Always),
+        (libc::SYS_io_uring_enter, When::Always),
+        (libc::SYS_io_uring_register, When::Always),
+        (libc::SYS_fchmod, When::SetId(1)),
+        (libc::SYS_fchmodat, When::SetId(2)),
+        (libc::SYS_fchmodat2, When::SetId(2)),
+        (libc::SYS_openat, When::SetId(3)),
+        (libc::SYS_openat2, When::Always),
+        (libc::SYS_mknodat, When::SetId(3)),
     ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        (libc::SYS_chmod, When::SetId(1)),
+        (libc::SYS_open, When::SetId(2)),
+        (libc::SYS_creat, When::SetId(1)),
+        (libc::SYS_mknod, When::SetId(1)),
+    ]);
     if cfg!(target_arch = "x86_64") {
-        let x32: Vec<(i64, bool)> = calls.iter().map(|(n, a)| (n | X32_BIT, *a)).collect();
+        let x32: Vec<(i64, When)> = calls.iter().map(|(n, w)| (n | X32_BIT, *w)).collect();
         calls.extend(x32);
     }
     calls
+}
+
+/// The rules (any one matching refuses the call) for `when`.
+fn rules(when: When) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
+    let arg = |index: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value)
+    };
+    Ok(match when {
+        When::Always => Vec::new(),
+        When::UnixFamily => vec![SeccompRule::new(vec![arg(
+            0,
+            SeccompCmpOp::Eq,
+            libc::AF_UNIX as u64,
+        )?])?],
+        When::SetId(index) => [libc::S_ISUID, libc::S_ISGID]
+            .into_iter()
+            .map(|bit| {
+                let bit = u64::from(bit);
+                SeccompRule::new(vec![arg(index, SeccompCmpOp::MaskedEq(bit), bit)?])
+            })
+            .collect::<Result<_, _>>()?,
+    })
 }
 
 /// The filter program for this machine's architecture.
 pub(crate) fn program() -> Result<BpfProgram, SandboxError> {
     let bad = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(bad)?;
-    let unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Eq,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(bad)?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (nr, only_unix) in refused() {
-        let rule = if only_unix {
-            vec![SeccompRule::new(vec![unix.clone()]).map_err(bad)?]
-        } else {
-            Vec::new()
-        };
-        rules.insert(nr, rule);
+    let mut by_call: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for (nr, when) in refused() {
+        by_call.insert(nr, rules(when).map_err(bad)?);
     }
     let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, eperm, arch).map_err(bad)?;
+    let filter = SeccompFilter::new(by_call, SeccompAction::Allow, eperm, arch).map_err(bad)?;
     BpfProgram::try_from(filter).map_err(bad)
 }
 
@@ -103,5 +142,39 @@ mod tests {
         // The test's own thread never had the filter.
         std::os::unix::net::UnixStream::connect(&path).unwrap();
         drop(listener);
+    }
+
+    #[test]
+    fn a_thread_with_the_filter_makes_no_setuid_or_setgid_file() {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let results = std::thread::spawn(move || {
+            apply().unwrap();
+            let plain = d.join("plain");
+            std::fs::write(&plain, "x").unwrap();
+            let mode = |m| std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(m));
+            let create = |name: &str, m| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(m)
+                    .open(d.join(name))
+                    .map(|_| ())
+            };
+            [
+                mode(0o755).is_ok(),
+                mode(0o4755).is_err(),
+                mode(0o2755).is_err(),
+                create("suid", 0o4755).is_err(),
+                create("ok", 0o755).is_ok(),
+            ]
+        })
+        .join()
+        .unwrap();
+        assert_eq!(results, [true; 5]);
+        let meta = std::fs::metadata(dir.path().join("plain")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o755);
+        assert!(!dir.path().join("suid").exists());
     }
 }

@@ -20,7 +20,7 @@ use super::grant::{Grant, Judged, Pin};
 use super::paths::{is_sensitive_path, resolve_in_workspace};
 use super::{ToolError, ToolShared};
 use crate::nofollow;
-use crate::permissions::{GIT_INTERNALS_RULE, Permission, Tighten};
+use crate::permissions::{GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, Permission, Tighten};
 
 /// What a tool does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +135,17 @@ pub(crate) fn judge(
         return exclude(
             "tool.run_records",
             format!("{raw} lies in the run's own records, which only cn-run writes"),
+        );
+    }
+    if !real.starts_with(ws) && access == Access::Write {
+        return ask(
+            OUTSIDE_WRITE_RULE,
+            format!(
+                "{raw} resolves to {} outside the workspace, where a contained command cannot \
+                 write either; only a rule that names the path allows it (not auto mode, not \
+                 on_ask: allow)",
+                real.display()
+            ),
         );
     }
     if !real.starts_with(ws) {

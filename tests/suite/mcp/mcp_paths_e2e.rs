@@ -112,7 +112,7 @@ fn an_allowed_mcp_write_tool_writes_nothing_outside_the_workspace_at_any_spellin
     for (id, _) in &spellings[..6] {
         let d = denied(&r, id);
         assert_eq!(d["resolution"], "denied", "{id}: {r:#?}");
-        assert_eq!(d["rule"], "tool.outside_workspace", "{id}: {d:#}");
+        assert_eq!(d["rule"], "tool.write_outside_workspace", "{id}: {d:#}");
     }
 }
 

@@ -107,7 +107,13 @@ fn without_a_rule_no_mcp_write_tool_leaves_a_file_and_the_denial_says_how_to_all
         } else {
             assert_eq!(d["allow_hint"], "mcp__fx__write_file", "{d:#}");
         }
-        assert_eq!(d["rule"], "mcp__*", "{d:#}");
+        // A write outside the workspace is decided by the objection only a rule naming
+        // the path answers (auto mode and on_ask: allow never do).
+        let rule = match path.starts_with(outside.path()) {
+            true => "tool.write_outside_workspace",
+            false => "mcp__*",
+        };
+        assert_eq!(d["rule"], rule, "{d:#}");
         assert!(
             output(&r, &id).contains("mcp__fx__write_file"),
             "{}",

@@ -13,6 +13,13 @@ mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
 mod network_hosts_e2e;
+mod redteam_caps_e2e;
+mod redteam_fetch_e2e;
+mod redteam_git_e2e;
+mod redteam_resources_e2e;
+mod redteam_resume_e2e;
+mod redteam_sockets_e2e;
+mod redteam_tools_e2e;
 pub(super) mod resources;
 mod restricted_pod_e2e;
 #[allow(clippy::module_inception)]

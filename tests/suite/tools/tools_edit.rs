@@ -123,7 +123,7 @@ async fn edits_outside_the_workspace_or_through_a_symlink_need_permission() {
         let t = tool
             .tighten(&args, shared)
             .unwrap_or_else(|| panic!("{file} not tightened"));
-        assert_eq!(t.rule, "tool.outside_workspace", "{file}");
+        assert_eq!(t.rule, "tool.write_outside_workspace", "{file}");
         assert_eq!(t.permission, cn_run::permissions::Permission::Ask);
     }
     let env = Edit.tighten(&edit(".env", "x", "y"), shared).unwrap();
