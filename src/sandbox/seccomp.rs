@@ -42,8 +42,8 @@ enum When {
 
 /// The system calls refused with EPERM, and when. Besides Unix sockets: making a file
 /// setuid or setgid (`chmod`, `fchmod`, `fchmodat(2)`, creating it with that mode by
-/// `open`, `openat`, `creat`, `mknod(at)`; `openat2`, whose mode no filter can read,
-/// always). Root without capabilities may still set those bits on its own files, and a
+/// `open`, `openat`, `creat`, `mknod(at)`; `openat2`, whose mode no filter can read, is
+/// answered "not implemented" by [`UNSUPPORTED`]). Root without capabilities may still set those bits on its own files, and a
 /// setuid-root shell left in the workspace would give root to whoever runs it after the
 /// run (another user, a later unprivileged step).
 fn refused() -> Vec<(i64, When)> {
@@ -56,7 +56,6 @@ fn refused() -> Vec<(i64, When)> {
         (libc::SYS_fchmodat, When::SetId(2)),
         (libc::SYS_fchmodat2, When::SetId(2)),
         (libc::SYS_openat, When::SetId(3)),
-        (libc::SYS_openat2, When::Always),
         (libc::SYS_mknodat, When::SetId(3)),
     ];
     #[cfg(target_arch = "x86_64")]
@@ -66,6 +65,16 @@ fn refused() -> Vec<(i64, When)> {
         (libc::SYS_creat, When::SetId(1)),
         (libc::SYS_mknod, When::SetId(1)),
     ]);
+    with_x32(calls)
+}
+
+/// The calls answered ENOSYS, as a kernel without them would: `openat2`, whose mode lives
+/// in a struct no filter can read. Programs that use it (glibc's callers, libpathrs, Rust's
+/// cap-std) fall back to `openat` on ENOSYS, which [`refused`] reads; EPERM would break them.
+const UNSUPPORTED: [i64; 1] = [libc::SYS_openat2];
+
+/// `calls` and, on x86_64, their x32 numbers.
+fn with_x32(mut calls: Vec<(i64, When)>) -> Vec<(i64, When)> {
     if cfg!(target_arch = "x86_64") {
         let x32: Vec<(i64, When)> = calls.iter().map(|(n, w)| (n | X32_BIT, *w)).collect();
         calls.extend(x32);
@@ -95,23 +104,29 @@ fn rules(when: When) -> Result<Vec<SeccompRule>, seccompiler::BackendError> {
     })
 }
 
-/// The filter program for this machine's architecture.
-pub(crate) fn program() -> Result<BpfProgram, SandboxError> {
+/// A filter program for this machine's architecture answering `errno` to `calls`.
+fn program(calls: Vec<(i64, When)>, errno: i32) -> Result<BpfProgram, SandboxError> {
     let bad = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(bad)?;
     let mut by_call: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (nr, when) in refused() {
+    for (nr, when) in calls {
         by_call.insert(nr, rules(when).map_err(bad)?);
     }
-    let eperm = SeccompAction::Errno(libc::EPERM as u32);
-    let filter = SeccompFilter::new(by_call, SeccompAction::Allow, eperm, arch).map_err(bad)?;
+    let action = SeccompAction::Errno(errno.unsigned_abs());
+    let filter = SeccompFilter::new(by_call, SeccompAction::Allow, action, arch).map_err(bad)?;
     BpfProgram::try_from(filter).map_err(bad)
 }
 
-/// Put the filter on the calling thread (and so on what it starts). Sets `no_new_privs`.
+/// Put the filters on the calling thread (and so on what it starts). Sets `no_new_privs`.
 pub(crate) fn apply() -> Result<(), SandboxError> {
-    let program = program()?;
-    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))
+    let unsupported = UNSUPPORTED.iter().map(|nr| (*nr, When::Always)).collect();
+    for program in [
+        program(refused(), libc::EPERM)?,
+        program(with_x32(unsupported), libc::ENOSYS)?,
+    ] {
+        seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -176,5 +191,26 @@ mod tests {
         let meta = std::fs::metadata(dir.path().join("plain")).unwrap();
         assert_eq!(meta.permissions().mode() & 0o7777, 0o755);
         assert!(!dir.path().join("suid").exists());
+    }
+
+    #[test]
+    fn openat2_is_answered_not_implemented_so_programs_fall_back_to_openat() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let (openat2, openat) = std::thread::spawn(move || {
+            apply().unwrap();
+            use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+            let how = (OFlags::RDONLY, Mode::empty(), ResolveFlags::empty());
+            let openat2 = rustix::fs::openat2(CWD, &file, how.0, how.1, how.2).err();
+            (
+                openat2.map(rustix::io::Errno::raw_os_error),
+                std::fs::read_to_string(&file).ok(),
+            )
+        })
+        .join()
+        .unwrap();
+        assert_eq!(openat2, Some(libc::ENOSYS));
+        assert_eq!(openat.as_deref(), Some("x"));
     }
 }
