@@ -140,7 +140,9 @@ async fn start(
     let opts = RunOptions {
         early: std::sync::Mutex::new(early),
         log: &log,
-        isolation: worktree.as_ref().map(|_| "worktree"),
+        isolation: worktree
+            .as_ref()
+            .map(|_| crate::events::Isolation::Worktree),
     };
     let result = run::run_job(config, &opts, None).await;
     if let Some(wt) = worktree {

@@ -5,15 +5,19 @@
 //! translators (see `report`). Adding an output never means adding bookkeeping to the loop.
 
 mod changes;
+mod hook;
+mod kinds;
 mod mcp;
 mod permission;
 mod records;
 mod sink;
 
-pub use changes::{Changes, DiffStat, FileChange, Kind, Skipped};
+pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
+pub use hook::{HookDecision, HookEvent, HookOrigin};
+pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
 pub use mcp::{ServerState, ServerStatus, TransportKind};
-pub use permission::{Decision, Permission, RuleView, Source};
-pub use records::{ArtifactRecord, CheckResult, HookOrigin};
+pub use permission::{Decision, Mode, Permission, RuleView, Source};
+pub use records::{ArtifactRecord, CheckResult};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};
@@ -59,7 +63,8 @@ pub enum Event {
         model: String,
         workspace: String,
         tools: Vec<String>,
-        mode: String,
+        /// The permission mode.
+        mode: Mode,
         resumed: bool,
         /// A resumed run that goes on where the earlier process stopped short (a limit, a
         /// signal, a crash), without a new instruction: one run with the one before it, so
@@ -76,7 +81,7 @@ pub enum Event {
         checks: Vec<String>,
         /// `worktree` when the run works in a throwaway git worktree.
         #[serde(default)]
-        isolation: Option<String>,
+        isolation: Option<Isolation>,
         /// The Bash sandbox in force (null when off); `mechanism: pending` when it is still
         /// being set up (then `sandbox.established` follows once it is).
         #[serde(default)]
@@ -103,7 +108,7 @@ pub enum Event {
         turn: u32,
         attempt: u32,
         delay_ms: u64,
-        error_kind: String,
+        error_kind: ErrorKind,
         message: String,
         /// The wait the server named (`retry-after`, a reset header, `RetryInfo`, "retry in
         /// 1.4s"), when it named one: `delay_ms` is that wait.
@@ -149,7 +154,7 @@ pub enum Event {
     #[serde(rename = "hook.ran")]
     HookRan {
         /// The hook event (`PreToolUse`, `Stop`, …).
-        hook_event: String,
+        hook_event: HookEvent,
         /// The command's first line.
         command: String,
         origin: HookOrigin,
@@ -158,7 +163,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
         /// `none`, `allow`, `ask`, `defer` or `block`.
-        decision: String,
+        decision: HookDecision,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         /// `timeout`, `crashed`, `not_started` or `error`, with what happened.
@@ -241,8 +246,8 @@ pub enum Event {
     #[serde(rename = "upload.finished")]
     UploadFinished {
         /// `session` or `artifacts`.
-        #[serde(default = "session_target")]
-        target: String,
+        #[serde(default)]
+        target: UploadTarget,
         ok: bool,
         status: Option<u16>,
         message: String,
@@ -279,7 +284,7 @@ pub enum Event {
     RuleApplied {
         turn: u32,
         name: String,
-        origin: String,
+        origin: RuleOrigin,
         reason: String,
     },
     /// The run's sandbox once set up, when `run.started` could not say it yet (it is set up
@@ -375,10 +380,6 @@ pub enum NoticeKind {
     Log,
     /// The last one recorded for a server: more came than are kept.
     Suppressed,
-}
-
-fn session_target() -> String {
-    "session".to_owned()
 }
 
 /// An event with the fields every line of events.jsonl carries.

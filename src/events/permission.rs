@@ -93,3 +93,30 @@ pub struct RuleView {
     /// The file it came from, for repo-file rules.
     pub file: Option<String>,
 }
+
+/// The run's permission mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// CI default: reads and safe commands run, anything else is asked for.
+    #[default]
+    Headless,
+    /// Everything runs except what a rule excludes or the safety checks refuse.
+    Auto,
+    /// Read-only: Write, Edit and MultiEdit are excluded whatever the rules say.
+    Plan,
+    /// Continue's interactive defaults (writes and Bash ask), for compatibility.
+    Normal,
+}
+
+impl Mode {
+    /// The lowercase word used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Headless => "headless",
+            Self::Auto => "auto",
+            Self::Plan => "plan",
+            Self::Normal => "normal",
+        }
+    }
+}

@@ -545,7 +545,7 @@ fn rules(cx: &mut Ctx<'_>, raw: &JobFile, params: &BTreeMap<String, String>) -> 
                 let text = cx.render(&format!("rules[{i}]"), t, params);
                 out.push(Rule {
                     name: format!("rules[{i}]"),
-                    origin: "inline".to_owned(),
+                    origin: crate::events::RuleOrigin::Inline,
                     text,
                     applies: crate::rules::Applies::Always,
                 });

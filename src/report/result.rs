@@ -97,7 +97,7 @@ pub struct RunResult {
     pub changed_files: Vec<crate::report::github::patch_files::FileChange>,
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
-    pub checkpoints: Vec<Value>,
+    pub checkpoints: Vec<crate::events::Checkpoint>,
     /// Untracked files and folders left out of the checkpoints and diff.patch for their
     /// size (`git.max_file_size`, `git.max_dir_files`); rollback leaves them alone.
     pub skipped: Vec<crate::checkpoint::Skipped>,
@@ -130,7 +130,7 @@ pub struct RunResult {
     pub workspace: String,
     /// `worktree` when the run worked in a throwaway git worktree (removed afterwards; its
     /// changes are in diff.patch and the checkpoint refs).
-    pub isolation: Option<String>,
+    pub isolation: Option<crate::events::Isolation>,
     /// The run's OpenTelemetry trace id (32 hex digits) when it has one: the caller's
     /// `TRACEPARENT` trace, or its own when OTLP export is on.
     #[serde(skip_serializing_if = "Option::is_none")]

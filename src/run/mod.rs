@@ -89,7 +89,7 @@ pub(crate) struct RunOptions<'a> {
     pub early: std::sync::Mutex<Option<Early>>,
     pub log: &'a LogHandle,
     /// `worktree` when the run works in a throwaway worktree (reported in result.json).
-    pub isolation: Option<&'a str>,
+    pub isolation: Option<crate::events::Isolation>,
 }
 
 /// An earlier run to continue.

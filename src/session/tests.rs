@@ -306,7 +306,7 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         model: "m".into(),
         workspace: "/w".into(),
         tools: Vec::new(),
-        mode: "auto".into(),
+        mode: crate::events::Mode::Auto,
         resumed: true,
         continues: false,
         output_dir: String::new(),
