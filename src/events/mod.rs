@@ -15,7 +15,7 @@ mod sink;
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
 pub use hook::{HookDecision, HookEvent, HookOrigin};
 pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
-pub use mcp::{ServerState, ServerStatus, TransportKind};
+pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};
 pub use permission::{Decision, Mode, Permission, RuleView, Source};
 pub use records::{ArtifactRecord, CheckResult};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
@@ -275,7 +275,7 @@ pub enum Event {
         /// The tool call a progress notification belongs to.
         call_id: Option<String>,
         /// A log message's level (`info`, `warning`, …).
-        level: Option<String>,
+        level: Option<LogLevel>,
         progress: Option<f64>,
         total: Option<f64>,
         message: Option<String>,

@@ -38,6 +38,17 @@ pub struct Denial {
 }
 
 /// The result of one run.
+/// A rule that joined the system message (a `rule.applied` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AppliedRule {
+    /// The turn it joined before (0: from the start).
+    pub turn: u32,
+    pub name: String,
+    pub origin: crate::events::RuleOrigin,
+    /// Why it applies (`always applies`, or the file a call touched).
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunResult {
     #[serde(rename = "type")]
@@ -105,7 +116,7 @@ pub struct RunResult {
     /// checkpoints); removed with the run's refs (`cn-run sessions prune`, `git.keep`).
     pub git_added_bytes: Option<u64>,
     /// Rules that joined the system message, when and why.
-    pub rules_applied: Vec<Value>,
+    pub rules_applied: Vec<AppliedRule>,
     /// The last upload of the session (null when the run has no upload URL).
     pub upload: Option<crate::upload::UploadStatus>,
     /// The upload of the artifacts (null unless `upload.artifacts_url` is set).
