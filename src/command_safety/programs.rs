@@ -1,5 +1,5 @@
 //! The per-program table: every program the evaluator knows, sorted by name for a search by
-//! first byte ([`super::program_name`]), with the rule or the handler that judges it
+//! first byte (`program_name.rs`), with the rule or the handler that judges it
 //! ([`Kind`]). Programs not listed need permission.
 
 use super::catalog::*;

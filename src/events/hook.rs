@@ -49,12 +49,6 @@ impl HookEvent {
     }
 }
 
-impl std::fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The decision a hook gave. Ordered from the weakest to the strongest, so of several
 /// hooks' answers the strongest wins.
 #[derive(
@@ -85,12 +79,6 @@ impl HookDecision {
             HookDecision::Defer => "defer",
             HookDecision::Block => "block",
         }
-    }
-}
-
-impl std::fmt::Display for HookDecision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

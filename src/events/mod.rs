@@ -4,6 +4,17 @@
 //! stream-json on stdout and the progress display are built by feeding them through pure
 //! translators (see `report`). Adding an output never means adding bookkeeping to the loop.
 
+/// `Display` for the events' words: what `as_str` gives, as events.jsonl writes it.
+macro_rules! display_as_str {
+    ($($t:ty),* $(,)?) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
 mod changes;
 mod hook;
 mod kinds;
@@ -25,6 +36,16 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::exit_code::{Limit, Status};
+
+display_as_str!(
+    ErrorKind,
+    HookDecision,
+    HookEvent,
+    IncompleteAction,
+    Isolation,
+    Permission,
+    RuleOrigin,
+);
 
 /// Version of the event and result formats. Bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -363,12 +384,6 @@ impl IncompleteAction {
             Self::Fail => "fail",
             Self::Accept => "accept",
         }
-    }
-}
-
-impl std::fmt::Display for IncompleteAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
