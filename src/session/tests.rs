@@ -175,7 +175,7 @@ fn a_torn_last_line_is_ignored_and_said() {
     // Every cut inside the last line: the run up to the line before it is read back.
     for cut in [
         last_start + 1,
-        (last_start + whole.len()) / 2,
+        usize::midpoint(last_start, whole.len()),
         whole.len() - 2,
     ] {
         std::fs::write(&path, &whole[..cut]).unwrap();
