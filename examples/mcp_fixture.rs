@@ -259,7 +259,7 @@ impl Fixture {
         for step in 1..=steps {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             if let Some(token) = &token {
-                let note = ProgressNotificationParam::new(token.clone(), step as f64);
+                let note = ProgressNotificationParam::new(token.clone(), f64::from(step));
                 let _ = ctx.peer.notify_progress(note).await;
             }
         }

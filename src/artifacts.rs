@@ -216,7 +216,7 @@ mod tests {
             &|| false,
         );
         let mut paths: Vec<&str> = records.iter().map(|r| r.path.as_str()).collect();
-        paths.sort();
+        paths.sort_unstable();
         assert_eq!(paths, ["target/reports/a.xml", "target/reports/b.xml"]);
         assert_eq!(records[0].size, 4);
         assert_eq!(records[0].sha256.len(), 64);

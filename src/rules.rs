@@ -31,7 +31,7 @@ pub enum Applies {
 pub struct RuleDef {
     pub name: String,
     /// `inline`, or the file it came from.
-    pub origin: String,
+    pub origin: crate::events::RuleOrigin,
     pub text: String,
     pub applies: Applies,
 }
@@ -168,7 +168,7 @@ pub fn parse_rule(origin: &str, text: &str) -> Result<RuleDef, RuleError> {
     let _ = fm.description;
     Ok(RuleDef {
         name,
-        origin: origin.to_owned(),
+        origin: crate::events::RuleOrigin::File(origin.to_owned()),
         text: body.trim().to_owned(),
         applies,
     })

@@ -418,7 +418,7 @@ impl Agent<'_> {
                     turn,
                     attempt,
                     delay_ms: delay.as_millis() as u64,
-                    error_kind: error.kind().to_owned(),
+                    error_kind: error.error_kind(),
                     message: error.to_string(),
                     retry_after_ms: server_wait.map(|w| w.as_millis() as u64),
                 });

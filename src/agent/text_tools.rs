@@ -121,7 +121,7 @@ pub fn extend_text_history(out: &mut Vec<Message>, messages: &[Message]) {
                     _ => out.push(Message::user(block)),
                 }
             }
-            other => out.push(other.clone()),
+            other @ Message::User { .. } => out.push(other.clone()),
         }
     }
 }

@@ -134,7 +134,7 @@ impl Agent<'_> {
             .user_hooks
             .post_tool_use(&call.name, args, &call.id, &content, is_error, self.emitter)
             .await;
-        if answer.said == Some(crate::hooks::output::Said::Block) {
+        if answer.said == Some(crate::hooks::output::HookDecision::Block) {
             let reason = answer.reason.clone().unwrap_or_default();
             content.push_str(&format!("\n\n[PostToolUse hook] {reason}"));
         }
@@ -153,7 +153,7 @@ impl Agent<'_> {
         if let Some(outcome) = halt("Stop", &answer) {
             return StopHook::Halt(outcome);
         }
-        if answer.said == Some(crate::hooks::output::Said::Block) {
+        if answer.said == Some(crate::hooks::output::HookDecision::Block) {
             state.stop_hook_active = true;
             let reason = answer.reason.unwrap_or_default();
             return StopHook::GoOn(format!(
@@ -172,7 +172,7 @@ impl Agent<'_> {
         if let Some(outcome) = halt("PreCompact", &answer) {
             return PreCompact::Halt(outcome);
         }
-        if answer.said == Some(crate::hooks::output::Said::Block) {
+        if answer.said == Some(crate::hooks::output::HookDecision::Block) {
             let reason = answer.reason.unwrap_or_default();
             self.emitter.emit(crate::events::Event::Warning {
                 message: format!("a PreCompact hook blocked the compaction: {reason}"),
@@ -209,7 +209,7 @@ impl Agent<'_> {
         if let Some(outcome) = halt("UserPromptSubmit", &answer) {
             return Some(outcome);
         }
-        if answer.said == Some(crate::hooks::output::Said::Block) {
+        if answer.said == Some(crate::hooks::output::HookDecision::Block) {
             let reason = answer.reason.unwrap_or_default();
             return Some(Outcome::Failed(format!(
                 "a UserPromptSubmit hook blocked the task: {reason}"

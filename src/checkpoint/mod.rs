@@ -36,7 +36,7 @@ mod snapshot;
 mod storage;
 mod touch;
 
-pub use crate::events::Skipped;
+pub use crate::events::{Checkpoint, Skipped};
 pub use adopt::{Adopted, Moved, adopt};
 pub use early::{Early, StatusOf};
 pub use error::{CheckpointError, Unavailable};
@@ -51,25 +51,6 @@ pub trait Checkpointer: Send + Sync {
     /// Snapshots the working tree if it changed since the last snapshot; `None` if it
     /// did not (so read-only Bash calls cost a directory walk and nothing more).
     fn checkpoint(&self, label: &str) -> Result<Option<Checkpoint>, CheckpointError>;
-}
-
-/// One snapshot of the working tree, as reported in events and result.json.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct Checkpoint {
-    /// 0 for the start state, then 1, 2, … in the order they were taken.
-    pub index: u32,
-    /// The hidden reference holding it, `refs/cn-run/<run-id>/<index>`.
-    pub reference: String,
-    /// The snapshot commit's id (full hex).
-    pub commit: String,
-    /// What caused it, e.g. the tool call ("Edit src/main.rs").
-    pub label: String,
-    /// Files added, modified or deleted since the previous snapshot.
-    pub files_changed: usize,
-    /// Files and folders left out of this snapshot: untracked ones for their size (see
-    /// [`Limits`]), and files that cannot be read (with why); rollback leaves them alone
-    /// and the diff names them without content.
-    pub skipped: Vec<Skipped>,
 }
 
 /// What is too big to snapshot: an untracked file over `max_file_bytes`, an untracked

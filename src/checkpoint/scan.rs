@@ -446,7 +446,8 @@ fn epoch(t: SystemTime) -> (i64, i64) {
 }
 
 fn minus_margin((secs, nanos): (i64, i64)) -> (i64, i64) {
-    let total = secs as i128 * 1_000_000_000 + nanos as i128 - RACY_MARGIN.as_nanos() as i128;
+    let total =
+        i128::from(secs) * 1_000_000_000 + i128::from(nanos) - RACY_MARGIN.as_nanos() as i128;
     (
         (total.div_euclid(1_000_000_000)) as i64,
         (total.rem_euclid(1_000_000_000)) as i64,

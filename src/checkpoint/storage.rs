@@ -197,7 +197,7 @@ fn collect(
         Some(b) => Some(repo.find_tree(b).map_err(git("read the start tree"))?),
         None => None,
     };
-    for entry in t.iter() {
+    for entry in &t {
         let before = old
             .as_ref()
             .and_then(|o| o.get_name_bytes(entry.name_bytes()));

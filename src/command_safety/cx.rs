@@ -28,7 +28,7 @@ pub(crate) struct Cx<'s> {
     pub(super) open_subshells: usize,
 }
 
-impl<'s> Cx<'s> {
+impl Cx<'_> {
     pub(crate) fn note(&mut self, rule: &'static Rule, subject: &str) {
         self.acc.note(rule, subject);
     }

@@ -26,6 +26,8 @@ mod loaders;
 mod node_tools;
 mod obfuscation;
 mod paths;
+mod program_name;
+mod programs;
 mod rules;
 mod secrets;
 mod sed;

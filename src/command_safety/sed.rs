@@ -108,7 +108,7 @@ fn skip_address(b: &[u8], mut i: usize) -> usize {
                     i += 1;
                 }
             }
-            Some(b'/') | Some(b'\\') => {
+            Some(b'/' | b'\\') => {
                 let delim_at = if b[i] == b'\\' { i + 1 } else { i };
                 let Some(&delim) = b.get(delim_at) else {
                     return b.len();

@@ -59,7 +59,7 @@ impl<'a> Scanner<'a> {
         while let Some(c) = self.peek(0) {
             match c {
                 b' ' | b'\t' | b'\n' | b'\r' | b';' | b'&' | b'|' | b'(' | b')' => break,
-                b'<' | b'>' if self.peek(1) == Some(b'(') => self.process_subst(&mut w)?,
+                b'<' | b'>' if self.peek(1) == Some(b'(') => self.substitution(&mut w)?,
                 b'<' | b'>' => break,
                 b'\\' => self.escape(&mut w),
                 b'\'' => self.single_quoted(&mut w)?,
@@ -182,14 +182,7 @@ impl<'a> Scanner<'a> {
                 self.drop_bytes(w, 1);
                 return Ok(());
             }
-            Some(b'(') => {
-                let close = self.match_close(self.i + 1, 0)?;
-                self.out
-                    .subs
-                    .push(Cow::Borrowed(&self.src[self.i + 2..close]));
-                w.flags |= SUBST;
-                self.i = close + 1;
-            }
+            Some(b'(') => self.substitution(w)?,
             Some(b'{') => {
                 let close = self.match_close(self.i + 1, 0)?;
                 let inner = &self.src[self.i + 2..close];
@@ -257,7 +250,8 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    fn process_subst(&mut self, w: &mut Buf) -> Scanned<()> {
+    /// `$(…)`, `<(…)` or `>(…)` at `self.i`: the command inside is a substitution.
+    fn substitution(&mut self, w: &mut Buf) -> Scanned<()> {
         let close = self.match_close(self.i + 1, 0)?;
         self.out
             .subs

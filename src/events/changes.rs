@@ -6,7 +6,6 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 /// The `changes.recorded` event: what result.json says about the run's changes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -14,7 +13,7 @@ pub struct Changes {
     pub patch_path: Option<String>,
     pub diff: Option<DiffStat>,
     pub secret_in_diff: bool,
-    pub checkpoints: Vec<Value>,
+    pub checkpoints: Vec<Checkpoint>,
     #[serde(default)]
     pub skipped: Vec<Skipped>,
     pub git_added_bytes: Option<u64>,
@@ -68,4 +67,23 @@ pub struct Skipped {
     /// Why a file is left out when it is not its size (it cannot be read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// One snapshot of the working tree, as reported in events and result.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Checkpoint {
+    /// 0 for the start state, then 1, 2, … in the order they were taken.
+    pub index: u32,
+    /// The hidden reference holding it, `refs/cn-run/<run-id>/<index>`.
+    pub reference: String,
+    /// The snapshot commit's id (full hex).
+    pub commit: String,
+    /// What caused it, e.g. the tool call ("Edit src/main.rs").
+    pub label: String,
+    /// Files added, modified or deleted since the previous snapshot.
+    pub files_changed: usize,
+    /// Files and folders left out of this snapshot: untracked ones for their size (see
+    /// `checkpoint::Limits`), and files that cannot be read (with why); rollback leaves them alone
+    /// and the diff names them without content.
+    pub skipped: Vec<Skipped>,
 }

@@ -1,4 +1,5 @@
-//! How an MCP server's start went, as the `mcp.server` event and result.json carry it.
+//! How an MCP server's start went, as the `mcp.server` event and result.json carry it, and
+//! the level of a server's log notification.
 //!
 //! Owned here so the event schema needs nothing from `mcp` (which emits events: the two
 //! modules named each other); `mcp` re-exports these.
@@ -50,4 +51,18 @@ impl ServerStatus {
     pub fn to_event(&self) -> Event {
         Event::McpServer(self.clone())
     }
+}
+
+/// A server's log level (the MCP specification's eight, RFC 5424's severities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
 }

@@ -4,16 +4,31 @@
 //! stream-json on stdout and the progress display are built by feeding them through pure
 //! translators (see `report`). Adding an output never means adding bookkeeping to the loop.
 
+/// `Display` for the events' words: what `as_str` gives, as events.jsonl writes it.
+macro_rules! display_as_str {
+    ($($t:ty),* $(,)?) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
 mod changes;
+mod hook;
+mod kinds;
 mod mcp;
 mod permission;
 mod records;
 mod sink;
 
-pub use changes::{Changes, DiffStat, FileChange, Kind, Skipped};
-pub use mcp::{ServerState, ServerStatus, TransportKind};
-pub use permission::{Decision, Permission, RuleView, Source};
-pub use records::{ArtifactRecord, CheckResult, HookOrigin};
+pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
+pub use hook::{HookDecision, HookEvent, HookOrigin};
+pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
+pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};
+pub use permission::{Decision, Mode, Permission, RuleView, Source};
+pub use records::{ArtifactRecord, CheckResult};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +36,16 @@ use serde_json::Value;
 
 use crate::conversation::{Message, ToolCall, Usage};
 use crate::exit_code::{Limit, Status};
+
+display_as_str!(
+    ErrorKind,
+    HookDecision,
+    HookEvent,
+    IncompleteAction,
+    Isolation,
+    Permission,
+    RuleOrigin,
+);
 
 /// Version of the event and result formats. Bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -59,7 +84,8 @@ pub enum Event {
         model: String,
         workspace: String,
         tools: Vec<String>,
-        mode: String,
+        /// The permission mode.
+        mode: Mode,
         resumed: bool,
         /// A resumed run that goes on where the earlier process stopped short (a limit, a
         /// signal, a crash), without a new instruction: one run with the one before it, so
@@ -76,7 +102,7 @@ pub enum Event {
         checks: Vec<String>,
         /// `worktree` when the run works in a throwaway git worktree.
         #[serde(default)]
-        isolation: Option<String>,
+        isolation: Option<Isolation>,
         /// The Bash sandbox in force (null when off); `mechanism: pending` when it is still
         /// being set up (then `sandbox.established` follows once it is).
         #[serde(default)]
@@ -103,7 +129,7 @@ pub enum Event {
         turn: u32,
         attempt: u32,
         delay_ms: u64,
-        error_kind: String,
+        error_kind: ErrorKind,
         message: String,
         /// The wait the server named (`retry-after`, a reset header, `RetryInfo`, "retry in
         /// 1.4s"), when it named one: `delay_ms` is that wait.
@@ -149,7 +175,7 @@ pub enum Event {
     #[serde(rename = "hook.ran")]
     HookRan {
         /// The hook event (`PreToolUse`, `Stop`, …).
-        hook_event: String,
+        hook_event: HookEvent,
         /// The command's first line.
         command: String,
         origin: HookOrigin,
@@ -158,7 +184,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         exit_code: Option<i32>,
         /// `none`, `allow`, `ask`, `defer` or `block`.
-        decision: String,
+        decision: HookDecision,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         /// `timeout`, `crashed`, `not_started` or `error`, with what happened.
@@ -241,8 +267,8 @@ pub enum Event {
     #[serde(rename = "upload.finished")]
     UploadFinished {
         /// `session` or `artifacts`.
-        #[serde(default = "session_target")]
-        target: String,
+        #[serde(default)]
+        target: UploadTarget,
         ok: bool,
         status: Option<u16>,
         message: String,
@@ -270,7 +296,7 @@ pub enum Event {
         /// The tool call a progress notification belongs to.
         call_id: Option<String>,
         /// A log message's level (`info`, `warning`, …).
-        level: Option<String>,
+        level: Option<LogLevel>,
         progress: Option<f64>,
         total: Option<f64>,
         message: Option<String>,
@@ -279,7 +305,7 @@ pub enum Event {
     RuleApplied {
         turn: u32,
         name: String,
-        origin: String,
+        origin: RuleOrigin,
         reason: String,
     },
     /// The run's sandbox once set up, when `run.started` could not say it yet (it is set up
@@ -361,12 +387,6 @@ impl IncompleteAction {
     }
 }
 
-impl std::fmt::Display for IncompleteAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// What an `mcp.notification` carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -375,10 +395,6 @@ pub enum NoticeKind {
     Log,
     /// The last one recorded for a server: more came than are kept.
     Suppressed,
-}
-
-fn session_target() -> String {
-    "session".to_owned()
 }
 
 /// An event with the fields every line of events.jsonl carries.

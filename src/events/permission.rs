@@ -33,12 +33,6 @@ impl Permission {
     }
 }
 
-impl std::fmt::Display for Permission {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Where the rule (or check) behind a decision came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -92,4 +86,31 @@ pub struct RuleView {
     pub source: Source,
     /// The file it came from, for repo-file rules.
     pub file: Option<String>,
+}
+
+/// The run's permission mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// CI default: reads and safe commands run, anything else is asked for.
+    #[default]
+    Headless,
+    /// Everything runs except what a rule excludes or the safety checks refuse.
+    Auto,
+    /// Read-only: Write, Edit and MultiEdit are excluded whatever the rules say.
+    Plan,
+    /// Continue's interactive defaults (writes and Bash ask), for compatibility.
+    Normal,
+}
+
+impl Mode {
+    /// The lowercase word used in files and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Headless => "headless",
+            Self::Auto => "auto",
+            Self::Plan => "plan",
+            Self::Normal => "normal",
+        }
+    }
 }

@@ -1,7 +1,6 @@
-//! Records the outputs carry as they are: a check's result, an uploaded artifact, where a
-//! hook came from.
+//! Records the outputs carry as they are: a check's result, an uploaded artifact.
 //!
-//! Owned here so the event schema needs nothing from `checks`, `tools` or `hooks` (which
+//! Owned here so the event schema needs nothing from `checks` or `tools` (which
 //! emit events); those modules re-export them.
 
 use std::path::PathBuf;
@@ -38,12 +37,4 @@ pub struct ArtifactRecord {
     pub sha256: String,
     /// Its media type, from the file name.
     pub kind: String,
-}
-
-/// Where a hook was written: the job's author, or the repository the run works on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum HookOrigin {
-    Job,
-    Repository,
 }

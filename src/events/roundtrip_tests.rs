@@ -5,7 +5,7 @@ use super::*;
 
 /// One line of each event type, with every optional field present.
 const LINES: &[&str] = &[
-    r#"{"type":"run.started","job":"j","prompt":"p","provider":"openai","model":"m","workspace":"/w","tools":["Read","Bash"],"mode":"default","resumed":false,"output_dir":"/o","session_path":"/o/session.json","checks":["unit"],"isolation":"worktree","sandbox":{"mode":"workspace-write","network":false,"required":false,"mechanism":"bubblewrap","enforced":["private-tmp","no-network"],"missing":["hidden-credentials"],"writable":["/w"],"hidden":[],"notes":["n"]}}"#,
+    r#"{"type":"run.started","job":"j","prompt":"p","provider":"openai","model":"m","workspace":"/w","tools":["Read","Bash"],"mode":"auto","resumed":false,"output_dir":"/o","session_path":"/o/session.json","checks":["unit"],"isolation":"worktree","sandbox":{"mode":"workspace-write","network":false,"required":false,"mechanism":"bubblewrap","enforced":["private-tmp","no-network"],"missing":["hidden-credentials"],"writable":["/w"],"hidden":[],"notes":["n"]}}"#,
     r#"{"type":"attempt.started","attempt":2}"#,
     r#"{"type":"turn.started","turn":1}"#,
     r#"{"type":"model.retry","turn":1,"attempt":1,"delay_ms":500,"error_kind":"rate_limited","message":"429"}"#,
@@ -23,7 +23,7 @@ const LINES: &[&str] = &[
     r#"{"type":"artifact.collected","path":"out/report.txt","stored":"/o/artifacts/out/report.txt","size":12,"sha256":"00ff","kind":"text/plain"}"#,
     r#"{"type":"upload.finished","target":"artifacts","ok":false,"status":503,"message":"server error","uploads":2,"failures":1,"last_error":"503","last_at":"2026-01-01T00:00:00.000Z"}"#,
     r#"{"type":"mcp.server","name":"fx","transport":"stdio","status":"failed","tools":0,"message":"gone","startup_ms":12}"#,
-    r#"{"type":"changes.recorded","patch_path":"/o/diff.patch","diff":{"files":1,"insertions":2,"deletions":3},"secret_in_diff":true,"checkpoints":[{"index":0,"commit":"abc"}],"skipped":[{"path":"big.bin","bytes":9000000}],"git_added_bytes":4096}"#,
+    r#"{"type":"changes.recorded","patch_path":"/o/diff.patch","diff":{"files":1,"insertions":2,"deletions":3},"secret_in_diff":true,"checkpoints":[{"index":0,"reference":"refs/cn-run/r1/0","commit":"abc","label":"start","files_changed":0,"skipped":[]}],"skipped":[{"path":"big.bin","bytes":9000000}],"git_added_bytes":4096}"#,
     r#"{"type":"mcp.notification","server":"fx","kind":"progress","call_id":"c1","level":null,"progress":2.0,"total":5.0,"message":"step 2"}"#,
     r#"{"type":"rule.applied","turn":0,"name":"style","origin":"AGENTS.md","reason":"always applies"}"#,
     r#"{"type":"sandbox.established","sandbox":{"mode":"workspace-write","network":false,"required":false,"mechanism":"bubblewrap","enforced":["private-tmp","no-network"],"missing":[],"writable":["/w"],"hidden":["/h/.ssh"],"notes":[],"read_only":["/w/.git"]}}"#,
@@ -82,7 +82,7 @@ fn the_samples_cover_every_event_type() {
 
 #[test]
 fn lines_written_before_the_new_fields_still_read() {
-    let old = r#"{"schema_version":1,"seq":1,"ts":"t","run_id":"r","type":"run.started","job":"j","prompt":"p","provider":"o","model":"m","workspace":"/w","tools":[],"mode":"default","resumed":false}"#;
+    let old = r#"{"schema_version":1,"seq":1,"ts":"t","run_id":"r","type":"run.started","job":"j","prompt":"p","provider":"o","model":"m","workspace":"/w","tools":[],"mode":"headless","resumed":false}"#;
     let env: Envelope = serde_json::from_str(old).unwrap();
     let Event::RunStarted {
         checks,
@@ -96,7 +96,9 @@ fn lines_written_before_the_new_fields_still_read() {
     assert!(checks.is_empty() && sandbox.is_none() && output_dir.is_empty());
     let upload = r#"{"schema_version":1,"seq":2,"ts":"t","run_id":"r","type":"upload.finished","ok":true,"status":200,"message":"ok"}"#;
     let env: Envelope = serde_json::from_str(upload).unwrap();
-    assert!(matches!(env.event, Event::UploadFinished { ref target, .. } if target == "session"));
+    assert!(
+        matches!(env.event, Event::UploadFinished { ref target, .. } if *target == crate::events::UploadTarget::Session)
+    );
 }
 
 #[test]

@@ -90,7 +90,7 @@ impl Emitter {
             parent_call_id,
             event,
         };
-        for sink in inner.sinks.iter_mut() {
+        for sink in &mut inner.sinks {
             sink.on_event(&envelope);
         }
     }

@@ -12,52 +12,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::events::HookOrigin;
+pub use crate::events::{HookEvent, HookOrigin};
 
 /// Seconds a hook may run when its entry names no `timeout` (Claude Code's default).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
-/// The events cn-run fires hooks on, by Claude Code's names.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-pub enum HookEvent {
-    /// Before a tool call runs: may allow (an ask only), deny, ask, defer or rewrite it.
-    PreToolUse,
-    /// After a tool call ran: may add context for the model or block with a reason.
-    PostToolUse,
-    /// The task is about to go to the model: may add context or refuse it.
-    UserPromptSubmit,
-    /// The agent answered without calling a tool: may send it back to work with a reason.
-    Stop,
-    /// A nested agent (the Subagent tool) answered.
-    SubagentStop,
-    /// The run starts (`startup`) or a resume picks it up (`resume`).
-    SessionStart,
-    /// The run ends.
-    SessionEnd,
-    /// The history is about to be compacted.
-    PreCompact,
-    /// cn-run needs someone's attention: a call needed approval.
-    Notification,
-}
-
 impl HookEvent {
-    /// Claude Code's name of the event (`hook_event_name`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookEvent::PreToolUse => "PreToolUse",
-            HookEvent::PostToolUse => "PostToolUse",
-            HookEvent::UserPromptSubmit => "UserPromptSubmit",
-            HookEvent::Stop => "Stop",
-            HookEvent::SubagentStop => "SubagentStop",
-            HookEvent::SessionStart => "SessionStart",
-            HookEvent::SessionEnd => "SessionEnd",
-            HookEvent::PreCompact => "PreCompact",
-            HookEvent::Notification => "Notification",
-        }
-    }
-
     /// Whether the event's matcher names a tool (for the others it is ignored or names
     /// the event's source, as Claude Code does).
     pub fn matches_tools(self) -> bool {

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::Hooks;
 use super::config::{HookDef, HookEvent};
 use super::gate::HookAnswer;
-use super::output::{Said, Verdict, interpret};
+use super::output::{HookDecision, Verdict, interpret};
 use super::run::run_hook;
 use crate::events::{Emitter, Event};
 
@@ -54,12 +54,12 @@ impl Hooks {
                 &ran.stderr,
             );
             emitter.emit(Event::HookRan {
-                hook_event: event.as_str().to_owned(),
+                hook_event: event,
                 command: short(&def.command.command),
                 origin: def.origin,
                 call_id: call_id.map(str::to_owned),
                 exit_code: ran.exit_code,
-                decision: verdict.said.as_str().to_owned(),
+                decision: verdict.said,
                 reason: verdict.reason.clone(),
                 failure: verdict
                     .failure
@@ -86,7 +86,7 @@ impl Hooks {
 fn combine_all(event: HookEvent, answers: Vec<(&HookDef, Verdict)>) -> HookAnswer {
     let mut all = HookAnswer::default();
     for (def, v) in answers {
-        if v.said != Said::Nothing && all.said.is_none_or(|s| v.said > s) {
+        if v.said != HookDecision::Nothing && all.said.is_none_or(|s| v.said > s) {
             all.said = Some(v.said);
             all.rule = Some(format!(
                 "{} hook `{}`",

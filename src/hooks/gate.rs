@@ -7,13 +7,13 @@
 
 use crate::permissions::{Decision, Permission, Source};
 
-use super::output::Said;
+use super::output::HookDecision;
 
 /// What the hooks of one call said, together.
 #[derive(Debug, Clone, Default)]
 pub struct HookAnswer {
     /// The strictest decision: deny > defer > ask > allow (Claude Code's order).
-    pub said: Option<Said>,
+    pub said: Option<HookDecision>,
     /// The hook whose decision that is (`PreToolUse `command``).
     pub rule: Option<String>,
     pub reason: Option<String>,
@@ -43,14 +43,14 @@ pub enum Gated {
 
 /// Combines the policy's `decision` with the hooks' `answer`.
 pub fn combine(decision: Decision, answer: &HookAnswer) -> Gated {
-    let Some(said) = answer.said.filter(|s| *s != Said::Nothing) else {
+    let Some(said) = answer.said.filter(|s| *s != HookDecision::Nothing) else {
         return Gated::Policy(decision);
     };
     if decision.permission == Permission::Exclude {
         // Nothing a hook says opens what the policy closed.
         return Gated::Policy(decision);
     }
-    if said == Said::Allow && only_a_rule_answers(&decision) {
+    if said == HookDecision::Allow && only_a_rule_answers(&decision) {
         return Gated::Policy(decision);
     }
     let why = |default: &str| {
@@ -68,22 +68,22 @@ pub fn combine(decision: Decision, answer: &HookAnswer) -> Gated {
         allow_hint: None,
     };
     match (said, decision.permission) {
-        (Said::Block, _) => Gated::Refused(hook(
+        (HookDecision::Block, _) => Gated::Refused(hook(
             Permission::Exclude,
             why("a PreToolUse hook denied the call"),
         )),
-        (Said::Defer, _) => Gated::Defer(Decision {
+        (HookDecision::Defer, _) => Gated::Defer(Decision {
             allow_hint: decision.allow_hint,
             ..hook(
                 Permission::Ask,
                 why("a PreToolUse hook deferred the call to a person"),
             )
         }),
-        (Said::Ask, Permission::Allow) => Gated::Asks(hook(
+        (HookDecision::Ask, Permission::Allow) => Gated::Asks(hook(
             Permission::Ask,
             why("a PreToolUse hook asks for permission"),
         )),
-        (Said::Allow, Permission::Ask) => Gated::Answered(hook(
+        (HookDecision::Allow, Permission::Ask) => Gated::Answered(hook(
             Permission::Ask,
             format!(
                 "a PreToolUse hook answered the policy's ask ({}): {}",

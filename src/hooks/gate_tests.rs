@@ -10,7 +10,7 @@ fn policy(permission: Permission) -> Decision {
     }
 }
 
-fn said(s: Said) -> HookAnswer {
+fn said(s: HookDecision) -> HookAnswer {
     HookAnswer {
         said: Some(s),
         rule: Some("PreToolUse `x`".into()),
@@ -21,11 +21,16 @@ fn said(s: Said) -> HookAnswer {
 
 #[test]
 fn a_hooks_allow_answers_an_ask_but_never_opens_an_exclude() {
-    match combine(policy(Permission::Ask), &said(Said::Allow)) {
+    match combine(policy(Permission::Ask), &said(HookDecision::Allow)) {
         Gated::Answered(d) => assert_eq!(d.source, Source::Hook),
         other => panic!("{other:?}"),
     }
-    for s in [Said::Allow, Said::Ask, Said::Defer, Said::Block] {
+    for s in [
+        HookDecision::Allow,
+        HookDecision::Ask,
+        HookDecision::Defer,
+        HookDecision::Block,
+    ] {
         assert_eq!(
             combine(policy(Permission::Exclude), &said(s)),
             Gated::Policy(policy(Permission::Exclude)),
@@ -36,7 +41,7 @@ fn a_hooks_allow_answers_an_ask_but_never_opens_an_exclude() {
 
 #[test]
 fn a_hook_tightens_what_the_policy_allows() {
-    let Gated::Refused(d) = combine(policy(Permission::Allow), &said(Said::Block)) else {
+    let Gated::Refused(d) = combine(policy(Permission::Allow), &said(HookDecision::Block)) else {
         panic!()
     };
     assert_eq!(
@@ -44,15 +49,15 @@ fn a_hook_tightens_what_the_policy_allows() {
         (Permission::Exclude, "hook says")
     );
     assert!(matches!(
-        combine(policy(Permission::Allow), &said(Said::Ask)),
+        combine(policy(Permission::Allow), &said(HookDecision::Ask)),
         Gated::Asks(_)
     ));
     assert!(matches!(
-        combine(policy(Permission::Allow), &said(Said::Defer)),
+        combine(policy(Permission::Allow), &said(HookDecision::Defer)),
         Gated::Defer(_)
     ));
     assert_eq!(
-        combine(policy(Permission::Allow), &said(Said::Allow)),
+        combine(policy(Permission::Allow), &said(HookDecision::Allow)),
         Gated::Policy(policy(Permission::Allow))
     );
     assert_eq!(
@@ -88,7 +93,7 @@ fn an_ask_into_git_internals_is_answered_by_a_rule_only() {
         ..policy(Permission::Ask)
     };
     assert_eq!(
-        combine(git.clone(), &said(Said::Allow)),
+        combine(git.clone(), &said(HookDecision::Allow)),
         Gated::Policy(git.clone())
     );
     assert_eq!(

@@ -49,37 +49,12 @@ impl Failure {
     }
 }
 
-/// The decision a hook gave.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Said {
-    /// No decision (the default path).
-    Nothing,
-    /// PreToolUse: answer the policy's ask with yes.
-    Allow,
-    /// PreToolUse: the call needs someone's permission.
-    Ask,
-    /// PreToolUse: stop the run here for a person to approve.
-    Defer,
-    /// PreToolUse: refuse the call; other events: block (the reason goes to the model).
-    Block,
-}
-
-impl Said {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Said::Nothing => "none",
-            Said::Allow => "allow",
-            Said::Ask => "ask",
-            Said::Defer => "defer",
-            Said::Block => "block",
-        }
-    }
-}
+pub use crate::events::HookDecision;
 
 /// One hook's answer, interpreted for its event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    pub said: Said,
+    pub said: HookDecision,
     pub reason: Option<String>,
     /// PreToolUse: the call's input as the hook rewrote it (Claude Code's field names).
     pub updated_input: Option<Value>,
@@ -93,7 +68,7 @@ pub struct Verdict {
 impl Verdict {
     fn nothing() -> Verdict {
         Verdict {
-            said: Said::Nothing,
+            said: HookDecision::Nothing,
             reason: None,
             updated_input: None,
             context: None,
@@ -136,7 +111,7 @@ pub fn interpret(
     if let Some(f) = failure {
         if event == HookEvent::PreToolUse && f.is_silent() {
             // A policy hook that gave no answer refuses the call (fail closed).
-            v.said = Said::Block;
+            v.said = HookDecision::Block;
             v.reason = Some(format!("the PreToolUse hook {}", f.describe()));
         }
         v.failure = Some(f);
@@ -146,7 +121,7 @@ pub fn interpret(
         Some(0) => from_stdout(event, stdout),
         Some(2) => {
             if blocks(event) {
-                v.said = Said::Block;
+                v.said = HookDecision::Block;
                 v.reason = Some(stderr.trim().to_owned());
             }
             v
@@ -169,7 +144,7 @@ pub fn interpret(
 
 fn from_failure(event: HookEvent, mut v: Verdict) -> Verdict {
     if event == HookEvent::PreToolUse {
-        v.said = Said::Block;
+        v.said = HookDecision::Block;
         v.reason = Some(format!(
             "the PreToolUse hook {}",
             Failure::Killed.describe()
@@ -232,27 +207,27 @@ fn from_stdout(event: HookEvent, stdout: &str) -> Verdict {
         v.said = said;
         v.reason = reason;
     } else if out.decision.as_deref() == Some("block") && blocks(event) {
-        v.said = Said::Block;
+        v.said = HookDecision::Block;
         v.reason = out.reason;
     }
     v
 }
 
-fn permission(word: &str) -> Said {
+fn permission(word: &str) -> HookDecision {
     match word {
-        "allow" => Said::Allow,
-        "deny" => Said::Block,
-        "ask" => Said::Ask,
-        "defer" => Said::Defer,
-        _ => Said::Nothing,
+        "allow" => HookDecision::Allow,
+        "deny" => HookDecision::Block,
+        "ask" => HookDecision::Ask,
+        "defer" => HookDecision::Defer,
+        _ => HookDecision::Nothing,
     }
 }
 
-fn legacy(word: Option<&str>) -> Said {
+fn legacy(word: Option<&str>) -> HookDecision {
     match word {
-        Some("approve") => Said::Allow,
-        Some("block") => Said::Block,
-        _ => Said::Nothing,
+        Some("approve") => HookDecision::Allow,
+        Some("block") => HookDecision::Block,
+        _ => HookDecision::Nothing,
     }
 }
 

@@ -8,14 +8,14 @@ fn pre(code: i32, stdout: &str, stderr: &str) -> Verdict {
 #[test]
 fn exit_two_blocks_with_stderr_as_the_reason() {
     let v = pre(2, "ignored", "no rm here\n");
-    assert_eq!(v.said, Said::Block);
+    assert_eq!(v.said, HookDecision::Block);
     assert_eq!(v.reason.as_deref(), Some("no rm here"));
     let post = interpret(HookEvent::PostToolUse, Some(2), None, "", "lint failed");
-    assert_eq!(post.said, Said::Block);
+    assert_eq!(post.said, HookDecision::Block);
     let note = interpret(HookEvent::Notification, Some(2), None, "", "x");
     assert_eq!(
         note.said,
-        Said::Nothing,
+        HookDecision::Nothing,
         "exit 2 blocks nothing on Notification"
     );
 }
@@ -23,10 +23,10 @@ fn exit_two_blocks_with_stderr_as_the_reason() {
 #[test]
 fn permission_decisions_and_updated_input_are_read() {
     for (word, said) in [
-        ("allow", Said::Allow),
-        ("deny", Said::Block),
-        ("ask", Said::Ask),
-        ("defer", Said::Defer),
+        ("allow", HookDecision::Allow),
+        ("deny", HookDecision::Block),
+        ("ask", HookDecision::Ask),
+        ("defer", HookDecision::Defer),
     ] {
         let out = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
             "permissionDecision": word, "permissionDecisionReason": "because",
@@ -37,7 +37,7 @@ fn permission_decisions_and_updated_input_are_read() {
         assert_eq!(v.updated_input, Some(json!({"command": "ls"})));
     }
     let legacy = pre(0, r#"{"decision": "block", "reason": "old form"}"#, "");
-    assert_eq!(legacy.said, Said::Block);
+    assert_eq!(legacy.said, HookDecision::Block);
     assert_eq!(legacy.reason.as_deref(), Some("old form"));
 }
 
@@ -46,7 +46,11 @@ fn continue_false_stops_and_other_codes_are_named_errors() {
     let v = pre(0, r#"{"continue": false, "stopReason": "enough"}"#, "");
     assert_eq!(v.stop.as_deref(), Some("enough"));
     let e = pre(1, "", "oops");
-    assert_eq!(e.said, Said::Nothing, "exit 1 is a non-blocking error");
+    assert_eq!(
+        e.said,
+        HookDecision::Nothing,
+        "exit 1 is a non-blocking error"
+    );
     assert_eq!(e.failure, Some(Failure::Exit(1)));
 }
 
@@ -59,10 +63,10 @@ fn a_silent_pre_tool_hook_refuses_the_call() {
         "",
         "",
     );
-    assert_eq!(v.said, Said::Block);
+    assert_eq!(v.said, HookDecision::Block);
     assert!(v.reason.unwrap().contains("timed out after 3 s"));
     let post = interpret(HookEvent::PostToolUse, None, Some(Failure::Killed), "", "");
-    assert_eq!(post.said, Said::Nothing);
+    assert_eq!(post.said, HookDecision::Nothing);
     assert_eq!(post.failure, Some(Failure::Killed));
 }
 
@@ -77,7 +81,7 @@ fn stop_block_and_prompt_context() {
     );
     assert_eq!(
         (v.said, v.reason.as_deref()),
-        (Said::Block, Some("tests fail"))
+        (HookDecision::Block, Some("tests fail"))
     );
     let p = interpret(
         HookEvent::UserPromptSubmit,
@@ -106,24 +110,24 @@ fn pre_compact_reads_instructions_from_stdout_and_blocks_with_exit_two_or_decisi
         "keep the API list\n",
         "",
     );
-    assert_eq!(go.said, Said::Nothing);
+    assert_eq!(go.said, HookDecision::Nothing);
     assert_eq!(go.context.as_deref(), Some("keep the API list"));
     let two = interpret(HookEvent::PreCompact, Some(2), None, "", "not now\n");
     assert_eq!(
         (two.said, two.reason.as_deref()),
-        (Said::Block, Some("not now"))
+        (HookDecision::Block, Some("not now"))
     );
     let json = r#"{"decision": "block", "reason": "mid-migration"}"#;
     let block = interpret(HookEvent::PreCompact, Some(0), None, json, "");
-    assert_eq!(block.said, Said::Block);
+    assert_eq!(block.said, HookDecision::Block);
     assert_eq!(block.reason.as_deref(), Some("mid-migration"));
     let other = json!({"hookSpecificOutput": {"additionalContext": "x"}}).to_string();
     let none = interpret(HookEvent::PreCompact, Some(0), None, &other, "");
     assert_eq!(
         (none.said, none.context),
-        (Said::Nothing, None),
+        (HookDecision::Nothing, None),
         "PreCompact has no hookSpecificOutput"
     );
     let error = interpret(HookEvent::PreCompact, Some(1), None, "x", "boom");
-    assert_eq!(error.said, Said::Nothing, "exit 1 does not block");
+    assert_eq!(error.said, HookDecision::Nothing, "exit 1 does not block");
 }

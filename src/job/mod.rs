@@ -10,11 +10,14 @@ mod load;
 mod locate;
 mod prune;
 mod resolve;
+mod resolve_model;
 mod resolve_net;
+mod resolve_sections;
 mod rule_tools;
 mod schema_msg;
 mod suggest;
 pub mod template;
+mod units;
 mod yaml_shape;
 
 pub use cron::{CronLineError, CronTab, Missed, NotPortable, Schedule};
@@ -22,8 +25,8 @@ pub use error::{JobError, Problem, ValueError};
 pub use file::{JobFile, OnAsk, ProviderKind};
 pub use load::{LoadOptions, job_schema, load_file, load_raw, load_str};
 pub use locate::{Locator, Pos};
-pub use resolve::parse_duration;
 pub(crate) use rule_tools::unknown_tool as unknown_rule_tool;
+pub use units::parse_duration;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

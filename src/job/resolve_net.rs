@@ -80,3 +80,35 @@ pub(super) fn upload(cx: &mut Ctx<'_>, raw: &JobFile) -> Option<UploadSpec> {
         interval,
     })
 }
+
+/// `tools.bash.network`: `true`/`false`; a host list is `false` plus the hosts.
+pub(super) fn bash_network(raw: Option<&super::file::BashNetwork>) -> Option<bool> {
+    match raw? {
+        super::file::BashNetwork::Allowed(allowed) => Some(*allowed),
+        super::file::BashNetwork::Hosts(_) => Some(false),
+    }
+}
+
+/// The hosts of `tools.bash.network: [hosts]`, each one checked.
+pub(super) fn bash_network_hosts(
+    cx: &mut Ctx<'_>,
+    raw: Option<&super::file::BashNetwork>,
+) -> Vec<crate::sandbox::HostRule> {
+    let Some(super::file::BashNetwork::Hosts(hosts)) = raw else {
+        return Vec::new();
+    };
+    if hosts.is_empty() {
+        cx.push(
+            "tools.bash.network",
+            "an empty list of hosts: write `network: false` for no network".to_owned(),
+        );
+    }
+    let mut rules = Vec::new();
+    for (i, host) in hosts.iter().enumerate() {
+        match crate::sandbox::HostRule::parse(host) {
+            Ok(rule) => rules.push(rule),
+            Err(why) => cx.push(&format!("tools.bash.network[{i}]"), why.to_string()),
+        }
+    }
+    rules
+}

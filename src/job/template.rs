@@ -140,7 +140,7 @@ impl QuoteState {
 
     /// `value` as one shell word at this point: inside the job's own quotes, the quote is
     /// closed before the value and reopened after it.
-    fn word(&self, value: &str) -> String {
+    fn word(self, value: &str) -> String {
         let quoted = shell_words::quote(value);
         match self.open {
             Some(q) => format!("{q}{quoted}{q}"),

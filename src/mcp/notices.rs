@@ -87,9 +87,10 @@ impl Notices {
     }
 
     fn log(&self, server: &str, p: LoggingMessageNotificationParam) {
+        // rmcp's level and ours are the specification's words.
         let level = serde_json::to_value(p.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned));
+            .and_then(serde_json::from_value)
+            .ok();
         let text = match (&p.logger, p.data) {
             (Some(logger), serde_json::Value::String(s)) => format!("{logger}: {s}"),
             (None, serde_json::Value::String(s)) => s,

@@ -11,36 +11,7 @@ pub use super::error::PolicyError;
 use super::paths::Workspace;
 use super::pattern::CompiledPattern;
 use crate::command_safety::{Level, Verdict};
-pub use crate::events::{Decision, Permission, RuleView, Source};
-
-/// The run's permission mode.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// CI default: reads and safe commands run, anything else is asked for.
-    #[default]
-    Headless,
-    /// Everything runs except what a rule excludes or the safety checks refuse.
-    Auto,
-    /// Read-only: Write, Edit and MultiEdit are excluded whatever the rules say.
-    Plan,
-    /// Continue's interactive defaults (writes and Bash ask), for compatibility.
-    Normal,
-}
-
-impl Mode {
-    /// The lowercase word used in files and messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Headless => "headless",
-            Self::Auto => "auto",
-            Self::Plan => "plan",
-            Self::Normal => "normal",
-        }
-    }
-}
+pub use crate::events::{Decision, Mode, Permission, RuleView, Source};
 
 /// One rule as written: a pattern (`Read`, `mcp__*`, `Bash(npm install*)`, `Write(src/**)`) and
 /// the permission it grants.

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::events::ErrorKind;
+
 /// A failed model request. Messages never contain the API key: they are built from the
 /// status, the provider's error text and our own words.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -90,22 +92,26 @@ impl ProviderError {
 
     /// A stable machine-readable kind, used in events and result.json.
     pub fn kind(&self) -> &'static str {
+        self.error_kind().as_str()
+    }
+
+    /// The kind `model.retry` carries.
+    pub fn error_kind(&self) -> ErrorKind {
         match self {
-            ProviderError::Auth { .. } => "auth",
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Quota { .. } => "quota",
-            ProviderError::ContextLength(_) => "context_length",
-            ProviderError::Server { .. } => "server",
-            ProviderError::BadRequest { .. } => "bad_request",
-            ProviderError::ContentFilter { .. } => "content_filter",
-            ProviderError::RetryLater { error, .. } => error.kind(),
-            ProviderError::Interrupted(_) => "server",
-            ProviderError::Network(_) => "network",
-            ProviderError::Stalled(_) => "stalled",
-            ProviderError::Decode(_) => "decode",
-            ProviderError::Script(_) => "script",
-            ProviderError::Config(_) => "config",
-            ProviderError::Cancelled => "cancelled",
+            ProviderError::Auth { .. } => ErrorKind::Auth,
+            ProviderError::RateLimited { .. } => ErrorKind::RateLimited,
+            ProviderError::Quota { .. } => ErrorKind::Quota,
+            ProviderError::ContextLength(_) => ErrorKind::ContextLength,
+            ProviderError::Server { .. } | ProviderError::Interrupted(_) => ErrorKind::Server,
+            ProviderError::BadRequest { .. } => ErrorKind::BadRequest,
+            ProviderError::ContentFilter { .. } => ErrorKind::ContentFilter,
+            ProviderError::RetryLater { error, .. } => error.error_kind(),
+            ProviderError::Network(_) => ErrorKind::Network,
+            ProviderError::Stalled(_) => ErrorKind::Stalled,
+            ProviderError::Decode(_) => ErrorKind::Decode,
+            ProviderError::Script(_) => ErrorKind::Script,
+            ProviderError::Config(_) => ErrorKind::Config,
+            ProviderError::Cancelled => ErrorKind::Cancelled,
         }
     }
 }

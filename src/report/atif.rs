@@ -161,7 +161,7 @@ fn trajectory(t: &Transcript, agent: usize) -> Trajectory {
                 "provider": r.provider,
                 "job": r.job,
                 "tools": t.runs.last().map(|s| s.tools.clone()).unwrap_or_default(),
-                "mode": t.runs.last().map(|s| s.mode.clone()).unwrap_or_default(),
+                "mode": t.runs.last().map(|s| s.mode.as_str()).unwrap_or_default(),
             }),
         },
         final_metrics: final_metrics(t, a, agent, steps.len()),

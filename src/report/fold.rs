@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::result::{Denial, RunResult};
+use super::result::{AppliedRule, Denial, RunResult};
 use crate::conversation::Usage;
 use crate::events::{Changes, Envelope, Event, EventSink, SCHEMA_VERSION};
 use crate::exit_code::{Limit, Status};
@@ -227,9 +227,12 @@ impl ResultBuilder {
                 name,
                 origin,
                 reason,
-            } => r.rules_applied.push(serde_json::json!({
-                "turn": turn, "name": name, "origin": origin, "reason": reason
-            })),
+            } => r.rules_applied.push(AppliedRule {
+                turn: *turn,
+                name: name.clone(),
+                origin: origin.clone(),
+                reason: reason.clone(),
+            }),
             Event::OutputValidated {
                 valid: true,
                 value: Some(v),

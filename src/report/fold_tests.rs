@@ -23,7 +23,7 @@ fn started(seq: u64, resumed: bool) -> Envelope {
         "2026-01-01T00:00:00.000Z",
         None,
         json!({"type": "run.started", "job": "j", "prompt": "p", "provider": "script",
-               "model": "m", "workspace": "/w", "tools": [], "mode": "default",
+               "model": "m", "workspace": "/w", "tools": [], "mode": "headless",
                "resumed": resumed, "output_dir": "/o", "session_path": "/o/session.json",
                "checks": ["unit"], "isolation": null, "sandbox": null}),
     )

@@ -4,7 +4,7 @@
 //! held and written as one group when it ends (groups cannot nest, and parallel jobs'
 //! `::group::` lines would interleave), its outcome line after it.
 
-use crate::events::{Envelope, Event, EventSink};
+use crate::events::{Envelope, Event, EventSink, HookDecision};
 use crate::observability::{LogHandle, outcome, progress};
 
 /// Prints progress lines to stderr (through the redacting log writer) unless `--quiet`.
@@ -128,10 +128,10 @@ impl EventSink for ProgressSink {
                 failure,
                 ..
             } => {
-                let said = failure.as_deref().unwrap_or(decision);
-                if said == "none" {
+                if failure.is_none() && *decision == HookDecision::Nothing {
                     return;
                 }
+                let said = failure.as_deref().unwrap_or(decision.as_str());
                 let why = reason
                     .as_deref()
                     .map(|r| format!(" — {r}"))

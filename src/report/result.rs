@@ -38,6 +38,17 @@ pub struct Denial {
 }
 
 /// The result of one run.
+/// A rule that joined the system message (a `rule.applied` event).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AppliedRule {
+    /// The turn it joined before (0: from the start).
+    pub turn: u32,
+    pub name: String,
+    pub origin: crate::events::RuleOrigin,
+    /// Why it applies (`always applies`, or the file a call touched).
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RunResult {
     #[serde(rename = "type")]
@@ -97,7 +108,7 @@ pub struct RunResult {
     pub changed_files: Vec<crate::report::github::patch_files::FileChange>,
     /// The diff contains a value of a known secret (the patch stays exact; review it).
     pub secret_in_diff: bool,
-    pub checkpoints: Vec<Value>,
+    pub checkpoints: Vec<crate::events::Checkpoint>,
     /// Untracked files and folders left out of the checkpoints and diff.patch for their
     /// size (`git.max_file_size`, `git.max_dir_files`); rollback leaves them alone.
     pub skipped: Vec<crate::checkpoint::Skipped>,
@@ -105,7 +116,7 @@ pub struct RunResult {
     /// checkpoints); removed with the run's refs (`cn-run sessions prune`, `git.keep`).
     pub git_added_bytes: Option<u64>,
     /// Rules that joined the system message, when and why.
-    pub rules_applied: Vec<Value>,
+    pub rules_applied: Vec<AppliedRule>,
     /// The last upload of the session (null when the run has no upload URL).
     pub upload: Option<crate::upload::UploadStatus>,
     /// The upload of the artifacts (null unless `upload.artifacts_url` is set).
@@ -130,7 +141,7 @@ pub struct RunResult {
     pub workspace: String,
     /// `worktree` when the run worked in a throwaway git worktree (removed afterwards; its
     /// changes are in diff.patch and the checkpoint refs).
-    pub isolation: Option<String>,
+    pub isolation: Option<crate::events::Isolation>,
     /// The run's OpenTelemetry trace id (32 hex digits) when it has one: the caller's
     /// `TRACEPARENT` trace, or its own when OTLP export is on.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -118,7 +118,7 @@ pub(crate) async fn prepare(
         .with_untrusted(config.trust().untrusted),
     );
     let grounds = Grounds {
-        isolation: opts.isolation().map(str::to_owned),
+        isolation: opts.isolation(),
         signals: listen_for_signals(stop.clone()),
         placed,
         emitter,
@@ -153,7 +153,7 @@ struct Grounds {
     signals: Signals,
     shared: Arc<ToolShared>,
     /// How the run is isolated from others in the same call (`--isolate`), if at all.
-    isolation: Option<String>,
+    isolation: Option<crate::events::Isolation>,
     git_guard: Option<crate::git_guard::GitGuard>,
 }
 
@@ -204,7 +204,7 @@ async fn assemble(
         tools: &tools,
         client: client.as_ref(),
         state: &state,
-        isolation: g.isolation.as_deref(),
+        isolation: g.isolation,
     };
     // The session log exists before the first event: a run killed from here on leaves one.
     let (hooks, uploads) = open_session(config, &placed, &session, &state, &base);

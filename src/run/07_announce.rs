@@ -18,7 +18,7 @@ pub(crate) struct Start<'a> {
     pub tools: &'a Tools,
     pub client: &'a dyn ModelClient,
     pub state: &'a RunState,
-    pub isolation: Option<&'a str>,
+    pub isolation: Option<crate::events::Isolation>,
 }
 
 /// The events that open a run: its start, MCP servers, warnings and the rules that always
@@ -39,13 +39,13 @@ pub(crate) fn announce(
         model: info.model,
         workspace: start.placed.workspace.display().to_string(),
         tools: start.tools.registry.names(),
-        mode: start.tools.policy.mode().as_str().to_owned(),
+        mode: start.tools.policy.mode(),
         resumed: start.placed.resumed,
         continues: start.placed.resumed && start.state.follow_up.is_none(),
         output_dir: start.placed.out_dir.display().to_string(),
         session_path: Some(hooks.path.display().to_string()),
         checks: config.job().checks.iter().map(|c| c.name.clone()).collect(),
-        isolation: start.isolation.map(str::to_owned),
+        isolation: start.isolation,
         sandbox: Some(Box::new(guard.sandbox.status().clone())),
         policy: start.tools.policy.table(),
         report_path: config

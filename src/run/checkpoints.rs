@@ -114,11 +114,8 @@ impl Checkpoints {
     }
 
     /// Every snapshot so far (start first), for result.json and the session.
-    pub(crate) fn list(&self) -> Vec<serde_json::Value> {
-        let list = self.inner.list();
-        list.iter()
-            .filter_map(|c| serde_json::to_value(c).ok())
-            .collect()
+    pub(crate) fn list(&self) -> Vec<crate::checkpoint::Checkpoint> {
+        self.inner.list()
     }
 
     /// Writes diff.patch (exact bytes); its stats, and whether it holds a secret. A patch

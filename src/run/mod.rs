@@ -95,8 +95,8 @@ pub(crate) struct RunOptions<'a> {
 
 impl RunOptions<'_> {
     /// How the run is isolated from the user's tree, as result.json says it.
-    pub(crate) fn isolation(&self) -> Option<&'static str> {
-        self.worktree.map(|_| "worktree")
+    pub(crate) fn isolation(&self) -> Option<crate::events::Isolation> {
+        self.worktree.map(|_| crate::events::Isolation::Worktree)
     }
 }
 

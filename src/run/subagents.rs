@@ -122,7 +122,7 @@ impl SubagentRunner for Subagents {
         let emitter = self.emitter.scoped(parent_call_id);
         let instructions = RuleDef {
             name: format!("subagent {name}"),
-            origin: "job".to_owned(),
+            origin: crate::events::RuleOrigin::Job,
             text: def.system_prompt.clone(),
             applies: Applies::Always,
         };

@@ -119,7 +119,7 @@ pub(crate) async fn upload_artifacts(
         () = interrupt.cancelled() => interrupted(uploader.status(), "artifact upload"),
         status = upload => status,
     };
-    emitter.emit(status.event_for("artifacts"));
+    emitter.emit(status.event_for(crate::events::UploadTarget::Artifacts));
     if !status.ok {
         let why = status.last_error.clone().unwrap_or_default();
         emitter.emit(Event::Warning {

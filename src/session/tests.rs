@@ -175,7 +175,7 @@ fn a_torn_last_line_is_ignored_and_said() {
     // Every cut inside the last line: the run up to the line before it is read back.
     for cut in [
         last_start + 1,
-        (last_start + whole.len()) / 2,
+        usize::midpoint(last_start, whole.len()),
         whole.len() - 2,
     ] {
         std::fs::write(&path, &whole[..cut]).unwrap();
@@ -306,7 +306,7 @@ fn a_resumed_log_is_continued_and_a_new_instruction_appended() {
         model: "m".into(),
         workspace: "/w".into(),
         tools: Vec::new(),
-        mode: "auto".into(),
+        mode: crate::events::Mode::Auto,
         resumed: true,
         continues: false,
         output_dir: String::new(),

@@ -149,8 +149,8 @@ impl RunFold {
                 self.note(scope, at, VALIDATED, &valid.to_string())
             }
             Event::ArtifactCollected(a) => self.note(scope, at, ARTIFACT, &a.path),
-            Event::UploadFinished { target, .. } => self.note(scope, at, UPLOAD, target),
-            Event::HookRan { hook_event, .. } => self.note(scope, at, HOOK, hook_event),
+            Event::UploadFinished { target, .. } => self.note(scope, at, UPLOAD, target.as_str()),
+            Event::HookRan { hook_event, .. } => self.note(scope, at, HOOK, hook_event.as_str()),
             Event::PermissionDecision { .. } => self.decision(scope, at, event),
             Event::ToolStarted { .. } => self.tool_started(scope, at, event),
             Event::ToolFinished { .. } => self.tool_finished(scope, at, event),

@@ -59,7 +59,7 @@ impl RunFold {
             KeyValue::new("gen_ai.request.model", model.clone()),
             KeyValue::new("cn_run.run.id", run_id),
             KeyValue::new("cn_run.job", job.clone()),
-            KeyValue::new("cn_run.mode", mode.clone()),
+            KeyValue::new("cn_run.mode", mode.as_str()),
             KeyValue::new("cn_run.resumed", *resumed),
         ];
         let input = json!([{"role": "user", "parts": [{"type": "text", "content": prompt}]}]);

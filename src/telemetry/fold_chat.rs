@@ -100,7 +100,7 @@ impl RunFold {
         let attributes = vec![
             KeyValue::new("cn_run.attempt", i64::from(*attempt)),
             KeyValue::new("cn_run.delay_ms", *delay_ms as i64),
-            KeyValue::new("error.type", error_kind.clone()),
+            KeyValue::new("error.type", error_kind.as_str()),
         ];
         let key = (scope.to_owned(), *turn);
         let chat = self.chats.entry(key).or_insert_with(|| Chat::at(at));

@@ -102,7 +102,7 @@ fn run_started() -> Event {
         model: "gpt-4.1".into(),
         workspace: "/w".into(),
         tools: vec!["Bash".into()],
-        mode: "headless".into(),
+        mode: crate::events::Mode::Headless,
         resumed: false,
         continues: false,
         output_dir: "/o".into(),

@@ -197,19 +197,18 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn captures_output_and_exit_code() {
+    /// Runs `command` in the temp folder with only PATH, within `limits`.
+    async fn run(command: &str, limits: CommandLimits) -> CommandOutcome {
         let dir = std::env::temp_dir();
         let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
-        let o = run_command(
-            "echo out; echo err >&2; exit 3",
-            &dir,
-            &env,
-            limits(10),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        run_command(command, &dir, &env, limits, &CancellationToken::new())
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_output_and_exit_code() {
+        let o = run("echo out; echo err >&2; exit 3", limits(10)).await;
         assert_eq!(o.stdout, "out\n");
         assert_eq!(o.stderr, "err\n");
         assert_eq!(o.exit_code, Some(3));
@@ -218,22 +217,12 @@ mod tests {
 
     #[tokio::test]
     async fn inactivity_timeout_kills_the_command() {
-        let dir = std::env::temp_dir();
-        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
         let lim = CommandLimits {
             inactivity: Duration::from_millis(300),
             ..limits(1)
         };
         let start = std::time::Instant::now();
-        let o = run_command(
-            "echo start; sleep 30",
-            &dir,
-            &env,
-            lim,
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        let o = run("echo start; sleep 30", lim).await;
         assert!(o.timed_out);
         assert_eq!(o.stdout, "start\n");
         assert!(start.elapsed() < Duration::from_secs(5));
@@ -241,18 +230,8 @@ mod tests {
 
     #[tokio::test]
     async fn background_children_do_not_hold_the_call_open() {
-        let dir = std::env::temp_dir();
-        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
         let start = std::time::Instant::now();
-        let o = run_command(
-            "sleep 30 & echo done",
-            &dir,
-            &env,
-            limits(60),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        let o = run("sleep 30 & echo done", limits(60)).await;
         assert_eq!(o.stdout, "done\n");
         assert!(o.leftovers_killed, "the sleep was left running and killed");
         assert!(
@@ -264,17 +243,7 @@ mod tests {
 
     #[tokio::test]
     async fn stdin_is_closed() {
-        let dir = std::env::temp_dir();
-        let env = vec![("PATH".to_owned(), std::env::var("PATH").unwrap())];
-        let o = run_command(
-            "cat; echo eof",
-            &dir,
-            &env,
-            limits(10),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        let o = run("cat; echo eof", limits(10)).await;
         assert_eq!(o.stdout, "eof\n");
     }
 }

@@ -78,11 +78,11 @@ pub struct UploadStatus {
 impl UploadStatus {
     /// The `upload.finished` event for this status of the session upload.
     pub fn event(&self) -> Event {
-        self.event_for("session")
+        self.event_for(crate::events::UploadTarget::Session)
     }
 
     /// The `upload.finished` event for this status; `target` is `session` or `artifacts`.
-    pub fn event_for(&self, target: &str) -> Event {
+    pub fn event_for(&self, target: crate::events::UploadTarget) -> Event {
         let message = if self.ok {
             format!(
                 "uploaded ({} PUTs succeeded, {} failed so far)",
@@ -94,7 +94,7 @@ impl UploadStatus {
                 .unwrap_or_else(|| "upload failed".to_owned())
         };
         Event::UploadFinished {
-            target: target.to_owned(),
+            target,
             ok: self.ok,
             status: self.last_status,
             message,

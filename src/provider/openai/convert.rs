@@ -13,7 +13,7 @@ use crate::provider::{ChatRequest, FinishReason, StreamEvent};
 pub(crate) fn request<'a>(
     request: &'a ChatRequest<'_>,
     model: &'a str,
-    params: &OpenAiParams,
+    params: OpenAiParams,
 ) -> wire::Request<'a> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {

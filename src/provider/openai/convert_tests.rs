@@ -59,7 +59,7 @@ mod body {
             max_tokens: Some(100),
             temperature: Some(0.2),
         };
-        let body = serde_json::to_value(request(&req, "gpt", &ALL)).unwrap();
+        let body = serde_json::to_value(request(&req, "gpt", ALL)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -207,7 +207,7 @@ mod order {
             max_tokens: None,
             temperature: None,
         };
-        let body = serde_json::to_value(request(&req, "m", &params)).unwrap();
+        let body = serde_json::to_value(request(&req, "m", params)).unwrap();
         body["messages"].as_array().unwrap().clone()
     }
 

@@ -159,7 +159,7 @@ impl OpenAiClient {
                 owned.max_tokens = None;
             }
         }
-        serde_json::to_vec(&convert::request(&request, model, &adjusted.params))
+        serde_json::to_vec(&convert::request(&request, model, adjusted.params))
             .map_err(|e| ProviderError::Decode(format!("cannot encode the request: {e}")))
     }
 
@@ -181,7 +181,7 @@ impl OpenAiClient {
             );
             return true;
         }
-        let sent = sent_params(&current, request);
+        let sent = sent_params(current, request);
         let Some(param) = model_params::rejected_param(message, &sent) else {
             return false;
         };
@@ -254,7 +254,7 @@ impl ModelClient for OpenAiClient {
 }
 
 /// The parameters `request` sends under `adjusted`, in the order a refusal is matched.
-fn sent_params(adjusted: &Adjusted, request: &ChatRequest<'_>) -> Vec<Param> {
+fn sent_params(adjusted: Adjusted, request: &ChatRequest<'_>) -> Vec<Param> {
     let mut sent = Vec::new();
     if adjusted.params.stream_options {
         sent.push(Param::StreamOptions);

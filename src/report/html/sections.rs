@@ -127,7 +127,7 @@ pub(super) fn job(cx: &Ctx<'_>) -> Markup {
                     dt { "Checks declared" } dd { @if run.checks.is_empty() { "none" } @for (i, c) in run.checks.iter().enumerate() { @if i > 0 { ", " } (c) } }
                 }
                 dt { "Rules applied" } dd { @if r.rules_applied.is_empty() { "none" }
-                    @for (i, rule) in r.rules_applied.iter().enumerate() { @if i > 0 { "; " } (word(&rule["name"])) " (" (word(&rule["reason"])) ")" } }
+                    @for (i, rule) in r.rules_applied.iter().enumerate() { @if i > 0 { "; " } (rule.name) " (" (rule.reason) ")" } }
             }
             @if let Some(run) = cx.t.runs.first() {
                 h3 { "Task" }

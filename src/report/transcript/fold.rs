@@ -165,7 +165,7 @@ impl TranscriptFold {
                 turn: *turn,
                 attempt: *attempt,
                 delay_ms: *delay_ms,
-                kind: error_kind.clone(),
+                kind: *error_kind,
                 message: message.clone(),
             }
         } else if let Event::OutputIncomplete {
@@ -266,10 +266,10 @@ impl TranscriptFold {
             model: model.clone(),
             workspace: workspace.clone(),
             tools: tools.clone(),
-            mode: mode.clone(),
+            mode: *mode,
             resumed: *resumed,
             checks: checks.clone(),
-            isolation: isolation.clone(),
+            isolation: *isolation,
             sandbox: sandbox.as_deref().cloned(),
             policy: policy.clone(),
         });

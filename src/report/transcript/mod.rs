@@ -61,10 +61,10 @@ pub struct RunStart {
     pub model: String,
     pub workspace: String,
     pub tools: Vec<String>,
-    pub mode: String,
+    pub mode: crate::events::Mode,
     pub resumed: bool,
     pub checks: Vec<String>,
-    pub isolation: Option<String>,
+    pub isolation: Option<crate::events::Isolation>,
     pub sandbox: Option<crate::sandbox::SandboxStatus>,
     pub policy: Vec<RuleView>,
 }
@@ -124,7 +124,7 @@ pub enum Entry {
         turn: u32,
         attempt: u32,
         delay_ms: u64,
-        kind: String,
+        kind: crate::events::ErrorKind,
         message: String,
     },
     Incomplete {

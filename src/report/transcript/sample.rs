@@ -162,7 +162,7 @@ pub(crate) fn every_kind(text: &str) -> Events {
         .result(None, "c4", "Subagent", text, false)
         .denied("c5", "Bash", json!({"command": "rm -rf /"}), text)
         .push(None, json!({"type": "model.retry", "turn": 2, "attempt": 1, "delay_ms": 10,
-            "error_kind": text, "message": text}))
+            "error_kind": "server", "message": text}))
         .push(None, json!({"type": "warning", "message": text}))
         .push(None, json!({"type": "rule.applied", "turn": 1, "name": text, "origin": text, "reason": text}))
         .push(None, json!({"type": "mcp.server", "name": text, "transport": "stdio", "status": "failed",

@@ -41,7 +41,7 @@ fn background(command: &str) -> String {
 }
 
 struct Ran {
-    _tmp: tempfile::TempDir,
+    tmp_dir: tempfile::TempDir,
     ws: PathBuf,
     run: Run,
     patch: Vec<u8>,
@@ -75,7 +75,7 @@ fn run_job(extra: &str, turns: &[String]) -> Ran {
     let patch = std::fs::read(out.join("diff.patch")).unwrap_or_default();
     let growth = git_objects_bytes(&ws).saturating_sub(before);
     Ran {
-        _tmp: tmp,
+        tmp_dir: tmp,
         ws,
         run: r,
         patch,
@@ -115,7 +115,7 @@ fn contents(path: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 fn roll_back(ran: &Ran) {
     let id = ran.run.result()["session_id"].as_str().unwrap().to_owned();
     let mut cmd = cn_run(&ran.ws);
-    cmd.env("XDG_RUNTIME_DIR", ran._tmp.path());
+    cmd.env("XDG_RUNTIME_DIR", ran.tmp_dir.path());
     cmd.args(["rollback", &id, "-C"]).arg(&ran.ws);
     let r = run(cmd, None);
     assert_eq!(r.code, 0, "{r:#?}");
@@ -375,9 +375,9 @@ fn binary_changes_are_named_and_carried_only_under_the_option() {
         let text = String::from_utf8_lossy(&full.patch);
         assert!(text.contains("GIT binary patch"), "{command}: {text}");
         // Applied to a fresh clone of the start, the patch gives the run's bytes.
-        let fresh = full._tmp.path().join("fresh");
+        let fresh = full.tmp_dir.path().join("fresh");
         git(
-            full._tmp.path(),
+            full.tmp_dir.path(),
             &["clone", "-q", full.ws.to_str().unwrap(), "fresh"],
         );
         std::fs::write(fresh.join(".git/p.patch"), &full.patch).unwrap();

@@ -93,7 +93,7 @@ fn several_jobs_write_each_output_once_with_the_worst_status_and_every_result() 
     let max = per_job.iter().map(|p| p.2).max().unwrap();
     let worst_job = per_job.iter().find(|p| p.2 == max).unwrap();
     assert_eq!(
-        (worst.as_str(), code as i64),
+        (worst.as_str(), i64::from(code)),
         (worst_job.1.as_str(), max),
         "{per_job:?}"
     );
