@@ -2,53 +2,33 @@
 //! (secrets masked when the session is written; the upload URL is never in it). It holds
 //! the flags as given, so `--resume` can restore them.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::{RunConfig, Settings};
+use crate::events::{ResolvedConfig, ResolvedLimits, ResolvedModel, ResolvedTrust};
 use crate::job::{OnAsk, ProviderKind};
 
-/// The resolved configuration of a run, each value with where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConfigView {
-    pub job: String,
-    pub workspace: String,
-    pub model: ModelView,
-    pub limits: LimitsView,
-    pub on_ask: OnAsk,
-    pub on_ask_source: String,
-    pub trust: TrustView,
-    pub require_sandbox: bool,
-    /// The flags as given (restored by `--resume`).
-    pub flags: Settings,
+/// The resolved configuration of a run with the configuration's own types: the record
+/// `config.resolved` carries ([`ResolvedConfig`]), its shape written there once.
+pub type ConfigView = ResolvedConfig<ProviderKind, OnAsk, Settings>;
+
+impl ConfigView {
+    /// The record as the `config.resolved` event carries it: the same bytes once written.
+    pub(crate) fn into_event(self) -> ResolvedConfig {
+        self.into_words(word, word, |flags| match serde_json::to_value(flags) {
+            Ok(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        })
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelView {
-    pub provider: ProviderKind,
-    pub name: String,
-    pub api_base: Option<String>,
-    pub context_length: u64,
-    pub context_length_source: String,
-    pub max_tokens: Option<u32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LimitsView {
-    pub max_turns: Option<u32>,
-    pub timeout_s: f64,
-    pub timeout_source: String,
-    pub max_cost_usd: Option<f64>,
-    pub max_tokens: Option<u64>,
-    pub max_calls_per_response: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrustView {
-    pub untrusted: bool,
-    pub untrusted_paths: Vec<String>,
-    pub base_ref: Option<String>,
-    /// Whether an upload URL was given (the URL is a secret and is not shown).
-    pub upload_url: bool,
+/// A value's word as serde writes it (the provider family, `on_ask`).
+fn word(value: impl Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(word)) => word,
+        _ => String::new(),
+    }
 }
 
 impl RunConfig {
@@ -58,7 +38,7 @@ impl RunConfig {
         ConfigView {
             job: job.name.clone(),
             workspace: self.workspace.display().to_string(),
-            model: ModelView {
+            model: ResolvedModel {
                 provider: m.provider,
                 name: m.name.clone(),
                 api_base: m.api_base.clone(),
@@ -66,7 +46,7 @@ impl RunConfig {
                 context_length_source: self.context_length_source.to_owned(),
                 max_tokens: m.max_tokens,
             },
-            limits: LimitsView {
+            limits: ResolvedLimits {
                 max_turns: l.max_turns,
                 timeout_s: self.timeout.as_secs_f64(),
                 timeout_source: self.timeout_source.to_owned(),
@@ -76,7 +56,7 @@ impl RunConfig {
             },
             on_ask: self.agent.on_ask,
             on_ask_source: super::resolve::on_ask_source(&self.flags).to_owned(),
-            trust: TrustView {
+            trust: ResolvedTrust {
                 untrusted: self.trust.untrusted,
                 untrusted_paths: self.trust.paths.clone(),
                 base_ref: self.base_ref.clone(),

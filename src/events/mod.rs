@@ -16,6 +16,7 @@ macro_rules! display_as_str {
 }
 
 mod changes;
+mod config;
 mod hook;
 mod kinds;
 mod mcp;
@@ -24,6 +25,9 @@ mod records;
 mod sink;
 
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
+#[cfg(test)]
+pub(crate) use config::sample as config_sample;
+pub use config::{ResolvedConfig, ResolvedLimits, ResolvedModel, ResolvedTrust};
 pub use hook::{HookDecision, HookEvent, HookOrigin};
 pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
 pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};
@@ -327,7 +331,7 @@ pub enum Event {
     /// The run's resolved configuration (flags, job file and defaults as one value), as
     /// `cn-run explain` prints it; the upload URL is never in it.
     #[serde(rename = "config.resolved")]
-    ConfigResolved { config: Value },
+    ConfigResolved { config: Box<ResolvedConfig> },
     /// The session is complete: what a resume of this run starts from. Comes before the
     /// session is uploaded and before `run.completed`.
     #[serde(rename = "session.finished")]

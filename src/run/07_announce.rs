@@ -62,8 +62,7 @@ pub(crate) fn announce(
     guard.sandbox.announced();
     // The configuration in force (a resume's flags laid over the first run's) and the
     // messages the run starts with.
-    let view = serde_json::to_value(config.view()).unwrap_or_default();
-    hooks.announce(start.state, view);
+    hooks.announce(start.state, config.view().into_event());
     super::extensions::report_mcp(&start.tools.statuses, emitter);
     if let Some(hub) = &start.tools.hub {
         hub.record_notifications(emitter.clone());

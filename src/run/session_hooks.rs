@@ -72,8 +72,10 @@ impl SessionHooks {
 
     /// Right after `run.started`: the configuration in force and the messages the run
     /// starts with that the log does not hold (the task, a resume's prompt).
-    pub(crate) fn announce(&self, state: &RunState, config: serde_json::Value) {
-        self.emitter.emit(Event::ConfigResolved { config });
+    pub(crate) fn announce(&self, state: &RunState, config: crate::events::ResolvedConfig) {
+        self.emitter.emit(Event::ConfigResolved {
+            config: Box::new(config),
+        });
         for message in &state.history[self.logged..] {
             self.emitter.emit(Event::MessageAppended {
                 message: message.clone(),

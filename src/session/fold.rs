@@ -92,7 +92,7 @@ impl EventFold {
             }
             Event::CheckpointCreated { .. } => checkpoint(&env.event).into_iter().collect(),
             Event::ConfigResolved { config } => vec![Item::Config {
-                value: config.clone(),
+                value: serde_json::to_value(config).unwrap_or_default(),
             }],
             Event::SessionFinished {
                 status,

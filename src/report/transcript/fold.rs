@@ -84,7 +84,9 @@ impl TranscriptFold {
             Event::RunStarted { .. } if main => self.run_started(env),
             Event::TurnStarted { turn } if main => self.turn_started(*turn, env),
             Event::TurnCompleted { .. } if main => self.turn_completed(env),
-            Event::ConfigResolved { config } if main => self.t.config = Some(config.clone()),
+            Event::ConfigResolved { config } if main => {
+                self.t.config = serde_json::to_value(config).ok()
+            }
             // The record of a sandbox set up after the start (see `sandbox::deferred`).
             Event::SandboxEstablished { sandbox } if main => {
                 if let Some(run) = self.t.runs.last_mut() {

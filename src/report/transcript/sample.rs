@@ -141,7 +141,8 @@ pub(crate) fn every_kind(text: &str) -> Events {
     let mut e = Events::default();
     let args = json!({ "command": text, text: text });
     e.started(text, text, false)
-        .push(None, json!({"type": "config.resolved", "config": {"limits": {"max_turns": 5}}}))
+        .push(None, json!({"type": "config.resolved",
+            "config": crate::events::config_sample(json!({"max_turns": 5}))}))
         .user(None, text)
         .turn(None, 1)
         .response(None, 1, text, &[(text, "Bash", &args.to_string()), ("c2", text, text)])
