@@ -153,23 +153,7 @@ mod tests {
     #[test]
     fn a_worktree_is_a_clean_checkout_and_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        std::fs::create_dir_all(repo.join("sub")).unwrap();
-        std::fs::write(repo.join("sub/a.txt"), "a\n").unwrap();
-        git(&repo, &["init", "-q"]);
-        git(&repo, &["add", "-A"]);
-        git(
-            &repo,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "x",
-            ],
-        );
+        let repo = committed(dir.path(), "sub/a.txt");
         std::fs::write(repo.join("sub/a.txt"), "dirty\n").unwrap();
         let branches_before = git(&repo, &["branch", "-a"]);
         let wt = RunWorktree::create(&repo.join("sub"), &dir.path().join("wt"), "run1").unwrap();
@@ -189,11 +173,12 @@ mod tests {
         assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
     }
 
-    /// A repository with one commit in `dir/repo`.
-    fn committed(dir: &Path) -> std::path::PathBuf {
+    /// A repository in `dir/repo` with one commit: `file` (a path in it) holding `a`.
+    fn committed(dir: &Path, file: &str) -> std::path::PathBuf {
         let repo = dir.join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        let file = repo.join(file);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "a\n").unwrap();
         git(&repo, &["init", "-q"]);
         git(&repo, &["add", "-A"]);
         git(
@@ -214,7 +199,7 @@ mod tests {
     #[test]
     fn removal_deletes_the_recorded_folder_not_the_one_a_rewritten_gitdir_names() {
         let dir = tempfile::tempdir().unwrap();
-        let repo = committed(dir.path());
+        let repo = committed(dir.path(), "a.txt");
         let outside = dir.path().join("outside");
         std::fs::create_dir_all(&outside).unwrap();
         std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();

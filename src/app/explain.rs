@@ -69,8 +69,14 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         .filter(|t| t["offered"] == true)
         .filter_map(|t| t["name"].as_str().map(str::to_owned));
     let plan = policy.mode() == crate::permissions::Mode::Plan;
-    let (_, sandbox_status, _) =
-        setup::sandbox(job, workspace, None, &[], config.require_sandbox(), plan);
+    let (_, sandbox_status, _) = setup::sandbox(&setup::SandboxAsk {
+        job,
+        workspace,
+        out_dir: None,
+        env: &[],
+        require: config.require_sandbox(),
+        read_only: plan,
+    });
     let context = crate::permissions::command_context(policy.mode(), sandbox_status.as_ref());
     let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()

@@ -19,7 +19,7 @@ use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
 use crate::permissions::{Permission, Tighten};
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, ToolShared};
+use crate::tools::{Judged, Tool, ToolContext, ToolError, ToolOutput, ToolShared};
 
 /// Characters of one result shown to the model at most (before dividing among parallel calls).
 const MAX_RESULT_CHARS: usize = 100_000;
@@ -245,10 +245,10 @@ impl Tool for McpTool {
     /// (`path_args`): a tool that may write is bound as Write is (outside the workspace,
     /// `.git`, credential files need permission); a read-only one as Read is (credential
     /// files need permission).
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let paths = super::path_args::named_paths(args, home.as_deref());
-        paths.iter().find_map(|raw| {
+        let tighten = paths.iter().find_map(|raw| {
             if self.is_mutating() {
                 return crate::tools::path_tighten(raw, shared);
             }
@@ -258,7 +258,11 @@ impl Tool for McpTool {
                 rule: "tool.sensitive_file",
                 reason: format!("{raw} looks like a credential file"),
             })
-        })
+        });
+        Judged {
+            tighten,
+            ..Judged::default()
+        }
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -48,17 +48,15 @@ pub(crate) fn guard(
     // The evaluator must know whether commands run contained (and a read-only run kept so):
     // the first command judged waits for the sandbox.
     let mode = built.mode();
-    let (sandbox, sandbox_verdict) = setup::deferred_sandbox(
-        config.job(),
-        ws,
-        Some(&placed.out_dir),
+    let ask = setup::SandboxAsk {
+        job: config.job(),
+        workspace: ws,
+        out_dir: Some(&placed.out_dir),
         env,
-        (
-            config.require_sandbox(),
-            mode == crate::permissions::Mode::Plan,
-        ),
-        sandbox_ready(emitter),
-    );
+        require: config.require_sandbox(),
+        read_only: mode == crate::permissions::Mode::Plan,
+    };
+    let (sandbox, sandbox_verdict) = setup::deferred_sandbox(&ask, sandbox_ready(emitter));
     let deferred = sandbox.clone();
     let policy = Arc::new(built.with_context_later(move || {
         crate::permissions::command_context(mode, Some(&deferred.get().status))

@@ -283,18 +283,13 @@ pub(crate) fn bash_readable(job: &Job, workspace: &Path, env: &[(String, String)
 /// whole profile cannot be enforced. A read-only run (`--readonly`, plan mode) asks for a
 /// read-only sandbox.
 pub(crate) fn sandbox(
-    job: &Job,
-    workspace: &Path,
-    out_dir: Option<&Path>,
-    env: &[(String, String)],
-    require: bool,
-    read_only: bool,
+    ask: &SandboxAsk<'_>,
 ) -> (
     SandboxPolicy,
     Option<SandboxStatus>,
     Result<Option<String>, SandboxRefused>,
 ) {
-    let policy = sandbox_policy(job, workspace, out_dir, env, require, read_only);
+    let policy = sandbox_policy(ask);
     let (policy, probe) = crate::sandbox::establish(policy);
     let status = crate::sandbox::describe(&probe, &policy);
     let verdict = sandbox_verdict(&policy, &probe);
@@ -306,17 +301,13 @@ pub(crate) fn sandbox(
 /// requires the whole profile, which it must know before its first turn, or asks for no
 /// containment at all: those are settled now.
 pub(crate) fn deferred_sandbox(
-    job: &Job,
-    workspace: &Path,
-    out_dir: Option<&Path>,
-    env: &[(String, String)],
-    (require, read_only): (bool, bool),
+    ask: &SandboxAsk<'_>,
     on_ready: crate::sandbox::OnReady,
 ) -> (
     crate::sandbox::Deferred,
     Result<Option<String>, SandboxRefused>,
 ) {
-    let policy = sandbox_policy(job, workspace, out_dir, env, require, read_only);
+    let policy = sandbox_policy(ask);
     if policy.is_active() && !policy.require {
         return (crate::sandbox::Deferred::start(policy, on_ready), Ok(None));
     }
@@ -342,15 +333,28 @@ pub(crate) fn sandbox_verdict(
     }
 }
 
+/// What a run's containment is made from: the job, where it runs, and what the run asks
+/// on top (`require`: the whole profile or fail; `read_only`: a read-only run).
+#[derive(Clone, Copy)]
+pub(crate) struct SandboxAsk<'a> {
+    pub(crate) job: &'a Job,
+    pub(crate) workspace: &'a Path,
+    pub(crate) out_dir: Option<&'a Path>,
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) require: bool,
+    pub(crate) read_only: bool,
+}
+
 /// The containment the job asks for, not established yet.
-fn sandbox_policy(
-    job: &Job,
-    workspace: &Path,
-    out_dir: Option<&Path>,
-    env: &[(String, String)],
-    require: bool,
-    read_only: bool,
-) -> SandboxPolicy {
+fn sandbox_policy(ask: &SandboxAsk<'_>) -> SandboxPolicy {
+    let SandboxAsk {
+        job,
+        workspace,
+        out_dir,
+        env,
+        require,
+        read_only,
+    } = *ask;
     let t = &job.tools;
     let mode = if read_only {
         SandboxMode::ReadOnly

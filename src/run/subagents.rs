@@ -14,14 +14,13 @@ use crate::agent::{
 };
 use crate::conversation::Message;
 use crate::events::Emitter;
-use crate::job::Limits;
 use crate::job::file::SubagentSection;
 use crate::permissions::{Mode, Permission, Policy, PolicyInput, RuleSpec};
 use crate::provider::ModelClient;
 use crate::redact::Redactor;
 use crate::rules::{Applies, RuleDef};
 use crate::tools::{
-    Spent, SubagentError, SubagentReport, SubagentRunner, ToolRegistry, ToolShared,
+    Spent, SubagentCall, SubagentError, SubagentReport, SubagentRunner, ToolRegistry, ToolShared,
 };
 
 /// Everything a nested agent borrows from the run.
@@ -104,13 +103,13 @@ fn outcome_words(outcome: &Outcome) -> (bool, String) {
 
 #[async_trait::async_trait]
 impl SubagentRunner for Subagents {
-    async fn run(
-        &self,
-        name: &str,
-        task: &str,
-        parent_call_id: &str,
-        remaining: Option<Limits>,
-    ) -> Result<SubagentReport, SubagentError> {
+    async fn run(&self, call: SubagentCall<'_>) -> Result<SubagentReport, SubagentError> {
+        let SubagentCall {
+            name,
+            task,
+            parent_call_id,
+            remaining,
+        } = call;
         let def = self
             .defs
             .iter()

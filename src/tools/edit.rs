@@ -18,7 +18,6 @@ use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
 use crate::nofollow;
-use crate::permissions::Tighten;
 
 pub struct Edit;
 
@@ -29,10 +28,6 @@ static EDIT_LOCK: LazyLock<Mutex<()>> = LazyLock::new(|| Mutex::new(()));
 impl Tool for Edit {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::EDIT)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

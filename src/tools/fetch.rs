@@ -67,10 +67,6 @@ impl Tool for Fetch {
         Some(&catalog::FETCH)
     }
 
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
-    }
-
     /// One lookup of the host, judged here and pinned for the connection.
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
         let Some(url) = args

@@ -9,7 +9,6 @@ use super::view::{Access, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
-use crate::permissions::Tighten;
 
 pub struct List;
 
@@ -20,10 +19,6 @@ const MAX_ENTRIES: usize = 1_000;
 impl Tool for List {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::LIST)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

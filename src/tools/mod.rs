@@ -54,7 +54,9 @@ pub use read::Read;
 pub use registry::{ToolRegistry, builtin_tools};
 pub use report_failure::ReportFailure;
 pub use search::Search;
-pub use subagent::{Spent, SubagentError, SubagentReport, SubagentRunner, SubagentTool};
+pub use subagent::{
+    Spent, SubagentCall, SubagentError, SubagentReport, SubagentRunner, SubagentTool,
+};
 pub use upload_artifact::{ArtifactRecord, UploadArtifact};
 pub use write::Write;
 pub(crate) use write::path_tighten;
@@ -395,19 +397,17 @@ pub trait Tool: Send + Sync {
     }
 
     /// Tighten the permission verdict from the arguments (a write outside the workspace,
-    /// a read of `.env`). `None` leaves the static verdict alone.
-    fn tighten(&self, _args: &Value, _shared: &ToolShared) -> Option<Tighten> {
-        None
+    /// a read of `.env`): the first half of [`Tool::judge`]. `None` leaves the static
+    /// verdict alone.
+    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
+        self.judge(args, shared).tighten
     }
 
     /// The tightening and what it was judged on (a real path, resolved addresses), pinned
-    /// for the call's run ([`ToolContext::grant`]). Tools that resolve something override
-    /// this, and their `tighten` is its first half.
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        Judged {
-            tighten: self.tighten(args, shared),
-            pin: Pin::None,
-        }
+    /// for the call's run ([`ToolContext::grant`]). Tools that object to some arguments
+    /// override this; the default tightens nothing and pins nothing.
+    fn judge(&self, _args: &Value, _shared: &ToolShared) -> Judged {
+        Judged::default()
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;

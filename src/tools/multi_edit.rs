@@ -9,7 +9,6 @@ use super::grant::Judged;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
-use crate::permissions::Tighten;
 
 pub struct MultiEdit;
 
@@ -17,10 +16,6 @@ pub struct MultiEdit;
 impl Tool for MultiEdit {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::MULTI_EDIT)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

@@ -13,7 +13,6 @@ use super::view::{Access, check_use, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
-use crate::permissions::Tighten;
 
 pub struct Read;
 
@@ -21,10 +20,6 @@ pub struct Read;
 impl Tool for Read {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::READ)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

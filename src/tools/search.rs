@@ -25,7 +25,7 @@ use super::view::{Access, judge, judge_arg, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
-use crate::permissions::{GIT_INTERNALS_RULE, Permission, Tighten};
+use crate::permissions::{GIT_INTERNALS_RULE, Permission};
 
 pub struct Search;
 
@@ -42,10 +42,6 @@ const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 impl Tool for Search {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::SEARCH)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

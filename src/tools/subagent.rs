@@ -48,15 +48,17 @@ pub enum SubagentError {
 /// Runs a nested agent (implemented by the composition root).
 #[async_trait::async_trait]
 pub trait SubagentRunner: Send + Sync {
-    /// Run subagent `name` on `task`; its events are tagged with `parent_call_id`; it may
-    /// spend at most `remaining`.
-    async fn run(
-        &self,
-        name: &str,
-        task: &str,
-        parent_call_id: &str,
-        remaining: Option<Limits>,
-    ) -> Result<SubagentReport, SubagentError>;
+    /// Run the subagent `call` names on its task.
+    async fn run(&self, call: SubagentCall<'_>) -> Result<SubagentReport, SubagentError>;
+}
+
+/// One call of a subagent: run `name` on `task`; its events are tagged with
+/// `parent_call_id`; it may spend at most `remaining`.
+pub struct SubagentCall<'a> {
+    pub name: &'a str,
+    pub task: &'a str,
+    pub parent_call_id: &'a str,
+    pub remaining: Option<Limits>,
 }
 
 pub struct SubagentTool {
@@ -92,7 +94,12 @@ impl Tool for SubagentTool {
         }
         let report = self
             .runner
-            .run(name, prompt, &ctx.call_id, ctx.shared.remaining())
+            .run(SubagentCall {
+                name,
+                task: prompt,
+                parent_call_id: &ctx.call_id,
+                remaining: ctx.shared.remaining(),
+            })
             .await
             .map_err(|e| ToolError::Fatal(e.to_string()))?;
         ctx.shared.record_spent(report.spent.clone());

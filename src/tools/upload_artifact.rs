@@ -18,7 +18,6 @@ use super::view::{Access, judge_arg, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 pub use crate::events::ArtifactRecord;
-use crate::permissions::Tighten;
 
 pub struct UploadArtifact;
 
@@ -60,10 +59,6 @@ const KINDS: &[(&str, &str)] = &[
 impl Tool for UploadArtifact {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::UPLOAD_ARTIFACT)
-    }
-
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {

@@ -25,10 +25,6 @@ impl Tool for Write {
         Some(&catalog::WRITE)
     }
 
-    fn tighten(&self, args: &Value, shared: &ToolShared) -> Option<Tighten> {
-        self.judge(args, shared).tighten
-    }
-
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
         match args.get("filepath").and_then(Value::as_str) {
             Some(raw) => judge_arg(shared, raw, Access::Write),
