@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn a_cleaned_config_reads_back_with_the_kept_values() {
         let text = b"[core]\n\tbare = false\n\tfsmonitor = touch /tmp/x\n\
-                     [remote \"o\\\"r\"]\n\turl = https://h/x \"y\"\n\
+                     [remote \"o\\\"r\"]\n\turl = https://h/x \\\"y\\\"\n\
                      [include]\n\tpath = /etc/evil\n";
         let all = entries_of(text).unwrap();
         let kept: Vec<&(String, String)> = all.iter().filter(|(k, _)| safe(k)).collect();
