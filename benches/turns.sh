@@ -15,8 +15,12 @@
 #   first        process start -> the first `turn.started` (what the first request waits);
 #   turn         `turn.started` -> the next `turn.started`, every tool turn;
 #   own/turn     the same less the tool's own `duration_ms` (cn-run's own cost per turn);
+#   every turn   the median of every tool turn of every run, and the share within 20 ms;
 #   first turn   the first tool turn alone (the start snapshot, the sandbox set-up).
 # events.jsonl timestamps have 1 ms resolution: per-turn figures are means over many turns.
+# Where the time goes: CN_RUN_LOG=cn_run=debug prints `checkpoint-timing what=... us=...`
+# (start, paths, paths_tree, scan) and `sandbox-timing what=... us=...` (namespaces, cgroup,
+# holder_and_report, and `waited`: how long the first command waited for the set-up).
 #   cargo build --release && BEFORE=/path/to/older/cn-run benches/turns.sh
 #   (BIN: the build to measure, default target/release/cn-run; BEFORE: the build before,
 #    optional; RUNS=7 FILES=100000 SCENARIOS="answer tools write100k bash100k mixed100k")
@@ -126,6 +130,10 @@ for label in dict.fromkeys(r["label"] for r in runs):
     if sys.argv[2] == "mixed100k":
         reads = [t for r in rs for t in r["turns"][1::2]]
         line += f", Read turns after a Bash turn: median {med(reads):.0f} ms"
+    every = sorted(t for r in rs for t in r["turns"])
+    if every:
+        within = sum(t <= 20 for t in every) / len(every)
+        line += f", every turn: median {med(every):.0f} ms, {within:.0%} within 20 ms"
     if any(r["turns"] for r in rs):
         line += (f", turn {med([mean(r['turns']) for r in rs]):.2f} ms, own/turn "
                  f"{med([mean(r['own']) for r in rs]):.2f} ms, first turn {med([r['turns'][0] for r in rs]):.0f} ms, "

@@ -10,8 +10,9 @@
 //! [`Health`] says what did not reach the file and why, for the run's outcome to tell.
 //!
 //! Each line goes out with one positioned write at the file's known end (no `O_APPEND`:
-//! after a partial write the end is ours to say). No fsync: a killed process loses
-//! nothing the kernel has.
+//! after a partial write the end is ours to say). A new log is put in place whole
+//! (`out_file::WholeFile`); lines are not synced one by one (a killed process loses nothing
+//! the kernel has), the whole log is when the run writes its last files ([`AppendLog::sync`]).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -76,25 +77,25 @@ impl Health {
 }
 
 impl AppendLog {
-    /// A new, empty log at `path` (an earlier run's file there is cut to nothing).
+    /// A new, empty log at `path` (it replaces an earlier run's file there whole).
     pub(crate) fn create(path: &Path) -> io::Result<AppendLog> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .read(true)
-            .open(path)?;
-        Ok(Self::at(path, file, 0))
+        Self::create_with(path, b"")
     }
 
     /// A new log at `path` holding `first` (its first lines), put in place whole by a
     /// rename: there is no moment without the file or with only part of its first lines.
     pub(crate) fn create_with(path: &Path, first: &[u8]) -> io::Result<AppendLog> {
-        let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        io::Write::write_all(&mut tmp, first)?;
-        let file = tmp.persist(path).map_err(|e| e.error)?;
+        let mut whole = crate::out_file::WholeFile::create(path)?;
+        io::Write::write_all(whole.file_mut(), first)?;
+        let file = whole.commit()?;
         Ok(Self::at(path, file, first.len() as u64))
+    }
+
+    /// Syncs what is written to disk (the run's end: its logs survive a power cut).
+    pub(crate) fn sync(&mut self) {
+        if let Err(e) = self.file.sync_data() {
+            tracing::warn!("cannot sync {}: {e}", self.path.display());
+        }
     }
 
     /// The log at `path` (made if missing), continued after its last whole line (a torn

@@ -149,19 +149,17 @@ impl Collected {
     }
 }
 
-/// Copies `from` to `to` and gives its SHA-256; a copy not made whole is removed.
+/// Copies `from` to `to` and gives its SHA-256; written whole (`out_file::WholeFile`), so
+/// a copy not made whole leaves nothing at `to`.
 fn copy_hashed(from: &Path, to: &Path, stopped: &dyn Fn() -> bool) -> Result<String, CopyError> {
     let mut input = std::fs::File::open(from).map_err(CopyError::Read)?;
     if let Some(dir) = to.parent() {
         std::fs::create_dir_all(dir).map_err(CopyError::Write)?;
     }
-    let mut output = std::fs::File::create(to).map_err(CopyError::Write)?;
-    let copied = copy_blocks(&mut input, &mut output, stopped);
-    if copied.is_err() {
-        drop(output);
-        let _ = std::fs::remove_file(to);
-    }
-    copied
+    let mut output = crate::out_file::WholeFile::create(to).map_err(CopyError::Write)?;
+    let sha256 = copy_blocks(&mut input, output.file_mut(), stopped)?;
+    output.commit().map_err(CopyError::Write)?;
+    Ok(sha256)
 }
 
 fn copy_blocks(

@@ -140,7 +140,7 @@ impl GitGuard {
     /// Saves the record into the run folder.
     pub fn save(&self, run_dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_vec(self).map_err(std::io::Error::other)?;
-        std::fs::write(run_dir.join(RECORD), text)
+        crate::out_file::write_whole(&run_dir.join(RECORD), &[&text])
     }
 
     /// The record a run saved at its start, if it did.

@@ -1,25 +1,68 @@
-//! The runner's own output files written whole (result.json and the like).
+//! The one writer of the files cn-run writes whole — every file of a run folder but its
+//! two logs (result.json, junit.xml, diff.patch, report.html, origin.json, the trust and
+//! `.git` records, collected artifacts, a file output's file) and the call's own reports.
 //!
-//! Each is written to a temporary file beside it and renamed over the old one, so a reader
-//! finds the old file or the new one, never half a file and never no file (a run killed
-//! at any moment leaves one). Neither way syncs to disk: a killed process loses nothing, a
-//! power cut may lose the last writes. (The session is not written this way: it is a log,
-//! only appended to; see `session`.)
+//! A [`WholeFile`] is written to a temporary file beside its place, synced to disk, and
+//! renamed over the old one, and the folder is synced too: a reader finds the old file or
+//! the new one, never half a file and never no file, whether the process is killed or the
+//! machine loses power. The logs (events.jsonl, session.jsonl) are only appended to
+//! (`append_log`): created the same way, synced when the run writes its last files.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file being written whole: nothing is at `path` until [`WholeFile::commit`]; dropped
+/// without it, the temporary file goes and the old file stays.
+pub(crate) struct WholeFile {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl WholeFile {
+    /// A new file for `path` (its folder must exist).
+    pub(crate) fn create(path: &Path) -> io::Result<WholeFile> {
+        let tmp = tempfile::NamedTempFile::new_in(folder(path)).map_err(plain)?;
+        Ok(WholeFile {
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file to write the content to.
+    pub(crate) fn file_mut(&mut self) -> &mut File {
+        self.tmp.as_file_mut()
+    }
+
+    /// Synced, put in place, the folder synced: the open file, now at `path`.
+    pub(crate) fn commit(self) -> io::Result<File> {
+        self.tmp.as_file().sync_all().map_err(plain)?;
+        let file = self.tmp.persist(&self.path).map_err(|e| plain(e.error))?;
+        sync_folder(folder(&self.path))?;
+        Ok(file)
+    }
+}
+
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Syncs a folder's entries (a file renamed into it stays there after a power cut).
+fn sync_folder(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
 
 /// Writes `parts`, one after the other, as the whole new content of `path`. The error is
 /// the system's own (a full disk, a read-only folder), without the temporary file's name.
 pub(crate) fn write_whole(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(plain)?;
+    let mut file = WholeFile::create(path)?;
     for part in parts {
-        tmp.write_all(part).map_err(plain)?;
+        file.file_mut().write_all(part).map_err(plain)?;
     }
-    tmp.persist(path).map_err(|e| plain(e.error))?;
-    Ok(())
+    file.commit().map(drop)
 }
 
 /// An error as the system said it (tempfile adds the temporary file's path).

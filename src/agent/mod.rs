@@ -20,7 +20,9 @@ mod window;
 pub use budget::Budget;
 pub use hooks::{AgentHooks, NoHooks};
 pub use stop::{StopCause, StopSignal};
-pub use system_prompt::{SystemPrompt, git_status, status_text};
+pub use system_prompt::{
+    STATUS_UNAVAILABLE, SystemPrompt, git_status, status_lines, status_options, status_text,
+};
 pub use text_history::TextHistory;
 pub use window::ContextWindow;
 

@@ -147,11 +147,24 @@ pub fn git_status(dir: &Path) -> (bool, String) {
 
 /// The status of `repo` in short form. Nothing is written to its index.
 pub fn status_text(repo: &git2::Repository) -> String {
+    match repo.statuses(Some(&mut status_options())) {
+        Ok(statuses) => status_lines(&statuses),
+        Err(_) => STATUS_UNAVAILABLE.to_owned(),
+    }
+}
+
+/// What the prompt shows when the status cannot be taken.
+pub const STATUS_UNAVAILABLE: &str = "(git status unavailable)";
+
+/// The options of the prompt's status: untracked files, an untracked folder as one line.
+pub fn status_options() -> git2::StatusOptions {
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true).recurse_untracked_dirs(false);
-    let Ok(statuses) = repo.statuses(Some(&mut opts)) else {
-        return "(git status unavailable)".to_owned();
-    };
+    opts
+}
+
+/// The status taken with [`status_options`], in short form.
+pub fn status_lines(statuses: &git2::Statuses<'_>) -> String {
     // The default output folder (`.cn-run/`, which ignores itself) may show as untracked
     // while it is being created; it is the runner's, not a change in the workspace.
     let ours = |path: &str| path == ".cn-run/" || path.ends_with("/.cn-run/");

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{Format, Isolate, RunArgs};
-use crate::config::Call;
+use crate::config::{Answers, Call};
 use crate::job::Job;
 
 #[derive(Debug, Clone)]
@@ -23,6 +23,8 @@ pub(crate) struct CallPlan {
     pub isolate: Option<Isolate>,
     /// `--html on|off`, if given (else the job's `outputs.html`).
     pub html: Option<bool>,
+    /// `--approve`, `--deny`, `--reason`: answers to a resumed run's waiting calls.
+    pub answers: Answers,
     /// Set by the runner for a call it makes part of a larger one.
     jobs_in_call: usize,
 }
@@ -36,6 +38,7 @@ impl From<&RunArgs> for CallPlan {
             parallel: args.parallel.max(1),
             isolate: args.isolate,
             html: args.html.map(|s| s == crate::cli::Switch::On),
+            answers: answers(args),
             jobs_in_call: args.jobs_in_call,
         }
     }
@@ -59,6 +62,7 @@ impl CallPlan {
                 out,
                 jobs_in_call,
                 html: self.html,
+                answers: self.answers.clone(),
                 elsewhere: false,
             })
             .collect()
@@ -72,5 +76,14 @@ impl CallPlan {
         } else {
             Isolate::None
         })
+    }
+}
+
+/// The answers the command line gives to deferred calls (a resume's).
+pub(crate) fn answers(args: &RunArgs) -> Answers {
+    Answers {
+        approve: args.approve.clone(),
+        deny: args.deny.clone(),
+        reason: args.reason.clone(),
     }
 }

@@ -57,7 +57,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
 /// failure (said on stderr).
 fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
     let config = resolve(args).map_err(start_failed)?;
-    let (job, workspace) = (&config.job, &config.workspace);
+    let (job, workspace) = (config.job(), config.workspace());
     let (policy, repo_files, repo_note) = config
         .enforced_policy(workspace)
         .map_err(|e| start_failed(RunError::from(e)))?;
@@ -69,14 +69,8 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
         .filter(|t| t["offered"] == true)
         .filter_map(|t| t["name"].as_str().map(str::to_owned));
     let plan = policy.mode() == crate::permissions::Mode::Plan;
-    let (_, sandbox_status, _) = setup::sandbox(
-        job,
-        workspace,
-        None,
-        &[],
-        config.settings.require_sandbox,
-        plan,
-    );
+    let (_, sandbox_status, _) =
+        setup::sandbox(job, workspace, None, &[], config.require_sandbox(), plan);
     let context = crate::permissions::command_context(policy.mode(), sandbox_status.as_ref());
     let tools: Vec<String> = crate::tools::builtin_tools(&job.model.name)
         .iter()
@@ -105,7 +99,7 @@ fn gather(args: &ExplainArgs) -> Result<Explained, i32> {
 
 /// `explain --json`.
 fn json_value(e: &Explained) -> serde_json::Value {
-    let (job, policy) = (&e.config.job, &e.policy);
+    let (job, policy) = (&e.config.job(), &e.policy);
     let view = e.config.view();
     serde_json::json!({
         "job": job.name,
@@ -131,13 +125,13 @@ fn json_value(e: &Explained) -> serde_json::Value {
 
 /// `explain` for a reader.
 fn text(e: &Explained) -> String {
-    let (config, job) = (&e.config, &e.config.job);
+    let (config, job) = (&e.config, &e.config.job());
     let mut text = format!(
         "job: {}\nworkspace: {}\nmode: {}   on_ask: {}\n",
         job.name,
-        config.workspace.display(),
+        config.workspace().display(),
         e.policy.mode().as_str(),
-        wire_name(&config.agent.on_ask)
+        wire_name(&config.agent().on_ask)
     );
     text.push_str(&format!(
         "model: {} {}\n",
@@ -286,9 +280,10 @@ fn wire_name(value: &impl serde::Serialize) -> String {
 }
 
 fn limits_text(config: &RunConfig) -> String {
-    let limits = &config.job.limits;
+    let limits = &config.job().limits;
     let none = || "none".to_owned();
-    let timeout_source = match config.timeout_source {
+    let (timeout, source) = config.timeout();
+    let timeout_source = match source {
         "default" => " (the default: the job sets none)",
         "flag" => " (--timeout)",
         _ => "",
@@ -296,10 +291,10 @@ fn limits_text(config: &RunConfig) -> String {
     format!(
         "max_turns {}, timeout {}s{timeout_source}, max_cost_usd {}, max_tokens {}, max_calls_per_response {}",
         limits.max_turns.map_or_else(none, |n| n.to_string()),
-        config.timeout.as_secs(),
+        timeout.as_secs(),
         limits.max_cost_usd.map_or_else(none, |c| format!("{c:.2}")),
         limits.max_tokens.map_or_else(none, |n| n.to_string()),
-        config.agent.max_calls,
+        config.agent().max_calls,
     )
 }
 
@@ -320,11 +315,9 @@ fn config_text(
     repo_files: &crate::repo_files::RepoFiles,
     note: Option<&str>,
 ) -> String {
-    let trust = &config.trust;
-    let mut text = format!(
-        "context length: {} ({})\n",
-        config.context_length, config.context_length_source
-    );
+    let trust = config.trust();
+    let (context_length, source) = config.context_length();
+    let mut text = format!("context length: {context_length} ({source})\n");
     if !trust.untrusted {
         text.push_str("trust: trusted (repository instructions from the workspace)\n");
         return text;
@@ -335,7 +328,7 @@ fn config_text(
     };
     text.push_str(&format!(
         "trust: UNTRUSTED — {what}; base ref {}; instructions from {}\n",
-        config.base_ref.as_deref().unwrap_or("none"),
+        config.base_ref().unwrap_or("none"),
         instructions_from(repo_files)
     ));
     if let Some(note) = note {

@@ -52,7 +52,7 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 let _ = std::fs::create_dir_all(dir);
             }
-            match std::fs::write(path, text) {
+            match crate::out_file::write_whole(path, &[text.as_bytes()]) {
                 Ok(()) => 0,
                 Err(e) => {
                     let _ = usage_error(&format!("cannot write {}: {e}", path.display()));

@@ -2,6 +2,7 @@
 //! returns its exit code; what commands share lives in modules of its own (`console`,
 //! `runtime`), and a job's run is the `run` pipeline (`crate::run`).
 
+mod adhoc;
 mod call_plan;
 mod console;
 mod explain;
@@ -44,3 +45,9 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
 #[cfg(test)]
 #[path = "catalogue_tests.rs"]
 mod catalogue_tests;
+#[cfg(test)]
+#[path = "new_output_tests.rs"]
+mod new_output_tests;
+#[cfg(test)]
+#[path = "new_provider_tests.rs"]
+mod new_provider_tests;

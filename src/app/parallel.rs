@@ -32,6 +32,11 @@ pub(crate) async fn run_all(
     let isolate = plan.isolation(jobs.len());
     if isolate == Isolate::Worktree {
         prune_dead_runs(&jobs);
+        // Its .gitignore before the first worktree goes there: none of the jobs' worktrees
+        // may see another's (or a run folder) as a change of the user's tree.
+        if let Err(e) = crate::run::outputs::cn_run_root() {
+            tracing::warn!("cannot make {}: {e}", crate::run::outputs::ROOT);
+        }
     }
     if jobs.len() == 1
         && let Some(config) = jobs.pop()
@@ -89,8 +94,11 @@ pub(crate) fn lock_call_folder(
 /// Removes the worktrees and branches runs that died left in the jobs' repositories.
 fn prune_dead_runs(jobs: &[RunConfig]) {
     let mut seen = std::collections::HashSet::new();
-    for config in jobs.iter().filter(|c| seen.insert(c.workspace.clone())) {
-        match crate::worktree_prune::prune_dead(&config.workspace) {
+    for config in jobs
+        .iter()
+        .filter(|c| seen.insert(c.workspace().to_path_buf()))
+    {
+        match crate::worktree_prune::prune_dead(config.workspace()) {
             Ok(removed) => {
                 for branch in removed {
                     tracing::warn!(
@@ -109,22 +117,22 @@ async fn run_one(
     isolate: Isolate,
     early: Option<Early>,
 ) -> Result<RunResult, StartError> {
-    let name = config.job.name.clone();
-    let source = config.job.source.clone();
+    let name = config.job().name.clone();
+    let source = config.job().source.clone();
     let started = start(config, log, isolate, early, name.clone()).await;
     started.map_err(|e| e.for_job(&name, source.as_deref()))
 }
 
-/// One job: its worktree (if isolated), the run, the worktree removed.
+/// One job: its worktree (if isolated), the run placed there, the worktree removed.
 async fn start(
-    mut config: RunConfig,
+    config: RunConfig,
     log: LogHandle,
     isolate: Isolate,
     early: Option<Early>,
     name: String,
 ) -> Result<RunResult, StartError> {
-    let worktree = if isolate == Isolate::Worktree && !config.job.workspace.copy {
-        let base = config.workspace.clone();
+    let worktree = if isolate == Isolate::Worktree && !config.job().workspace.copy {
+        let base = config.workspace().to_path_buf();
         let id = crate::run::place::new_run_id();
         let dest = std::path::absolute(PathBuf::from(".cn-run/worktrees").join(&id))
             .map_err(|e| RunError::run_folder(Path::new(".cn-run/worktrees"), e))?;
@@ -132,7 +140,6 @@ async fn start(
             .await
             .map_err(|e| RunError::Panic(e.to_string()))?
             .map_err(|source| RunError::Worktree { job: name, source })?;
-        config = config.placed_in(wt.workspace.clone());
         Some(wt)
     } else {
         None
@@ -140,9 +147,10 @@ async fn start(
     let opts = RunOptions {
         early: std::sync::Mutex::new(early),
         log: &log,
-        isolation: worktree.as_ref().map(|_| "worktree"),
+        worktree: worktree.as_ref().map(|wt| wt.workspace.as_path()),
     };
     let result = run::run_job(config, &opts, None).await;
+    drop(opts);
     if let Some(wt) = worktree {
         let root = wt.root.display().to_string();
         let removed = tokio::task::spawn_blocking(move || wt.remove()).await;

@@ -50,7 +50,7 @@ fn resume_job(
     match (&file, &session.job.text) {
         (f, Some(text)) => Ok(job::load_str(text, &session.job.name, f.as_deref(), &opts)?),
         (Some(f), None) if f.is_file() => Ok(job::load_file(f, &opts)?),
-        (None, None) => crate::run::adhoc::adhoc_job(settings, prompt.unwrap_or("-")),
+        (None, None) => super::adhoc::adhoc_job(settings, prompt.unwrap_or("-")),
         _ => Err(RunError::Usage(format!(
             "session {} was an ad-hoc run; give the job again: cn-run --resume {} -p PROMPT …",
             session.session_id, session.session_id
@@ -61,12 +61,12 @@ fn resume_job(
 /// The resumed run's configuration: the stored flags, the ones given now over them.
 fn resume_config(
     args: &RunArgs,
+    given: Settings,
     session: &Session,
     prompt: Option<&str>,
     run_dir: &Path,
 ) -> Result<RunConfig, RunError> {
     let stored = stored_settings(session)?;
-    let given = args.settings.clone();
     if stored.upload_url_given && given.upload_url.is_none() {
         eprintln!(
             "warning: run {} was started with --upload-url; the URL is a secret and is not kept, so this resumed run does not upload there: give --upload-url again to keep uploading",
@@ -80,6 +80,7 @@ fn resume_config(
         out: None,
         jobs_in_call: 1,
         html: args.html.map(|s| s == crate::cli::Switch::On),
+        answers: super::call_plan::answers(args),
         elsewhere: false,
     };
     Ok(RunConfig::resolve(job, settings, call)?)
@@ -87,7 +88,7 @@ fn resume_config(
 
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     // A run folder from elsewhere: a store's run, an archive, another checkout.
-    let located = crate::run::resume_moved::locate(id, given).await;
+    let located = crate::run::resume_moved::locate(id, given.out.as_deref()).await;
     let id = match &located {
         Ok(local) => local.as_str(),
         Err(_) => id,
@@ -95,40 +96,49 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     if let Err(e) = located {
         return start_failed(e.into());
     }
-    let mut given = given.clone();
-    let given = &mut given;
     let root = given
         .out
         .as_ref()
         .and_then(|o| o.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from(".cn-run"));
     let prompt = given.prompt.clone();
-    // A run whose workspace is elsewhere now is re-rooted (checked, its diff written in).
+    let mut flags = given.settings.clone();
+    // A run whose workspace is elsewhere now is re-rooted (checked, its diff written in):
+    // the resume then runs as if `-C` named the new place.
     let opened = crate::run::resume_open::open(&root, id, prompt.clone()).and_then(|mut o| {
         let path = o.path.clone();
-        crate::run::resume_moved::reroot(&path, &mut o.session, given)?;
+        let asked = flags.policy.workspace.as_deref();
+        if let Some(moved) = crate::run::resume_moved::reroot(&path, &mut o.session, asked)? {
+            flags.policy.workspace = Some(moved);
+        }
         Ok(o)
     });
     let (config, opened) = match opened.and_then(|o| {
         let dir = o.path.parent().unwrap_or(Path::new("."));
-        Ok((resume_config(given, &o.session, prompt.as_deref(), dir)?, o))
+        Ok((
+            resume_config(given, flags, &o.session, prompt.as_deref(), dir)?,
+            o,
+        ))
     }) {
         Ok(c) => c,
         Err(e) => return start_failed(e),
     };
+    // From here on only the resolved configuration is read.
     let opts = RunOptions {
         early: Default::default(),
         log,
-        isolation: None,
+        worktree: None,
     };
     let mut resume = opened.into_resume();
-    resume.approvals = match crate::run::user_hooks::approvals(given, &resume.session.history) {
-        Ok(a) => a,
-        Err(e) => return start_failed(RunError::Usage(e)),
-    };
+    resume.approvals =
+        match crate::run::user_hooks::approvals(config.answers(), &resume.session.history) {
+            Ok(a) => a,
+            Err(e) => return start_failed(RunError::Usage(e)),
+        };
+    let format = config.format();
     match run::run_job(config, &opts, Some(resume)).await {
         Ok(result) => {
-            print_results(given.format, std::slice::from_ref(&result), &[]);
+            print_results(format, std::slice::from_ref(&result), &[]);
             result.status.exit_code()
         }
         Err(e) => {

@@ -2,13 +2,13 @@
 //! `RunConfig` (a bad one runs nothing), run them (one, or several at once), then say what
 //! stdout carries and write the call's own reports; the exit code is the worst job's.
 
+use super::adhoc::adhoc_job;
 use crate::cli::{Format, RunArgs};
 use crate::config::RunConfig;
 use crate::exit_code::Status;
 use crate::job::{self, LoadOptions};
 use crate::observability::LogHandle;
 use crate::report::RunResult;
-use crate::run::adhoc::adhoc_job;
 use crate::run::start_error::{RunError, StartError};
 
 use super::call_plan::CallPlan;
@@ -112,11 +112,11 @@ fn early_checkpoints(
         return None;
     };
     let isolated = plan.isolate == Some(crate::cli::Isolate::Worktree);
-    let job = &config.job;
+    let job = config.job();
     if !job.git.checkpoints || job.workspace.copy || isolated {
         return None;
     }
-    Some(crate::run::checkpoints::Early::open(&config.workspace))
+    Some(crate::run::checkpoints::Early::open(config.workspace()))
 }
 
 async fn run_jobs(

@@ -6,24 +6,25 @@ use std::path::Path;
 
 use crate::cli::ValidateArgs;
 use crate::exit_code::Status;
-use crate::job::{self, JobError, LoadOptions, Locator, Problem, ProviderKind};
-use crate::provider::script::ScriptClient;
+use crate::job::{self, JobError, LoadOptions, Locator, Problem};
 
-/// Extra checks that need more than the job module: the script file must parse.
-fn script_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
-    let (ProviderKind::Script, Some(script)) = (job.model.provider, &job.model.script) else {
+/// Extra checks that need more than the job module: the provider family's own check of
+/// its settings, with no key and no network (the script family: its script file parses).
+pub(super) fn family_problems(path: &Path, job: &job::Job) -> Vec<Problem> {
+    let Some(offline) = &job.model.provider.family().offline_check else {
         return Vec::new();
     };
-    match ScriptClient::from_file(script, job.model.name.clone()) {
-        Ok(_) => Vec::new(),
+    let settings = crate::run::setup::client_settings(job, None, Vec::new());
+    match (offline.check)(&settings) {
+        Ok(()) => Vec::new(),
         Err(e) => {
             let text = std::fs::read_to_string(path).unwrap_or_default();
-            let pos = Locator::new(&text).value("model.script");
+            let pos = Locator::new(&text).value(offline.field);
             vec![Problem {
                 file: path.display().to_string(),
                 line: pos.map_or(1, |p| p.line),
                 column: pos.map_or(1, |p| p.column),
-                field: "model.script".to_owned(),
+                field: offline.field.to_owned(),
                 message: e.to_string(),
             }]
         }
@@ -47,7 +48,7 @@ pub(super) fn run(args: &ValidateArgs) -> i32 {
             ));
         }
         match job::load_file(path, &opts) {
-            Ok(job) => problems.extend(script_problems(path, &job)),
+            Ok(job) => problems.extend(family_problems(path, &job)),
             Err(JobError::Invalid(p)) => problems.extend(p),
             Err(e) => errors.push(e.to_string()),
         }

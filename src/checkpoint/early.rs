@@ -13,8 +13,16 @@ use super::prior::Prior;
 use super::run::{Checkpoints, Go, Notice, Notify, Opened, Settings};
 use super::{CheckpointError, GitCheckpointer};
 
-/// Gives the git status text the system prompt shows, from the open repository.
-pub type StatusOf = fn(&git2::Repository) -> String;
+/// How the system prompt's git status is taken and shown (the agent's own).
+#[derive(Clone, Copy)]
+pub struct StatusOf {
+    /// The options it is taken with (untracked folders are named whole).
+    pub options: fn() -> git2::StatusOptions,
+    /// Its text for the prompt.
+    pub lines: fn(&git2::Statuses<'_>) -> String,
+    /// The text when it cannot be taken.
+    pub unavailable: &'static str,
+}
 
 /// The checkpointer before its run exists. Dropped unbound (the run did not start), it
 /// writes nothing.
@@ -121,18 +129,18 @@ fn open_new(
     let observe = |repo: &git2::Repository| {
         prior.opened(repo);
         // The private index already has fresh stat data (refresh.rs).
-        let text = status_of(repo);
+        let (text, seen) = status_and_seen(repo, status_of);
         waiting.store(true, Ordering::SeqCst);
         let _ = status.send(text);
         let go = go.recv().ok();
         unchanged = go.is_none();
-        go.map(|g| (g.run_id, vec![g.out_dir], g.limits))
+        go.map(|g| ((g.run_id, vec![g.out_dir], g.limits), seen))
     };
     let adjust = |snap: &mut super::snapshot::Snapshotter, tree| {
         let captured = prior.close();
         snap.with_prior(tree, &captured)
     };
-    let opened = GitCheckpointer::start_adjusted(workspace, observe, adjust);
+    let opened = GitCheckpointer::start_seeded(workspace, observe, adjust);
     prior.close();
     if unchanged {
         return Opened {
@@ -145,6 +153,31 @@ fn open_new(
         prior.committed();
     }
     outcome(opened, true)
+}
+
+/// The prompt's git status, and what it found changed in the working tree: the start
+/// snapshot reads only that (`None` when the status could not be taken: it scans).
+///
+/// Why (issue 38): the status already looks at every file and folder; a start snapshot
+/// that scanned them again when the first tool call came was, on 100,000 files, hundreds
+/// of milliseconds that the second changing turn waited for (the checkpoint after the
+/// first call is reported before the next call starts, and it needs the start). The
+/// start snapshot is then the workspace as the status found it when the run started,
+/// with the files a tool wrote before it was committed put back as captured (`prior.rs`).
+fn status_and_seen(
+    repo: &git2::Repository,
+    status_of: StatusOf,
+) -> (String, Option<super::snapshot::Seen>) {
+    let statuses = repo.statuses(Some(&mut (status_of.options)()));
+    let index = repo.index();
+    match (statuses, index) {
+        (Ok(statuses), Ok(index)) => {
+            let seen = super::snapshot::Seen::of(&statuses, &index);
+            ((status_of.lines)(&statuses), Some(seen))
+        }
+        (Ok(statuses), Err(_)) => ((status_of.lines)(&statuses), None),
+        (Err(_), _) => (status_of.unavailable.to_owned(), None),
+    }
 }
 
 /// The checkpointer and what to report: the new run's start snapshot, or why
@@ -170,3 +203,7 @@ pub(super) fn outcome(
         Err(e) => Opened::off(e),
     }
 }
+
+#[cfg(test)]
+#[path = "early_tests.rs"]
+mod tests;

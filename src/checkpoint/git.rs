@@ -10,7 +10,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use git2::{ErrorCode, Oid, Repository, Signature};
 
 use super::error::{CheckpointError, Unavailable, git};
-use super::snapshot::{self, Snapshotter};
+use super::snapshot::{self, Seen, Snapshotter};
+
+/// What a new run's start snapshot is taken with: the run id, the paths never
+/// snapshotted, the size limits.
+pub(super) type Started = (String, Vec<PathBuf>, Limits);
 use super::{
     Checkpoint, Checkpointer, DiffStat, Limits, Skipped, check_run_id, commit_message,
     recorded_limits, reference_name,
@@ -78,6 +82,17 @@ impl GitCheckpointer {
         observe: impl FnOnce(&git2::Repository) -> Option<(String, Vec<PathBuf>, Limits)>,
         adjust: impl FnOnce(&mut Snapshotter, Oid) -> Result<Oid, CheckpointError>,
     ) -> Result<Result<Self, Unavailable>, CheckpointError> {
+        Self::start_seeded(workspace, |repo| Some((observe(repo)?, None)), adjust)
+    }
+
+    /// As [`start_adjusted`](Self::start_adjusted); `observe` may also give what the run's
+    /// git status found changed, and then the start snapshot reads only that (no scan of
+    /// every file and folder: see `early.rs`).
+    pub(super) fn start_seeded(
+        workspace: &Path,
+        observe: impl FnOnce(&git2::Repository) -> Option<(Started, Option<Seen>)>,
+        adjust: impl FnOnce(&mut Snapshotter, Oid) -> Result<Oid, CheckpointError>,
+    ) -> Result<Result<Self, Unavailable>, CheckpointError> {
         let repo = match snapshot::open_repo(workspace)? {
             Ok(repo) => repo,
             Err(reason) => return Ok(Err(reason)),
@@ -97,7 +112,7 @@ impl GitCheckpointer {
         let root = snapshot::workdir(&repo)?;
         let head_tree = repo.find_commit(head).map_err(git("read HEAD"))?.tree_id();
         let mut snap = Snapshotter::new(repo, Some(head_tree), Vec::new())?;
-        let Some((run_id, exclude, limits)) = observe(snap.repo()) else {
+        let Some(((run_id, exclude, limits), seen)) = observe(snap.repo()) else {
             return Ok(Err(Unavailable::NotStarted));
         };
         let run_id = run_id.as_str();
@@ -113,7 +128,10 @@ impl GitCheckpointer {
         snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
         snap.set_limits(limits);
         let started = std::time::Instant::now();
-        let walked = snap.tree()?;
+        let walked = match &seen {
+            Some(seen) => snap.tree_from_status(seen)?,
+            None => snap.tree()?,
+        };
         let tree = adjust(&mut snap, walked)?;
         let commit = commit_snapshot(&snap, run_id, 0, "start", tree, head)?;
         super::timing("start", started);
@@ -307,7 +325,9 @@ impl GitCheckpointer {
             })
             .collect();
         let mut state = self.lock();
+        let started = std::time::Instant::now();
         let tree = state.snap.tree_of(&rel)?;
+        super::timing("paths_tree", started);
         self.commit_if_changed(&mut state, label, tree)
     }
 
@@ -334,7 +354,7 @@ impl GitCheckpointer {
         if tree == state.last_tree {
             return Ok(None);
         }
-        let files_changed = super::diff::count_changes(state.snap.repo(), state.last_tree, tree)?;
+        let files_changed = state.snap.files_between(state.last_tree, tree)?;
         // After the last one taken (a moved run's adopted checkpoints leave a gap).
         let index = state.taken.last().map_or(1, |c| c.index.saturating_add(1));
         let commit = commit_snapshot(

@@ -152,3 +152,43 @@ fn a_resumed_run_whose_start_was_never_committed_takes_the_recorded_captures() {
     );
     assert!(!out.join(RECORD).exists());
 }
+
+/// The blob a capture stores is the one git would store for the file: the plain hash of
+/// its bytes where no filter can apply (found without the index), and the filtered one
+/// where `.gitattributes` asks for a conversion.
+#[test]
+fn a_capture_stores_the_blob_git_would_with_or_without_filters() {
+    for attributes in [None, Some("*.txt text eol=lf\n")] {
+        let (_tmp, ws, out) = repo();
+        if let Some(rules) = attributes {
+            std::fs::write(ws.join(".gitattributes"), rules).unwrap();
+            git(&ws, &["add", ".gitattributes"]);
+            git(&ws, &["commit", "-qm", "attributes"]);
+        }
+        std::fs::write(ws.join("old.txt"), "crlf\r\nline\r\n").unwrap();
+        std::os::unix::fs::symlink("keep.txt", ws.join("link")).unwrap();
+        let prior = prior_for(&ws, &out);
+        assert!(prior.capture(&[ws.join("old.txt"), ws.join("link")]));
+        let captured = prior.close();
+        let blob_of = |rel: &str| {
+            let c = captured.iter().find(|c| c.path == rel).unwrap();
+            c.blob.clone().unwrap()
+        };
+        let expected = git(&ws, &["hash-object", "old.txt"]);
+        assert_eq!(blob_of("old.txt"), expected.trim(), "{attributes:?}");
+        let target = Command::new("sh")
+            .args(["-c", "printf keep.txt | git hash-object --stdin"])
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        let target = String::from_utf8(target.stdout).unwrap();
+        assert_eq!(blob_of("link"), target.trim(), "{attributes:?}");
+        let stored = git(&ws, &["cat-file", "-p", &blob_of("old.txt")]);
+        let converted = attributes.is_some();
+        assert_eq!(
+            stored.contains('\r'),
+            !converted,
+            "{attributes:?}: {stored:?}"
+        );
+    }
+}

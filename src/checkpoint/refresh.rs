@@ -146,7 +146,7 @@ fn time(seconds: i64, nanoseconds: i64) -> IndexTime {
 
 /// Whether any attribute file exists that libgit2 would read, or `core.autocrlf` asks
 /// for conversion: then a file's blob id may differ from the hash of its bytes.
-fn filters_may_apply(repo: &Repository, index: &Index, root: &Path) -> bool {
+pub(super) fn filters_may_apply(repo: &Repository, index: &Index, root: &Path) -> bool {
     let autocrlf = repo
         .config()
         .ok()

@@ -59,6 +59,9 @@ pub(crate) struct Scan {
     since: (i64, i64),
     /// The next scan reads every folder (first scan, or ignore rules changed).
     full: bool,
+    /// No folder has been read yet (the start snapshot came from the run's git status,
+    /// `early.rs`): the next scan reads every folder, but nothing asks for it sooner.
+    unread: bool,
     /// Untracked folders left out for holding too many files: never walked again.
     skipped_dirs: BTreeMap<String, Skipped>,
 }
@@ -94,8 +97,31 @@ impl Scan {
             dirs: HashMap::new(),
             since: minus_margin(epoch(since)),
             full: true,
+            unread: false,
             skipped_dirs: BTreeMap::new(),
         }
+    }
+
+    /// The start snapshot takes what the run's git status found changed instead of a
+    /// scan: the untracked folders it named are walked here (as a scan walks a new
+    /// folder), and the first scan after it reads every folder.
+    pub(crate) fn seeded(&mut self, cx: &Context<'_>, new_dirs: &[String]) -> Found {
+        self.full = false;
+        self.unread = true;
+        let mut found = Found::default();
+        let mut walk = Walk {
+            cx,
+            dirs: &mut self.dirs,
+            skipped: &mut self.skipped_dirs,
+            started: epoch(SystemTime::now()),
+            found: &mut found,
+        };
+        for dir in new_dirs {
+            if matches!(walk.classify(dir, true), Child::NewDir) {
+                walk.new_dir(dir);
+            }
+        }
+        found
     }
 
     /// The untracked folders left out so far.
@@ -147,7 +173,8 @@ impl Scan {
             started,
             found: &mut found,
         };
-        if std::mem::take(&mut self.full) {
+        let unread = std::mem::take(&mut self.unread);
+        if std::mem::take(&mut self.full) || unread {
             walk.dirs.clear();
             walk.read_dir("", true);
         } else {

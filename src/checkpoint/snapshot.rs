@@ -40,6 +40,8 @@ pub(crate) struct Snapshotter {
     pub(super) unreadable: BTreeMap<String, String>,
     /// The tree the private index holds now; `None` before the first snapshot.
     pub(super) current: Option<Oid>,
+    /// The paths the last update of `current` replaced (see `touch.rs`).
+    pub(super) updated: Option<super::touch::Updated>,
     /// Holds the private index file; removed when the snapshotter is dropped.
     _dir: tempfile::TempDir,
 }
@@ -75,6 +77,7 @@ impl Snapshotter {
             skipped_files: BTreeMap::new(),
             unreadable: BTreeMap::new(),
             current: None,
+            updated: None,
             _dir: dir,
         })
     }
@@ -155,6 +158,32 @@ impl Snapshotter {
         self.rescan_if_rules_changed(tree)
     }
 
+    /// As [`tree`](Self::tree) for the start snapshot, from what the run's git status
+    /// found changed (`seen`) instead of a scan of every file and folder: only those
+    /// paths are read, and the untracked folders it named are walked.
+    pub(crate) fn tree_from_status(&mut self, seen: &Seen) -> Result<Oid, CheckpointError> {
+        let mut index = self.repo.index().map_err(git("open the private index"))?;
+        let root = self.root()?.to_path_buf();
+        let outside = |p: &&String| !is_excluded(Path::new(p.as_str()), &self.exclude);
+        let new_dirs: Vec<String> = seen.new_dirs.iter().filter(outside).cloned().collect();
+        let mut found = {
+            let cx = Context {
+                repo: &self.repo,
+                index: &index,
+                root: &root,
+                exclude: &self.exclude,
+                max_dir_files: self.limits.max_dir_files,
+            };
+            self.scan.seeded(&cx, &new_dirs)
+        };
+        found
+            .paths
+            .extend(seen.files.iter().filter(outside).cloned());
+        let paths = self.skip_grown_dirs(&mut index, found.paths)?;
+        let tree = self.apply(index, &paths, Checked::Ignored)?;
+        self.rescan_if_rules_changed(tree)
+    }
+
     /// A `.gitignore` changed in this snapshot: what it ignores or un-ignores is taken
     /// into the same snapshot, by a scan that reads every folder (as `git add -A` would).
     fn rescan_if_rules_changed(&mut self, tree: Oid) -> Result<Oid, CheckpointError> {
@@ -184,6 +213,43 @@ impl Snapshotter {
     pub(super) fn root(&self) -> Result<&Path, CheckpointError> {
         (self.repo.workdir())
             .ok_or_else(|| Unavailable::NoWorkingTree(self.repo.path().to_path_buf()).into())
+    }
+}
+
+/// What the run's git status at start found changed in the working tree
+/// (repo-relative): files that differ from the index or are not in it, and untracked
+/// folders (named whole, as the status names them).
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    pub(crate) files: Vec<String>,
+    pub(crate) new_dirs: Vec<String>,
+}
+
+impl Seen {
+    /// What `statuses` (untracked folders not recursed into) found changed in the working
+    /// tree; submodules and conflicts are left to a scan, as the scan leaves them.
+    pub(crate) fn of(statuses: &git2::Statuses<'_>, index: &git2::Index) -> Seen {
+        use git2::Status as S;
+        let changed = S::WT_NEW | S::WT_MODIFIED | S::WT_DELETED | S::WT_TYPECHANGE;
+        let mut seen = Seen::default();
+        for entry in statuses.iter() {
+            let status = entry.status();
+            if !status.intersects(changed) || status.contains(S::CONFLICTED) {
+                continue;
+            }
+            let path = super::rel_path::from_bytes(entry.path_bytes()).into_owned();
+            if let Some(dir) = path.strip_suffix('/') {
+                seen.new_dirs.push(dir.to_owned());
+                continue;
+            }
+            let submodule = index
+                .get_path(&super::rel_path::os(&path), 0)
+                .is_some_and(|e| e.mode == 0o160000);
+            if !submodule {
+                seen.files.push(path);
+            }
+        }
+        seen
     }
 }
 

@@ -50,16 +50,31 @@ impl Snapshotter {
                 super::error::explained(self.repo.path(), git("write a snapshot tree")(e))
             })
         };
+        self.updated = None;
         let tree = match self.current {
             Some(base) if changes.is_empty() => base,
             Some(base) => match self.updated_tree(base, &changes) {
-                Ok(tree) => tree,
+                Ok(tree) => {
+                    self.updated = Some(Updated::of(base, tree, &changes));
+                    tree
+                }
                 Err(_) => whole(&mut index)?,
             },
             None => whole(&mut index)?,
         };
         self.current = Some(tree);
         Ok(tree)
+    }
+
+    /// How many files differ between `from` and `to`: counted on the paths the last
+    /// update replaced when it turned `from` into `to` (no walk of either tree), else by
+    /// a diff of the two trees.
+    pub(super) fn files_between(&self, from: Oid, to: Oid) -> Result<usize, CheckpointError> {
+        match &self.updated {
+            Some(u) if u.base == from && u.tree == to => u.count(&self.repo),
+            _ => None,
+        }
+        .map_or_else(|| super::diff::count_changes(&self.repo, from, to), Ok)
     }
 
     /// Brings one path up to date in the index; what changed in the tree, if anything.
@@ -176,6 +191,47 @@ impl Snapshotter {
         }
         let pruned_tree = self.repo.find_tree(pruned)?;
         upserts.create_updated(&self.repo, &pruned_tree)
+    }
+}
+
+/// The last update of the tree made from the previous one with some paths replaced.
+pub(super) struct Updated {
+    base: Oid,
+    tree: Oid,
+    paths: Vec<String>,
+}
+
+impl Updated {
+    fn of(base: Oid, tree: Oid, changes: &[Change]) -> Updated {
+        let paths = changes
+            .iter()
+            .map(|c| match c {
+                Change::Upsert(rel, ..) | Change::Remove(rel) => rel.clone(),
+            })
+            .collect();
+        Updated { base, tree, paths }
+    }
+
+    /// How many of the paths differ between the two trees; `None` when a path named a
+    /// folder on either side (a folder left out, or a file that became one): then a diff
+    /// counts the files in it.
+    fn count(&self, repo: &git2::Repository) -> Option<usize> {
+        let (base, tree) = (
+            repo.find_tree(self.base).ok()?,
+            repo.find_tree(self.tree).ok()?,
+        );
+        let mut count = 0;
+        for rel in &self.paths {
+            let os = rel_path::os(rel);
+            let entry = |t: &git2::Tree<'_>| t.get_path(&os).ok().map(|e| (e.id(), e.filemode()));
+            let (before, after) = (entry(&base), entry(&tree));
+            let folder = |e: &Option<(Oid, i32)>| e.is_some_and(|(_, m)| m == 0o040000);
+            if folder(&before) || folder(&after) {
+                return None;
+            }
+            count += usize::from(before != after);
+        }
+        Some(count)
     }
 }
 

@@ -194,7 +194,7 @@ impl RunConfig {
 
     /// Warnings about how the flags were read (untrusted mode turns auto mode off).
     pub(crate) fn policy_warnings(&self) -> Vec<String> {
-        let auto = self.settings.policy.auto || self.job.permissions.mode == Mode::Auto;
+        let auto = self.policy_flags().auto || self.job.permissions.mode == Mode::Auto;
         (self.trust.untrusted && auto)
             .then(|| {
                 "auto mode is off in untrusted mode: calls that need permission need a rule \

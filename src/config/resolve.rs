@@ -45,6 +45,8 @@ pub(crate) struct Call {
     pub jobs_in_call: usize,
     /// `--html on|off` (`None`: the job's `outputs.html`).
     pub html: Option<bool>,
+    /// `--approve`, `--deny`, `--reason` (a resume's answers to waiting calls).
+    pub answers: super::Answers,
     /// The run happens on another machine (`export`) or later from another state
     /// (`schedule`): the workspace is made absolute but not required to exist here.
     pub elsewhere: bool,
@@ -88,7 +90,10 @@ impl RunConfig {
             out: call.out.map(|o| std::path::absolute(&o).unwrap_or(o)),
             jobs_in_call: call.jobs_in_call.max(1),
             html: call.html.unwrap_or(job.html),
-            settings,
+            require_sandbox: settings.require_sandbox || job.tools.bash_require_sandbox,
+            params: settings.policy.params.clone(),
+            answers: call.answers,
+            flags: settings,
             job,
         })
     }

@@ -75,7 +75,7 @@ impl RunConfig {
                 max_calls_per_response: self.agent.max_calls,
             },
             on_ask: self.agent.on_ask,
-            on_ask_source: super::resolve::on_ask_source(&self.settings).to_owned(),
+            on_ask_source: super::resolve::on_ask_source(&self.flags).to_owned(),
             trust: TrustView {
                 untrusted: self.trust.untrusted,
                 untrusted_paths: self.trust.paths.clone(),
@@ -83,7 +83,7 @@ impl RunConfig {
                 upload_url: self.upload_url.is_some(),
             },
             require_sandbox: self.require_sandbox(),
-            flags: self.settings.clone(),
+            flags: self.flags.clone(),
         }
     }
 }

@@ -137,7 +137,7 @@ impl ExportJob {
             .as_ref()
             .ok_or_else(|| ExportError::NoSchedule {
                 path: self.path.clone(),
-                name: self.config.job.name.clone(),
+                name: self.config.job().name.clone(),
             })
     }
 
@@ -173,17 +173,17 @@ impl ExportJob {
 
     /// The job as the run resolves it.
     pub fn job(&self) -> &Job {
-        &self.config.job
+        self.config.job()
     }
 
     /// The environment variable the run reads the provider key from, if it needs one.
     pub(crate) fn key_env(&self) -> Option<String> {
-        self.config.key_env.clone()
+        self.config.key_env().map(str::to_owned)
     }
 
     /// The run's time limit: the job's, else the run's default (what the run stops at).
     pub(crate) fn timeout_secs(&self) -> u64 {
-        self.config.timeout.as_secs()
+        self.config.timeout().0.as_secs()
     }
 }
 

@@ -9,6 +9,8 @@ pub mod html;
 pub mod jsonl;
 pub mod junit;
 pub mod live;
+#[cfg(test)]
+pub(crate) mod probe_output;
 pub mod progress;
 pub mod rebuild;
 pub mod result;

@@ -65,16 +65,16 @@ pub(crate) async fn prepare(
     opts: &RunOptions<'_>,
     resume: Option<Resume>,
 ) -> Result<(Prepared, RunState), StartError> {
-    let job = &config.job;
+    let job = config.job();
     // Key and headers are checked now (a usage error runs nothing); building an HTTPS
     // client (TLS roots: milliseconds) overlaps with the rest of the set-up.
     let (key, key_env) = setup::api_key(job).map_err(RunError::from)?;
     setup::headers(job).map_err(RunError::from)?;
     // Expanded before the run's folder is made: a job that cannot be leaves nothing.
-    let mcp = super::extensions::mcp_configs(job, &config.workspace).map_err(RunError::from)?;
+    let mcp = super::extensions::mcp_configs(job, config.workspace()).map_err(RunError::from)?;
     let client_task = setup::ClientTask::start(job);
     let mut resume = resume;
-    let mut placed = place(config, resume.as_mut())?;
+    let mut placed = place(config, opts, resume.as_mut())?;
     // Sinks are attached below; nothing is emitted before.
     let emitter = Arc::new(Emitter::new(placed.run_id.clone()));
     // Before cn-run's own git work opens the repository again (a resume).
@@ -98,16 +98,11 @@ pub(crate) async fn prepare(
         (None, Some(p)) => Some(p.clone()),
         (None, None) => Some(read_stdin_prompt().inspect_err(|_| unplace(config, &placed))?),
     };
-    let redactor = setup::redactor(
-        key.as_ref(),
-        job,
-        config.upload_url.as_deref(),
-        &placed.workspace,
-    );
+    let redactor = setup::redactor(key.as_ref(), job, config.upload_url(), &placed.workspace);
     let stop = StopSignal::new();
     let sinks = attach_outputs(config, opts, &placed, &emitter, &redactor, &stop)?;
     placed.trace = start_telemetry(config, opts, &emitter, &redactor);
-    stop.arm_timeout(config.timeout);
+    stop.arm_timeout(config.timeout().0);
     let readable = setup::bash_readable(job, &placed.workspace, &env);
     let shared = Arc::new(
         ToolShared::new(
@@ -120,10 +115,10 @@ pub(crate) async fn prepare(
         .with_readable(&readable)
         .with_run_dir(&placed.out_dir)
         .with_deferred_sandbox(guard.sandbox.clone())
-        .with_untrusted(config.trust.untrusted),
+        .with_untrusted(config.trust().untrusted),
     );
     let grounds = Grounds {
-        isolation: opts.isolation.map(str::to_owned),
+        isolation: opts.isolation().map(str::to_owned),
         signals: listen_for_signals(stop.clone()),
         placed,
         emitter,
@@ -209,7 +204,7 @@ async fn assemble(
     // The session log exists before the first event: a run killed from here on leaves one.
     let (hooks, uploads) = open_session(config, &placed, &session, &state, &base);
     let store = super::store_sync::start(
-        config.store.as_deref(),
+        config.store(),
         &placed.run_id,
         &placed.out_dir,
         g.checkpoints.clone(),

@@ -26,9 +26,13 @@ pub(crate) struct Placed {
     pub trace: Option<crate::telemetry::RunTrace>,
 }
 
-/// The run's id, folder and workspace: new ones (a copied workspace made now), or the
-/// resumed run's own.
-pub(crate) fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<Placed, StartError> {
+/// The run's id, folder and workspace: new ones (a copied workspace made now, or the
+/// `--parallel` job's worktree), or the resumed run's own.
+pub(crate) fn place(
+    config: &RunConfig,
+    opts: &RunOptions<'_>,
+    resume: Option<&mut Resume>,
+) -> Result<Placed, StartError> {
     if let Some(r) = resume {
         let out_dir = r
             .path
@@ -49,16 +53,18 @@ pub(crate) fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<P
         });
     }
     let run_id = new_run_id();
-    let out_dir = super::outputs::output_dir(config.out.as_deref(), &run_id)?;
+    let out_dir = super::outputs::output_dir(config.out(), &run_id)?;
     // Before anything is written there: a folder another run is writing stays its own.
     let lock = super::run_lock::RunLock::take(&out_dir, &format!("run {run_id}"))?;
-    let workspace = if config.job.workspace.copy {
+    let workspace = if let Some(worktree) = opts.worktree {
+        worktree.to_path_buf()
+    } else if config.job().workspace.copy {
         let dest = out_dir.join("workspace");
-        super::workspace::copy_workspace(&config.workspace, &dest).map_err(RunError::from)?;
+        super::workspace::copy_workspace(config.workspace(), &dest).map_err(RunError::from)?;
         dest.canonicalize()
             .map_err(|e| RunError::run_folder(&dest, e))?
     } else {
-        config.workspace.clone()
+        config.workspace().to_path_buf()
     };
     Ok(Placed {
         run_id,
@@ -74,7 +80,7 @@ pub(crate) fn place(config: &RunConfig, resume: Option<&mut Resume>) -> Result<P
 /// `.cn-run` goes again if it is still empty (a `workspace.copy` folder holds the copy and
 /// stays; an `--out` folder is the user's and stays).
 pub(crate) fn unplace(config: &RunConfig, placed: &Placed) {
-    if !placed.resumed && config.out.is_none() {
+    if !placed.resumed && config.out().is_none() {
         if let Some(lock) = &placed.lock {
             let _ = std::fs::remove_file(lock.path());
         }
@@ -91,7 +97,7 @@ pub(crate) fn open_checkpoints(
     placed: &Placed,
     emitter: &Arc<Emitter>,
 ) -> (Option<Arc<Checkpoints>>, Option<StatusRx>) {
-    let git = &config.job.git;
+    let git = &config.job().git;
     let (ws, id, out) = (&placed.workspace, &placed.run_id, &placed.out_dir);
     let early = opts
         .early

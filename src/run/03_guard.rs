@@ -49,12 +49,12 @@ pub(crate) fn guard(
     // the first command judged waits for the sandbox.
     let mode = built.mode();
     let (sandbox, sandbox_verdict) = setup::deferred_sandbox(
-        &config.job,
+        config.job(),
         ws,
         Some(&placed.out_dir),
         env,
         (
-            config.settings.require_sandbox,
+            config.require_sandbox(),
             mode == crate::permissions::Mode::Plan,
         ),
         sandbox_ready(emitter),
@@ -68,7 +68,7 @@ pub(crate) fn guard(
     warnings.extend(setup::repo_rule_warnings(&policy));
     warnings.extend(config.policy_warnings());
     let rules = config
-        .job
+        .job()
         .rules
         .iter()
         .cloned()

@@ -27,22 +27,32 @@ use crate::session::SessionSink;
 pub(crate) fn output_dir(out: Option<&Path>, run_id: &str) -> Result<PathBuf, StartError> {
     let dir = match out {
         Some(d) => d.to_path_buf(),
-        None => {
-            let root = PathBuf::from(".cn-run");
-            std::fs::create_dir_all(&root).map_err(|e| StartError::run_folder(&root, &e))?;
-            // Written once (not on every run): it only needs to exist.
-            let ignore = root.join(".gitignore");
-            if !ignore.exists() {
-                let _ = std::fs::write(ignore, "*\n");
-            }
-            root.join(run_id)
-        }
+        None => cn_run_root()
+            .map_err(|e| StartError::run_folder(Path::new(ROOT), &e))?
+            .join(run_id),
     };
     std::fs::create_dir_all(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
     // Writable, not only there: a mounted folder owned by another user passes the above.
     tempfile::tempfile_in(&dir).map_err(|e| StartError::run_folder(&dir, &e))?;
     dir.canonicalize()
         .map_err(|e| StartError::run_folder(&dir, &e))
+}
+
+/// The folder of cn-run's own runs and worktrees in the current directory.
+pub(crate) const ROOT: &str = ".cn-run";
+
+/// `.cn-run`, made if missing with the `.gitignore` that keeps git from seeing it: written
+/// once (it only needs to exist), before anything else goes there — a worktree or a run
+/// folder made before it would show in the repository's status, and so in another
+/// `--parallel` job's worktree.
+pub(crate) fn cn_run_root() -> std::io::Result<PathBuf> {
+    let root = PathBuf::from(ROOT);
+    std::fs::create_dir_all(&root)?;
+    let ignore = root.join(".gitignore");
+    if !ignore.exists() {
+        let _ = crate::out_file::write_whole(&ignore, &[b"*\n"]);
+    }
+    Ok(root)
 }
 
 /// The highest `seq` in an events file (a resumed run continues after it).
@@ -62,6 +72,8 @@ pub(crate) struct Sinks {
     pub session: SessionSink,
     /// events.jsonl (its health decides whether the run's outcome is on disk).
     pub events: Arc<Mutex<AppendLog>>,
+    /// The outputs that write a file of their own (`file_outputs`).
+    pub file_outputs: Vec<super::file_outputs::Attached>,
 }
 
 /// Attaches every sink to the run's emitter (nothing is emitted before). A resumed run
@@ -123,6 +135,7 @@ pub(crate) fn attach(
         result,
         session,
         events,
+        file_outputs: Vec::new(),
     })
 }
 
@@ -158,13 +171,20 @@ pub(crate) fn attach_outputs(
     let sinks = attach(
         emitter.clone(),
         &placed.out_dir,
-        &config.job.name,
-        config.format,
+        &config.job().name,
+        config.format(),
         opts.log,
         redactor,
         placed.resumed,
         unrecorded(stop),
     )?;
+    let mut sinks = sinks;
+    let earlier = || match placed.resumed {
+        true => crate::report::rebuild::read_events(&placed.out_dir.join("events.jsonl"))
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
+    sinks.file_outputs = super::file_outputs::attach(config, &placed.out_dir, emitter, earlier);
     Ok(sinks)
 }
 
@@ -176,7 +196,7 @@ pub(crate) fn start_telemetry(
     redactor: &Redactor,
 ) -> Option<crate::telemetry::RunTrace> {
     let telemetry = opts.log.telemetry.as_ref()?;
-    let (trace, sink) = telemetry.start_run(redactor, config.job.capture_content);
+    let (trace, sink) = telemetry.start_run(redactor, config.job().capture_content);
     if let Some(sink) = sink {
         emitter.add_sink(sink);
     }

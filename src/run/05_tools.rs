@@ -47,8 +47,8 @@ pub(crate) async fn tools(
     shared: &ToolShared,
     mcp: Vec<crate::mcp::ServerConfig>,
 ) -> Tools {
-    let job = &config.job;
-    let untrusted = config.trust.untrusted;
+    let job = config.job();
+    let untrusted = config.trust().untrusted;
     let mut registry = setup::registry(&guard.policy, &job.model.name);
     guard.warnings.extend(super::extensions::register_skills(
         job,
@@ -87,7 +87,7 @@ pub(crate) fn add_subagents(
     tools: &mut Tools,
     (base, user_hooks): (&Base<'_>, &crate::hooks::Hooks),
 ) {
-    let job = &config.job;
+    let job = config.job();
     if job.subagents.is_empty() || !tools.policy.is_offered(crate::catalog::SUBAGENT.name) {
         return;
     }
@@ -100,11 +100,11 @@ pub(crate) fn add_subagents(
         emitter: base.emitter.clone(),
         redactor: base.redactor.clone(),
         stop: base.stop.clone(),
-        config: config.agent.clone(),
+        config: config.agent().clone(),
         workspace: placed.workspace.clone(),
         mode: tools.policy.mode(),
         repo_files: guard.repo_files.clone(),
-        context_length: config.context_length,
+        context_length: config.context_length().0,
         checkpoints: base.checkpoints.clone(),
         user_hooks: user_hooks.nested(),
     });

@@ -40,7 +40,7 @@ pub(crate) fn conversation(
     placed: &Placed,
     prompt: Option<String>,
 ) -> (RunState, Session) {
-    let mut budget = Budget::new(config.job.limits.clone());
+    let mut budget = Budget::new(config.job().limits.clone());
     match resume {
         Some(r) => {
             let mut s = r.session;
@@ -89,8 +89,8 @@ pub(crate) fn open_session(
         base.checkpoints.clone(),
     );
     let uploads = super::uploads::start(
-        &config.job,
-        config.upload_url.as_deref(),
+        config.job(),
+        config.upload_url(),
         &placed.run_id,
         hooks.path.clone(),
         base.checkpoints.clone(),
@@ -122,13 +122,13 @@ pub(crate) async fn system(
         }
     };
     Ok(system_prompt(
-        &config.job,
+        config.job(),
         &guard.rules,
         &placed.workspace,
         tools.policy.mode(),
-        config.format,
+        config.format(),
         &guard.repo_files,
-        &config.trust,
+        config.trust(),
         status,
     ))
 }
@@ -173,7 +173,7 @@ pub(crate) fn system_prompt(
 /// How to rebuild the run on `--resume`: the job file (and its text) and the resolved
 /// configuration, whose flags the resume restores.
 pub(crate) fn job_record(config: &RunConfig) -> JobRecord {
-    let job = &config.job;
+    let job = config.job();
     JobRecord {
         name: job.name.clone(),
         file: job
@@ -185,9 +185,9 @@ pub(crate) fn job_record(config: &RunConfig) -> JobRecord {
             .source
             .as_ref()
             .and_then(|p| std::fs::read_to_string(p).ok()),
-        params: config.settings.policy.params.clone(),
+        params: config.params().to_vec(),
         args: Vec::new(),
-        upload_url_given: config.upload_url.is_some(),
+        upload_url_given: config.upload_url().is_some(),
         config: Some(config.view()),
     }
 }

@@ -33,7 +33,7 @@ pub(crate) fn announce(
     let info = start.client.info();
     let first = start.state.history.first().map(|m| m.text().to_owned());
     emitter.emit(Event::RunStarted {
-        job: config.job.name.clone(),
+        job: config.job().name.clone(),
         prompt: first.unwrap_or_default(),
         provider: info.provider,
         model: info.model,
@@ -44,12 +44,12 @@ pub(crate) fn announce(
         continues: start.placed.resumed && start.state.follow_up.is_none(),
         output_dir: start.placed.out_dir.display().to_string(),
         session_path: Some(hooks.path.display().to_string()),
-        checks: config.job.checks.iter().map(|c| c.name.clone()).collect(),
+        checks: config.job().checks.iter().map(|c| c.name.clone()).collect(),
         isolation: start.isolation.map(str::to_owned),
         sandbox: Some(Box::new(guard.sandbox.status().clone())),
         policy: start.tools.policy.table(),
         report_path: config
-            .html
+            .html()
             .then(|| start.placed.out_dir.join(crate::report::html::FILE_NAME))
             .map(|p| p.display().to_string()),
         trace_id: start

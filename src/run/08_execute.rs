@@ -28,7 +28,7 @@ pub(crate) async fn execute(
     run: &Prepared,
     state: &mut RunState,
 ) -> (Outcome, AttemptsReport) {
-    let job = &config.job;
+    let job = config.job();
     let mut agent = Agent {
         client: run.client.as_ref(),
         tools: &run.tools.registry,
@@ -37,7 +37,7 @@ pub(crate) async fn execute(
         emitter: &run.emitter,
         redactor: &run.redactor,
         stop: run.stop.clone(),
-        config: config.agent.clone(),
+        config: config.agent().clone(),
         system: run.system.clone(),
         hooks: &run.hooks,
         rules: run.conditional_rules.clone(),
@@ -46,7 +46,7 @@ pub(crate) async fn execute(
         user_hooks: &run.user_hooks,
         window: Some(ContextWindow::new(
             &job.model.name,
-            config.context_length,
+            config.context_length().0,
             job.model.max_tokens.map(u64::from),
         )),
     };

@@ -36,9 +36,9 @@ pub(crate) async fn conclude(
         status,
         reason,
         limit,
-        jobs_in_call: config.jobs_in_call,
+        jobs_in_call: config.jobs_in_call(),
     };
-    let result = finish(&config.job, state, &mut run, finished).await;
+    let result = finish(config.job(), state, &mut run, finished).await;
     // After the run's last file: the store gets the folder whole (briefly, once a signal
     // has come: the runner's kill follows it).
     super::store_sync::finish(store, &run.signals.interrupt).await;
@@ -52,7 +52,7 @@ pub(crate) fn classify(
     outcome: &Outcome,
     config: &crate::config::RunConfig,
 ) -> (Status, String, Option<Limit>) {
-    let job = &config.job;
+    let job = config.job();
     match outcome {
         Outcome::Completed => (Status::Success, "the agent finished".to_owned(), None),
         Outcome::Failed(r) => (
@@ -67,7 +67,7 @@ pub(crate) fn classify(
         Outcome::Limit(l) => {
             let value = match l {
                 Limit::MaxTurns => job.limits.max_turns.map(|v| v.to_string()),
-                Limit::Timeout => Some(format!("{} s", config.timeout.as_secs_f64())),
+                Limit::Timeout => Some(format!("{} s", config.timeout().0.as_secs_f64())),
                 Limit::MaxCost => job.limits.max_cost_usd.map(|v| format!("${v}")),
                 Limit::MaxTokens => job.limits.max_tokens.map(|v| v.to_string()),
             };

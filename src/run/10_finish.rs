@@ -217,12 +217,16 @@ fn write_outputs(run: &Prepared, jobs_in_call: usize) -> RunResult {
     if !run.files.write_whole("junit.xml", &[xml.as_bytes()]) {
         result.files_failed(run.files.problem().unwrap_or_default());
     }
+    if !super::file_outputs::write(&run.sinks.file_outputs, &run.files) {
+        result.files_failed(run.files.problem().unwrap_or_default());
+    }
     // The page folds events.jsonl as written: before result.json, so a page that cannot
     // be written is in result.json's outcome (exit 6) like any other file of the run.
     if result.report_path.is_some() && !write_report(run) {
         result.files_failed(run.files.problem().unwrap_or_default());
     }
     let text = rebuild::result_text(&result, redactor);
+    run.files.sync();
     if !run.files.write_whole("result.json", &[text.as_bytes()]) {
         result.files_failed(run.files.problem().unwrap_or_default());
     }

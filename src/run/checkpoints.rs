@@ -16,10 +16,12 @@ pub(crate) struct Early(crate::checkpoint::Early);
 impl Early {
     /// Starts on `workspace` (a canonical path).
     pub(crate) fn open(workspace: &Path) -> Early {
-        Early(crate::checkpoint::Early::open(
-            workspace,
-            crate::agent::status_text,
-        ))
+        let status = crate::checkpoint::StatusOf {
+            options: crate::agent::status_options,
+            lines: crate::agent::status_lines,
+            unavailable: crate::agent::STATUS_UNAVAILABLE,
+        };
+        Early(crate::checkpoint::Early::open(workspace, status))
     }
 
     /// The workspace it was opened on.

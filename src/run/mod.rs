@@ -49,11 +49,11 @@ pub(crate) mod conclude;
 pub(crate) mod finish;
 
 // What the steps use.
-pub(crate) mod adhoc;
 pub(crate) mod checkpoints;
 pub(crate) mod continuation;
 pub(crate) mod extensions;
 pub(crate) mod fault;
+pub(crate) mod file_outputs;
 pub(crate) mod git_trust;
 pub(crate) mod origin;
 pub(crate) mod resume_moved;
@@ -88,8 +88,16 @@ pub(crate) struct RunOptions<'a> {
     /// used when the run's workspace is the one it was opened on.
     pub early: std::sync::Mutex<Option<Early>>,
     pub log: &'a LogHandle,
-    /// `worktree` when the run works in a throwaway worktree (reported in result.json).
-    pub isolation: Option<&'a str>,
+    /// The throwaway worktree a `--parallel` job works in (reported in result.json as its
+    /// isolation): the run is placed there instead of its configuration's workspace.
+    pub worktree: Option<&'a std::path::Path>,
+}
+
+impl RunOptions<'_> {
+    /// How the run is isolated from the user's tree, as result.json says it.
+    pub(crate) fn isolation(&self) -> Option<&'static str> {
+        self.worktree.map(|_| "worktree")
+    }
 }
 
 /// An earlier run to continue.

@@ -23,7 +23,7 @@ pub(crate) struct Origin {
 pub(crate) fn keep(workspace: &Path, out_dir: &Path) -> Option<String> {
     let origin = of(workspace)?;
     let text = serde_json::to_vec_pretty(&origin).ok()?;
-    std::fs::write(out_dir.join(ORIGIN), text)
+    crate::out_file::write_whole(&out_dir.join(ORIGIN), &[&text])
         .err()
         .map(|e| format!("cannot keep where the run started ({ORIGIN}): {e}"))
 }

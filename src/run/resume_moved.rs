@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use super::origin;
 use crate::checkpoint::{Adopted, CheckpointError, Moved, adopt};
-use crate::cli::RunArgs;
 use crate::exit_code::Status;
 use crate::session::Session;
 use crate::store::{RunStore, StoreError};
@@ -55,12 +54,12 @@ impl MoveError {
 
 /// The local run folder `id` names: a store's run downloaded, an archive unpacked, or
 /// `id` itself.
-pub(crate) async fn locate(id: &str, given: &RunArgs) -> Result<String, MoveError> {
+pub(crate) async fn locate(id: &str, out: Option<&Path>) -> Result<String, MoveError> {
     if crate::store::is_store_url(id) {
         let (url, run) =
             crate::store::split_run_url(id).ok_or_else(|| MoveError::NoRunInUrl(id.to_owned()))?;
         let store = RunStore::open(url)?;
-        let dest = fresh_folder(given, run)?;
+        let dest = fresh_folder(out, run)?;
         let files = crate::store::download(&store, run, &dest).await?;
         eprintln!(
             "cn-run: run {run} from {url}: {files} files in {}",
@@ -79,24 +78,19 @@ pub(crate) async fn locate(id: &str, given: &RunArgs) -> Result<String, MoveErro
             .find_map(|e| name.strip_suffix(e))
             .unwrap_or(&name)
             .to_owned();
-        let dest = fresh_folder(given, &stem)?;
+        let dest = fresh_folder(out, &stem)?;
         return Ok(crate::store::unpack(path, &dest)?.display().to_string());
     }
     Ok(id.to_owned())
 }
 
 /// `--out`, else `.cn-run/NAME` (which ignores itself in git); it must not exist yet.
-fn fresh_folder(given: &RunArgs, name: &str) -> Result<PathBuf, MoveError> {
-    let dest = match &given.out {
-        Some(out) => out.clone(),
-        None => {
-            let root = PathBuf::from(".cn-run");
-            let _ = std::fs::create_dir_all(&root);
-            if !root.join(".gitignore").exists() {
-                let _ = std::fs::write(root.join(".gitignore"), "*\n");
-            }
-            root.join(name)
-        }
+fn fresh_folder(out: Option<&Path>, name: &str) -> Result<PathBuf, MoveError> {
+    let dest = match out {
+        Some(out) => out.to_path_buf(),
+        None => super::outputs::cn_run_root()
+            .unwrap_or_else(|_| PathBuf::from(super::outputs::ROOT))
+            .join(name),
     };
     if dest.exists() {
         return Err(MoveError::Exists(dest));
@@ -104,18 +98,19 @@ fn fresh_folder(given: &RunArgs, name: &str) -> Result<PathBuf, MoveError> {
     Ok(dest)
 }
 
-/// Re-root a run whose workspace is elsewhere now: check (or make) the workspace the
-/// run's, adopt its checkpoints there, and point the session and the flags at it.
-/// Nothing changes when the workspace is the recorded one.
+/// Re-root a run whose workspace is elsewhere now: check (or make) `asked` (`-C`, else
+/// the recorded folder if it is there, else the current one) the run's, adopt its
+/// checkpoints there, and point the session at it. The new workspace, absolute, for the
+/// resume to run in; None when the workspace is the recorded one (nothing changes).
 pub(crate) fn reroot(
     session_path: &Path,
     session: &mut Session,
-    given: &mut RunArgs,
-) -> Result<(), MoveError> {
+    asked: Option<&Path>,
+) -> Result<Option<PathBuf>, MoveError> {
     let out_dir = session_path.parent().unwrap_or(Path::new("."));
     let recorded = PathBuf::from(&session.workspace);
-    let wanted = match &given.settings.policy.workspace {
-        Some(w) => std::path::absolute(w).unwrap_or_else(|_| w.clone()),
+    let wanted = match asked {
+        Some(w) => std::path::absolute(w).unwrap_or_else(|_| w.to_path_buf()),
         None if recorded.is_dir() => recorded.clone(),
         None => std::env::current_dir().unwrap_or_default(),
     };
@@ -136,7 +131,7 @@ pub(crate) fn reroot(
             || has_run_refs(&target, &session.session_id)
             || last_checkpoint(out_dir).is_none())
     {
-        return Ok(());
+        return Ok(None);
     }
 
     let moved = moved_run(out_dir, &target, &session.session_id).map_err(&refuse)?;
@@ -164,8 +159,7 @@ pub(crate) fn reroot(
         target.display()
     );
     session.workspace = target.display().to_string();
-    given.settings.policy.workspace = Some(std::path::absolute(&target).unwrap_or(target));
-    Ok(())
+    Ok(Some(std::path::absolute(&target).unwrap_or(target)))
 }
 
 /// What the run folder says of where the run stood, checked against `target`'s place

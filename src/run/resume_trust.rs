@@ -93,10 +93,10 @@ fn keep(
     };
     let record = Kept {
         source,
-        job_files: Some(config.job.files_read.clone()),
+        job_files: Some(config.job().files_read.clone()),
     };
     let text = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
-    std::fs::write(out_dir.join(RECORD), text)
+    crate::out_file::write_whole(&out_dir.join(RECORD), &[&text])
 }
 
 /// What a trusted run reads from its workspace to steer the model: the rules, the
@@ -107,7 +107,7 @@ fn instruction_files(
     files: &RepoFiles,
 ) -> BTreeMap<String, String> {
     let rel = config
-        .job
+        .job()
         .permissions
         .file
         .as_deref()
@@ -133,7 +133,7 @@ fn skill_folders(config: &RunConfig, workspace: &Path) -> Vec<String> {
     let ws = workspace
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
-    let own = config.job.skills.iter().filter_map(|d| {
+    let own = config.job().skills.iter().filter_map(|d| {
         let d = d.canonicalize().ok()?;
         let rel = d.strip_prefix(&ws).ok()?;
         Some(rel.to_string_lossy().into_owned())
@@ -229,5 +229,5 @@ pub(crate) fn reroot(out_dir: &Path, workspace: &Path) -> Result<(), String> {
         job_files,
     };
     let text = serde_json::to_vec(&record).map_err(|e| e.to_string())?;
-    std::fs::write(out_dir.join(RECORD), text).map_err(|e| e.to_string())
+    crate::out_file::write_whole(&out_dir.join(RECORD), &[&text]).map_err(|e| e.to_string())
 }

@@ -81,19 +81,22 @@ impl RunFiles {
 
     /// Tries again the lines the logs could not write yet.
     pub(crate) fn flush(&self) {
-        self.events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .flush();
+        self.events_log().flush();
         self.session.flush();
     }
 
+    /// Syncs both logs to disk (the files written whole are synced as they are written).
+    pub(crate) fn sync(&self) {
+        self.events_log().sync();
+        self.session.sync();
+    }
+
+    fn events_log(&self) -> std::sync::MutexGuard<'_, AppendLog> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn healths(&self) -> Vec<Health> {
-        let events = self
-            .events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .health();
+        let events = self.events_log().health();
         std::iter::once(events)
             .chain(self.session.health())
             .collect()
@@ -135,12 +138,7 @@ impl RunFiles {
 
     /// Whether events.jsonl holds every event so far (the run's outcome included).
     pub(crate) fn events_whole(&self) -> bool {
-        !self
-            .events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .health()
-            .incomplete()
+        !self.events_log().health().incomplete()
     }
 }
 

@@ -134,20 +134,29 @@ impl ClientTask {
 fn build_client(job: &Job) -> Result<ClientParts, RunError> {
     let (key, _) = api_key(job)?;
     let headers = headers(job)?;
+    let settings = client_settings(job, key, headers);
+    let client = (job.model.provider.family().build)(&settings).map_err(|e| match e {
+        FamilyError::Usage(m) => RunError::Usage(m),
+        FamilyError::Client(m) => RunError::Client(m),
+    })?;
+    Ok(ClientParts { client })
+}
+
+/// The job's model settings as its family's client reads them.
+pub(crate) fn client_settings(
+    job: &Job,
+    key: Option<Secret>,
+    headers: Vec<(String, String)>,
+) -> ClientSettings {
     let m = &job.model;
-    let settings = ClientSettings {
+    ClientSettings {
         connection: connection(m, m.api_base.clone().unwrap_or_default(), key, headers),
         stream_usage: m.stream_usage,
         thinking_budget: m.thinking_budget,
         deployment: m.deployment.clone(),
         api_version: m.api_version.clone(),
         script: m.script.clone(),
-    };
-    let client = (m.provider.family().build)(&settings).map_err(|e| match e {
-        FamilyError::Usage(m) => RunError::Usage(m),
-        FamilyError::Client(m) => RunError::Client(m),
-    })?;
-    Ok(ClientParts { client })
+    }
 }
 
 /// Rules of the repository's permissions.yaml that name no existing tool. The file is read

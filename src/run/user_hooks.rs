@@ -27,9 +27,9 @@ pub(crate) fn build(
     approvals: BTreeMap<String, Approval>,
     warnings: &mut Vec<String>,
 ) -> Hooks {
-    let job = &config.job;
+    let job = config.job();
     let mut defs = flatten(&job.hooks, HookOrigin::Job);
-    if job.repo_hooks && config.trust.untrusted {
+    if job.repo_hooks && config.trust().untrusted {
         warnings.push(format!(
             "repo_hooks: the repository's hooks ({REPO_SETTINGS}) do not run in untrusted mode"
         ));
@@ -67,18 +67,18 @@ fn repo_hooks(workspace: &Path, warnings: &mut Vec<String>) -> Vec<crate::hooks:
 /// `--reason`), each naming a call the run left waiting (a call of its last response
 /// without a result); a call named by both is denied.
 pub(crate) fn approvals(
-    args: &crate::cli::RunArgs,
+    answers: &crate::config::Answers,
     history: &[crate::conversation::Message],
 ) -> Result<BTreeMap<String, Approval>, String> {
     let budget = crate::agent::Budget::new(Default::default());
     let waiting = crate::agent::RunState::new(history.to_vec(), budget).unanswered_calls();
     let mut out = BTreeMap::new();
-    let answers = args.approve.iter().map(|id| (id, Approval::Approve));
-    let denials = args
+    let approvals = answers.approve.iter().map(|id| (id, Approval::Approve));
+    let denials = answers
         .deny
         .iter()
-        .map(|id| (id, Approval::Deny(args.reason.clone())));
-    for (id, answer) in answers.chain(denials) {
+        .map(|id| (id, Approval::Deny(answers.reason.clone())));
+    for (id, answer) in approvals.chain(denials) {
         if !waiting.iter().any(|c| c.id == *id) {
             let ids: Vec<&str> = waiting.iter().map(|c| c.id.as_str()).collect();
             return Err(format!(
@@ -98,15 +98,15 @@ pub(crate) fn approvals(
 /// The hooks a run of `config` would run, for `cn-run explain`: each with its event,
 /// matcher, command, timeout and origin; and why the repository's would not run.
 pub(crate) fn explained(config: &RunConfig) -> (Vec<serde_json::Value>, Option<String>) {
-    let job = &config.job;
+    let job = config.job();
     let mut defs = flatten(&job.hooks, HookOrigin::Job);
-    let note = match (job.repo_hooks, config.trust.untrusted) {
+    let note = match (job.repo_hooks, config.trust().untrusted) {
         (true, true) => Some(format!(
             "the repository's hooks ({REPO_SETTINGS}) do not run: untrusted mode"
         )),
         (true, false) => {
             let mut warnings = Vec::new();
-            defs.extend(repo_hooks(&config.workspace, &mut warnings));
+            defs.extend(repo_hooks(config.workspace(), &mut warnings));
             (!warnings.is_empty()).then(|| warnings.join("; "))
         }
         (false, _) => None,

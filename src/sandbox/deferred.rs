@@ -122,7 +122,13 @@ impl Deferred {
     /// The established sandbox; waits for the thread the first time.
     pub fn get(&self) -> &Established {
         let inner = &self.0;
-        let established = inner.cell.get_or_init(|| inner.join());
+        let established = inner.cell.get_or_init(|| {
+            let waited = std::time::Instant::now();
+            let joined = inner.join();
+            let us = waited.elapsed().as_micros() as u64;
+            tracing::debug!(what = "waited", us, "sandbox-timing");
+            joined
+        });
         inner.tell();
         established
     }

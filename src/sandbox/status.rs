@@ -4,6 +4,7 @@
 //! ([`describe`]): `mechanism`, `enforced: […]`, `missing: […]`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -288,7 +289,10 @@ fn try_bwrap(
         true => Err(SandboxError::NotNeeded),
         false => Ok(()),
     };
+    let mut step = std::time::Instant::now();
+    let mut timed = |what: &str| timing(what, std::mem::replace(&mut step, Instant::now()));
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
+    timed("pin");
     go_on()?;
     if let Mechanism::Bubblewrap(path) = &policy.mechanism {
         match super::RunNet::new(path, &policy.hosts, !policy.network) {
@@ -302,18 +306,30 @@ fn try_bwrap(
             }
         }
     }
+    timed("namespaces");
     go_on()?;
     if rustix::process::geteuid().is_root() {
         make_cgroup(policy, notes);
     }
+    timed("cgroup");
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
     go_on()?;
     if policy.run_net.is_some()
         && let Some(report) = start_run_box(policy, notes)
     {
+        timed("holder_and_report");
         return Ok(report);
     }
-    run_report(policy)
+    let report = run_report(policy);
+    timed("report");
+    report
+}
+
+/// Logs how long a step of the set-up took (`CN_RUN_LOG=cn_run=debug`), in the form the
+/// benches read: `sandbox-timing what=<step> us=<microseconds>`.
+fn timing(what: &str, since: Instant) {
+    let us = since.elapsed().as_micros() as u64;
+    tracing::debug!(what = %what, us, "sandbox-timing");
 }
 
 /// The run's cgroup, joined by the run's namespace thread (so what it starts starts inside),

@@ -56,7 +56,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, ScheduleError> {
                 continue;
             }
         };
-        let job = &config.job;
+        let job = config.job();
         let Some(schedule) = job.schedule.clone() else {
             found.unscheduled.push(file);
             continue;
@@ -76,7 +76,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Discovered, ScheduleError> {
             schedule,
             tab,
             // The reaper's `--default-timeout` stands for a job that sets none.
-            timeout: (config.timeout_source != "default").then_some(config.timeout),
+            timeout: match config.timeout() {
+                (_, "default") => None,
+                (t, _) => Some(t),
+            },
         });
     }
     if !problems.is_empty() {

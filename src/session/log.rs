@@ -73,6 +73,11 @@ impl SessionLog {
         self.log.flush()
     }
 
+    /// Syncs the log to disk.
+    pub fn sync(&mut self) {
+        self.log.sync();
+    }
+
     /// What did not reach the file.
     pub fn health(&self) -> Health {
         self.log.health()

@@ -94,6 +94,11 @@ impl Recorder {
         self.log.flush()
     }
 
+    /// Syncs the log to disk.
+    pub fn sync(&mut self) {
+        self.log.sync();
+    }
+
     /// What did not reach the file.
     pub fn health(&self) -> crate::append_log::Health {
         self.log.health()

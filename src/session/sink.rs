@@ -67,6 +67,14 @@ impl SessionSink {
         inner.recorder.as_mut().is_none_or(Recorder::flush)
     }
 
+    /// Syncs session.jsonl to disk.
+    pub fn sync(&self) {
+        let mut inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = inner.recorder.as_mut() {
+            r.sync();
+        }
+    }
+
     /// What did not reach session.jsonl (None without a log).
     pub fn health(&self) -> Option<crate::append_log::Health> {
         let inner = self.0.lock().unwrap_or_else(PoisonError::into_inner);

@@ -31,7 +31,7 @@ pub async fn download(store: &RunStore, id: &str, dest: &Path) -> Result<usize, 
             std::fs::create_dir_all(parent).map_err(|e| local(parent, e))?;
         }
         let body = store.get(id, name).await?.unwrap_or_default();
-        std::fs::write(&path, body).map_err(|e| local(&path, e))?;
+        crate::out_file::write_whole(&path, &[&body]).map_err(|e| local(&path, e))?;
     }
     Ok(names.len())
 }

@@ -168,9 +168,7 @@ fn upload(raw: &str, shared: &ToolShared, grant: &Grant) -> Result<ToolOutput, T
 fn copy_hashed(mut src: std::fs::File, to: &Path) -> std::io::Result<Option<(u64, String)>> {
     let dir = to.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".upload-")
-        .tempfile_in(dir)?;
+    let mut tmp = crate::out_file::WholeFile::create(to)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut size = 0u64;
@@ -184,10 +182,9 @@ fn copy_hashed(mut src: std::fs::File, to: &Path) -> std::io::Result<Option<(u64
             return Ok(None);
         }
         hasher.update(&buf[..n]);
-        tmp.write_all(&buf[..n])?;
+        tmp.file_mut().write_all(&buf[..n])?;
     }
-    tmp.as_file().sync_all()?;
-    tmp.persist(to).map_err(|e| e.error)?;
+    tmp.commit()?;
     let hex = hasher
         .finalize()
         .iter()

@@ -18,6 +18,8 @@ pub(super) const FAMILY: Family = Family {
         thinking: true,
         deployment: false,
     },
+    default_model: None,
+    offline_check: None,
     build,
 };
 

@@ -20,6 +20,8 @@ pub(super) const FAMILY: Family = Family {
         thinking: false,
         deployment: true,
     },
+    default_model: None,
+    offline_check: None,
     build,
 };
 

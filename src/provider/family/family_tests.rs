@@ -15,7 +15,7 @@ fn settings(model: &str) -> ClientSettings {
 
 #[test]
 fn every_kind_has_its_own_row_named_as_the_job_file_names_it() {
-    assert_eq!(ProviderKind::ALL.as_slice(), ProviderKind::value_variants());
+    assert_eq!(ProviderKind::ALL, ProviderKind::value_variants());
     for kind in ProviderKind::ALL {
         let word = serde_json::to_value(kind).unwrap();
         assert_eq!(word, kind.family().name, "{kind:?}");

@@ -11,6 +11,8 @@
 mod anthropic;
 mod azure;
 mod openai;
+#[cfg(test)]
+mod probe;
 mod script;
 
 use std::path::PathBuf;
@@ -23,12 +25,14 @@ use super::{Connection, ModelClient};
 
 // The provider families a job may name (`model.provider`); no doc comment, so the job
 // schema keeps its words.
+// `Default` is the family `-p` uses when nothing names one.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Any OpenAI-compatible chat completions endpoint.
+    #[default]
     Openai,
     /// Anthropic's Messages API.
     Anthropic,
@@ -37,6 +41,9 @@ pub enum ProviderKind {
     Azure,
     /// Scripted turns from a file: no key, no network.
     Script,
+    // A test-only family (`probe.rs`), added as the README says a family is added.
+    #[cfg(test)]
+    Probe,
 }
 
 impl ProviderKind {
@@ -47,16 +54,35 @@ impl ProviderKind {
             ProviderKind::Anthropic => &anthropic::FAMILY,
             ProviderKind::Azure => &azure::FAMILY,
             ProviderKind::Script => &script::FAMILY,
+            #[cfg(test)]
+            ProviderKind::Probe => &probe::FAMILY,
         }
     }
 
     /// Every family, in the order of the enum.
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: &'static [ProviderKind] = &[
         ProviderKind::Openai,
         ProviderKind::Anthropic,
         ProviderKind::Azure,
         ProviderKind::Script,
+        #[cfg(test)]
+        ProviderKind::Probe,
     ];
+
+    /// The family `-p PROMPT` runs with when `--provider` names none: one that reads a
+    /// script when `--script` is given, else the default.
+    pub fn for_prompt(script_given: bool) -> ProviderKind {
+        let reads_script = || {
+            Self::ALL
+                .iter()
+                .copied()
+                .find(|k| k.family().accepts.script)
+        };
+        script_given
+            .then(reads_script)
+            .flatten()
+            .unwrap_or_default()
+    }
 }
 
 /// Job settings only some families accept (any other family refuses them, located).
@@ -89,8 +115,22 @@ pub struct Family {
     /// The most tools one request may carry, when the family has a limit.
     pub max_tools: Option<usize>,
     pub accepts: Accepts,
+    /// The model name `-p` runs with when `--model` gives none (a family with nothing to
+    /// choose); `None`: `-p` needs `--model`.
+    pub default_model: Option<&'static str>,
+    /// What `cn-run validate` checks of the settings with no key and no network (the
+    /// script family: that its script file parses).
+    pub offline_check: Option<OfflineCheck>,
     /// Builds the client from the job's model settings.
     pub build: fn(&ClientSettings) -> Result<Arc<dyn ModelClient>, FamilyError>,
+}
+
+/// A check of a family's settings that needs neither a key nor the network.
+#[derive(Debug)]
+pub struct OfflineCheck {
+    /// The job-file field a problem is reported at (`model.script`).
+    pub field: &'static str,
+    pub check: fn(&ClientSettings) -> Result<(), FamilyError>,
 }
 
 impl Family {

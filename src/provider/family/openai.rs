@@ -20,6 +20,8 @@ pub(super) const FAMILY: Family = Family {
         thinking: false,
         deployment: false,
     },
+    default_model: None,
+    offline_check: None,
     build,
 };
 

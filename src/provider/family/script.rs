@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{Accepts, ClientSettings, Family, FamilyError};
+use super::{Accepts, ClientSettings, Family, FamilyError, OfflineCheck};
 use crate::provider::ModelClient;
 use crate::provider::script::ScriptClient;
 
@@ -18,6 +18,11 @@ pub(super) const FAMILY: Family = Family {
         thinking: false,
         deployment: false,
     },
+    default_model: Some("script"),
+    offline_check: Some(OfflineCheck {
+        field: "model.script",
+        check: |s| build(s).map(drop),
+    }),
     build,
 };
 

@@ -1,4 +1,5 @@
-//! The job `-p PROMPT` runs: no file, everything from the flags.
+//! The job `-p PROMPT` runs: no file, everything from the flags (made before the
+//! configuration is resolved, like a job loaded from a file).
 
 use crate::config::Settings;
 use crate::job::{self, Job, LoadOptions, ProviderKind};
@@ -6,15 +7,13 @@ use crate::run::start_error::RunError;
 
 /// The job for `-p PROMPT`: no file, everything from flags.
 pub(crate) fn adhoc_job(flags: &Settings, prompt: &str) -> Result<Job, RunError> {
-    let provider = flags.provider.unwrap_or(if flags.script.is_some() {
-        ProviderKind::Script
-    } else {
-        ProviderKind::Openai
-    });
-    let name = match (&flags.model, provider) {
+    let provider =
+        (flags.provider).unwrap_or_else(|| ProviderKind::for_prompt(flags.script.is_some()));
+    let family = provider.family();
+    let name = match (&flags.model, family.default_model) {
         (Some(m), _) => m.clone(),
-        (None, ProviderKind::Script) => "script".to_owned(),
-        (None, _) => {
+        (None, Some(default)) => default.to_owned(),
+        (None, None) => {
             return Err(RunError::Usage(
                 "-p needs --model NAME (or --provider script --script FILE)".to_owned(),
             ));
