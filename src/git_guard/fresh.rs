@@ -149,10 +149,8 @@ fn clean_config(
 ) -> Option<Result<String, String>> {
     let shown = gitdir.join(name).display().to_string();
     let name_os = OsStr::new(name);
-    let mut file = nofollow::open_file(fd, name_os, false).ok()?;
-    let mut text = Vec::new();
-    std::io::Read::read_to_end(&mut file, &mut text).ok()?;
-    let entries = match entries_of(&text) {
+    nofollow::open_file(fd, name_os, false).ok()?;
+    let entries = match entries_of(&gitdir.join(name)) {
         Ok(e) => e,
         Err(e) => return Some(Err(format!("{shown}: {e}"))),
     };
@@ -178,13 +176,11 @@ fn clean_config(
     )
 }
 
-/// The (key, value) pairs of a config file's text, includes not followed.
-fn entries_of(text: &[u8]) -> Result<Vec<(String, String)>, String> {
-    let tmp = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
-    std::fs::write(tmp.path(), text).map_err(|e| e.to_string())?;
+/// The (key, value) pairs of the config file at `path`.
+fn entries_of(path: &Path) -> Result<Vec<(String, String)>, String> {
     let mut config = git2::Config::new().map_err(|e| e.to_string())?;
     config
-        .add_file(tmp.path(), git2::ConfigLevel::Local, true)
+        .add_file(path, git2::ConfigLevel::Local, true)
         .map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     let mut entries = config.entries(None).map_err(|e| e.to_string())?;
@@ -277,9 +273,13 @@ mod tests {
         let text = b"[core]\n\tbare = false\n\tfsmonitor = touch /tmp/x\n\
                      [remote \"o\\\"r\"]\n\turl = https://h/x \\\"y\\\"\n\
                      [include]\n\tpath = /etc/evil\n";
-        let all = entries_of(text).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, text).unwrap();
+        let all = entries_of(&a).unwrap();
         let kept: Vec<&(String, String)> = all.iter().filter(|(k, _)| safe(k)).collect();
-        let back = entries_of(render(&kept).as_bytes()).unwrap();
+        std::fs::write(&b, render(&kept)).unwrap();
+        let back = entries_of(&b).unwrap();
         assert_eq!(
             back,
             vec![

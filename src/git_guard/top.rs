@@ -82,8 +82,12 @@ impl Top {
             },
             Top::File { base64 } => base64::engine::general_purpose::STANDARD
                 .decode(base64)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| std::fs::write(&dot_git, bytes).map_err(|e| e.to_string()))
+                .map_err(std::io::Error::other)
+                .and_then(|bytes| {
+                    let dir = crate::nofollow::open_dir_abs(tree, false)?;
+                    let name = std::ffi::OsStr::new(".git");
+                    crate::nofollow::replace_file(&dir, name, &bytes, Some(0o644))
+                })
                 .map(|()| format!("{shown} was replaced during the run; put back{moved}."))
                 .map_err(|e| format!("{shown}: cannot put back: {e}")),
         })
