@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::nofollow;
 
+mod fresh;
+mod top;
+
 /// What is watched in a git directory.
 const WATCHED: &[&str] = &[
     "config",
@@ -79,6 +82,9 @@ pub struct GitGuard {
     /// The folder searched for nested repositories (absent in an older record).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tree: Option<PathBuf>,
+    /// What the work tree's own `.git` was (absent in an older record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    top: Option<top::Top>,
 }
 
 impl GitGuard {
@@ -129,6 +135,7 @@ impl GitGuard {
         Some(GitGuard {
             dirs,
             store,
+            top: top::Top::take(&tree),
             tree: Some(tree),
         })
     }
@@ -148,7 +155,14 @@ impl GitGuard {
     /// Puts every watched path back as it was; the paths it had to restore
     /// (`<git dir>/<path>`), or why it could not.
     pub fn restore(&self) -> Vec<Result<String, String>> {
-        let mut said = self.new_repositories();
+        let mut said: Vec<Result<String, String>> = self
+            .top
+            .as_ref()
+            .zip(self.tree.as_ref())
+            .and_then(|(top, tree)| top.put_back(tree))
+            .into_iter()
+            .collect();
+        said.extend(self.new_repositories());
         for (dir, start) in &self.dirs {
             let now = match record(dir) {
                 Ok(now) => now,
@@ -183,24 +197,27 @@ impl GitGuard {
 }
 
 impl GitGuard {
-    /// Git directories in the work tree that were not there at the start (a repository the
-    /// run made or cloned, or put where another was): said, since nothing can be put back.
+    /// `.git`s in the work tree that were not there at the start (a repository the run made,
+    /// cloned or moved in, or put where another was): what in them would act later is taken
+    /// out ([`fresh`]), and said.
     fn new_repositories(&self) -> Vec<Result<String, String>> {
         let Some(tree) = &self.tree else {
             return Vec::new();
         };
-        crate::sandbox::git_view::git_dirs(tree)
-            .into_iter()
-            .filter(|d| d.starts_with(tree) && !self.dirs.contains_key(d))
-            .map(|d| {
-                Err(format!(
-                    "{} is a git folder made during the run: its hooks and config were not \
-                     there at the start and are not checked; run no git command there that \
-                     you would not run on the model's own files",
-                    d.display()
-                ))
-            })
-            .collect()
+        let mut said = Vec::new();
+        for dot_git in crate::sandbox::git_view::dot_gits(tree) {
+            let gitdirs = crate::sandbox::git_view::resolve(&dot_git);
+            let known = |d: &PathBuf| self.dirs.contains_key(d);
+            let is_link = dot_git
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink());
+            if gitdirs.is_empty() || (!is_link && gitdirs.iter().all(known)) {
+                continue;
+            }
+            let fresh: Vec<PathBuf> = gitdirs.into_iter().filter(|d| !known(d)).collect();
+            said.extend(fresh::neutralise(&dot_git, &fresh, tree));
+        }
+        said
     }
 }
 

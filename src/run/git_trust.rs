@@ -46,6 +46,8 @@ pub(crate) fn finish(guard: Option<&GitGuard>, emitter: &Emitter) {
 fn words(said: &[Result<String, String>], when: &str) -> Vec<String> {
     said.iter()
         .map(|r| match r {
+            // A sentence of its own (a `.git` put back or a fresh repository cleaned).
+            Ok(said) if said.ends_with('.') => said.clone(),
             Ok(path) => format!(
                 "{path} was changed {when}; restored as it was at the start (hooks, config, \
                  info and alternates of .git are the run's, not the model's)"

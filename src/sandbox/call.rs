@@ -14,7 +14,6 @@
 //! ([`super::report`]).
 
 use std::io::Write;
-use std::process::Command;
 
 use nix::sys::signal::{SigSet, Signal};
 use rustix::process::{Pid, WaitOptions};
@@ -111,15 +110,13 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         say(&format!("cannot block signals: {e}"));
         return EXEC_FAILED_EXIT;
     }
-    // std resets the signal mask in the child before it runs the program.
-    let child = match Command::new(program).args(rest).spawn() {
-        Ok(c) => c,
+    let main = match start(program, rest) {
+        Ok(pid) => pid,
         Err(e) => {
             say(&format!("cannot run {}: {e}", program.to_string_lossy()));
             return EXEC_FAILED_EXIT;
         }
     };
-    let main = Pid::from_child(&child);
     let ended = supervise(main, &signals);
     let left = kill_everything_left();
     if left > 0 && matches!(ended, Ended::Status(_)) {
@@ -129,6 +126,39 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         ));
     }
     mirror(ended, &signals)
+}
+
+/// Start the command with an empty signal mask and SIGPIPE at its default: this thread
+/// blocks the signals it waits for, and a child inherits the mask (std's `Command` does not
+/// reset it). A command that inherited SIGTERM blocked never died of `timeout` (`timeout 3
+/// perl -e 'fork while 1'` ran until the call's own timeout: perl restores the mask it
+/// started with after each `fork`).
+fn start(program: &std::ffi::OsStr, rest: &[std::ffi::OsString]) -> Result<Pid, String> {
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |bytes: &[u8]| CString::new(bytes).map_err(|e| e.to_string());
+    let argv: Vec<CString> = std::iter::once(program)
+        .chain(rest.iter().map(|a| a.as_os_str()))
+        .map(|a| c(a.as_bytes()))
+        .collect::<Result<_, _>>()?;
+    let envp: Vec<CString> = std::env::vars_os()
+        .map(|(k, v)| c(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+        .collect::<Result<_, _>>()?;
+    let mut pipe = SigSet::empty();
+    pipe.add(Signal::SIGPIPE);
+    let mut attr = PosixSpawnAttr::init().map_err(|e| e.to_string())?;
+    attr.set_sigmask(&SigSet::empty())
+        .map_err(|e| e.to_string())?;
+    attr.set_sigdefault(&pipe).map_err(|e| e.to_string())?;
+    attr.set_flags(
+        PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF,
+    )
+    .map_err(|e| e.to_string())?;
+    let actions = PosixSpawnFileActions::init().map_err(|e| e.to_string())?;
+    let program = c(program.as_bytes())?;
+    let pid = posix_spawnp(&program, &actions, &attr, &argv, &envp).map_err(|e| e.to_string())?;
+    Pid::from_raw(pid.as_raw()).ok_or_else(|| "no process".to_owned())
 }
 
 /// Everything a command must not have, in order: the run's cgroup joined, no capability or
@@ -357,6 +387,7 @@ fn say(message: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     fn the_parent_is_read_past_a_name_with_parentheses_and_spaces() {

@@ -128,7 +128,7 @@ pub fn git_dirs_within(gitdir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every `.git` (folder or file) beneath `root`, not descending into one.
-fn dot_gits(root: &Path) -> Vec<PathBuf> {
+pub fn dot_gits(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut it = walkdir::WalkDir::new(root)
         .max_depth(MAX_DEPTH)
@@ -153,7 +153,7 @@ fn dot_gits(root: &Path) -> Vec<PathBuf> {
 
 /// The git folders a `.git` stands for: itself, or the folder its `gitdir:` names, and the
 /// common folder a linked worktree's `commondir` names.
-fn resolve(dot_git: &Path) -> Vec<PathBuf> {
+pub fn resolve(dot_git: &Path) -> Vec<PathBuf> {
     let gitdir = if dot_git.is_dir() {
         dot_git.to_path_buf()
     } else {

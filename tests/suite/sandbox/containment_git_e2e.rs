@@ -235,6 +235,11 @@ fn control_uncontained_the_same_payloads_change_git_and_the_run_folder() {
     };
     let after = snapshot(&s.ws);
     assert_ne!(after, before);
-    assert!(s.ws.join(".git-old").exists());
+    // `mv .git .git-old` worked; the post-run check put the folder back and said so.
+    let result = std::fs::read_to_string(s.out.join("result.json")).unwrap();
+    assert!(
+        result.contains("is put back from") && result.contains(".git-old"),
+        "{result}"
+    );
     assert!(s.out.join("evil").exists() && s.ws.join(".cn-run/earlier/evil").exists());
 }

@@ -56,6 +56,9 @@ fn bombs() -> Vec<String> {
         "echo '$e = time + 3; fork while time < $e' > b3.pl; perl b3.pl 2>/dev/null; \
          echo after-b3"
             .to_owned(),
+        // Ends only by `timeout`'s SIGTERM (once blocked in every command: it ran until
+        // the call's own timeout).
+        "echo 'fork while 1' > b5.pl; timeout 3 perl b5.pl 2>/dev/null; echo after-b5".to_owned(),
     ]
 }
 
@@ -170,6 +173,7 @@ fn root_without_a_cgroup_is_bounded_by_the_runs_pid_namespace() {
         "after-b1",
         "after-b2",
         "after-b3",
+        "after-b5",
         "raise-refused",
         "kill-refused",
         "git-commits-1",
@@ -178,7 +182,7 @@ fn root_without_a_cgroup_is_bounded_by_the_runs_pid_namespace() {
     ] {
         assert!(out.contains(marker), "{marker} missing:\n{out}");
     }
-    assert_eq!(out.matches("next-call").count(), 3, "{out}");
+    assert_eq!(out.matches("next-call").count(), 4, "{out}");
     assert!(left.is_empty(), "alive after the run: {left:?}");
     let sandbox = &r.result()["sandbox"];
     assert_eq!(

@@ -275,7 +275,13 @@ fn a_rollback_never_follows_a_git_pointer_the_run_put_in_place_of_git() {
         r.result()["warnings"].to_string().contains("rollback"),
         "{r:#?}"
     );
-    // The control: git follows the pointer to the outside work tree.
+    // The original .git is gone: the pointer is moved aside and said, so the workflow's
+    // next git command does not follow it.
+    let warnings = r.result()["warnings"].to_string();
+    assert!(warnings.contains("is gone"), "{warnings}");
+    assert!(!ws.join(".git").exists());
+    // The control: put back by hand, git follows the pointer to the outside work tree.
+    std::fs::rename(ws.join(".git.cn-run-disabled"), ws.join(".git")).unwrap();
     let listed = git(&ws, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(listed.contains("precious.txt"), "{listed}");
 }

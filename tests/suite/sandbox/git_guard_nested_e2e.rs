@@ -3,8 +3,9 @@
 //! attributes in a nested repository's `.git` (two levels deep too), in a submodule's git
 //! folder under `.git/modules`, and in a nested repository put where the first one was;
 //! the run puts them back when it ends and says so, so the `git status` and `git commit`
-//! the workflow runs next in each repository run nothing. A repository the run made itself
-//! is said. The control: the same plant by hand, and the next git commands run it all.
+//! the workflow runs next in each repository run nothing. The original moved away
+//! (`sub-old`) is a git folder made during the run where it now lies: its hook is taken
+//! out. The control: the same plant by hand, and the next git commands run it all.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -129,7 +130,7 @@ fn what_a_run_plants_in_nested_repositories_and_submodules_is_put_back() {
         "deep/.git/info/attributes",
         "modules/mod/config",
         "modules/mod/hooks/pre-commit",
-        "new/.git is a git folder made during the run",
+        "sub-old/.git/hooks/pre-commit (made during the run) was taken out",
     ] {
         assert!(warnings.contains(said), "{said} not said: {warnings}");
     }

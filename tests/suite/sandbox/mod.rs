@@ -12,6 +12,7 @@ mod containment_sysctl_e2e;
 mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
+mod git_guard_replaced_e2e;
 mod network_hosts_e2e;
 mod redteam_caps_e2e;
 mod redteam_fetch_e2e;
