@@ -542,7 +542,7 @@ fn denial_text(tool: &str, d: &Decision) -> String {
 /// Parse the model's argument text; empty means no arguments.
 fn parse_arguments(raw: &str) -> Result<Value, String> {
     if raw.trim().is_empty() {
-        return Ok(Value::Object(Default::default()));
+        return Ok(Value::Object(serde_json::Map::default()));
     }
     match serde_json::from_str::<Value>(raw) {
         Ok(v @ Value::Object(_)) => Ok(v),

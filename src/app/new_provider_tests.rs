@@ -75,7 +75,7 @@ pub(super) fn run(config: RunConfig) -> Result<RunResult, StartError> {
         ..LogHandle::default()
     };
     let opts = RunOptions {
-        early: Default::default(),
+        early: std::sync::Mutex::default(),
         log: &log,
         worktree: None,
     };

@@ -125,7 +125,7 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     };
     // From here on only the resolved configuration is read.
     let opts = RunOptions {
-        early: Default::default(),
+        early: std::sync::Mutex::default(),
         log,
         worktree: None,
     };

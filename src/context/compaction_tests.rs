@@ -69,7 +69,7 @@ fn the_summary_replaces_the_history() {
                 content: "We were fixing the parser.".into(),
                 tool_calls: vec![],
                 summary: true,
-                reasoning: Default::default(),
+                reasoning: crate::conversation::Reasoning::default(),
             },
             Message::user(RESUME_MESSAGE),
         ]

@@ -40,7 +40,7 @@ mod tests {
             hidden: Vec::new(),
             notes: Vec::new(),
             hosts: Vec::new(),
-            git: Default::default(),
+            git: crate::sandbox::GitAccess::default(),
             read_only: Vec::new(),
             limits: None,
         }

@@ -42,7 +42,7 @@ pub(crate) async fn execute(
         hooks: &run.hooks,
         rules: run.conditional_rules.clone(),
         narrow: None,
-        text_history: Default::default(),
+        text_history: crate::agent::TextHistory::default(),
         user_hooks: &run.user_hooks,
         window: Some(ContextWindow::new(
             &job.model.name,

@@ -38,7 +38,7 @@ fn completed(status: Status) -> Event {
         result: String::new(),
         num_turns: 1,
         duration_ms: 1,
-        usage: Default::default(),
+        usage: crate::conversation::Usage::default(),
         total_cost_usd: None,
         cost_unknown: true,
         agent_finished: false,

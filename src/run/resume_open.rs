@@ -33,7 +33,7 @@ impl Opened {
             events: self.events,
             prompt: self.prompt,
             continuation: self.continuation,
-            approvals: Default::default(),
+            approvals: std::collections::BTreeMap::default(),
         }
     }
 }

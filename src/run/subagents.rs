@@ -162,7 +162,7 @@ impl SubagentRunner for Subagents {
             hooks: &hooks,
             rules: Vec::new(),
             narrow: narrow.as_ref(),
-            text_history: Default::default(),
+            text_history: crate::agent::TextHistory::default(),
             user_hooks: &self.user_hooks,
         };
         let mut state = RunState::new(Vec::new(), Budget::new(limits));

@@ -79,7 +79,7 @@ pub(crate) fn approvals(
     answers: &crate::config::Answers,
     history: &[crate::conversation::Message],
 ) -> Result<BTreeMap<String, Approval>, String> {
-    let budget = crate::agent::Budget::new(Default::default());
+    let budget = crate::agent::Budget::new(crate::job::Limits::default());
     let waiting = crate::agent::RunState::new(history.to_vec(), budget).unanswered_calls();
     let mut out = BTreeMap::new();
     let approvals = answers.approve.iter().map(|id| (id, Approval::Approve));

@@ -152,7 +152,7 @@ fn worker(settings: &Settings, resource: &opentelemetry_sdk::Resource, rx: &mpsc
     for w in warnings {
         tracing::warn!("telemetry: {w}");
     }
-    let mut runs: std::collections::HashMap<u64, RunFold> = Default::default();
+    let mut runs: std::collections::HashMap<u64, RunFold> = std::collections::HashMap::default();
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Attach(key, fold) => {

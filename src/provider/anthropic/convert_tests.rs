@@ -93,7 +93,7 @@ fn a_history_that_starts_with_the_assistant_gets_a_user_turn_first() {
             content: "Summary so far.".into(),
             tool_calls: vec![],
             summary: true,
-            reasoning: Default::default(),
+            reasoning: crate::conversation::Reasoning::default(),
         },
         Message::user("continue"),
     ];

@@ -83,7 +83,7 @@ pub(super) fn ctx(ws: &Path, policy: SandboxPolicy) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
-        grant: Default::default(),
+        grant: cn_run::tools::Grant::default(),
     }
 }
 
@@ -283,19 +283,22 @@ async fn wait_job_running(ctx: &ToolContext, id: &str) -> Value {
 fn the_job_file_sets_the_sandbox() {
     let text = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
                 tools:\n  bash:\n    sandbox: workspace-write\n    network: false\n    require_sandbox: true\n";
-    let job = cn_run::job::load_str(text, "t.yaml", None, &Default::default()).unwrap();
+    let job =
+        cn_run::job::load_str(text, "t.yaml", None, &cn_run::job::LoadOptions::default()).unwrap();
     assert_eq!(job.tools.bash_sandbox, SandboxMode::WorkspaceWrite);
     assert_eq!(job.tools.bash_network, Some(false));
     assert!(job.tools.bash_require_sandbox);
 
     let plain = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n";
-    let job = cn_run::job::load_str(plain, "t.yaml", None, &Default::default()).unwrap();
+    let job =
+        cn_run::job::load_str(plain, "t.yaml", None, &cn_run::job::LoadOptions::default()).unwrap();
     assert_eq!(job.tools.bash_sandbox, SandboxMode::WorkspaceWrite);
     assert_eq!(job.tools.bash_network, None);
 
     let hosts = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
                  tools:\n  bash:\n    network: [github.com, \"*.example.com\"]\n";
-    let job = cn_run::job::load_str(hosts, "t.yaml", None, &Default::default()).unwrap();
+    let job =
+        cn_run::job::load_str(hosts, "t.yaml", None, &cn_run::job::LoadOptions::default()).unwrap();
     assert_eq!(job.tools.bash_network, Some(false));
     let hosts: Vec<String> = job
         .tools
@@ -306,7 +309,8 @@ fn the_job_file_sets_the_sandbox() {
     assert_eq!(hosts, ["github.com", "*.example.com"]);
     let bad = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
                tools:\n  bash:\n    network: [github.com, \"http://x.org/\"]\n";
-    let err = cn_run::job::load_str(bad, "t.yaml", None, &Default::default()).unwrap_err();
+    let err = cn_run::job::load_str(bad, "t.yaml", None, &cn_run::job::LoadOptions::default())
+        .unwrap_err();
     let err = err.to_string();
     assert!(
         err.contains("tools.bash.network[1]") && err.contains("http://x.org/"),
@@ -315,7 +319,8 @@ fn the_job_file_sets_the_sandbox() {
 
     let bad = "version: 1\nprompt: hi\nmodel: {provider: openai, name: m}\n\
                tools:\n  bash:\n    sandbox: strict\n";
-    let err = cn_run::job::load_str(bad, "t.yaml", None, &Default::default()).unwrap_err();
+    let err = cn_run::job::load_str(bad, "t.yaml", None, &cn_run::job::LoadOptions::default())
+        .unwrap_err();
     assert!(err.to_string().contains("sandbox"), "{err}");
 }
 

@@ -63,7 +63,7 @@ fn ctx(dir: &Path) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "c1".into(),
-        grant: Default::default(),
+        grant: cn_run::tools::Grant::default(),
     }
 }
 

@@ -41,7 +41,7 @@ fn unlifted(ws: &Path) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
-        grant: Default::default(),
+        grant: Grant::default(),
     }
 }
 

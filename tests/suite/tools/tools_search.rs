@@ -22,7 +22,7 @@ fn ctx(ws: &Path) -> ToolContext {
         shared: Arc::new(shared),
         parallel_calls: 1,
         call_id: "call-1".into(),
-        grant: Default::default(),
+        grant: cn_run::tools::Grant::default(),
     }
 }
 
