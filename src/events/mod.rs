@@ -25,8 +25,6 @@ mod records;
 mod sink;
 
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
-#[cfg(test)]
-pub(crate) use config::sample as config_sample;
 pub use config::{ResolvedConfig, ResolvedLimits, ResolvedModel, ResolvedTrust};
 pub use hook::{HookDecision, HookEvent, HookOrigin};
 pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
@@ -424,3 +422,7 @@ pub fn event_schema() -> serde_json::Value {
 #[cfg(test)]
 #[path = "roundtrip_tests.rs"]
 mod roundtrip_tests;
+
+/// A whole `config.resolved` record, for tests.
+#[cfg(test)]
+pub(crate) use config::sample as config_sample;
