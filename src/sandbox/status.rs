@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::report::Report;
-use super::{Mechanism, SandboxError, SandboxMode, SandboxPolicy};
+use super::{Mechanism, Protection, SandboxError, SandboxMode, SandboxPolicy};
 
 /// How far one part of the fallback launcher's set-up is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -35,35 +35,6 @@ impl Enforcement {
             Enforcement::None => "none",
         }
     }
-}
-
-/// One protection of the default profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Protection {
-    /// Everything outside the workspace (and the job's extra folders) is read-only.
-    ReadOnlyOutsideWorkspace,
-    /// `/tmp`, `/var/tmp` and `/dev/shm` are the run's own, not the host's.
-    PrivateTmp,
-    /// The credential locations of the one list are not readable.
-    HiddenCredentials,
-    /// An own PID namespace with a fresh `/proc`: nothing outlives the call.
-    PidNamespace,
-    /// No network (asked for unless the job allows it).
-    NoNetwork,
-    /// The environment comes from an allow-list.
-    EnvAllowList,
-    /// Commands hold no capability and cannot gain one (`no_new_privs`), root included.
-    NoCapabilities,
-    /// Commands cannot make a Unix socket, so reach none of the host's (path or abstract).
-    NoHostSockets,
-    /// The git folders under the workspace are read-only (or, under `git: commit`, their
-    /// hooks, config and info).
-    ReadOnlyGit,
-    /// The run's own folder (and the workspace's `.cn-run`) is read-only.
-    ReadOnlyRunFolder,
-    /// Memory, processes, temporary space and file size are bounded.
-    BoundedResources,
 }
 
 /// What the kernel enforces of a policy.
