@@ -30,7 +30,10 @@ pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
 pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};
 pub use permission::{Decision, Mode, Permission, RuleView, Source};
 pub use records::{ArtifactRecord, CheckResult};
-pub use sandbox::{GitAccess, Limits, LimitsRecord, Protection, SandboxMode, SandboxStatus};
+pub use sandbox::{
+    ContainedBy, GitAccess, Limits, LimitsRecord, MemoryBy, ProcessesBy, Protection, SandboxMode,
+    SandboxStatus,
+};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};

@@ -17,7 +17,7 @@ pub struct SandboxStatus {
     /// `bubblewrap`, `landlock` (the fallback launcher) or `none`; `pending` while it is
     /// being set up (`run.started`), `not-needed` when the run ended before any command
     /// needed it (so it was never set up).
-    pub mechanism: String,
+    pub mechanism: ContainedBy,
     /// The protections in force.
     pub enforced: Vec<Protection>,
     /// The protections of the default profile not in force.
@@ -118,10 +118,65 @@ pub struct LimitsRecord {
     #[serde(flatten)]
     pub limits: Limits,
     /// `cgroup` (all the run's commands together) or `rlimit-per-process`.
-    pub memory_by: String,
+    pub memory_by: MemoryBy,
     /// `cgroup` (the run), `rlimit-per-command` (an ordinary user's user namespace per
     /// command), `pid-namespace` (root without a writable cgroup: the run's PID namespace's
     /// `pid_max`, Linux 6.14 or later) or `none` (root otherwise: the kernel exempts uid 0
     /// from `RLIMIT_NPROC`).
-    pub processes_by: String,
+    pub processes_by: ProcessesBy,
 }
+
+/// What contains a run's commands (`sandbox.mechanism`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContainedBy {
+    /// The run's bubblewrap (or one per command).
+    Bubblewrap,
+    /// The fallback launcher (Landlock, namespaces where it can make them).
+    Landlock,
+    /// Nothing: the sandbox is off, or no mechanism could start.
+    #[default]
+    None,
+    /// Still being set up (`run.started` before `sandbox.established`).
+    Pending,
+    /// The run ended before any command needed it, so it was never set up.
+    NotNeeded,
+}
+
+impl ContainedBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContainedBy::Bubblewrap => "bubblewrap",
+            ContainedBy::Landlock => "landlock",
+            ContainedBy::None => "none",
+            ContainedBy::Pending => "pending",
+            ContainedBy::NotNeeded => "not-needed",
+        }
+    }
+}
+
+/// What bounds the memory of a run's commands (`sandbox.limits.memory_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryBy {
+    /// The run's cgroup: all its commands together.
+    Cgroup,
+    /// `RLIMIT_DATA` on each process.
+    RlimitPerProcess,
+}
+
+/// What bounds the process count of a run's commands (`sandbox.limits.processes_by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcessesBy {
+    /// The run's cgroup.
+    Cgroup,
+    /// `RLIMIT_NPROC` in an ordinary user's user namespace per command.
+    RlimitPerCommand,
+    /// The `pid_max` of the run's PID namespace (root without a writable cgroup, Linux 6.14+).
+    PidNamespace,
+    /// Nothing (root otherwise: the kernel exempts uid 0 from `RLIMIT_NPROC`).
+    None,
+}
+
+display_as_str!(ContainedBy);

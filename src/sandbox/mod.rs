@@ -40,7 +40,10 @@ mod seccomp;
 mod spawner;
 mod status;
 
-pub use crate::events::{GitAccess, Limits, LimitsRecord, Protection, SandboxMode, SandboxStatus};
+pub use crate::events::{
+    ContainedBy, GitAccess, Limits, LimitsRecord, MemoryBy, ProcessesBy, Protection, SandboxMode,
+    SandboxStatus,
+};
 pub use bwrap::find as find_bwrap;
 pub use call::call_main;
 pub use cgroup::RunCgroup;

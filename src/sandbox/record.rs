@@ -2,7 +2,10 @@
 //! mechanism, what the start-up probe found enforced and missing, and what stays writable,
 //! hidden and read-only, with the limits and what binds them.
 
-use super::{LimitsRecord, Probe, Protection, SandboxMode, SandboxPolicy, SandboxStatus};
+use super::{
+    ContainedBy, LimitsRecord, MemoryBy, Probe, ProcessesBy, Protection, SandboxMode,
+    SandboxPolicy, SandboxStatus,
+};
 
 /// The result.json record of a run's containment.
 pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
@@ -13,7 +16,7 @@ pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
         mode: policy.mode,
         network: policy.network,
         required: policy.require,
-        mechanism: probe.mechanism.clone(),
+        mechanism: probe.mechanism,
         enforced: probe.enforced.clone(),
         missing: probe.missing.clone(),
         writable: if fs {
@@ -34,23 +37,26 @@ pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
         } else {
             Vec::new()
         },
-        limits: (probe.mechanism == "bubblewrap").then(|| limits_record(policy)),
+        limits: (probe.mechanism == ContainedBy::Bubblewrap).then(|| limits_record(policy)),
     }
 }
 
 /// The limits and what binds them: the run's cgroup, or the supervisor's resource limits.
 fn limits_record(policy: &SandboxPolicy) -> LimitsRecord {
     let cgroup = policy.cgroup.is_some();
-    let by = |yes: &str, no: &str| if cgroup { yes } else { no }.to_owned();
     let root = rustix::process::geteuid().is_root();
     let without = match (root, super::pid_bound::binds(policy)) {
-        (false, _) => "rlimit-per-command",
-        (true, true) => "pid-namespace",
-        (true, false) => "none",
+        (false, _) => ProcessesBy::RlimitPerCommand,
+        (true, true) => ProcessesBy::PidNamespace,
+        (true, false) => ProcessesBy::None,
     };
     LimitsRecord {
         limits: policy.limits,
-        memory_by: by("cgroup", "rlimit-per-process"),
-        processes_by: by("cgroup", without),
+        memory_by: if cgroup {
+            MemoryBy::Cgroup
+        } else {
+            MemoryBy::RlimitPerProcess
+        },
+        processes_by: if cgroup { ProcessesBy::Cgroup } else { without },
     }
 }
