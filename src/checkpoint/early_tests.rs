@@ -3,23 +3,10 @@
 //! the first scan after it still finds every change.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::*;
+use crate::checkpoint::test_git::git;
 use crate::checkpoint::{Checkpointer, Limits};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn write(ws: &Path, rel: &str, text: &str) {
     let path = ws.join(rel);

@@ -34,6 +34,8 @@ mod run;
 mod scan;
 mod snapshot;
 mod storage;
+#[cfg(test)]
+mod test_git;
 mod touch;
 
 pub use crate::events::{Checkpoint, Skipped};

@@ -194,7 +194,7 @@ impl State {
         }))
     }
 
-    /// Writes the captures to the run folder (whole, renamed into place).
+    /// Writes the captures to the run folder, whole (the run files' one writer).
     fn record(&self) -> bool {
         let Some(out) = &self.out_dir else {
             return false;
@@ -202,10 +202,7 @@ impl State {
         let Ok(text) = serde_json::to_vec(&self.captured) else {
             return false;
         };
-        let tmp = out.join(format!("{RECORD}.tmp"));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, out.join(RECORD)))
-            .is_ok()
+        crate::out_file::write_whole(&out.join(RECORD), &[&text]).is_ok()
     }
 }
 

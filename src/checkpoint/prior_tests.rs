@@ -7,20 +7,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use super::*;
+use crate::checkpoint::test_git::git;
 use crate::checkpoint::{Checkpoints, GitCheckpointer, Limits, Settings};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// A committed repository (`old.txt`, `keep.txt`, an ignored `build/`) and a run folder.
 fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {

@@ -22,6 +22,7 @@ mod kinds;
 mod mcp;
 mod permission;
 mod records;
+mod sandbox;
 mod sink;
 
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
@@ -31,6 +32,10 @@ pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
 pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};
 pub use permission::{Decision, Mode, Permission, RuleView, Source};
 pub use records::{ArtifactRecord, CheckResult};
+pub use sandbox::{
+    ContainedBy, GitAccess, Limits, LimitsRecord, MemoryBy, ProcessesBy, Protection, SandboxMode,
+    SandboxStatus,
+};
 pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};
@@ -108,7 +113,7 @@ pub enum Event {
         /// The Bash sandbox in force (null when off); `mechanism: pending` when it is still
         /// being set up (then `sandbox.established` follows once it is).
         #[serde(default)]
-        sandbox: Option<Box<crate::sandbox::SandboxStatus>>,
+        sandbox: Option<Box<SandboxStatus>>,
         /// The permission rules in force, in evaluation order (as `cn-run explain` shows
         /// them), for the HTML report.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -313,9 +318,7 @@ pub enum Event {
     /// The run's sandbox once set up, when `run.started` could not say it yet (it is set up
     /// while the run starts, and the first command waits for it): what is enforced.
     #[serde(rename = "sandbox.established")]
-    SandboxEstablished {
-        sandbox: Box<crate::sandbox::SandboxStatus>,
-    },
+    SandboxEstablished { sandbox: Box<SandboxStatus> },
     #[serde(rename = "warning")]
     Warning { message: String },
     /// The conversation gained a message, whole (a tool result with every byte and its

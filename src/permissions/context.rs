@@ -33,7 +33,7 @@ mod tests {
             mode,
             network: false,
             required: false,
-            mechanism: "bubblewrap".to_owned(),
+            mechanism: crate::events::ContainedBy::Bubblewrap,
             enforced: enforced.to_vec(),
             missing: missing.to_vec(),
             writable: Vec::new(),

@@ -13,8 +13,8 @@ use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::{Path, PathBuf};
 
+use super::Limits;
 use super::error::{SandboxError, os};
-use super::limits::Limits;
 
 /// The run's cgroup folders and the descriptors that join them.
 #[derive(Debug)]

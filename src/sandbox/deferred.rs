@@ -232,7 +232,7 @@ mod tests {
         let t = told.clone();
         let d = Deferred::start(
             SandboxPolicy::off(),
-            Box::new(move |e| t.lock().unwrap().push(e.status.mechanism.clone())),
+            Box::new(move |e| t.lock().unwrap().push(e.status.mechanism.to_string())),
         );
         (d, told)
     }

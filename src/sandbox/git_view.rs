@@ -11,19 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// `tools.bash.git`: what contained commands may do to the repository's git folders.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum GitAccess {
-    /// Read-only (the default): `git status`, `log` and `diff` work; `commit` does not.
-    #[default]
-    ReadOnly,
-    /// Commits, branches and the index are writable; hooks, config and info stay read-only.
-    Commit,
-}
+use super::GitAccess;
 
 impl GitAccess {
     /// The default (for serde's `skip_serializing_if`).

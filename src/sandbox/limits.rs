@@ -13,24 +13,10 @@
 //! with the sandbox. `RLIMIT_FSIZE` bounds one file everywhere (a 20 GB file ends the
 //! command with `File size limit exceeded`).
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use super::Limits;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
-
-/// The limits of one run's commands, in bytes and processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Limits {
-    /// Memory of all the run's commands together (cgroup), or of each process (rlimit).
-    pub memory_bytes: u64,
-    /// Processes (and threads) at once.
-    pub processes: u64,
-    /// Size of each of the private `/tmp`, `/var/tmp` and `/dev/shm`.
-    pub tmp_bytes: u64,
-    /// Largest file a command may write.
-    pub file_size_bytes: u64,
-}
 
 impl Default for Limits {
     /// Half the machine's memory (at least 1 GiB), 4096 processes, 2 GiB of temporary
@@ -82,20 +68,6 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     n.checked_mul(factor)
         .filter(|b| *b > 0)
         .ok_or_else(|| format!("`{text}` is not a usable size"))
-}
-
-/// How a limit was made to bind, for result.json.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct LimitsRecord {
-    #[serde(flatten)]
-    pub limits: Limits,
-    /// `cgroup` (all the run's commands together) or `rlimit-per-process`.
-    pub memory_by: String,
-    /// `cgroup` (the run), `rlimit-per-command` (an ordinary user's user namespace per
-    /// command), `pid-namespace` (root without a writable cgroup: the run's PID namespace's
-    /// `pid_max`, Linux 6.14 or later) or `none` (root otherwise: the kernel exempts uid 0
-    /// from `RLIMIT_NPROC`).
-    pub processes_by: String,
 }
 
 /// The supervisor's resource-limit arguments (`--rlimit NAME=VALUE`): the file size always;

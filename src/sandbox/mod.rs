@@ -40,47 +40,30 @@ mod seccomp;
 mod spawner;
 mod status;
 
+pub use crate::events::{
+    ContainedBy, GitAccess, Limits, LimitsRecord, MemoryBy, ProcessesBy, Protection, SandboxMode,
+    SandboxStatus,
+};
 pub use bwrap::find as find_bwrap;
 pub use call::call_main;
 pub use cgroup::RunCgroup;
 pub use deferred::{Deferred, Established, OnReady};
 pub use entry::{CALL_BINARY, CALL_SUBCOMMAND, RunBox};
 pub use error::SandboxError;
-pub use git_view::GitAccess;
 pub use hosts::HostRule;
 pub use launcher::{REFUSED_EXIT, SandboxArgs, launcher_main};
-pub use limits::{Limits, LimitsRecord};
 pub use pin::Pinned;
-pub use record::{SandboxStatus, describe};
+pub use record::describe;
 pub use relay::RunRelay;
 pub use run_net::RunNet;
-pub use status::{Enforcement, Probe, Protection, establish, probe, settle_unused};
+pub use status::{Enforcement, Probe, establish, probe, settle_unused};
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 /// The hidden subcommand that runs the launcher.
 pub const LAUNCHER_SUBCOMMAND: &str = "__sandbox";
-
-/// What a sandboxed command may write (`tools.bash.sandbox`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum SandboxMode {
-    /// No containment: commands run as cn-run does, with its whole environment.
-    Off,
-    /// The default profile: writes only in the workspace (and the run's private temporary
-    /// folders).
-    #[default]
-    WorkspaceWrite,
-    /// As `workspace-write`, but the workspace is read-only too.
-    ReadOnly,
-}
 
 impl SandboxMode {
     pub fn as_str(self) -> &'static str {

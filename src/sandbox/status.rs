@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::report::Report;
-use super::{Mechanism, SandboxError, SandboxMode, SandboxPolicy};
+use super::{ContainedBy, Mechanism, Protection, SandboxError, SandboxMode, SandboxPolicy};
 
 /// How far one part of the fallback launcher's set-up is enforced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -37,35 +37,6 @@ impl Enforcement {
     }
 }
 
-/// One protection of the default profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Protection {
-    /// Everything outside the workspace (and the job's extra folders) is read-only.
-    ReadOnlyOutsideWorkspace,
-    /// `/tmp`, `/var/tmp` and `/dev/shm` are the run's own, not the host's.
-    PrivateTmp,
-    /// The credential locations of the one list are not readable.
-    HiddenCredentials,
-    /// An own PID namespace with a fresh `/proc`: nothing outlives the call.
-    PidNamespace,
-    /// No network (asked for unless the job allows it).
-    NoNetwork,
-    /// The environment comes from an allow-list.
-    EnvAllowList,
-    /// Commands hold no capability and cannot gain one (`no_new_privs`), root included.
-    NoCapabilities,
-    /// Commands cannot make a Unix socket, so reach none of the host's (path or abstract).
-    NoHostSockets,
-    /// The git folders under the workspace are read-only (or, under `git: commit`, their
-    /// hooks, config and info).
-    ReadOnlyGit,
-    /// The run's own folder (and the workspace's `.cn-run`) is read-only.
-    ReadOnlyRunFolder,
-    /// Memory, processes, temporary space and file size are bounded.
-    BoundedResources,
-}
-
 /// What the kernel enforces of a policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Probe {
@@ -81,7 +52,7 @@ pub struct Probe {
     pub notes: Vec<String>,
     /// `bubblewrap`, `landlock` or `none`.
     #[serde(default)]
-    pub mechanism: String,
+    pub mechanism: ContainedBy,
     #[serde(default)]
     pub enforced: Vec<Protection>,
     #[serde(default)]
@@ -106,7 +77,7 @@ impl Probe {
             landlock_abi: None,
             network_method: None,
             notes: Vec::new(),
-            mechanism: "none".to_owned(),
+            mechanism: ContainedBy::None,
             enforced: Vec::new(),
             missing: Vec::new(),
             hosts_unreachable: false,
@@ -119,7 +90,7 @@ impl Probe {
     /// command waits for it (`mechanism: pending`; see [`super::Deferred`]).
     pub fn pending() -> Self {
         Probe {
-            mechanism: "pending".to_owned(),
+            mechanism: ContainedBy::Pending,
             notes: vec![
                 "not set up when this was recorded: it is made while the run starts, and only \
                  the first command waits for it (a run that starts none can end before it is)"
@@ -128,10 +99,6 @@ impl Probe {
             ..Probe::off()
         }
     }
-
-    /// The mechanism of a run that ended before any command needed its sandbox, so it was
-    /// never set up (result.json's record, where `run.started` said `pending`).
-    pub const NOT_NEEDED: &'static str = "not-needed";
 
     /// Whether every protection of the default profile the job did not give up is in force
     /// (false under `sandbox: off`).
@@ -237,7 +204,7 @@ fn establish_with(mut policy: SandboxPolicy, stop: &AtomicBool) -> (SandboxPolic
             Mechanism::Bubblewrap(path) => match try_bwrap(&mut policy, &mut notes, stop) {
                 Ok(report) => {
                     let mut p = Probe::off();
-                    p.mechanism = "bubblewrap".to_owned();
+                    p.mechanism = ContainedBy::Bubblewrap;
                     for protection in profile(&policy) {
                         match report.check(protection, &policy) {
                             Ok(()) => p.enforced.push(protection),
@@ -456,7 +423,7 @@ pub fn probe(policy: &SandboxPolicy) -> Probe {
         return establish(policy.clone()).1;
     }
     let mut p = launcher_probe(policy);
-    p.mechanism = "landlock".to_owned();
+    p.mechanism = ContainedBy::Landlock;
     let fs_ok = p.filesystem == Enforcement::Full;
     let net_ok = p.network == Enforcement::Full;
     for protection in profile(policy) {
@@ -516,10 +483,10 @@ fn requested(asked: bool, value: Enforcement) -> Enforcement {
 /// A run's record as it ends: one still `pending` (no command ran, so the set-up was
 /// stopped) becomes `not-needed`, saying so; any other is left as it is.
 pub fn settle_unused(status: &mut super::SandboxStatus) {
-    if status.mechanism != "pending" {
+    if status.mechanism != ContainedBy::Pending {
         return;
     }
-    status.mechanism = Probe::NOT_NEEDED.to_owned();
+    status.mechanism = ContainedBy::NotNeeded;
     status.notes = vec![
         "no command ran, so the sandbox was not set up (it is made while the run starts, \
          and only the first command waits for it); a command would have run under the \

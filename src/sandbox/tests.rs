@@ -157,7 +157,7 @@ fn shortfall_names_what_is_missing_and_off_is_never_fully_enforced() {
     assert!(!off.fully_enforced());
     assert!(off.missing.contains(&Protection::PidNamespace), "{off:?}");
     let mut p = Probe::off();
-    p.mechanism = "landlock".to_owned();
+    p.mechanism = ContainedBy::Landlock;
     p.enforced = vec![Protection::ReadOnlyOutsideWorkspace];
     p.missing = vec![Protection::PidNamespace];
     p.notes.push("bubblewrap is not installed".to_owned());
@@ -174,7 +174,7 @@ fn shortfall_names_what_is_missing_and_off_is_never_fully_enforced() {
 fn describe_reports_mechanism_enforced_and_missing() {
     let policy = SandboxPolicy::new(SandboxMode::WorkspaceWrite, false, Path::new("/w"), &[]);
     let mut probe = Probe::off();
-    probe.mechanism = "bubblewrap".to_owned();
+    probe.mechanism = ContainedBy::Bubblewrap;
     probe.enforced = vec![Protection::PrivateTmp, Protection::NoNetwork];
     let v = serde_json::to_value(describe(&probe, &policy)).unwrap();
     assert_eq!(v["mode"], "workspace-write");
@@ -212,7 +212,7 @@ fn a_failing_bubblewrap_falls_back_and_says_why() {
     let (policy, probe) = establish(policy);
     assert!(!policy.fully_enforced());
     assert_eq!(policy.mechanism, Mechanism::Landlock);
-    assert_eq!(probe.mechanism, "landlock");
+    assert_eq!(probe.mechanism, ContainedBy::Landlock);
     assert!(
         probe.missing.contains(&Protection::PidNamespace),
         "{probe:?}"

@@ -6,7 +6,7 @@
 
 use super::{escape_data, escape_property};
 use crate::report::RunResult;
-use crate::sandbox::{SandboxMode, SandboxStatus};
+use crate::sandbox::{ContainedBy, SandboxMode, SandboxStatus};
 
 fn names(list: &[crate::sandbox::Protection]) -> String {
     list.iter()
@@ -58,7 +58,7 @@ pub(super) fn line(r: &RunResult) -> String {
         Some(s) if s.mode == SandboxMode::Off => {
             "**Containment:** off (the job sets `sandbox: off`)".to_owned()
         }
-        Some(s) if s.mechanism == "pending" || s.mechanism == "not-needed" => format!(
+        Some(s) if matches!(s.mechanism, ContainedBy::Pending | ContainedBy::NotNeeded) => format!(
             "**Containment:** {}, not set up: the run started no command before it ended",
             s.mode.as_str()
         ),

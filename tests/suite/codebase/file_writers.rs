@@ -31,10 +31,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "checkpoint/private_index.rs",
         "a copy of git's index in the repository's own folder",
     ),
-    (
-        "checkpoint/prior.rs",
-        "its record, written to a temporary file and renamed by itself",
-    ),
     ("worktree.rs", "git's worktree lock"),
     ("worktree_prune.rs", "git's worktree lock"),
     (

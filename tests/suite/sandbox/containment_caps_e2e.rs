@@ -291,7 +291,7 @@ async fn root_commands_under_the_landlock_fallback_can_do_nothing_that_needs_a_c
     .with_launcher(env!("CARGO_BIN_EXE_cn-run"));
     policy.mechanism = Mechanism::Landlock;
     let (policy, probe) = establish(policy);
-    assert_eq!(probe.mechanism, "landlock", "{probe:?}");
+    assert_eq!(probe.mechanism.as_str(), "landlock", "{probe:?}");
     for p in [Protection::NoCapabilities, Protection::NoHostSockets] {
         assert!(probe.enforced.contains(&p), "{p:?} not enforced: {probe:?}");
     }
