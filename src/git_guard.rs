@@ -112,6 +112,7 @@ impl GitGuard {
                     .flat_map(|r| crate::sandbox::git_view::git_dirs_within(r)),
             )
             .filter(|d| d.starts_with(&tree) || roots.iter().any(|r| d.starts_with(r)))
+            .filter(|d| !another_runs_worktree(d, &roots[0]))
             .collect();
         for dir in nested {
             if !roots.contains(&dir) {
@@ -285,6 +286,22 @@ fn encode(bytes: &[u8]) -> String {
 }
 
 /// The watched paths under git directory `dir` as they are now (nothing followed).
+/// Whether `dir` is the git folder of another `--parallel` run's worktree
+/// (`<common>/worktrees/cn-run-<id>`, named so by [`crate::worktree`]): the call that runs
+/// it makes and removes it, perhaps while this run starts or ends, so a record of it taken
+/// half made, or put back half removed, would leave a broken worktree behind. `own` is
+/// this run's git folder.
+fn another_runs_worktree(dir: &Path, own: &Path) -> bool {
+    let in_worktrees = dir
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "worktrees");
+    let named = dir
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("cn-run-"));
+    in_worktrees && named && dir != own
+}
+
 fn record(dir: &Path) -> std::io::Result<BTreeMap<String, Entry>> {
     let fd = nofollow::open_dir_abs(dir, false)?;
     let mut out = BTreeMap::new();
@@ -372,5 +389,69 @@ mod tests {
         assert!(!git.join("objects/info/alternates").exists());
         assert!(git.join("info").symlink_metadata().unwrap().is_dir());
         assert!(guard.restore().is_empty(), "a second restore found changes");
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    #[test]
+    fn a_sibling_parallel_runs_removed_worktree_is_not_brought_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        git(&repo, &["init", "-q"]);
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "x"]);
+        let user_wt = tmp.path().canonicalize().unwrap().join("user-wt");
+        let add = |path: &Path, branch: &str| {
+            git(
+                &repo,
+                &[
+                    "worktree",
+                    "add",
+                    "-q",
+                    "-b",
+                    branch,
+                    path.to_str().unwrap(),
+                ],
+            );
+        };
+        let (mine, sibling) = (
+            repo.join(".cn-run/worktrees/r1"),
+            repo.join(".cn-run/worktrees/cn-run-r2"),
+        );
+        add(&mine, "cn-run/r1");
+        add(&sibling, "cn-run/r2");
+        add(&user_wt, "user");
+        let guard = GitGuard::take(&mine).unwrap();
+        // The sibling run ends first and its call removes its worktree.
+        git(
+            &repo,
+            &["worktree", "remove", "--force", sibling.to_str().unwrap()],
+        );
+        // A run in the user's linked worktree plants a program there.
+        let user_admin = repo.join(".git/worktrees/user-wt");
+        std::fs::write(
+            user_admin.join("config.worktree"),
+            "[core]\n\tfsmonitor = x\n",
+        )
+        .unwrap();
+        let said = guard.restore();
+        assert!(!repo.join(".git/worktrees/cn-run-r2").exists(), "{said:?}");
+        assert!(said.iter().all(Result::is_ok), "{said:?}");
+        assert!(
+            !user_admin.join("config.worktree").exists(),
+            "the user's worktree is still watched"
+        );
     }
 }

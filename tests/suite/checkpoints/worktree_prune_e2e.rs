@@ -122,5 +122,11 @@ fn the_worktrees_of_a_call_still_running_stay() {
     }
     let r = live.wait();
     assert_eq!(r.code, 0, "{r:#?}");
-    assert_eq!((worktrees(&repo), branches(&repo)), (1, 0));
+    assert_eq!(
+        (worktrees(&repo), branches(&repo)),
+        (1, 0),
+        "{}\n{}",
+        git(&repo, &["worktree", "list", "--porcelain"]),
+        r.stderr
+    );
 }
