@@ -367,6 +367,7 @@ fn add(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_git::git;
 
     #[test]
     fn planted_hooks_config_and_alternates_are_put_back() {
@@ -389,18 +390,6 @@ mod tests {
         assert!(!git.join("objects/info/alternates").exists());
         assert!(git.join("info").symlink_metadata().unwrap().is_dir());
         assert!(guard.restore().is_empty(), "a second restore found changes");
-    }
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
     }
 
     #[test]

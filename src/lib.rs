@@ -47,6 +47,8 @@ pub mod skills;
 pub mod store;
 pub mod structured;
 pub mod telemetry;
+#[cfg(test)]
+mod test_git;
 pub mod tools;
 pub mod untrusted;
 pub mod upload;

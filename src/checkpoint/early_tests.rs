@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::checkpoint::test_git::git;
 use crate::checkpoint::{Checkpointer, Limits};
+use crate::test_git::git;
 
 fn write(ws: &Path, rel: &str, text: &str) {
     let path = ws.join(rel);

@@ -34,8 +34,6 @@ mod run;
 mod scan;
 mod snapshot;
 mod storage;
-#[cfg(test)]
-mod test_git;
 mod touch;
 
 pub use crate::events::{Checkpoint, Skipped};

@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::Arc;
 
 use super::*;
-use crate::checkpoint::test_git::git;
 use crate::checkpoint::{Checkpoints, GitCheckpointer, Limits, Settings};
+use crate::test_git::git;
 
 /// A committed repository (`old.txt`, `keep.txt`, an ignored `build/`) and a run folder.
 fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {

@@ -216,7 +216,7 @@ fn other_attribute_files(repo: &Repository) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::test_git::git;
+    use crate::test_git::git;
     use std::process::Command;
 
     /// A committed repository, then a copy of it (fresh stat data everywhere, as in a new

@@ -1,4 +1,4 @@
-//! The checkpoint tests' one way to run git on a scratch repository: a fixed author, no
+//! The unit tests' one way to run git on a scratch repository: a fixed author, no
 //! system or user configuration (so no autocrlf, hooks or filters of the machine's), and
 //! a failure that names the command.
 
