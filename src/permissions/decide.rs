@@ -164,10 +164,15 @@ pub const GIT_INTERNALS_RULE: &str = "tool.git_internals";
 /// cannot write: a rule naming the path lifts it, auto mode and `on_ask: allow` do not.
 pub const OUTSIDE_WRITE_RULE: &str = "tool.write_outside_workspace";
 
+/// The file tools' rule id for a read of what a contained command cannot see (the host's
+/// temporary folders; as root, what root without capabilities cannot read): a rule naming
+/// the path lifts it, auto mode and `on_ask: allow` do not.
+pub const UNSEEN_RULE: &str = "tool.unseen_by_commands";
+
 /// Whether an ask of `rule` is answered only by a rule that names the call (never by auto
 /// mode, `on_ask: allow` or a deferral).
 pub fn needs_a_named_rule(rule: &str) -> bool {
-    rule == GIT_INTERNALS_RULE || rule == OUTSIDE_WRITE_RULE
+    rule == GIT_INTERNALS_RULE || rule == OUTSIDE_WRITE_RULE || rule == UNSEEN_RULE
 }
 
 /// Whether `rule` names the call specifically enough to lift `check`: `Edit(**)` does not name

@@ -31,6 +31,7 @@ mod registry;
 mod report_failure;
 mod search;
 mod subagent;
+mod unseen;
 mod upload_artifact;
 pub(crate) mod view;
 mod write;

@@ -25,7 +25,7 @@ use super::view::{Access, judge, judge_arg, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
-use crate::permissions::{GIT_INTERNALS_RULE, Permission};
+use crate::permissions::{GIT_INTERNALS_RULE, Permission, UNSEEN_RULE};
 
 pub struct Search;
 
@@ -179,6 +179,7 @@ fn refused(shared: &ToolShared, grant: &Grant, shown: &str, path: &Path) -> Skip
         Some(t) if t.rule == GIT_INTERNALS_RULE && !grant.lifts(GIT_INTERNALS_RULE) => {
             Skip::Quietly
         }
+        Some(t) if t.rule == UNSEEN_RULE && !grant.lifts(UNSEEN_RULE) => Skip::Sensitive,
         Some(_) => Skip::No,
     }
 }

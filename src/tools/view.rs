@@ -20,7 +20,9 @@ use super::grant::{Grant, Judged, Pin};
 use super::paths::{is_sensitive_path, resolve_in_workspace};
 use super::{ToolError, ToolShared};
 use crate::nofollow;
-use crate::permissions::{GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, Permission, Tighten};
+use crate::permissions::{
+    GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, Permission, Tighten, UNSEEN_RULE,
+};
 
 /// What a tool does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +124,19 @@ pub(crate) fn judge(
             format!(
                 "{raw} resolves to {}, a credential location hidden from the run (as from its \
                  commands); a job gives one back with tools.bash.readable",
+                real.display()
+            ),
+        );
+    }
+    let unseen = (access == Access::Read && !real.starts_with(ws))
+        .then(|| super::unseen::unseen_by_commands(real))
+        .flatten();
+    if let Some(why) = unseen {
+        return ask(
+            UNSEEN_RULE,
+            format!(
+                "{raw} resolves to {}, {why}; only a rule that names the path allows it (not \
+                 auto mode, not on_ask: allow)",
                 real.display()
             ),
         );
