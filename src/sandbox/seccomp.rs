@@ -40,7 +40,10 @@ enum When {
     SetId(u8),
 }
 
-/// The system calls refused with EPERM, and when. Besides Unix sockets: making a file
+/// The system calls refused with EPERM, and when. Besides Unix sockets: the kernel's
+/// keyrings (`add_key`, `request_key`, `keyctl`: a root command without a user namespace
+/// shares root's user keyring with the host, reading the secrets kept there and planting
+/// keys for the host's next root process); making a file
 /// setuid or setgid (`chmod`, `fchmod`, `fchmodat(2)`, creating it with that mode by
 /// `open`, `openat`, `creat`, `mknod(at)`; `openat2`, whose mode no filter can read, is
 /// answered "not implemented" by [`UNSUPPORTED`]). Root without capabilities may still set those bits on its own files, and a
@@ -52,6 +55,9 @@ fn refused() -> Vec<(i64, When)> {
         (libc::SYS_io_uring_setup, When::Always),
         (libc::SYS_io_uring_enter, When::Always),
         (libc::SYS_io_uring_register, When::Always),
+        (libc::SYS_add_key, When::Always),
+        (libc::SYS_request_key, When::Always),
+        (libc::SYS_keyctl, When::Always),
         (libc::SYS_fchmod, When::SetId(1)),
         (libc::SYS_fchmodat, When::SetId(2)),
         (libc::SYS_fchmodat2, When::SetId(2)),
