@@ -76,6 +76,9 @@ pub(crate) fn rlimit_args(limits: &Limits, cgroup: bool) -> Vec<std::ffi::OsStri
     let mut pairs = vec![("fsize", limits.file_size_bytes)];
     if !cgroup {
         pairs.push(("data", limits.memory_bytes));
+        // The main thread's stack is not data: without a hard limit, `ulimit -s unlimited`
+        // lets it grow past the memory limit.
+        pairs.push(("stack", limits.memory_bytes));
         if !rustix::process::geteuid().is_root() {
             pairs.push(("nproc", limits.processes));
         }
@@ -87,18 +90,25 @@ pub(crate) fn rlimit_args(limits: &Limits, cgroup: bool) -> Vec<std::ffi::OsStri
 }
 
 /// Apply `--rlimit NAME=VALUE` to this process (soft and hard: a command cannot raise it).
+/// The stack keeps a smaller soft limit (glibc sizes each thread's stack by it, and that
+/// counts as data).
 pub(crate) fn apply_rlimit(spec: &str) -> Result<(), String> {
-    use rustix::process::{Resource, Rlimit, setrlimit};
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let (name, value) = spec.split_once('=').ok_or(format!("bad --rlimit {spec}"))?;
     let value: u64 = value.parse().map_err(|_| format!("bad --rlimit {spec}"))?;
     let resource = match name {
         "fsize" => Resource::Fsize,
         "data" => Resource::Data,
         "nproc" => Resource::Nproc,
+        "stack" => Resource::Stack,
         _ => return Err(format!("unknown --rlimit {name}")),
     };
+    let current = match resource {
+        Resource::Stack => getrlimit(resource).current.map_or(value, |c| c.min(value)),
+        _ => value,
+    };
     let limit = Rlimit {
-        current: Some(value),
+        current: Some(current),
         maximum: Some(value),
     };
     setrlimit(resource, limit).map_err(|e| format!("setrlimit {name}: {e}"))

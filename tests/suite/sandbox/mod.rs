@@ -14,6 +14,8 @@ mod git_guard_e2e;
 mod git_guard_nested_e2e;
 mod git_guard_replaced_e2e;
 mod network_hosts_e2e;
+mod redteam2_caps_e2e;
+mod redteam2_resources_e2e;
 mod redteam2_tools_e2e;
 mod redteam_caps_e2e;
 mod redteam_fetch_e2e;
