@@ -89,10 +89,14 @@ fn resume_config(
 pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     // A run folder from elsewhere: a store's run, an archive, another checkout.
     let located = crate::run::resume_moved::locate(id, given.out.as_deref()).await;
-    let id = match &located {
-        Ok(local) => local.as_str(),
-        Err(_) => id,
+    let id = match (&located, &given.out) {
+        // `latest` with `--out DIR` is the run in DIR, never the newest of DIR's siblings,
+        // which the run's commands may have made (`--out runs/a`: `runs/forged`).
+        (Ok(local), Some(out)) if local == "latest" => out.to_string_lossy().into_owned(),
+        (Ok(local), _) => local.clone(),
+        (Err(_), _) => id.to_owned(),
     };
+    let id = id.as_str();
     if let Err(e) = located {
         return start_failed(e.into());
     }

@@ -46,7 +46,12 @@ pub(crate) const ROOT: &str = ".cn-run";
 /// folder made before it would show in the repository's status, and so in another
 /// `--parallel` job's worktree.
 pub(crate) fn cn_run_root() -> std::io::Result<PathBuf> {
-    let root = PathBuf::from(ROOT);
+    cn_run_root_in(Path::new(""))
+}
+
+/// [`cn_run_root`] in `base` (`""`: the current directory).
+pub(crate) fn cn_run_root_in(base: &Path) -> std::io::Result<PathBuf> {
+    let root = base.join(ROOT);
     std::fs::create_dir_all(&root)?;
     let ignore = root.join(".gitignore");
     if !ignore.exists() {

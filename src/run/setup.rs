@@ -375,13 +375,25 @@ fn sandbox_policy(ask: &SandboxAsk<'_>) -> SandboxPolicy {
     .required(t.bash_require_sandbox || require);
     policy.writable.extend(t.bash_writable.iter().map(place));
     policy.env_names = t.bash_env.clone();
-    // The run's records: its folder (wherever `--out` put it) and the workspace's
-    // `.cn-run`, where other runs keep theirs.
+    // The run's records: its folder (wherever `--out` put it), the `.cn-run` holding it,
+    // and the workspace's `.cn-run`, where other runs keep theirs — made when missing, so
+    // that no command makes a run folder there for `--resume latest` to pick.
+    if mode != SandboxMode::Off {
+        let _ = super::outputs::cn_run_root_in(workspace);
+    }
     let records = out_dir
         .map(Path::to_path_buf)
         .into_iter()
-        .chain([workspace.join(".cn-run")])
+        .chain(
+            out_dir
+                .and_then(Path::parent)
+                .filter(|p| p.ends_with(super::outputs::ROOT))
+                .map(Path::to_path_buf),
+        )
+        .chain([workspace.join(super::outputs::ROOT)])
         .filter_map(|p| p.canonicalize().ok())
+        // Never a folder holding the workspace (a `--parallel` run's worktree lies in `.cn-run`).
+        .filter(|p| !workspace.canonicalize().is_ok_and(|w| w.starts_with(p)))
         .collect();
     policy
         .with_git(t.bash_git)

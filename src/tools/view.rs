@@ -67,13 +67,16 @@ impl View {
         });
     }
 
-    /// Never write into `run_dir` (nor the `.cn-run` folder around it).
+    /// Never write into `run_dir` (nor the `.cn-run` folder around it, nor the workspace's
+    /// `.cn-run`, whose run folders `--resume latest` picks from).
     pub(crate) fn protect_records(&mut self, workspace: &Path, run_dir: &Path) {
         let dir = resolve_in_workspace(workspace, &run_dir.to_string_lossy()).real;
         if let Some(parent) = dir.parent().filter(|p| p.ends_with(".cn-run")) {
             self.records.push(parent.to_path_buf());
         }
         self.records.push(dir);
+        self.records
+            .push(resolve_in_workspace(workspace, ".cn-run").real);
     }
 }
 
