@@ -16,6 +16,7 @@ mod git_guard_replaced_e2e;
 mod network_hosts_e2e;
 mod redteam2_caps_e2e;
 mod redteam2_fetch_e2e;
+mod redteam2_git_e2e;
 mod redteam2_resources_e2e;
 mod redteam2_resume_e2e;
 mod redteam2_tools_e2e;
