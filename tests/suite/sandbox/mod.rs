@@ -19,6 +19,7 @@ mod redteam2_fetch_e2e;
 mod redteam2_git_e2e;
 mod redteam2_resources_e2e;
 mod redteam2_resume_e2e;
+mod redteam2_sockets_e2e;
 mod redteam2_tools_e2e;
 mod redteam_caps_e2e;
 mod redteam_fetch_e2e;
