@@ -37,7 +37,7 @@ fn tree(dir: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
         .filter_map(|f| {
             let rel = f.strip_prefix(dir).ok()?.to_path_buf();
             let first = rel.components().next()?.as_os_str().to_owned();
-            let skip = [".git", "out", "job.yaml", "s.yaml", "changes.sh"];
+            let skip = [".git", ".cn-run", "out", "job.yaml", "s.yaml", "changes.sh"];
             (!skip.iter().any(|s| first == OsStr::new(s))).then(|| {
                 (
                     rel.as_os_str().as_bytes().to_vec(),

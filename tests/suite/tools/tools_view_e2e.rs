@@ -55,8 +55,11 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 fn setup(readable: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
+    // Not under /tmp: the host's temporary folders are closed to the file tools as to
+    // commands (redteam2_tools_e2e), and the plain outside file is the control here.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let root = tmp.path().canonicalize().unwrap();
+    crate::support::runner::own_repo_boundary(&root);
     let (ws, home) = (root.join("ws"), root.join("home"));
     std::fs::create_dir_all(&ws).unwrap();
     for (f, secret) in CREDS {
