@@ -18,7 +18,8 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::support::runner::{Run, cn_run, run, write_files};
+use super::redteam_fetch_e2e::{reached, run_in_netns, write_job};
+use crate::support::runner::Run;
 
 const LISTENER: &str = r#"
 import json, socket, threading
@@ -114,58 +115,30 @@ fn urls() -> (Vec<String>, Vec<String>, serde_json::Value) {
 }
 
 fn job(dir: &Path, urls: &[String], allow: &[String], table: &serde_json::Value) {
-    let mut turns: Vec<_> = urls
-        .iter()
-        .map(|u| json!({"tool_calls": [{"name": "Fetch", "arguments": {"url": u}}]}))
-        .collect();
-    turns.push(json!({"text": "done"}));
-    let rules: Vec<String> = allow.iter().map(|r| format!("'{r}'")).collect();
-    let job = format!(
-        "version: 1\nname: fetch-local\nmodel: {{provider: script, name: m, script: s.json}}\nprompt: go\npermissions: {{allow: [{}]}}\n",
-        rules.join(", ")
-    );
-    write_files(
-        dir,
-        &[
-            ("job.yaml", &job),
-            ("s.json", &json!({ "turns": turns }).to_string()),
-            ("listener.py", LISTENER),
-            ("hosts", HOSTS),
-            ("redirects.json", &table.to_string()),
-        ],
-    );
+    let redirects = table.to_string();
+    let files = [
+        ("listener.py", LISTENER),
+        ("hosts", HOSTS),
+        ("redirects.json", redirects.as_str()),
+    ];
+    write_job(dir, urls, allow, &files);
 }
 
 /// Runs the job in `dir` in a new network and mount namespace (see the module header);
-/// `None` where the test cannot make them.
-/// After the run, `curl -L` follows each URL of `follow` (the control's uncontained client).
+/// afterwards `curl -L` follows each URL of `follow` there (the control's uncontained
+/// client). `None` where the test cannot make the namespaces.
 fn run_in_namespace(dir: &Path, follow: &[String]) -> Option<Run> {
-    let script = "mount --bind hosts /etc/hosts && ip link set lo up \
-                  && ip addr add 10.9.9.9/32 dev lo && ip addr add 100.64.0.9/32 dev lo \
-                  && ip addr add 198.18.0.9/32 dev lo && ip addr add 169.254.169.254/32 dev lo \
-                  && ip -6 addr add fd00::9/128 dev lo nodad \
-                  && ip tuntap add dev t0 mode tun && ip addr add 11.22.33.55/32 dev t0 \
-                  && ip link set t0 up || exit 97\n\
-                  python3 listener.py & L=$!\n\
-                  i=0; while [ ! -e ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n\
-                  \"$0\" job.yaml --out out; c=$?\n\
-                  for u in $FOLLOW; do curl -sL -o /dev/null \"$u\"; done; kill $L; exit $c";
-    let cmd = cn_run(dir);
-    let program = cmd.get_program().to_owned();
-    let mut wrapped = std::process::Command::new("unshare");
-    wrapped
-        .args(["-n", "-m", "--", "sh", "-c", script])
-        .arg(program)
-        .current_dir(dir)
-        .env_clear()
-        .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env("FOLLOW", follow.join(" "));
-    let r = run(wrapped, Some(&dir.join("out")));
-    (r.code != 97 && !r.stderr.contains("unshare failed")).then_some(r)
-}
-
-fn reached(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("reached.log")).unwrap_or_default()
+    let setup = "mount --bind hosts /etc/hosts && ip link set lo up \
+                 && ip addr add 10.9.9.9/32 dev lo && ip addr add 100.64.0.9/32 dev lo \
+                 && ip addr add 198.18.0.9/32 dev lo && ip addr add 169.254.169.254/32 dev lo \
+                 && ip -6 addr add fd00::9/128 dev lo nodad \
+                 && ip tuntap add dev t0 mode tun && ip addr add 11.22.33.55/32 dev t0 \
+                 && ip link set t0 up";
+    let after = format!(
+        "for u in {}; do curl -sL -o /dev/null \"$u\"; done",
+        follow.join(" ")
+    );
+    run_in_netns(dir, setup, &after)
 }
 
 #[test]

@@ -16,6 +16,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::containment_scene::{Scene, User, bash, user_available};
+use super::redteam_git_e2e::git;
 
 const TAGS: [&str; 6] = [
     "sshcommand",
@@ -42,25 +43,6 @@ fn plant(mark: &Path) -> String {
          chmod +x .git/hooks/reference-transaction .git/hooks/post-checkout\n\
          echo planted\n"
     )
-}
-
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "safe.directory=*",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap())
-        .output()
-        .unwrap()
 }
 
 /// A committed repository whose remote is reached over ssh (a closed local port).

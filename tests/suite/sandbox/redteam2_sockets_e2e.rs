@@ -7,36 +7,15 @@
 //! an ordinary user in the socket's group (a group socket, `docker.sock` shape). Listeners
 //! record every byte; the control runs the same payloads uncontained and is heard.
 
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::containment_scene::{Scene, User, bash, user_available};
+use super::redteam_sockets_e2e::{Heard, own};
 
 /// The group of the group sockets (nobody gets it as a supplementary group).
 const GROUP: u32 = 4244;
-
-#[derive(Clone, Default)]
-struct Heard(Arc<Mutex<Vec<String>>>);
-
-impl Heard {
-    fn push(&self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes).into_owned();
-        self.0.lock().unwrap().push(text);
-    }
-
-    fn all(&self) -> String {
-        self.0.lock().unwrap().join("|")
-    }
-}
-
-fn own(path: &Path, mode: u32, group: u32) {
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    std::os::unix::fs::chown(path, Some(0), Some(group)).unwrap();
-}
 
 /// The host's sockets under `/run` (a stream and a datagram one) and what reached them.
 struct Host {
@@ -59,26 +38,10 @@ impl Host {
         };
         let bus = run.path().join("bus");
         let dgram = run.path().join("log.sock");
-        let l = UnixListener::bind(&bus).unwrap();
+        heard.stream(UnixListener::bind(&bus).unwrap());
         own(&bus, mode, group);
-        let h = heard.clone();
-        std::thread::spawn(move || {
-            for mut c in l.incoming().flatten() {
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                let mut buf = [0u8; 256];
-                let n = c.read(&mut buf).unwrap_or(0);
-                h.push(&buf[..n]);
-            }
-        });
-        let d = UnixDatagram::bind(&dgram).unwrap();
+        heard.datagram(UnixDatagram::bind(&dgram).unwrap());
         own(&dgram, mode, group);
-        let h = heard.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 512];
-            while let Ok(n) = d.recv(&mut buf) {
-                h.push(&buf[..n]);
-            }
-        });
         let cases = cases(&bus, &dgram);
         Host {
             _run: run,

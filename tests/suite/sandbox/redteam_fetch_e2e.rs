@@ -91,6 +91,16 @@ fn urls() -> Vec<String> {
 const ALLOWED: &str = "http://11.22.33.44:8080/start";
 
 fn job(dir: &Path, urls: &[String], allow: &[String]) {
+    write_job(
+        dir,
+        urls,
+        allow,
+        &[("listener.py", LISTENER), ("hosts", HOSTS)],
+    );
+}
+
+/// Writes a job in `dir` whose model fetches each of `urls`, allowed by `allow`, and `files`.
+pub(super) fn write_job(dir: &Path, urls: &[String], allow: &[String], files: &[(&str, &str)]) {
     let mut turns: Vec<_> = urls
         .iter()
         .map(|u| json!({"tool_calls": [{"name": "Fetch", "arguments": {"url": u}}]}))
@@ -101,31 +111,36 @@ fn job(dir: &Path, urls: &[String], allow: &[String]) {
         "version: 1\nname: fetch-local\nmodel: {{provider: script, name: m, script: s.json}}\nprompt: go\npermissions: {{allow: [{}]}}\n",
         rules.join(", ")
     );
-    write_files(
-        dir,
-        &[
-            ("job.yaml", &job),
-            ("s.json", &json!({ "turns": turns }).to_string()),
-            ("listener.py", LISTENER),
-            ("hosts", HOSTS),
-        ],
-    );
+    let script = json!({ "turns": turns }).to_string();
+    let mut all = vec![("job.yaml", job.as_str()), ("s.json", script.as_str())];
+    all.extend_from_slice(files);
+    write_files(dir, &all);
 }
 
 /// Runs the job in `dir` in a new network and mount namespace (see the module header);
 /// `None` where the test cannot make them.
 fn run_in_namespace(dir: &Path) -> Option<Run> {
-    let script = "mount --bind hosts /etc/hosts && ip link set lo up \
-                  && ip addr add 169.254.169.254/32 dev lo && ip addr add 11.22.33.44/32 dev lo \
-                  && ip -6 addr add 2a00:1450::99/128 dev lo nodad || exit 97\n\
-                  python3 listener.py & L=$!\n\
-                  i=0; while [ ! -e ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n\
-                  \"$0\" job.yaml --out out; c=$?; kill $L; exit $c";
+    let setup = "mount --bind hosts /etc/hosts && ip link set lo up \
+                 && ip addr add 169.254.169.254/32 dev lo && ip addr add 11.22.33.44/32 dev lo \
+                 && ip -6 addr add 2a00:1450::99/128 dev lo nodad";
+    run_in_netns(dir, setup, "")
+}
+
+/// Runs `job.yaml` in `dir` in a new network and mount namespace once `setup` (shell that
+/// must succeed) made its addresses and `listener.py` is ready; `after` (shell) runs after
+/// cn-run, inside. `None` where the test cannot make the namespaces.
+pub(super) fn run_in_netns(dir: &Path, setup: &str, after: &str) -> Option<Run> {
+    let script = format!(
+        "{setup} || exit 97\n\
+         python3 listener.py & L=$!\n\
+         i=0; while [ ! -e ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done\n\
+         \"$0\" job.yaml --out out; c=$?\n{after}\nkill $L; exit $c"
+    );
     let cmd = cn_run(dir);
     let program = cmd.get_program().to_owned();
     let mut wrapped = std::process::Command::new("unshare");
     wrapped
-        .args(["-n", "-m", "--", "sh", "-c", script])
+        .args(["-n", "-m", "--", "sh", "-c", &script])
         .arg(program)
         .current_dir(dir)
         .env_clear()
@@ -134,7 +149,7 @@ fn run_in_namespace(dir: &Path) -> Option<Run> {
     (r.code != 97 && !r.stderr.contains("unshare failed")).then_some(r)
 }
 
-fn reached(dir: &Path) -> String {
+pub(super) fn reached(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("reached.log")).unwrap_or_default()
 }
 

@@ -67,7 +67,7 @@ fn plants(mark: &Path) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(super) fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .args([
             "-c",

@@ -21,7 +21,7 @@ use super::containment_scene::{Scene, User, bash, user_available};
 const GROUP: u32 = 4243;
 
 #[derive(Clone, Default)]
-struct Heard(Arc<Mutex<Vec<String>>>);
+pub(super) struct Heard(Arc<Mutex<Vec<String>>>);
 
 impl Heard {
     fn push(&self, bytes: &[u8]) {
@@ -31,7 +31,7 @@ impl Heard {
             .push(String::from_utf8_lossy(bytes).into_owned());
     }
 
-    fn stream(&self, l: UnixListener) {
+    pub(super) fn stream(&self, l: UnixListener) {
         let h = self.clone();
         std::thread::spawn(move || {
             for mut c in l.incoming().flatten() {
@@ -43,7 +43,7 @@ impl Heard {
         });
     }
 
-    fn datagram(&self, d: UnixDatagram) {
+    pub(super) fn datagram(&self, d: UnixDatagram) {
         let h = self.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 256];
@@ -53,12 +53,12 @@ impl Heard {
         });
     }
 
-    fn all(&self) -> String {
+    pub(super) fn all(&self) -> String {
         self.0.lock().unwrap().join("|")
     }
 }
 
-fn own(path: &Path, mode: u32, group: u32) {
+pub(super) fn own(path: &Path, mode: u32, group: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     std::os::unix::fs::chown(path, Some(0), Some(group)).unwrap();
 }
