@@ -3,6 +3,7 @@
 mod containment_caps_e2e;
 mod containment_e2e;
 mod containment_git_e2e;
+mod containment_holder_e2e;
 mod containment_leaks_e2e;
 mod containment_limits_e2e;
 mod containment_pids_e2e;
