@@ -38,6 +38,9 @@ struct Options {
     /// ([`super::pid_bound`]; cn-run starts it so, with its capabilities, before any
     /// command).
     pid_max: Option<String>,
+    /// PID 1 of a command's own bubblewrap: bound this namespace to this many processes
+    /// first ([`super::pid_bound::bound_own_namespace`]).
+    own_pid_max: Option<String>,
 }
 
 fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString]), String> {
@@ -52,6 +55,7 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
             "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),
+            "--own-pid-max" => o.own_pid_max = Some(value()?.to_string_lossy().into_owned()),
             "--lifeline" => o.lifeline = Some(fd_value(value()?, flag)?),
             "--cgroup-fd" => o.cgroup_fds.push(fd_value(value()?, flag)?),
             other => return Err(format!("unknown option {other}")),
@@ -94,6 +98,14 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
     }
     if !options.hold && !options.report && argv.is_empty() {
         say("no command given after --");
+        return EXEC_FAILED_EXIT;
+    }
+    if let Some(processes) = &options.own_pid_max
+        && let Err(why) = super::pid_bound::bound_own_namespace(processes)
+    {
+        say(&format!(
+            "refusing to run the command: processes cannot be bounded: {why}"
+        ));
         return EXEC_FAILED_EXIT;
     }
     if let Err(why) = lock_down(&options) {
