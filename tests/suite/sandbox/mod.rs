@@ -10,6 +10,7 @@ mod containment_pids_e2e;
 pub(super) mod containment_scene;
 mod containment_sockets_e2e;
 mod containment_sysctl_e2e;
+mod edges_bare_repo_e2e;
 mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
