@@ -182,7 +182,8 @@ fn start(program: &std::ffi::OsStr, rest: &[std::ffi::OsString]) -> Result<Pid, 
 
 /// Everything a command must not have, in order: the run's cgroup joined, no capability or
 /// group, the resource limits, the relay (its thread outside the filter), then the socket
-/// filter on this thread.
+/// filter on this thread, and where memory is bounded per process (no cgroup) no
+/// `memfd_create`.
 fn lock_down(o: &Options) -> Result<(), String> {
     for fd in &o.cgroup_fds {
         join_cgroup(*fd)?;
@@ -194,7 +195,11 @@ fn lock_down(o: &Options) -> Result<(), String> {
     if let Some(socket) = &o.relay {
         super::relay::serve_inside(socket.into()).map_err(|e| e.to_string())?;
     }
-    super::seccomp::apply().map_err(|e| e.to_string())
+    super::seccomp::apply().map_err(|e| e.to_string())?;
+    if o.rlimits.iter().any(|r| r.starts_with("data=")) {
+        super::seccomp::apply_memory_bound().map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Move this process into the cgroup whose `cgroup.procs` is open as `fd`.
