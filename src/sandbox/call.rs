@@ -41,6 +41,9 @@ struct Options {
     /// PID 1 of a command's own bubblewrap: bound this namespace to this many processes
     /// first ([`super::pid_bound::bound_own_namespace`]).
     own_pid_max: Option<String>,
+    /// With `--pid-max` or `--own-pid-max`: bound the IPC namespace's SysV shared memory
+    /// and message queues to this many bytes ([`super::pid_bound::bound_ipc`]).
+    ipc_max: Option<String>,
 }
 
 fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString]), String> {
@@ -55,6 +58,7 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
             "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),
+            "--ipc-max" => o.ipc_max = Some(value()?.to_string_lossy().into_owned()),
             "--own-pid-max" => o.own_pid_max = Some(value()?.to_string_lossy().into_owned()),
             "--lifeline" => o.lifeline = Some(fd_value(value()?, flag)?),
             "--cgroup-fd" => o.cgroup_fds.push(fd_value(value()?, flag)?),
@@ -88,7 +92,10 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         }
     };
     if let Some(processes) = &options.pid_max {
-        return match super::pid_bound::apply_here(processes) {
+        let ipc = options.ipc_max.as_deref();
+        return match super::pid_bound::apply_here(processes)
+            .and_then(|()| ipc.map_or(Ok(()), super::pid_bound::bound_ipc))
+        {
             Ok(()) => 0,
             Err(why) => {
                 say(&why);
@@ -101,7 +108,8 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         return EXEC_FAILED_EXIT;
     }
     if let Some(processes) = &options.own_pid_max
-        && let Err(why) = super::pid_bound::bound_own_namespace(processes)
+        && let Err(why) =
+            super::pid_bound::bound_own_namespace(processes, options.ipc_max.as_deref())
     {
         say(&format!(
             "refusing to run the command: processes cannot be bounded: {why}"

@@ -363,6 +363,8 @@ impl SandboxPolicy {
             v.extend([
                 "--own-pid-max".into(),
                 self.limits.processes.to_string().into(),
+                "--ipc-max".into(),
+                self.limits.memory_bytes.to_string().into(),
             ]);
         }
         v.extend(extra.iter().map(OsString::from));

@@ -68,7 +68,12 @@ fn without_cgroups(s: &Scene, calls: &[Value], extra: &str) -> Run {
 }
 
 /// [`without_cgroups`] with `bin` first on `PATH` (a `bwrap` of the test's).
-fn without_cgroups_on(s: &Scene, calls: &[Value], extra: &str, bin: Option<&Path>) -> Run {
+pub(super) fn without_cgroups_on(
+    s: &Scene,
+    calls: &[Value],
+    extra: &str,
+    bin: Option<&Path>,
+) -> Run {
     let mut inner = s.command(
         calls
             .iter()
@@ -101,7 +106,7 @@ fn without_cgroups_on(s: &Scene, calls: &[Value], extra: &str, bin: Option<&Path
 
 /// Whether this kernel keeps `pid_max` per PID namespace (6.14+): without it the bound
 /// cannot bind, and the bombs here would run unbounded on the machine.
-fn pid_max_per_namespace() -> bool {
+pub(super) fn pid_max_per_namespace() -> bool {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let mut next = || {
@@ -204,7 +209,7 @@ fn root_without_a_cgroup_is_bounded_by_the_runs_pid_namespace() {
 
 /// A `bwrap` in `dir` that refuses to start the run's one sandbox (the holder) and starts
 /// everything else: each command then gets a bubblewrap of its own.
-fn no_runs_sandbox(dir: &Path) {
+pub(super) fn no_runs_sandbox(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let real = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
         .into_iter()

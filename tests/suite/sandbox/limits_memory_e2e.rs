@@ -6,6 +6,11 @@
 //! written through a mapping, one from libc by ctypes, one by perl's raw system call, and
 //! the fallbacks (`/dev/shm`, `/tmp`); each leaves `got-TAG` only when it got 256 MiB. The
 //! control runs them with the sandbox off: each gets it.
+//!
+//! Root without a cgroup (no hierarchy in view) has the same per-process bound, and SysV
+//! shared memory besides: a segment detached and kept is memory no process holds. The run's
+//! IPC namespace (or each command's, with a bubblewrap per command) gets `shmall`,
+//! `shmmax` and `msgmni` within the memory limit, set by root before any command starts.
 
 use serde_json::Value;
 
@@ -117,5 +122,99 @@ fn control_uncontained_every_memory_payload_gets_what_it_asks() {
     let Some((s, got, all, _)) = run(User::Nobody, OFF) else {
         return;
     };
+    assert_eq!(got, all, "{}", s.tool_outputs());
+}
+
+/// SysV segments of 16 MiB, each filled, detached and kept, up to 256 MiB; and one segment
+/// of 256 MiB; then memfd (`got-TAG` only when all of it was had).
+fn sysv_cases(s: &Scene) -> Vec<(&'static str, String)> {
+    let ws = s.ws();
+    let py = |tag: &'static str, code: &str| {
+        (
+            tag,
+            format!("python3 -c \"{code}\" 2>/dev/null && touch '{ws}/got-{tag}'"),
+        )
+    };
+    vec![
+        py(
+            "sysv-kept",
+            "import ctypes;l=ctypes.CDLL(None);l.shmat.restype=ctypes.c_void_p\n\
+             for _ in range(16):\n\
+             \x20i=l.shmget(0,16<<20,0o1600);assert i>=0;p=l.shmat(i,None,0);assert p not in (None,2**64-1);ctypes.memset(p,120,16<<20);l.shmdt(ctypes.c_void_p(p))",
+        ),
+        py(
+            "sysv-one",
+            "import ctypes;l=ctypes.CDLL(None);l.shmat.restype=ctypes.c_void_p;i=l.shmget(0,256<<20,0o1600);assert i>=0;p=l.shmat(i,None,0);assert p not in (None,2**64-1);ctypes.memset(p,120,256<<20)",
+        ),
+        py(
+            "memfd",
+            "import os;fd=os.memfd_create('x');[os.write(fd,b'x'*(1<<20)) for _ in range(256)]",
+        ),
+    ]
+}
+
+/// Run the SysV cases as root without any cgroup hierarchy in view (`per_command`: with a
+/// bubblewrap per command); the tags that got it all, every tag.
+fn root_without_cgroups(
+    extra: &str,
+    per_command: bool,
+) -> (Scene, Vec<String>, Vec<String>, Value) {
+    use super::containment_pids_e2e::{no_runs_sandbox, without_cgroups_on};
+    let s = Scene::new();
+    let cases = sysv_cases(&s);
+    let calls: Vec<Value> = cases
+        .iter()
+        .map(|(t, c)| bash(&format!("touch '{}/ran-{t}'; {c}", s.ws())))
+        .collect();
+    let bin = tempfile::tempdir().unwrap();
+    no_runs_sandbox(bin.path());
+    let r = without_cgroups_on(&s, &calls, extra, per_command.then(|| bin.path()));
+    assert_eq!(r.code, 0, "{}", s.transcript(&r));
+    let (mut got, mut all) = (Vec::new(), Vec::new());
+    for (t, _) in &cases {
+        assert!(
+            s.ws.join(format!("ran-{t}")).exists(),
+            "{t}: {}",
+            s.transcript(&r)
+        );
+        all.push((*t).to_owned());
+        if s.ws.join(format!("got-{t}")).exists() {
+            got.push((*t).to_owned());
+        }
+    }
+    let sandbox = r.result()["sandbox"].clone();
+    (s, got, all, sandbox)
+}
+
+#[test]
+fn root_without_a_cgroup_gets_no_sysv_or_memfd_memory_past_the_limit() {
+    if !user_available(User::Root) || !super::containment_pids_e2e::pid_max_per_namespace() {
+        return;
+    }
+    for per_command in [false, true] {
+        let (s, got, _, sandbox) = root_without_cgroups(TIGHT, per_command);
+        assert_eq!(
+            sandbox["limits"]["memory_by"], "rlimit-per-process",
+            "{sandbox}"
+        );
+        let own = sandbox["notes"]
+            .to_string()
+            .contains("bubblewrap of its own");
+        assert_eq!(own, per_command, "{sandbox}");
+        assert_eq!(
+            got,
+            Vec::<String>::new(),
+            "per command {per_command}: {}",
+            s.tool_outputs()
+        );
+    }
+}
+
+#[test]
+fn control_uncontained_root_without_a_cgroup_gets_the_sysv_and_memfd_memory() {
+    if !user_available(User::Root) {
+        return;
+    }
+    let (s, got, all, _) = root_without_cgroups(OFF, false);
     assert_eq!(got, all, "{}", s.tool_outputs());
 }
