@@ -26,12 +26,7 @@ const OFF: &str = "tools: {bash: {sandbox: off}}\n";
 fn cases(s: &Scene) -> Vec<(&'static str, String)> {
     let ws = s.ws();
     let got = |tag: &str| format!("touch '{ws}/got-{tag}'");
-    let py = |tag: &str, code: &str| {
-        (
-            "",
-            format!("python3 -c \"{code}\" 2>/dev/null && {}", got(tag)),
-        )
-    };
+    let py = |tag: &str, code: &str| ("", format!("python3 -c \"{code}\" && {}", got(tag)));
     let mut v: Vec<(&'static str, String)> = vec![
         ("memfd-write", py("memfd-write", "import os;fd=os.memfd_create('x');[os.write(fd,b'x'*(1<<20)) for _ in range(256)]").1),
         ("memfd-mmap", py("memfd-mmap", "import os,mmap;fd=os.memfd_create('y');os.ftruncate(fd,256<<20);m=mmap.mmap(fd,256<<20);[m.__setitem__(slice(i<<20,(i+1)<<20),b'y'*(1<<20)) for i in range(256)]").1),
@@ -68,7 +63,7 @@ fn py_file(tag: &'static str, path: &str, got: &str) -> (&'static str, String) {
     (
         tag,
         format!(
-            "python3 -c \"f=open('{path}','wb');[f.write(b'x'*(1<<20)) for _ in range(256)];f.close()\" 2>/dev/null && {got}"
+            "python3 -c \"f=open('{path}','wb');[f.write(b'x'*(1<<20)) for _ in range(256)];f.close()\" && {got}"
         ),
     )
 }
@@ -115,6 +110,10 @@ fn an_ordinary_users_commands_get_no_memfd_or_shared_file_memory_past_the_limits
         "{sandbox}"
     );
     assert_eq!(got, Vec::<String>::new(), "{}", s.tool_outputs());
+    // Refused, not ended some other way: memfd is not there, the folders are full.
+    let out = s.tool_outputs();
+    assert_eq!(out.matches("Function not implemented").count(), 2, "{out}");
+    assert_eq!(out.matches("No space left on device").count(), 2, "{out}");
 }
 
 #[test]
@@ -132,7 +131,7 @@ fn sysv_cases(s: &Scene) -> Vec<(&'static str, String)> {
     let py = |tag: &'static str, code: &str| {
         (
             tag,
-            format!("python3 -c \"{code}\" 2>/dev/null && touch '{ws}/got-{tag}'"),
+            format!("python3 -c \"{code}\" && touch '{ws}/got-{tag}'"),
         )
     };
     vec![
@@ -207,6 +206,10 @@ fn root_without_a_cgroup_gets_no_sysv_or_memfd_memory_past_the_limit() {
             "per command {per_command}: {}",
             s.tool_outputs()
         );
+        // Refused by the bounds, not ended some other way (an OOM kill, a crash).
+        let out = s.tool_outputs();
+        assert!(out.contains("Function not implemented"), "memfd: {out}");
+        assert_eq!(out.matches("AssertionError").count(), 2, "SysV: {out}");
     }
 }
 
