@@ -199,14 +199,16 @@ impl GitGuard {
 
 impl GitGuard {
     /// `.git`s in the work tree that were not there at the start (a repository the run made,
-    /// cloned or moved in, or put where another was): what in them would act later is taken
-    /// out ([`fresh`]), and said.
+    /// cloned or moved in, or put where another was), and bare repositories likewise (`git
+    /// init --bare x`: a later `git --git-dir x` reads its config and runs its hooks): what
+    /// in them would act later is taken out ([`fresh`]), and said.
     fn new_repositories(&self) -> Vec<Result<String, String>> {
         let Some(tree) = &self.tree else {
             return Vec::new();
         };
         let mut said = Vec::new();
-        for dot_git in crate::sandbox::git_view::dot_gits(tree) {
+        let (dot_gits, bare) = crate::sandbox::git_view::git_folders(tree);
+        for dot_git in dot_gits {
             let gitdirs = crate::sandbox::git_view::resolve(&dot_git);
             let known = |d: &PathBuf| self.dirs.contains_key(d);
             let is_link = dot_git
@@ -217,6 +219,16 @@ impl GitGuard {
             }
             let fresh: Vec<PathBuf> = gitdirs.into_iter().filter(|d| !known(d)).collect();
             said.extend(fresh::neutralise(&dot_git, &fresh, tree));
+        }
+        for bare in bare {
+            let gitdirs = crate::sandbox::git_view::resolve(&bare);
+            let fresh: Vec<PathBuf> = gitdirs
+                .into_iter()
+                .filter(|d| !self.dirs.contains_key(d))
+                .collect();
+            if !fresh.is_empty() {
+                said.extend(fresh::neutralise(&bare, &fresh, tree));
+            }
         }
         said
     }

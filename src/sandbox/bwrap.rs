@@ -55,6 +55,10 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
         a.flags(&["--as-pid-1"]);
     }
     a.flags(&["--cap-drop", "ALL"]);
+    if super::pid_bound::per_command(policy) {
+        // For the supervisor alone, to bound its PID namespace; dropped before any command.
+        a.flags(&["--cap-add", "CAP_SYS_ADMIN"]);
+    }
     // With the run's shared namespaces the spawner thread is already in new network, IPC
     // and UTS namespaces (see `run_net`).
     if policy.run_net.is_none() {

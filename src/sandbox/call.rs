@@ -29,12 +29,21 @@ struct Options {
     cgroup_fds: Vec<i32>,
     /// Hold the run's sandbox (its PID 1) instead of running a command.
     hold: bool,
+    /// With `hold`: the read end of the lifeline cn-run keeps open ([`super::entry`]);
+    /// the holder ends when it reads end-of-file.
+    lifeline: Option<i32>,
     /// Print what a command would get ([`super::report`]) instead of running one.
     report: bool,
     /// Bound the PID namespace it starts in to this many processes and exit
     /// ([`super::pid_bound`]; cn-run starts it so, with its capabilities, before any
     /// command).
     pid_max: Option<String>,
+    /// PID 1 of a command's own bubblewrap: bound this namespace to this many processes
+    /// first ([`super::pid_bound::bound_own_namespace`]).
+    own_pid_max: Option<String>,
+    /// With `--pid-max` or `--own-pid-max`: bound the IPC namespace's SysV shared memory
+    /// and message queues to this many bytes ([`super::pid_bound::bound_ipc`]).
+    ipc_max: Option<String>,
 }
 
 fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString]), String> {
@@ -49,12 +58,10 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
             "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),
-            "--cgroup-fd" => o.cgroup_fds.push(
-                value()?
-                    .to_str()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("bad --cgroup-fd")?,
-            ),
+            "--ipc-max" => o.ipc_max = Some(value()?.to_string_lossy().into_owned()),
+            "--own-pid-max" => o.own_pid_max = Some(value()?.to_string_lossy().into_owned()),
+            "--lifeline" => o.lifeline = Some(fd_value(value()?, flag)?),
+            "--cgroup-fd" => o.cgroup_fds.push(fd_value(value()?, flag)?),
             other => return Err(format!("unknown option {other}")),
         }
         i += if matches!(flag, "--hold" | "--report") {
@@ -64,6 +71,14 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
         };
     }
     Ok((o, &args[args.len().min(i)..]))
+}
+
+/// A descriptor number given after `flag`.
+fn fd_value(value: &std::ffi::OsStr, flag: &str) -> Result<i32, String> {
+    value
+        .to_str()
+        .and_then(|v| v.parse().ok())
+        .ok_or(format!("bad {flag}"))
 }
 
 /// Run `args` (`[OPTIONS] -- PROGRAM ARGS…`) supervised; returns the exit code to use (or
@@ -77,7 +92,10 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         }
     };
     if let Some(processes) = &options.pid_max {
-        return match super::pid_bound::apply_here(processes) {
+        let ipc = options.ipc_max.as_deref();
+        return match super::pid_bound::apply_here(processes)
+            .and_then(|()| ipc.map_or(Ok(()), super::pid_bound::bound_ipc))
+        {
             Ok(()) => 0,
             Err(why) => {
                 say(&why);
@@ -89,12 +107,21 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
         say("no command given after --");
         return EXEC_FAILED_EXIT;
     }
+    if let Some(processes) = &options.own_pid_max
+        && let Err(why) =
+            super::pid_bound::bound_own_namespace(processes, options.ipc_max.as_deref())
+    {
+        say(&format!(
+            "refusing to run the command: processes cannot be bounded: {why}"
+        ));
+        return EXEC_FAILED_EXIT;
+    }
     if let Err(why) = lock_down(&options) {
         say(&format!("refusing to run the command: {why}"));
         return EXEC_FAILED_EXIT;
     }
     if options.hold {
-        hold();
+        hold(options.lifeline);
     }
     if options.report {
         let json = serde_json::to_string(&super::report::collect()).unwrap_or_default();
@@ -163,7 +190,8 @@ fn start(program: &std::ffi::OsStr, rest: &[std::ffi::OsString]) -> Result<Pid, 
 
 /// Everything a command must not have, in order: the run's cgroup joined, no capability or
 /// group, the resource limits, the relay (its thread outside the filter), then the socket
-/// filter on this thread.
+/// filter on this thread, and where memory is bounded per process (no cgroup) no
+/// `memfd_create`.
 fn lock_down(o: &Options) -> Result<(), String> {
     for fd in &o.cgroup_fds {
         join_cgroup(*fd)?;
@@ -175,7 +203,11 @@ fn lock_down(o: &Options) -> Result<(), String> {
     if let Some(socket) = &o.relay {
         super::relay::serve_inside(socket.into()).map_err(|e| e.to_string())?;
     }
-    super::seccomp::apply().map_err(|e| e.to_string())
+    super::seccomp::apply().map_err(|e| e.to_string())?;
+    if o.rlimits.iter().any(|r| r.starts_with("data=")) {
+        super::seccomp::apply_memory_bound().map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Move this process into the cgroup whose `cgroup.procs` is open as `fd`.
@@ -189,15 +221,45 @@ fn join_cgroup(fd: i32) -> Result<(), String> {
         .map_err(|e| format!("cannot join the run's cgroup: {e}"))
 }
 
-/// The run's PID 1: reap whatever ends, forever (it ends with the run's sandbox).
-fn hold() -> ! {
+/// The run's PID 1: reap whatever ends, until the run's sandbox ends or the lifeline
+/// (when given) closes: then exit, which ends every process of the namespace.
+fn hold(lifeline: Option<i32>) -> ! {
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     let _ = chld.thread_block();
+    // After the block: the watching thread inherits it, so SIGCHLD still reaches the wait.
+    if let Some(fd) = lifeline {
+        watch_lifeline(fd);
+    }
     say_ready();
     loop {
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
         let _ = chld.wait();
+    }
+}
+
+/// Exit when nothing holds the lifeline's write end any more (at once if nothing does
+/// now). The descriptor is reopened by its `/proc` name (no `unsafe` to adopt a number),
+/// without blocking, as a pipe's read end with no writer would.
+fn watch_lifeline(fd: i32) {
+    use rustix::fs::{Mode, OFlags};
+    let path = format!("/proc/self/fd/{fd}");
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(end) = rustix::fs::open(&path, flags, Mode::empty()) else {
+        say("cannot open the lifeline: the run is gone");
+        std::process::exit(1);
+    };
+    let _ = rustix::fs::fcntl_setfl(&end, OFlags::empty());
+    let watcher = std::thread::Builder::new()
+        .name("lifeline".into())
+        .spawn(move || {
+            let mut byte = [0u8; 1];
+            while let Ok(1) = rustix::io::read(&end, &mut byte) {}
+            std::process::exit(0);
+        });
+    if watcher.is_err() {
+        say("cannot watch the lifeline");
+        std::process::exit(1);
     }
 }
 

@@ -40,6 +40,9 @@ pub const CALL_BINARY: &str = "cn-run-call";
 #[derive(Debug)]
 pub struct RunBox {
     holder: Mutex<Child>,
+    /// The write end of the holder's lifeline ([`Lifeline`]): closed when the run's box is
+    /// dropped or cn-run dies, however, and the holder then ends.
+    _lifeline: Lifeline,
     spawner: Spawner,
     /// Whether the run's PID namespace bounds the number of processes
     /// ([`super::pid_bound`]), or why not; `None`: not asked (a cgroup binds them).
@@ -60,30 +63,32 @@ impl RunBox {
         bound: Option<Vec<OsString>>,
     ) -> Result<RunBox, SandboxError> {
         let bwrap = bwrap.to_path_buf();
-        let (spawner, (holder, pid_bound)) = Spawner::start("cn-run-sandbox-box", move || {
-            let mut holder = start_holder(&bwrap, profile, hold)?;
-            let mut pid_bound = None;
-            let entered = holder_pid(&mut holder).and_then(|pid| {
-                let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);
-                setns(&pid_ns, CloneFlags::CLONE_NEWPID)
-                    .map_err(os("cannot join the sandbox's PID namespace"))?;
-                if let Some(argv) = bound {
-                    pid_bound = Some(bound_pids(&argv));
+        let (spawner, (holder, lifeline, pid_bound)) =
+            Spawner::start("cn-run-sandbox-box", move || {
+                let (mut holder, lifeline) = start_holder(&bwrap, profile, hold)?;
+                let mut pid_bound = None;
+                let entered = holder_pid(&mut holder).and_then(|pid| {
+                    let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);
+                    setns(&pid_ns, CloneFlags::CLONE_NEWPID)
+                        .map_err(os("cannot join the sandbox's PID namespace"))?;
+                    if let Some(argv) = bound {
+                        pid_bound = Some(bound_pids(&argv));
+                    }
+                    enter_mounts(&mnt_ns)?;
+                    lock_thread()
+                });
+                match entered {
+                    Ok(()) => Ok((holder, lifeline, pid_bound)),
+                    Err(why) => {
+                        let _ = holder.kill();
+                        let _ = holder.wait();
+                        Err(why)
+                    }
                 }
-                enter_mounts(&mnt_ns)?;
-                lock_thread()
-            });
-            match entered {
-                Ok(()) => Ok((holder, pid_bound)),
-                Err(why) => {
-                    let _ = holder.kill();
-                    let _ = holder.wait();
-                    Err(why)
-                }
-            }
-        })?;
+            })?;
         Ok(RunBox {
             holder: Mutex::new(holder),
+            _lifeline: lifeline,
             spawner,
             pid_bound,
         })
@@ -107,12 +112,30 @@ fn lock_thread() -> Result<(), SandboxError> {
     super::seccomp::apply()
 }
 
-fn start_holder(
+/// The holder's lifeline: a pipe whose read end the holder watches (`--lifeline FD`) and
+/// whose only write end cn-run keeps (close-on-exec: no child inherits it). When it closes
+/// — the run's box dropped, cn-run ended by any signal, or cn-run gone before the holder
+/// even started — the holder reads end-of-file and exits, and its PID namespace with it.
+/// bubblewrap's `--die-with-parent` alone left holders behind (parent pid 1, seen over
+/// full test runs): the holder sets its parent-death signal only just before it executes,
+/// so when bubblewrap's first process died during the holder's set-up (cn-run ending while
+/// its sandbox was still being set up), the holder's parent was already init and it held
+/// forever.
+#[derive(Debug)]
+pub(crate) struct Lifeline {
+    _write_end: std::io::PipeWriter,
+}
+
+pub(crate) fn start_holder(
     bwrap: &Path,
     profile: Vec<OsString>,
-    hold: Vec<OsString>,
-) -> Result<Child, SandboxError> {
-    Command::new(bwrap)
+    mut hold: Vec<OsString>,
+) -> Result<(Child, Lifeline), SandboxError> {
+    use std::os::fd::{AsFd, AsRawFd};
+    let (reader, writer) = std::io::pipe().map_err(os("cannot make the holder's lifeline"))?;
+    super::pin::inheritable(reader.as_fd())?;
+    hold.extend(["--lifeline".into(), reader.as_raw_fd().to_string().into()]);
+    let child = Command::new(bwrap)
         .args(profile)
         .args(["--info-fd", "1", "--"])
         .args(hold)
@@ -124,7 +147,9 @@ fn start_holder(
         .map_err(|source| SandboxError::Start {
             program: "bubblewrap",
             source,
-        })
+        })?;
+    drop(reader);
+    Ok((child, Lifeline { _write_end: writer }))
 }
 
 fn open_ns(pid: u32, ns: &str) -> Result<std::fs::File, SandboxError> {

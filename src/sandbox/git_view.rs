@@ -55,7 +55,8 @@ pub fn anchors(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
 pub fn protected(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for root in roots {
-        for dot_git in dot_gits(root) {
+        let (dot_gits, bare) = git_folders(root);
+        for dot_git in dot_gits.into_iter().chain(bare) {
             let gitdirs = resolve(&dot_git);
             if dot_git.is_file() || access == GitAccess::ReadOnly {
                 out.push(dot_git.clone());
@@ -78,11 +79,12 @@ pub fn protected(roots: &[PathBuf], access: GitAccess) -> Vec<PathBuf> {
 }
 
 /// Every git folder of the repositories beneath `root` (its own `.git` included): each
-/// `.git` folder, or the folder a `gitdir:` pointer names and its common folder, and the
+/// `.git` folder, each bare repository's folder, or the folder a `gitdir:` pointer names and its common folder, and the
 /// submodules' and linked worktrees' folders under them (`modules/**`, `worktrees/*`).
 pub fn git_dirs(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dot_git in dot_gits(root) {
+    let (dot_gits, bare) = git_folders(root);
+    for dot_git in dot_gits.into_iter().chain(bare) {
         for gitdir in resolve(&dot_git) {
             out.extend(git_dirs_within(&gitdir));
             out.push(gitdir);
@@ -117,7 +119,21 @@ pub fn git_dirs_within(gitdir: &Path) -> Vec<PathBuf> {
 
 /// Every `.git` (folder or file) beneath `root`, not descending into one.
 pub fn dot_gits(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
+    git_folders(root).0
+}
+
+/// Every bare repository beneath `root` (a folder not named `.git` holding a `HEAD` file and
+/// `objects` and `refs` folders, as git itself tells a git folder): `git --git-dir` (or git
+/// run inside it) reads its config and runs its hooks as it would a `.git`'s.
+pub fn bare_repos(root: &Path) -> Vec<PathBuf> {
+    git_folders(root).1
+}
+
+/// The `.git`s and the bare repositories beneath `root`, in one walk that does not descend
+/// into a `.git` folder (a bare repository is seen by its `HEAD` file: no look at any
+/// other folder).
+pub fn git_folders(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut dot_gits, mut bare): (Vec<PathBuf>, Vec<PathBuf>) = (Vec::new(), Vec::new());
     let mut it = walkdir::WalkDir::new(root)
         .max_depth(MAX_DEPTH)
         .follow_links(false)
@@ -130,13 +146,30 @@ pub fn dot_gits(root: &Path) -> Vec<PathBuf> {
         }
         let Ok(entry) = next else { continue };
         if entry.depth() > 0 && entry.file_name() == ".git" {
-            found.push(entry.path().to_path_buf());
+            dot_gits.push(entry.path().to_path_buf());
             if entry.file_type().is_dir() {
                 it.skip_current_dir();
             }
+        } else if entry.depth() > 1
+            && entry.file_name() == "HEAD"
+            && entry.file_type().is_file()
+            && let Some(dir) = entry.path().parent()
+            && is_git_folder(dir)
+            && !bare.iter().any(|b| dir.starts_with(b))
+        {
+            bare.push(dir.to_path_buf());
         }
     }
-    found
+    (dot_gits, bare)
+}
+
+/// Whether `dir` has what git looks for in a git folder: a `HEAD` file (not a link) and
+/// `objects` and `refs` folders.
+fn is_git_folder(dir: &Path) -> bool {
+    let kind = |name: &str| dir.join(name).symlink_metadata().map(|m| m.file_type());
+    kind("HEAD").is_ok_and(|t| t.is_file())
+        && kind("objects").is_ok_and(|t| t.is_dir())
+        && kind("refs").is_ok_and(|t| t.is_dir())
 }
 
 /// The git folders a `.git` stands for: itself, or the folder its `gitdir:` names, and the

@@ -359,6 +359,14 @@ impl SandboxPolicy {
         if let Some(cgroup) = &self.cgroup {
             v.extend(cgroup.args(self.run_net.is_some()));
         }
+        if pid_bound::per_command(self) && !extra.contains(&"--hold") {
+            v.extend([
+                "--own-pid-max".into(),
+                self.limits.processes.to_string().into(),
+                "--ipc-max".into(),
+                self.limits.memory_bytes.to_string().into(),
+            ]);
+        }
         v.extend(extra.iter().map(OsString::from));
         if !argv.is_empty() {
             v.push("--".into());

@@ -13,6 +13,15 @@
 //! beyond that fails with `EAGAIN` as under a cgroup's `pids.max`. The values are written
 //! by a process cn-run starts in the run's PID namespace while still in the host's mount
 //! namespace (the sandbox's own `/proc/sys` is read-only, so no command can raise them).
+//!
+//! With a bubblewrap per command (the run's one sandbox could not be entered) each command
+//! has a PID namespace of its own, made by bubblewrap, whose PID 1 is the per-call
+//! supervisor (`--as-pid-1`): it bounds that namespace itself (`--own-pid-max`) before it
+//! starts anything. bubblewrap gives it `CAP_SYS_ADMIN` for that alone (`--cap-add`); it
+//! takes away the read-only `/proc/sys` over the namespace's own, writes the two values,
+//! binds `/proc/sys` read-only again and checks it is, then drops every capability as
+//! always. On a kernel before 6.14 (one `pid_max` for the machine) nothing of this is done
+//! and the record says processes are bound by nothing.
 
 use std::path::Path;
 
@@ -46,8 +55,41 @@ pub(crate) fn writer(policy: &super::SandboxPolicy) -> Option<Vec<std::ffi::OsSt
     argv.extend([
         "--pid-max".into(),
         policy.limits.processes.to_string().into(),
+        "--ipc-max".into(),
+        policy.limits.memory_bytes.to_string().into(),
     ]);
     Some(argv)
+}
+
+/// Whether each command's own bubblewrap is bounded by its supervisor (root, no cgroup, no
+/// run's sandbox to enter, a kernel with `pid_max` per namespace).
+pub(crate) fn per_command(policy: &super::SandboxPolicy) -> bool {
+    policy.cgroup.is_none()
+        && policy.run_box.is_none()
+        && policy.pinned.is_some()
+        && rustix::process::geteuid().is_root()
+        && namespaced()
+}
+
+/// In the supervisor (`--own-pid-max PROCESSES`), PID 1 of a command's own bubblewrap,
+/// with `CAP_SYS_ADMIN`: bound this PID namespace and leave `/proc/sys` read-only again.
+pub(crate) fn bound_own_namespace(processes: &str, ipc: Option<&str>) -> Result<(), String> {
+    use rustix::mount::{MountFlags, UnmountFlags};
+    if rustix::process::getpid().as_raw_nonzero().get() != 1 {
+        return Err("--own-pid-max outside a PID namespace of its own".to_owned());
+    }
+    let sys = "/proc/sys";
+    let fail = |what: &'static str| move |e: rustix::io::Errno| format!("{what} {sys}: {e}");
+    rustix::mount::unmount(sys, UnmountFlags::DETACH).map_err(fail("cannot uncover"))?;
+    let bounded = apply_here(processes).and_then(|()| ipc.map_or(Ok(()), bound_ipc));
+    rustix::mount::mount_bind(sys, sys).map_err(fail("cannot bind"))?;
+    let ro = MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV;
+    rustix::mount::mount_remount(sys, ro | MountFlags::NOEXEC, "")
+        .map_err(fail("cannot make read-only"))?;
+    if rustix::fs::access(PID_MAX, rustix::fs::Access::WRITE_OK).is_ok() {
+        return Err(format!("{PID_MAX} is still writable"));
+    }
+    bounded
 }
 
 /// Whether the run's sandbox bounds its processes through its PID namespace.
@@ -82,6 +124,38 @@ pub(crate) fn apply_here(processes: &str) -> Result<(), String> {
         Some(seen) if seen == max => Ok(()),
         seen => Err(format!("pid_max reads {seen:?} after writing {max}")),
     }
+}
+
+/// SysV shared memory and message queues are memory no per-process limit counts (a
+/// segment detached and kept outlives every mapping; 256 MiB under a 96 MiB data limit,
+/// measured). Their limits belong to the IPC namespace, whose root may write them: with
+/// `bytes` the run's memory limit, every segment together (`shmall`, in pages) and each
+/// (`shmmax`) stay within it, and so do the message queues (`msgmni` queues of at most
+/// `msgmnb` bytes each). Written from the same process as `pid_max` (root, the run's or the
+/// command's IPC namespace); read back.
+pub(crate) fn bound_ipc(bytes: &str) -> Result<(), String> {
+    let bytes: u64 = bytes
+        .parse()
+        .map_err(|_| format!("bad --ipc-max {bytes}"))?;
+    let page = rustix::param::page_size() as u64;
+    let per_queue = read(Path::new("/proc/sys/kernel/msgmnb"))
+        .unwrap_or(16384)
+        .max(1);
+    let values = [
+        ("/proc/sys/kernel/shmmax", bytes),
+        ("/proc/sys/kernel/shmall", (bytes / page).max(1)),
+        (
+            "/proc/sys/kernel/msgmni",
+            (bytes / per_queue).clamp(1, 32000),
+        ),
+    ];
+    for (path, value) in values {
+        write(path, value)?;
+        if read(Path::new(path)) != Some(value) {
+            return Err(format!("{path} does not read {value} back"));
+        }
+    }
+    Ok(())
 }
 
 fn write(path: &str, value: u64) -> Result<(), String> {

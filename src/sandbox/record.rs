@@ -37,15 +37,19 @@ pub fn describe(probe: &Probe, policy: &SandboxPolicy) -> SandboxStatus {
         } else {
             Vec::new()
         },
-        limits: (probe.mechanism == ContainedBy::Bubblewrap).then(|| limits_record(policy)),
+        limits: (probe.mechanism == ContainedBy::Bubblewrap).then(|| limits_record(probe, policy)),
     }
 }
 
-/// The limits and what binds them: the run's cgroup, or the supervisor's resource limits.
-fn limits_record(policy: &SandboxPolicy) -> LimitsRecord {
+/// The limits and what binds them: the run's cgroup, or the supervisor's resource limits;
+/// for root otherwise a PID namespace's bound (the run's, or each command's own where the
+/// probe found it set).
+fn limits_record(probe: &Probe, policy: &SandboxPolicy) -> LimitsRecord {
     let cgroup = policy.cgroup.is_some();
     let root = rustix::process::geteuid().is_root();
-    let without = match (root, super::pid_bound::binds(policy)) {
+    let per_command = super::pid_bound::per_command(policy)
+        && probe.enforced.contains(&Protection::BoundedResources);
+    let without = match (root, super::pid_bound::binds(policy) || per_command) {
         (false, _) => ProcessesBy::RlimitPerCommand,
         (true, true) => ProcessesBy::PidNamespace,
         (true, false) => ProcessesBy::None,

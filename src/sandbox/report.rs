@@ -207,7 +207,7 @@ impl Report {
         let processes = in_cgroup
             || (!root && rlimit("nproc") == Some(limits.processes))
             || (root
-                && super::pid_bound::binds(policy)
+                && (super::pid_bound::binds(policy) || super::pid_bound::per_command(policy))
                 && self.pid_max == Some(super::pid_bound::pid_max_for(limits.processes)));
         let files = rlimit("fsize") == Some(limits.file_size_bytes);
         let size = format!("size={}k", limits.tmp_bytes / 1024);

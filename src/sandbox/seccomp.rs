@@ -79,6 +79,12 @@ fn refused() -> Vec<(i64, When)> {
 /// cap-std) fall back to `openat` on ENOSYS, which [`refused`] reads; EPERM would break them.
 const UNSUPPORTED: [i64; 1] = [libc::SYS_openat2];
 
+/// Answered ENOSYS where memory is bounded per process (no cgroup): `memfd_create`, whose
+/// file is memory no data limit counts (one command wrote 256 MiB under a 96 MiB limit, and
+/// the file-size limit bounds only each file). Programs fall back to `/dev/shm`, the
+/// sandbox's sized tmpfs, as they do on a kernel without it.
+const UNCOUNTED_MEMORY: [i64; 1] = [libc::SYS_memfd_create];
+
 /// `calls` and, on x86_64, their x32 numbers.
 fn with_x32(mut calls: Vec<(i64, When)>) -> Vec<(i64, When)> {
     if cfg!(target_arch = "x86_64") {
@@ -133,6 +139,17 @@ pub(crate) fn apply() -> Result<(), SandboxError> {
         seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
     }
     Ok(())
+}
+
+/// Put the filter for memory bounded per process on the calling thread (the supervisor's,
+/// given `--rlimit data=…`): see [`UNCOUNTED_MEMORY`].
+pub(crate) fn apply_memory_bound() -> Result<(), SandboxError> {
+    let calls = UNCOUNTED_MEMORY
+        .iter()
+        .map(|nr| (*nr, When::Always))
+        .collect();
+    let program = program(with_x32(calls), libc::ENOSYS)?;
+    seccompiler::apply_filter(&program).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
 #[cfg(test)]

@@ -64,7 +64,17 @@ fn bombs() -> Vec<String> {
 
 /// The scene's cn-run command run in a mount namespace without any cgroup hierarchy.
 fn without_cgroups(s: &Scene, calls: &[Value], extra: &str) -> Run {
-    let inner = s.command(
+    without_cgroups_on(s, calls, extra, None)
+}
+
+/// [`without_cgroups`] with `bin` first on `PATH` (a `bwrap` of the test's).
+pub(super) fn without_cgroups_on(
+    s: &Scene,
+    calls: &[Value],
+    extra: &str,
+    bin: Option<&Path>,
+) -> Run {
+    let mut inner = s.command(
         calls
             .iter()
             .map(|c| serde_json::json!({"tool_calls": [c]}))
@@ -72,6 +82,10 @@ fn without_cgroups(s: &Scene, calls: &[Value], extra: &str) -> Run {
         extra,
         &[],
     );
+    if let Some(bin) = bin {
+        let path = std::env::var("PATH").unwrap_or_default();
+        inner.env("PATH", format!("{}:{path}", bin.display()));
+    }
     let mut cmd = Command::new("unshare");
     cmd.args(["-m", "--propagation", "private", "sh", "-c"])
         .arg("umount -R -l /sys/fs/cgroup 2>/dev/null; exec \"$@\"")
@@ -92,7 +106,7 @@ fn without_cgroups(s: &Scene, calls: &[Value], extra: &str) -> Run {
 
 /// Whether this kernel keeps `pid_max` per PID namespace (6.14+): without it the bound
 /// cannot bind, and the bombs here would run unbounded on the machine.
-fn pid_max_per_namespace() -> bool {
+pub(super) fn pid_max_per_namespace() -> bool {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mut parts = release.split(|c: char| !c.is_ascii_digit());
     let mut next = || {
@@ -191,6 +205,127 @@ fn root_without_a_cgroup_is_bounded_by_the_runs_pid_namespace() {
     );
     let enforced = sandbox["enforced"].to_string();
     assert!(enforced.contains("bounded-resources"), "{sandbox}");
+}
+
+/// A `bwrap` in `dir` that refuses to start the run's one sandbox (the holder) and starts
+/// everything else: each command then gets a bubblewrap of its own.
+pub(super) fn no_runs_sandbox(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let real = ["/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+        .unwrap_or("bwrap");
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in *\" --hold \"*) echo refused >&2; exit 1;; esac\n\
+         exec {real} \"$@\"\n"
+    );
+    let path = dir.join("bwrap");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// More bombs: the classic one in a file, python's `os.fork` loop, a double fork that
+/// leaves its bomb to the supervisor, threads made by `clone` directly (python `ctypes`).
+fn more_bombs() -> Vec<String> {
+    vec![
+        "echo ':(){ :|:& };:' > b6.sh; timeout 3 bash b6.sh 2>/dev/null; echo after-b6".to_owned(),
+        "printf 'import os\\nwhile True:\\n    try: os.fork()\\n    except OSError: pass\\n' \
+         > b7.py; timeout 3 python3 b7.py 2>/dev/null; echo after-b7"
+            .to_owned(),
+        "echo 'sh $0 & sh $0' > b8.sh; (sh -c 'setsid sh b8.sh &' &); sleep 2; echo after-b8"
+            .to_owned(),
+        "python3 -c \"
+import threading, time
+n = 0
+try:
+    while n < 1000:
+        threading.Thread(target=time.sleep, args=(3,), daemon=True).start(); n += 1
+except RuntimeError:
+    pass
+print('clone-%d' % n)\""
+            .to_owned(),
+    ]
+}
+
+/// Root without a cgroup where the run's one sandbox cannot start: each command's own
+/// bubblewrap is bounded by its supervisor, PID 1 there, before the command starts. Fails
+/// without the change: every loop gets its 200, `processes_by` says `none`.
+#[test]
+fn root_without_a_cgroup_with_a_bubblewrap_per_command_is_bounded_per_command() {
+    if !user_available(User::Root) || !pid_max_per_namespace() {
+        return;
+    }
+    let s = Scene::new();
+    let bin = tempfile::tempdir().unwrap();
+    no_runs_sandbox(bin.path());
+    let mut sleeper = host_sleeper();
+    let target = sleeper.id();
+    let mut calls = vec![bash(&perl_loop("procs"))];
+    calls.extend(other_loops().iter().map(|c| bash(c)));
+    for b in bombs().into_iter().chain(more_bombs()) {
+        calls.push(bash(&b));
+        calls.push(bash("echo next-call"));
+    }
+    calls.extend([
+        bash("echo 100000 > /proc/sys/kernel/pid_max || echo raise-refused"),
+        bash("umount /proc/sys 2>/dev/null || echo umount-refused"),
+        bash(&format!("kill -9 {target} || echo kill-refused")),
+        bash("grep -E '^Cap(Eff|Prm)' /proc/self/status | tr '\\t' ' '"),
+        bash("touch owned && stat -c 'owner-%u' owned"),
+    ]);
+    let r = without_cgroups_on(&s, &calls, SMALL, Some(bin.path()));
+    let out = s.tool_outputs();
+    let left = left_in(&s.ws);
+    assert!(alive(&mut sleeper), "the host process was killed:\n{out}");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_eq!(r.code, 0, "{}", s.transcript(&r));
+    let sandbox = &r.result()["sandbox"];
+    assert!(
+        sandbox["notes"]
+            .to_string()
+            .contains("bubblewrap of its own"),
+        "{sandbox}"
+    );
+    for tag in ["procs", "sh-loop", "threads"] {
+        assert!(
+            !out.contains(&format!("ok-{tag}")),
+            "{tag} not bounded:\n{out}"
+        );
+    }
+    assert!(!out.contains("clone-1000"), "threads not bounded:\n{out}");
+    for marker in [
+        "procs-",
+        "threads-",
+        "clone-",
+        "after-b1",
+        "after-b2",
+        "after-b3",
+        "after-b5",
+        "after-b6",
+        "after-b7",
+        "after-b8",
+        "raise-refused",
+        "umount-refused",
+        "kill-refused",
+        "CapEff: 0000000000000000",
+        "CapPrm: 0000000000000000",
+        "owner-0",
+    ] {
+        assert!(out.contains(marker), "{marker} missing:\n{out}");
+    }
+    assert_eq!(out.matches("next-call").count(), 8, "{out}");
+    assert!(left.is_empty(), "alive after the run: {left:?}");
+    assert_eq!(
+        sandbox["limits"]["processes_by"], "pid-namespace",
+        "{sandbox}"
+    );
+    assert!(
+        sandbox["enforced"]
+            .to_string()
+            .contains("bounded-resources"),
+        "{sandbox}"
+    );
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::support::runner::{Run, cn_run, git, git_init, run, write_files};
 
 /// A committed repository `<tmp>/ws` (one commit, `start`), a repository `<tmp>/source` to
 /// clone, and the mark prefix `<tmp>/mark`.
-fn scene() -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(super) fn scene() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let ws = root.join("ws");
@@ -75,7 +75,7 @@ fn replacements() -> Vec<(&'static str, &'static str)> {
 }
 
 /// Run `plant` (after the prelude) in `ws` as the run's one command, sandbox off.
-fn run_plant(ws: &Path, mark: &Path, plant: &str) -> Run {
+pub(super) fn run_plant(ws: &Path, mark: &Path, plant: &str) -> Run {
     write_files(ws, &[("plant.sh", &format!("{}{plant}\n", prelude(mark)))]);
     let job = "version: 1\nname: replaced\nmodel: {provider: script, name: m, script: s.json}\n\
                prompt: go\ntools: {bash: {sandbox: off}}\n";
@@ -97,7 +97,7 @@ fn run_plant(ws: &Path, mark: &Path, plant: &str) -> Run {
 }
 
 /// Plant by hand (the control).
-fn plant_by_hand(ws: &Path, mark: &Path, plant: &str) {
+pub(super) fn plant_by_hand(ws: &Path, mark: &Path, plant: &str) {
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!("{}{plant}\n", prelude(mark)))
@@ -127,7 +127,7 @@ fn workflow_git(dir: &Path) {
     }
 }
 
-fn marks(root: &Path) -> Vec<String> {
+pub(super) fn marks(root: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(root)
         .unwrap()
         .flatten()
