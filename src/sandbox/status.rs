@@ -182,7 +182,7 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 /// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
 /// runs the profile here, else the fallback launcher. What is listed as enforced under
 /// bubblewrap is what the start-up probe saw from inside ([`super::report`]). Blocking;
-/// takes a few ms (two bubblewrap starts and a probe: tens under load).
+/// takes a few ms (a bubblewrap start and a probe: tens under load).
 pub fn establish(policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     establish_with(policy, &AtomicBool::new(false))
 }
@@ -261,8 +261,8 @@ fn try_bwrap(
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
     timed("pin");
     go_on()?;
-    if let Mechanism::Bubblewrap(path) = &policy.mechanism {
-        match super::RunNet::new(path, &policy.hosts, !policy.network) {
+    if let Mechanism::Bubblewrap(_) = &policy.mechanism {
+        match super::RunNet::new(&policy.hosts, !policy.network) {
             Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
             Err(why) => {
                 notes.push(format!(
