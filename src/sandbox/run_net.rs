@@ -28,6 +28,8 @@ use super::spawner::Spawner;
 #[derive(Debug)]
 pub struct RunNet {
     spawner: Spawner,
+    /// The spawner thread's id (the run's cgroup takes it in: [`super::RunCgroup`]).
+    tid: i32,
     proxy: Option<Proxy>,
 }
 
@@ -36,14 +38,24 @@ impl RunNet {
     /// not allow the network); start the proxy for `hosts` when there are any.
     pub(crate) fn new(hosts: &[HostRule], isolate: bool) -> Result<RunNet, SandboxError> {
         let listen = !hosts.is_empty();
-        let (spawner, listener) = Spawner::start("cn-run-sandbox-net", move || {
-            enter(isolate).and_then(|()| bind(listen))
+        let (spawner, (tid, listener)) = Spawner::start("cn-run-sandbox-net", move || {
+            let tid = rustix::thread::gettid().as_raw_nonzero().get();
+            enter(isolate).and_then(|()| Ok((tid, bind(listen)?)))
         })?;
         let proxy = match listener {
             Some(l) => Some(proxy::start(proxy::ProxyListener::Tcp(l), hosts.to_vec())?),
             None => None,
         };
-        Ok(RunNet { spawner, proxy })
+        Ok(RunNet {
+            spawner,
+            tid,
+            proxy,
+        })
+    }
+
+    /// The spawner thread's id.
+    pub(crate) fn tid(&self) -> i32 {
+        self.tid
     }
 
     /// The spawner thread (what it forks starts in the run's namespaces).
