@@ -16,11 +16,15 @@
 #   turn         `turn.started` -> the next `turn.started`, every tool turn;
 #   own/turn     the same less the tool's own `duration_ms` (cn-run's own cost per turn);
 #   every turn   the median of every tool turn of every run, and the share within 20 ms;
-#   first turn   the first tool turn alone (the start snapshot, the sandbox set-up).
+#   first turn   the first tool turn alone (the start snapshot, the sandbox set-up);
+#   paired       with BEFORE: per setting, the median over run numbers of this build's wall
+#                time over the build before's, and of the difference in own cost a turn
+#                (each pair ran back to back, so the machine's load is shared).
 # events.jsonl timestamps have 1 ms resolution: per-turn figures are means over many turns.
 # Where the time goes: CN_RUN_LOG=cn_run=debug prints `checkpoint-timing what=... us=...`
 # (start, paths, paths_tree, scan) and `sandbox-timing what=... us=...` (namespaces, cgroup,
-# holder_and_report, and `waited`: how long the first command waited for the set-up).
+# holder (the run's sandbox started and entered), holder_and_report (and the probe through
+# it), and `waited`: how long the first command waited for the set-up).
 #   cargo build --release && BEFORE=/path/to/older/cn-run benches/turns.sh
 #   (BIN: the build to measure, default target/release/cn-run; BEFORE: the build before,
 #    optional; RUNS=7 FILES=100000 SCENARIOS="answer tools write100k bash100k mixed100k")
@@ -74,11 +78,11 @@ small_repo "$dir/small"
 case " $SCENARIOS " in *100k*) make_big_repo "$dir/big" "$FILES" ;; esac
 
 # One run: start time, then the process; its figures as a JSON line.
-measure() { # label repo job out
+measure() { # label repo job out run
   python3 - "$@" <<'PY'
 import json, os, subprocess, sys, time
 from datetime import datetime
-label, repo, job, out = sys.argv[1:5]
+label, repo, job, out, run = sys.argv[1:6]
 bin_ = label.split("|")[0]
 load = float(open("/proc/loadavg").read().split()[0])
 t0 = time.time()
@@ -96,7 +100,7 @@ for a, b in zip(starts, starts[1:]):
     gap = ts(ev[b]) - ts(ev[a])
     turns.append(gap)
     own.append(gap - tool)
-print(json.dumps({"label": label, "status": p.returncode, "wall": wall, "load": load,
+print(json.dumps({"label": label, "run": int(run), "status": p.returncode, "wall": wall, "load": load,
                   "first": ts(ev[starts[0]]) - t0 * 1000, "turns": turns, "own": own}))
 PY
 }
@@ -108,7 +112,7 @@ for s in $SCENARIOS; do
     for b in "$BIN" ${BEFORE:+"$BEFORE"}; do
       for mode in shipped off; do
         (cd "$repo" && git reset -q --hard && git clean -qfdx)
-        line=$(measure "$b|$mode" "$repo" "$dir/$s-$mode.yaml" "$dir/out-$i") || continue
+        line=$(measure "$b|$mode" "$repo" "$dir/$s-$mode.yaml" "$dir/out-$i" "$i") || continue
         rm -rf "$dir/out-$i"
         [ "$i" -gt 0 ] && echo "$line" >> "$dir/$s.jsonl"
       done
@@ -138,6 +142,22 @@ for label in dict.fromkeys(r["label"] for r in runs):
         line += (f", turn {med([mean(r['turns']) for r in rs]):.2f} ms, own/turn "
                  f"{med([mean(r['own']) for r in rs]):.2f} ms, first turn {med([r['turns'][0] for r in rs]):.0f} ms, "
                  f"max turn {med([max(r['turns']) for r in rs]):.0f} ms")
+    print(line)
+# Paired with the build before (the same run number and setting, run one after the other):
+# the median of the runs' ratios of wall time, and of their differences in own cost a turn.
+for mode in ["shipped", "off"]:
+    pairs = {}
+    for r in runs:
+        b, m = r["label"].split("|")
+        if m == mode:
+            pairs.setdefault(r["run"], {})["this" if b == sys.argv[3] else "before"] = r
+    pairs = [p for p in pairs.values() if len(p) == 2]
+    if not pairs:
+        continue
+    line = (f"  paired  {mode:7} n={len(pairs)}: wall x{med([p['this']['wall'] / p['before']['wall'] for p in pairs]):.2f}")
+    if all(p["this"]["own"] and p["before"]["own"] for p in pairs):
+        diff = med([mean(p["this"]["own"]) - mean(p["before"]["own"]) for p in pairs])
+        line += f", own/turn {diff:+.2f} ms (this build less the one before)"
     print(line)
 PY
 done

@@ -21,9 +21,10 @@ use super::error::{SandboxError, os};
 pub struct RunCgroup {
     dirs: Vec<PathBuf>,
     procs: Vec<File>,
-    /// The run's namespace thread is in the cgroup (cgroup v1 moves single threads), so
-    /// everything started from it starts inside: the supervisors need not join (moving a
-    /// process between cgroups waits for an RCU grace period: milliseconds per command).
+    /// The run's namespace thread (and the one inside its sandbox) are in the cgroup
+    /// (cgroup v1 moves single threads), so everything started from them starts inside: the
+    /// supervisors need not join (moving a process between cgroups waits for an RCU grace
+    /// period: milliseconds per command).
     inherited: std::sync::atomic::AtomicBool,
 }
 
@@ -87,15 +88,18 @@ impl RunCgroup {
             .collect()
     }
 
-    /// Move the calling thread (the run's namespace thread) into the cgroup, where the
-    /// hierarchy allows a single thread to move (v1 `tasks`); what it starts then starts
-    /// inside. Call it on that thread.
-    pub(crate) fn join_thread(&self) -> bool {
-        let tid = rustix::thread::gettid().as_raw_nonzero().to_string();
-        let all = self
-            .dirs
-            .iter()
-            .all(|d| std::fs::write(d.join("tasks"), &tid).is_ok());
+    /// Move the threads `tids` of cn-run (the run's namespace thread and the one inside its
+    /// sandbox) into the cgroup, where the hierarchy allows single threads to move (v1
+    /// `tasks`); what they start then starts inside. The first move waits for an RCU grace
+    /// period (milliseconds), the others of the same moment do not: so the thread inside
+    /// moves both while the holder's bubblewrap sets the sandbox up ([`super::RunBox`]).
+    pub(crate) fn join_threads(&self, tids: &[i32]) -> bool {
+        let all = tids.iter().all(|tid| {
+            let tid = tid.to_string();
+            self.dirs
+                .iter()
+                .all(|d| std::fs::write(d.join("tasks"), &tid).is_ok())
+        });
         self.inherited
             .store(all, std::sync::atomic::Ordering::SeqCst);
         all

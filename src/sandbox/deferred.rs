@@ -1,6 +1,6 @@
 //! A run's containment made on a thread of its own while the rest of the run starts
 //! (issue 38): setting the sandbox up (the run's cgroup, its namespaces, the holder and a
-//! probe through it: two bubblewrap starts and a supervisor) is not on the path to the
+//! probe through it: a bubblewrap start and a supervisor) is not on the path to the
 //! first model request. The first command waits for it ([`Deferred::get`]); a run that
 //! starts no command never waits, and when it ends the thread is told to stop at its next
 //! step and is joined, so nothing it made outlives the run. Whoever is told it is ready

@@ -23,10 +23,11 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use nix::sched::{CloneFlags, setns, unshare};
 
+use super::RunCgroup;
 use super::error::{SandboxError, os};
 use super::spawner::Spawner;
 
@@ -55,17 +56,25 @@ impl RunBox {
     /// all it starts, every capability and group and the right to make Unix sockets. Call
     /// it on the run's namespace thread: the new thread inherits its network, IPC and UTS
     /// namespaces. `hold` is the supervisor's command line with `--hold`; `bound`, the
-    /// host command line (`… --pid-max N`) that bounds the run's PID namespace.
+    /// host command line (`… --pid-max N`) that bounds the run's PID namespace; `cgroup`,
+    /// the run's cgroup with the threads to move into it besides the new one: they move
+    /// while bubblewrap sets the holder up, so the two waits overlap (each waits for an RCU
+    /// grace period), and before the new thread starts anything.
     pub(crate) fn start(
         bwrap: &Path,
         profile: Vec<OsString>,
         hold: Vec<OsString>,
         bound: Option<Vec<OsString>>,
+        cgroup: Option<(Arc<RunCgroup>, Vec<i32>)>,
     ) -> Result<RunBox, SandboxError> {
         let bwrap = bwrap.to_path_buf();
         let (spawner, (holder, lifeline, pid_bound)) =
             Spawner::start("cn-run-sandbox-box", move || {
                 let (mut holder, lifeline) = start_holder(&bwrap, profile, hold)?;
+                if let Some((cgroup, mut tids)) = cgroup {
+                    tids.push(rustix::thread::gettid().as_raw_nonzero().get());
+                    cgroup.join_threads(&tids);
+                }
                 let mut pid_bound = None;
                 let entered = holder_pid(&mut holder).and_then(|pid| {
                     let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);

@@ -27,6 +27,7 @@ pub mod hosts;
 mod landlock;
 mod launcher;
 pub mod limits;
+mod loopback;
 mod netns;
 mod no_caps;
 mod pid_bound;

@@ -4,22 +4,20 @@
 //! listening socket.
 //!
 //! How, without `unsafe`: namespaces belong to threads, and a child process starts in the
-//! namespaces of the thread that forks it. A thread of cn-run's own ("spawner") leaves
-//! cn-run's network namespace for a new one (with its loopback up: bubblewrap makes it, in a
-//! short-lived holder, and the thread joins it by `setns`), makes new IPC and UTS namespaces,
-//! binds the proxy's socket there when the job lists hosts, and from then on forks every
-//! bubblewrap of the run. bubblewrap's `--die-with-parent` follows that thread, which lives
-//! as long as the run's policy: when cn-run dies (even by SIGKILL), every command dies too.
+//! namespaces of the thread that forks it. A thread of cn-run's own ("spawner") makes new
+//! network, IPC and UTS namespaces for itself (`unshare`; the network namespace's loopback
+//! device is brought up over rtnetlink: [`super::loopback`]), binds the proxy's socket
+//! there when the job lists hosts, and from then on forks every bubblewrap of the run.
+//! bubblewrap's `--die-with-parent` follows that thread, which lives as long as the run's
+//! policy: when cn-run dies (even by SIGKILL), every command dies too.
 //! The proxy itself runs on a thread started from cn-run's own namespace, so it connects out.
 //!
-//! Joining a namespace needs `CAP_SYS_ADMIN` (cn-run as root, as in most CI containers);
+//! Making a namespace needs `CAP_SYS_ADMIN` (cn-run as root, as in most CI containers);
 //! without it [`RunNet::new`] fails and each command gets namespaces of its own as before.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use nix::sched::{CloneFlags, setns, unshare};
+use nix::sched::{CloneFlags, unshare};
 
 use super::error::{SandboxError, os};
 use super::hosts::HostRule;
@@ -30,27 +28,34 @@ use super::spawner::Spawner;
 #[derive(Debug)]
 pub struct RunNet {
     spawner: Spawner,
+    /// The spawner thread's id (the run's cgroup takes it in: [`super::RunCgroup`]).
+    tid: i32,
     proxy: Option<Proxy>,
 }
 
 impl RunNet {
-    /// Make the namespaces with `bwrap` (a new network namespace only when `isolate`, i.e.
-    /// the job does not allow the network); start the proxy for `hosts` when there are any.
-    pub(crate) fn new(
-        bwrap: &Path,
-        hosts: &[HostRule],
-        isolate: bool,
-    ) -> Result<RunNet, SandboxError> {
-        let bwrap = bwrap.to_path_buf();
+    /// Make the namespaces (a new network namespace only when `isolate`, i.e. the job does
+    /// not allow the network); start the proxy for `hosts` when there are any.
+    pub(crate) fn new(hosts: &[HostRule], isolate: bool) -> Result<RunNet, SandboxError> {
         let listen = !hosts.is_empty();
-        let (spawner, listener) = Spawner::start("cn-run-sandbox-net", move || {
-            enter(&bwrap, isolate).and_then(|()| bind(listen))
+        let (spawner, (tid, listener)) = Spawner::start("cn-run-sandbox-net", move || {
+            let tid = rustix::thread::gettid().as_raw_nonzero().get();
+            enter(isolate).and_then(|()| Ok((tid, bind(listen)?)))
         })?;
         let proxy = match listener {
             Some(l) => Some(proxy::start(proxy::ProxyListener::Tcp(l), hosts.to_vec())?),
             None => None,
         };
-        Ok(RunNet { spawner, proxy })
+        Ok(RunNet {
+            spawner,
+            tid,
+            proxy,
+        })
+    }
+
+    /// The spawner thread's id.
+    pub(crate) fn tid(&self) -> i32 {
+        self.tid
     }
 
     /// The spawner thread (what it forks starts in the run's namespaces).
@@ -79,47 +84,17 @@ impl RunNet {
 
 /// Move the calling thread into new IPC and UTS namespaces and, when `isolate`, into a new
 /// network namespace that has only a loopback device, up.
-fn enter(bwrap: &Path, isolate: bool) -> Result<(), SandboxError> {
-    unshare(CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS)
-        .map_err(os("cannot make IPC and UTS namespaces"))?;
-    nix::unistd::sethostname("cn-run-sandbox").map_err(os("sethostname"))?;
-    if !isolate {
-        return Ok(());
+fn enter(isolate: bool) -> Result<(), SandboxError> {
+    let mut flags = CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWUTS;
+    if isolate {
+        flags |= CloneFlags::CLONE_NEWNET;
     }
-    let mut holder = Command::new(bwrap)
-        .args(["--unshare-net", "--die-with-parent", "--ro-bind", "/", "/"])
-        // The command runs once bubblewrap has set the namespace up (its loopback too) and
-        // says its pid (no PID namespace here: the host's pid).
-        .args(["--", "sh", "-c", "echo $$; exec sleep 60"])
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|source| SandboxError::Start {
-            program: "bubblewrap",
-            source,
-        })?;
-    let joined = holder_pid(&mut holder).and_then(|pid| {
-        let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))
-            .map_err(os("cannot open the new network namespace"))?;
-        setns(&ns, CloneFlags::CLONE_NEWNET).map_err(os("cannot join the new network namespace"))
-    });
-    let _ = holder.kill();
-    let _ = holder.wait();
-    joined
-}
-
-/// The pid the holder's command says, once it runs.
-fn holder_pid(holder: &mut std::process::Child) -> Result<u32, SandboxError> {
-    let out = (holder.stdout.take())
-        .ok_or_else(|| SandboxError::Bubblewrap("gave no pipe".to_owned()))?;
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line)
-        .map_err(os("cannot read bubblewrap's stdout"))?;
-    line.trim()
-        .parse()
-        .map_err(|_| SandboxError::Bubblewrap("could not make a network namespace".to_owned()))
+    unshare(flags).map_err(os("cannot make the run's namespaces"))?;
+    nix::unistd::sethostname("cn-run-sandbox").map_err(os("sethostname"))?;
+    if isolate {
+        super::loopback::up()?;
+    }
+    Ok(())
 }
 
 /// The proxy's listening socket on 127.0.0.1 in the current (new) network namespace.

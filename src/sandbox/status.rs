@@ -182,7 +182,7 @@ fn profile(policy: &SandboxPolicy) -> Vec<Protection> {
 /// Find out what can be enforced of `policy` and settle its mechanism: bubblewrap when it
 /// runs the profile here, else the fallback launcher. What is listed as enforced under
 /// bubblewrap is what the start-up probe saw from inside ([`super::report`]). Blocking;
-/// takes a few ms (two bubblewrap starts and a probe: tens under load).
+/// takes a few ms (a bubblewrap start and a probe: tens under load).
 pub fn establish(policy: SandboxPolicy) -> (SandboxPolicy, Probe) {
     establish_with(policy, &AtomicBool::new(false))
 }
@@ -261,8 +261,8 @@ fn try_bwrap(
     policy.pinned = Some(std::sync::Arc::new(super::Pinned::open(&policy.launcher)?));
     timed("pin");
     go_on()?;
-    if let Mechanism::Bubblewrap(path) = &policy.mechanism {
-        match super::RunNet::new(path, &policy.hosts, !policy.network) {
+    if let Mechanism::Bubblewrap(_) = &policy.mechanism {
+        match super::RunNet::new(&policy.hosts, !policy.network) {
             Ok(net) => policy.run_net = Some(std::sync::Arc::new(net)),
             Err(why) => {
                 notes.push(format!(
@@ -299,18 +299,12 @@ fn timing(what: &str, since: Instant) {
     tracing::debug!(what = %what, us, "sandbox-timing");
 }
 
-/// The run's cgroup, joined by the run's namespace thread (so what it starts starts inside),
-/// or why there is none in `notes`.
+/// The run's cgroup, or why there is none in `notes`. Nothing is in it yet: the threads
+/// that start the run's commands move in as the run's sandbox starts ([`start_run_box`]),
+/// else each command's supervisor joins it.
 fn make_cgroup(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
     match super::RunCgroup::create(&policy.limits) {
-        Ok(c) => {
-            let cgroup = std::sync::Arc::new(c);
-            if let Some(net) = &policy.run_net {
-                let joining = cgroup.clone();
-                let _ = net.run(move || joining.join_thread());
-            }
-            policy.cgroup = Some(cgroup);
-        }
+        Ok(c) => policy.cgroup = Some(std::sync::Arc::new(c)),
         Err(why) => notes.push(format!(
             "memory is bounded per process, not for the run, and processes by the run's PID \
              namespace where it can (the kernel exempts root from RLIMIT_NPROC): {why}"
@@ -350,12 +344,17 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<
         return None;
     };
     let (path, profile) = (path.clone(), super::bwrap::profile(policy));
+    // The holder joins the cgroup itself (`--cgroup-fd`); the namespace thread and the
+    // thread inside move in while it starts.
     let hold = policy.supervised(&["--hold"], &[]);
     let bound = super::pid_bound::writer(policy);
+    let cgroup = policy.cgroup.clone().map(|c| (c, vec![net.tid()]));
+    let since = Instant::now();
     let started = net
-        .run(move || super::RunBox::start(&path, profile, hold, bound))
+        .run(move || super::RunBox::start(&path, profile, hold, bound, cgroup))
         .map_err(super::error::os("cannot reach the namespace thread"))
         .and_then(|r| r);
+    timing("holder", since);
     let why = match started {
         Ok(run_box) => {
             notes.extend(super::pid_bound::note(&run_box));

@@ -203,6 +203,42 @@ async fn network_false_blocks_a_connection_that_works_otherwise() {
     assert_eq!(uid.trim(), own_uid().to_string());
 }
 
+/// The run's network namespace, which cn-run makes itself (`unshare`, then its loopback
+/// device up over rtnetlink), has a loopback of its own that is up: a server a command
+/// starts on 127.0.0.1 or on ::1 is reachable inside, while a listener on the host's
+/// loopback is not (the control: the namespace is not the host's).
+#[tokio::test]
+async fn commands_reach_their_own_loopback_servers_but_not_the_hosts() {
+    let d = dirs();
+    let host = TcpListener::bind("127.0.0.1:0").unwrap();
+    let host_port = host.local_addr().unwrap().port();
+    let (p, probe) = sandbox::establish(policy(&d.ws, SandboxMode::WorkspaceWrite, false));
+    if p.run_net.is_none() {
+        eprintln!("SKIPPED (no shared namespaces): {}", probe.notes.join("; "));
+        return;
+    }
+    let c = ctx(&d.ws, p);
+    let own = r#"python3 -c '
+import socket
+for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    server = socket.socket(family)
+    server.bind((address, 0))
+    server.listen()
+    client = socket.create_connection(server.getsockname()[:2], timeout=5)
+    accepted, _ = server.accept()
+    client.sendall(b"ping")
+    print(address, accepted.recv(4).decode())
+'"#;
+    let out = bash(&c, own).await.unwrap();
+    assert!(
+        out.contains("127.0.0.1 ping") && out.contains("::1 ping"),
+        "{out}"
+    );
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{host_port} && echo connected");
+    let err = bash(&c, &connect).await.unwrap_err();
+    assert!(!err.contains("connected"), "{err}");
+}
+
 fn own_uid() -> u32 {
     // The test's own uid, as `id -u` prints it.
     std::process::Command::new("id")
