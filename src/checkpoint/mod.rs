@@ -35,6 +35,7 @@ mod scan;
 mod snapshot;
 mod storage;
 mod touch;
+mod watch;
 
 pub use crate::events::{Checkpoint, Skipped};
 pub use adopt::{Adopted, Moved, adopt};

@@ -15,14 +15,14 @@ use cn_run::checkpoint::{Checkpointer, GitCheckpointer, Limits, rollback};
 
 use crate::support::runner::git;
 
-fn write(root: &Path, rel: &str, content: &[u8]) {
+pub(super) fn write(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, content).unwrap();
 }
 
 /// A small committed repository with folders, an ignore rule and a symlink.
-fn repo() -> tempfile::TempDir {
+pub(super) fn repo() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     git(root, &["init", "-q"]);
@@ -45,7 +45,7 @@ fn repo() -> tempfile::TempDir {
 
 /// The tree git makes of the working tree (tracked + untracked, not ignored), into a
 /// scratch index so the user's stays as it is.
-fn git_tree(root: &Path) -> String {
+pub(super) fn git_tree(root: &Path) -> String {
     let scratch = root.join(".git/scratch-index");
     let _ = fs::remove_file(&scratch);
     fs::copy(root.join(".git/index"), &scratch).unwrap();
@@ -68,13 +68,13 @@ fn git_tree(root: &Path) -> String {
     tree
 }
 
-fn tree_of(root: &Path, commit: &str) -> String {
+pub(super) fn tree_of(root: &Path, commit: &str) -> String {
     git(root, &["rev-parse", &format!("{commit}^{{tree}}")])
         .trim()
         .to_owned()
 }
 
-fn start(root: &Path, id: &str) -> GitCheckpointer {
+pub(super) fn start(root: &Path, id: &str) -> GitCheckpointer {
     GitCheckpointer::start(root, id, &[]).unwrap().unwrap()
 }
 
