@@ -33,6 +33,7 @@ mod rollback;
 mod run;
 mod scan;
 mod snapshot;
+mod stale;
 mod storage;
 mod touch;
 mod watch;
