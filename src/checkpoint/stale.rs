@@ -40,7 +40,7 @@ pub(super) fn stale_entries(
             .chunks(chunk)
             .map(|part| s.spawn(move || stale_in(root, part, since)))
             .collect();
-        for (part_stale, part_linked) in parts.into_iter().flat_map(|p| p.join().ok()) {
+        for (part_stale, part_linked) in parts.into_iter().filter_map(|p| p.join().ok()) {
             stale.extend(part_stale);
             linked.extend(part_linked);
         }
