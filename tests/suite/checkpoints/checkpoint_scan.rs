@@ -78,14 +78,36 @@ pub(super) fn start(root: &Path, id: &str) -> GitCheckpointer {
     GitCheckpointer::start(root, id, &[]).unwrap().unwrap()
 }
 
+/// A change made to the working tree.
+pub(super) type Change<'a> = Box<dyn Fn(&Path) + 'a>;
+
+/// Makes each change, then a scanning checkpoint: its tree (or the last one's, when it
+/// made none) is git's tree of the same state.
+pub(super) fn each_checkpoint_is_gits_tree(
+    root: &Path,
+    cp: &GitCheckpointer,
+    changes: Vec<(&str, Change<'_>)>,
+) {
+    for (what, change) in changes {
+        change(root);
+        let made = cp.checkpoint(what).unwrap();
+        let last = cp.checkpoints();
+        let commit = match (&made, last.last()) {
+            (Some(c), _) => c.commit.clone(),
+            (None, Some(c)) => c.commit.clone(),
+            (None, None) => cp.start_snapshot().commit,
+        };
+        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
+    }
+}
+
 /// Each change, then a scanning checkpoint: its tree is git's tree of the same state.
 #[test]
 fn the_scan_finds_every_kind_of_change_git_finds() {
     let tmp = repo();
     let root = tmp.path();
     let cp = start(root, "scan");
-    type Change = Box<dyn Fn(&Path)>;
-    let changes: Vec<(&str, Change)> = vec![
+    let changes: Vec<(&str, Change<'_>)> = vec![
         (
             "modify",
             Box::new(|r| write(r, "d0/sub/f1.txt", b"changed\n")),
@@ -155,17 +177,7 @@ fn the_scan_finds_every_kind_of_change_git_finds() {
             Box::new(|r| write(r, ".gitignore", b"build/\n")),
         ),
     ];
-    for (what, change) in changes {
-        change(root);
-        let made = cp.checkpoint(what).unwrap();
-        let last = cp.checkpoints();
-        let commit = match (&made, last.last()) {
-            (Some(c), _) => c.commit.clone(),
-            (None, Some(c)) => c.commit.clone(),
-            (None, None) => cp.start_snapshot().commit,
-        };
-        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
-    }
+    each_checkpoint_is_gits_tree(root, &cp, changes);
 }
 
 /// A Write names its file: the checkpoint reads that file only, and its tree is still

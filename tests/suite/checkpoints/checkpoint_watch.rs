@@ -15,7 +15,9 @@ use std::process::Command;
 
 use cn_run::checkpoint::Checkpointer;
 
-use super::checkpoint_scan::{git_tree, repo, start, tree_of, write};
+use super::checkpoint_scan::{
+    Change, each_checkpoint_is_gits_tree, git_tree, repo, start, tree_of, write,
+};
 use crate::support::runner::{cn_run, git_init, run, write_files};
 
 /// Writes `text` at the start of `path` through a shared mapping, its descriptor closed
@@ -54,7 +56,6 @@ fn the_watched_scan_finds_every_kind_of_change_git_finds() {
         *held.borrow_mut() = Some(f);
     };
     let out = outside.path().to_path_buf();
-    type Change<'a> = Box<dyn Fn(&Path) + 'a>;
     let changes: Vec<(&str, Change<'_>)> = vec![
         ("held open", Box::new(|r| open_append(r, "d0/sub/f0.txt"))),
         (
@@ -196,17 +197,7 @@ fn the_watched_scan_finds_every_kind_of_change_git_finds() {
             }),
         ),
     ];
-    for (what, change) in changes {
-        change(root);
-        let made = cp.checkpoint(what).unwrap();
-        let last = cp.checkpoints();
-        let commit = match (&made, last.last()) {
-            (Some(c), _) => c.commit.clone(),
-            (None, Some(c)) => c.commit.clone(),
-            (None, None) => cp.start_snapshot().commit,
-        };
-        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
-    }
+    each_checkpoint_is_gits_tree(root, &cp, changes);
     assert!(
         cp.used_events(),
         "no checkpoint took its changes from the watch"
