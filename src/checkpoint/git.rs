@@ -127,6 +127,7 @@ impl GitCheckpointer {
         let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.into());
         snap.set_exclude(snapshot::relative_prefixes(&root, &workspace, &exclude));
         snap.set_limits(limits);
+        snap.scan.watch_folders();
         let started = std::time::Instant::now();
         let walked = match &seen {
             Some(seen) => snap.tree_from_status(seen)?,
@@ -222,6 +223,7 @@ impl GitCheckpointer {
         let limits = recorded_limits(&repo, start_commit);
         let mut snap = Snapshotter::new(repo, head_tree, exclude)?;
         snap.set_limits(limits);
+        snap.scan.watch_folders();
         let start = Checkpoint {
             index: 0,
             reference: reference_name(run_id, 0),
@@ -282,10 +284,29 @@ impl GitCheckpointer {
     /// when `binary` (else they are named as changed); what was left out for its size is
     /// named at the top of the patch.
     pub fn patch_since_start(&self, binary: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        self.patch_now(binary, false)
+    }
+
+    /// As [`patch_since_start`](Self::patch_since_start), its scan stat'ing every file
+    /// whatever the folder watch reported (the end of a run whose checkpoints trusted it:
+    /// a change no watch reports is still in the diff).
+    pub fn patch_checked(&self, binary: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
+        self.patch_now(binary, true)
+    }
+
+    fn patch_now(&self, binary: bool, check: bool) -> Result<(Vec<u8>, DiffStat), CheckpointError> {
         let mut state = self.lock();
+        if check {
+            state.snap.scan.check_next();
+        }
         let now = state.snap.tree()?;
         let skipped = state.snap.skipped();
         super::diff::patch(state.snap.repo(), state.start_tree, now, binary, &skipped)
+    }
+
+    /// Whether a checkpoint so far took what changed from the folder watch's events.
+    pub fn used_events(&self) -> bool {
+        self.lock().snap.scan.used_events()
     }
 
     /// As [`patch_since_start`](Self::patch_since_start), to the tree of the last

@@ -33,8 +33,10 @@ mod rollback;
 mod run;
 mod scan;
 mod snapshot;
+mod stale;
 mod storage;
 mod touch;
+mod watch;
 
 pub use crate::events::{Checkpoint, Skipped};
 pub use adopt::{Adopted, Moved, adopt};

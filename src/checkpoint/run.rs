@@ -376,15 +376,16 @@ impl Checkpoints {
     /// The run's patch (binary content as the job asks) and its size, as the run ends;
     /// `None` when checkpoints are off. Empty, without a tree walk, when nothing ran that
     /// could change a file; from the last checkpoint's tree, without a scan, when every
-    /// change was a tool call whose checkpoint was taken after it.
+    /// change was a tool call whose checkpoint was taken after it; from a scan that stats
+    /// every file when a checkpoint took its changes from the folder watch (`watch.rs`).
     pub fn diff(&self) -> Option<Result<(Vec<u8>, DiffStat), CheckpointError>> {
         match self.at_end() {
             AtEnd::Off => None,
             AtEnd::Open(git) if self.mutated.load(Ordering::SeqCst) => {
                 let started = std::time::Instant::now();
                 let binary = self.settings.binary_patch;
-                let diff = if self.lasting.load(Ordering::SeqCst) {
-                    git.patch_since_start(binary)
+                let diff = if self.lasting.load(Ordering::SeqCst) || git.used_events() {
+                    git.patch_checked(binary)
                 } else {
                     git.patch_to_latest(binary)
                 };

@@ -18,18 +18,12 @@
 //! file whose stat data moved is hashed again and gives the same blob. A changed
 //! `.gitignore` makes the next scan read every directory (ignore rules may have moved).
 //!
-//! Why this and not a file-system watch (inotify, e.g. the `notify` crate), measured with
-//! `benches/checkpoint_run.sh` on a generated 100,000-file repository (release build, a
-//! shared 2-core machine at load ~8.5): this scan took 417 ms a Bash call (median of 30)
-//! where `git status` took 498 ms — 0.84 of it, within the bound (at load ~10:
-//! 759 against 1,184 ms) — and the next model request waited at most 1 ms for it. A watch would make a call cost its
-//! events, but it needs a watch per folder, set up by a walk of every folder at the start
-//! (the start snapshot is already the largest cost of a run), runs into
-//! `fs.inotify.max_user_watches` on big monorepos, and drops events when its queue
-//! overflows, so a scan is still needed behind it. Its gain shows only where calls come
-//! faster than scans (a scripted model: 10 Bash calls took 6.1 s with checkpoints against
-//! 1.0 s without, each call waiting for the previous one's scan); with a real model's
-//! seconds between calls, none. So no watch, until a figure shows scans on the path.
+//! Once a scan has read every folder, each folder it read carries a watch (`watch.rs`):
+//! the next scans take the names the kernel reported changed as their candidates and read
+//! only the folders created since, instead of `lstat`ing every file and folder; where the
+//! events cannot be trusted (or a watch cannot be had) the scan is the one above.
+//! Measured with `benches/turns.sh` `bash100k` (10 Bash calls on 100,000 files, each
+//! waiting for the previous call's checkpoint): see README.md, "Performance".
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
@@ -38,12 +32,13 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use git2::{Index, IndexEntry, Repository};
+use git2::{Index, Repository};
 
 use super::Skipped;
-use super::refresh::same_stat;
 use super::rel_path;
 use super::snapshot::is_excluded;
+use super::stale::{checkable, stale_entries, stale_of};
+use super::watch::{Events, Watch};
 
 /// Margin for the kernel's coarse file timestamps (a jiffy, up to 10 ms): a file or
 /// folder whose time is this close to the previous scan may have changed again within
@@ -64,6 +59,19 @@ pub(crate) struct Scan {
     unread: bool,
     /// Untracked folders left out for holding too many files: never walked again.
     skipped_dirs: BTreeMap<String, Skipped>,
+    /// The kernel's reports of changed names in the folders read (`None`: none to be had).
+    pub(super) watch: Option<Watch>,
+    /// Every folder read carries a watch since a scan that read them all: the events name
+    /// every change since.
+    armed: bool,
+    /// The next scan stats every file and reads the folders that changed, whatever the
+    /// events say (`check_next`).
+    check: bool,
+    /// Whether a scan took its candidates from the events.
+    used_events: bool,
+    /// Files with more than one link (a write through another name is reported in that
+    /// name's folder, maybe not watched): stat'ed by every scan.
+    linked: BTreeSet<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,6 +107,11 @@ impl Scan {
             full: true,
             unread: false,
             skipped_dirs: BTreeMap::new(),
+            watch: None,
+            armed: false,
+            check: false,
+            used_events: false,
+            linked: BTreeSet::new(),
         }
     }
 
@@ -115,6 +128,7 @@ impl Scan {
             skipped: &mut self.skipped_dirs,
             started: epoch(SystemTime::now()),
             found: &mut found,
+            watch: None,
         };
         for dir in new_dirs {
             if matches!(walk.classify(dir, true), Child::NewDir) {
@@ -148,13 +162,35 @@ impl Scan {
         self.full = true;
     }
 
+    /// Watches the folders this scan reads from now on (the run's own snapshotter; a
+    /// one-off scan, as a rollback's, has no use for it).
+    pub(crate) fn watch_folders(&mut self) {
+        self.watch = Watch::new();
+    }
+
+    /// Makes the next scan stat every file and read the folders that changed, whatever
+    /// the events say (the end of a run whose checkpoints trusted them: a change no
+    /// folder watch reports is then still in the run's diff).
+    pub(crate) fn check_next(&mut self) {
+        self.check = true;
+    }
+
+    /// Whether a scan so far took its candidates from the events.
+    pub(crate) fn used_events(&self) -> bool {
+        self.used_events
+    }
+
     /// The candidates since the previous scan. `skipped` files (left out for their size)
     /// are looked at too, so one that shrinks or goes is noticed.
     pub(crate) fn run(&mut self, cx: &Context<'_>, skipped: &BTreeMap<String, u64>) -> Found {
         let started = epoch(SystemTime::now());
-        let mut found = Found {
-            paths: stale_entries(cx, self.since),
-        };
+        let events = self.trusted_events();
+        let mut found = Found::default();
+        if events.is_some() {
+            found.paths = stale_of(cx, &self.linked, self.since);
+        } else {
+            (found.paths, self.linked) = stale_entries(cx, self.since);
+        }
         found.paths.extend(
             skipped
                 .keys()
@@ -166,82 +202,59 @@ impl Scan {
                 .symlink_metadata()
                 .is_ok_and(|m| m.is_dir())
         });
+        let full = std::mem::take(&mut self.full) | std::mem::take(&mut self.unread);
         let mut walk = Walk {
             cx,
             dirs: &mut self.dirs,
             skipped: &mut self.skipped_dirs,
             started,
             found: &mut found,
+            watch: self.watch.as_mut(),
         };
-        let unread = std::mem::take(&mut self.unread);
-        if std::mem::take(&mut self.full) || unread {
-            walk.dirs.clear();
-            walk.read_dir("", true);
-        } else {
-            walk.read_changed_dirs();
+        match events {
+            Some(events) => walk.take_events(events),
+            None if full => {
+                walk.dirs.clear();
+                walk.read_dir("", true);
+            }
+            None => walk.read_changed_dirs(),
         }
         self.since = minus_margin(started);
+        self.after_run(cx.root, &found, full);
         found
     }
-}
 
-/// Index entries whose file may differ from what the index says, checked on all cores.
-fn stale_entries(cx: &Context<'_>, since: (i64, i64)) -> BTreeSet<String> {
-    let entries: Vec<IndexEntry> = cx
-        .index
-        .iter()
-        .filter(|e| {
-            checkable(e) && !is_excluded(Path::new(&*rel_path::from_bytes(&e.path)), cx.exclude)
-        })
-        .collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-    let chunk = entries.len().div_ceil(threads).max(1);
-    let root = cx.root;
-    // Collected so that every thread is started before the first is joined.
-    #[allow(clippy::needless_collect)]
-    std::thread::scope(|s| {
-        let parts: Vec<_> = entries
-            .chunks(chunk)
-            .map(|part| s.spawn(move || stale_in(root, part, since)))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|p| p.join().unwrap_or_default())
-            .collect()
-    })
-}
+    /// The events since the last scan when this scan may take its candidates from them;
+    /// `None`: it stats (and reads every folder when they were lost).
+    fn trusted_events(&mut self) -> Option<Events> {
+        let check = std::mem::take(&mut self.check);
+        let drained = self.watch.as_mut()?.drain();
+        if drained.is_none() {
+            self.full |= self.armed;
+            self.armed = false;
+        }
+        let events = drained.filter(|_| self.armed && !check && !self.full && !self.unread)?;
+        self.used_events = true;
+        Some(events)
+    }
 
-/// Entries the scan can judge by stat data: stage 0, not a submodule, not skip-worktree.
-fn checkable(entry: &IndexEntry) -> bool {
-    const STAGE: u16 = 0x3000;
-    const SKIP_WORKTREE: u16 = 1 << 14;
-    entry.mode != 0o160000 && entry.flags & STAGE == 0 && entry.flags_extended & SKIP_WORKTREE == 0
-}
-
-fn stale_in(root: &Path, entries: &[IndexEntry], since: (i64, i64)) -> Vec<String> {
-    entries
-        .iter()
-        .filter(|e| entry_stale(root, e, since))
-        .map(|e| rel_path::from_bytes(&e.path).into_owned())
-        .collect()
-}
-
-/// Whether `entry`'s file is gone, of another kind, or may hold other bytes.
-fn entry_stale(root: &Path, entry: &IndexEntry, since: (i64, i64)) -> bool {
-    let path = std::ffi::OsStr::from_bytes(&entry.path);
-    let Ok(meta) = fs::symlink_metadata(root.join(path)) else {
-        return true;
-    };
-    let kind_matches = match entry.mode {
-        0o120000 => meta.file_type().is_symlink(),
-        0o100755 => meta.is_file() && meta.mode() & 0o111 != 0,
-        _ => meta.is_file() && meta.mode() & 0o111 == 0,
-    };
-    let mtime = (
-        i64::from(entry.mtime.seconds()),
-        i64::from(entry.mtime.nanoseconds()),
-    );
-    !kind_matches || !same_stat(entry, &meta) || mtime >= since
+    /// Notes the candidates' links, and whether every folder now carries a watch.
+    fn after_run(&mut self, root: &Path, found: &Found, full: bool) {
+        for path in &found.paths {
+            let links = fs::symlink_metadata(rel_path::under(root, path)).map_or(1, |m| m.nlink());
+            if links > 1 {
+                self.linked.insert(path.clone());
+            } else {
+                self.linked.remove(path);
+            }
+        }
+        if self.watch.as_ref().is_some_and(Watch::failed) {
+            self.watch = None;
+            self.armed = false;
+        } else if full && self.watch.is_some() {
+            self.armed = true;
+        }
+    }
 }
 
 /// Whether a file skipped for its size has changed size or is gone.
@@ -259,6 +272,8 @@ struct Walk<'s, 'c> {
     skipped: &'s mut BTreeMap<String, Skipped>,
     started: (i64, i64),
     found: &'s mut Found,
+    /// Where each folder read gets its watch (none: the scan has no watch).
+    watch: Option<&'s mut Watch>,
 }
 
 /// What a name in a folder is, for the scan.
@@ -275,6 +290,60 @@ enum Child {
 }
 
 impl Walk<'_, '_> {
+    /// Takes the names the events reported as candidates, and walks the folders they
+    /// reported created or moved in (as a scan walks a folder it meets the first time).
+    fn take_events(&mut self, events: Events) {
+        for dir in events.new_dirs {
+            let path = rel_path::under(self.cx.root, &dir);
+            if !self.listened(&dir) || !path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                self.take_name(dir);
+                continue;
+            }
+            // A file that became this folder leaves the tree.
+            self.take_name(dir.clone());
+            match self.classify(&dir, true) {
+                Child::TrackedDir => self.read_dir(&dir, true),
+                Child::NewDir => self.new_dir(&dir),
+                Child::Nothing | Child::NewFile => {}
+            }
+        }
+        for name in events.names {
+            self.take_name(name);
+        }
+    }
+
+    /// A name the events reported: a candidate when the index holds it (as a scan judges
+    /// by stat data), or when the scan would find it new.
+    fn take_name(&mut self, rel: String) {
+        if !self.listened(&rel) {
+            return;
+        }
+        let candidate = match self.cx.index.get_path(&rel_path::os(&rel), 0) {
+            Some(entry) => checkable(&entry),
+            None => matches!(self.classify(&rel, false), Child::NewFile),
+        };
+        if candidate {
+            self.found.paths.insert(rel);
+        }
+    }
+
+    /// Whether the scan looks at `rel` at all: not in `.git`, excluded or left out.
+    fn listened(&self, rel: &str) -> bool {
+        let in_git = rel.split('/').any(|c| c == ".git");
+        let left_out = self.skipped.keys().any(|d| {
+            rel.strip_prefix(d.as_str())
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        });
+        !in_git && !left_out && !is_excluded(Path::new(rel), self.cx.exclude)
+    }
+
+    /// Puts a watch on folder `dir` before it is read (when the scan has a watch).
+    fn watch(&mut self, dir: &str) {
+        if let Some(watch) = self.watch.as_deref_mut() {
+            watch.add(self.cx.root, dir);
+        }
+    }
+
     /// Reads again the known folders whose stamp moved (or was too recent to trust).
     fn read_changed_dirs(&mut self) {
         let known: Vec<(String, Stamp)> = self.dirs.iter().map(|(d, s)| (d.clone(), *s)).collect();
@@ -299,6 +368,7 @@ impl Walk<'_, '_> {
             return;
         };
         self.dirs.insert(dir.to_owned(), stamp);
+        self.watch(dir);
         let Ok(read) = fs::read_dir(&path) else {
             return;
         };
@@ -372,8 +442,9 @@ impl Walk<'_, '_> {
     }
 
     /// Walks new folder `rel` into `seen`; false once it holds more files than allowed.
-    fn collect(&self, rel: &str, seen: &mut NewTree) -> bool {
+    fn collect(&mut self, rel: &str, seen: &mut NewTree) -> bool {
         let path = rel_path::under(self.cx.root, rel);
+        self.watch(rel);
         let (Some(stamp), Ok(read)) = (stamp_of(&path, self.started), fs::read_dir(&path)) else {
             return true;
         };

@@ -15,14 +15,14 @@ use cn_run::checkpoint::{Checkpointer, GitCheckpointer, Limits, rollback};
 
 use crate::support::runner::git;
 
-fn write(root: &Path, rel: &str, content: &[u8]) {
+pub(super) fn write(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, content).unwrap();
 }
 
 /// A small committed repository with folders, an ignore rule and a symlink.
-fn repo() -> tempfile::TempDir {
+pub(super) fn repo() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     git(root, &["init", "-q"]);
@@ -45,7 +45,7 @@ fn repo() -> tempfile::TempDir {
 
 /// The tree git makes of the working tree (tracked + untracked, not ignored), into a
 /// scratch index so the user's stays as it is.
-fn git_tree(root: &Path) -> String {
+pub(super) fn git_tree(root: &Path) -> String {
     let scratch = root.join(".git/scratch-index");
     let _ = fs::remove_file(&scratch);
     fs::copy(root.join(".git/index"), &scratch).unwrap();
@@ -68,14 +68,37 @@ fn git_tree(root: &Path) -> String {
     tree
 }
 
-fn tree_of(root: &Path, commit: &str) -> String {
+pub(super) fn tree_of(root: &Path, commit: &str) -> String {
     git(root, &["rev-parse", &format!("{commit}^{{tree}}")])
         .trim()
         .to_owned()
 }
 
-fn start(root: &Path, id: &str) -> GitCheckpointer {
+pub(super) fn start(root: &Path, id: &str) -> GitCheckpointer {
     GitCheckpointer::start(root, id, &[]).unwrap().unwrap()
+}
+
+/// A change made to the working tree.
+pub(super) type Change<'a> = Box<dyn Fn(&Path) + 'a>;
+
+/// Makes each change, then a scanning checkpoint: its tree (or the last one's, when it
+/// made none) is git's tree of the same state.
+pub(super) fn each_checkpoint_is_gits_tree(
+    root: &Path,
+    cp: &GitCheckpointer,
+    changes: Vec<(&str, Change<'_>)>,
+) {
+    for (what, change) in changes {
+        change(root);
+        let made = cp.checkpoint(what).unwrap();
+        let last = cp.checkpoints();
+        let commit = match (&made, last.last()) {
+            (Some(c), _) => c.commit.clone(),
+            (None, Some(c)) => c.commit.clone(),
+            (None, None) => cp.start_snapshot().commit,
+        };
+        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
+    }
 }
 
 /// Each change, then a scanning checkpoint: its tree is git's tree of the same state.
@@ -84,8 +107,7 @@ fn the_scan_finds_every_kind_of_change_git_finds() {
     let tmp = repo();
     let root = tmp.path();
     let cp = start(root, "scan");
-    type Change = Box<dyn Fn(&Path)>;
-    let changes: Vec<(&str, Change)> = vec![
+    let changes: Vec<(&str, Change<'_>)> = vec![
         (
             "modify",
             Box::new(|r| write(r, "d0/sub/f1.txt", b"changed\n")),
@@ -155,17 +177,7 @@ fn the_scan_finds_every_kind_of_change_git_finds() {
             Box::new(|r| write(r, ".gitignore", b"build/\n")),
         ),
     ];
-    for (what, change) in changes {
-        change(root);
-        let made = cp.checkpoint(what).unwrap();
-        let last = cp.checkpoints();
-        let commit = match (&made, last.last()) {
-            (Some(c), _) => c.commit.clone(),
-            (None, Some(c)) => c.commit.clone(),
-            (None, None) => cp.start_snapshot().commit,
-        };
-        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
-    }
+    each_checkpoint_is_gits_tree(root, &cp, changes);
 }
 
 /// A Write names its file: the checkpoint reads that file only, and its tree is still
