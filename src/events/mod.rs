@@ -27,7 +27,7 @@ mod sandbox;
 mod sink;
 
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
-pub use config::{ResolvedConfig, ResolvedLimits, ResolvedModel, ResolvedTrust};
+pub use config::{ResolvedConfig, ResolvedFlags, ResolvedLimits, ResolvedModel, ResolvedTrust};
 pub(crate) use groups::ignored;
 pub use hook::{HookDecision, HookEvent, HookOrigin};
 pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
