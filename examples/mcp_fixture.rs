@@ -138,6 +138,8 @@ impl Fixture {
     }
 
     #[tool(description = "Read a header of the HTTP request that carried this call.")]
+    // rmcp's `#[tool]` hands the request context over by value.
+    #[allow(clippy::needless_pass_by_value)]
     fn header(
         &self,
         Parameters(EnvArgs { name }): Parameters<EnvArgs>,
@@ -240,6 +242,8 @@ impl Fixture {
     }
 
     #[tool(description = "The trace context the call carried in `_meta` (SEP-414).")]
+    // rmcp's `#[tool]` hands the request context over by value.
+    #[allow(clippy::needless_pass_by_value)]
     fn trace_context(&self, ctx: RequestContext<RoleServer>) -> String {
         let or_absent = |v: Option<&str>| v.unwrap_or("(absent)").to_owned();
         format!(

@@ -17,6 +17,6 @@ fn main() -> ExitCode {
     }
     let cli = cn_run::cli::Cli::parse();
     let log = cn_run::observability::init(&cli.log);
-    let code = cn_run::app::run(cli, log);
+    let code = cn_run::app::run(cli, &log);
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

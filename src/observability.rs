@@ -37,8 +37,8 @@ impl LogHandle {
     }
 
     /// Add a run's secrets to those every log line is masked with (parallel runs add up).
-    pub fn set_redactor(&self, r: Redactor) {
-        crate::redact::register(&r);
+    pub fn set_redactor(&self, r: &Redactor) {
+        crate::redact::register(r);
     }
 }
 

@@ -15,6 +15,14 @@ pub(crate) fn stdout(text: &str) {
     let _ = out.flush();
 }
 
+/// Print `value` to stdout as indented JSON and a newline (through [`stdout`]).
+pub(crate) fn stdout_json(value: &impl serde::Serialize) {
+    stdout(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    ));
+}
+
 /// A usage error: say why on stderr, exit 2.
 pub(crate) fn usage_error(message: &str) -> i32 {
     let message = crate::redact::redact_output(message);

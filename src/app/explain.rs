@@ -7,7 +7,7 @@ use crate::cli::ExplainArgs;
 use crate::config::{Call, RunConfig, Settings};
 use crate::job::{self, LoadOptions};
 
-use super::console::{start_failed, stdout, usage_error};
+use super::console::{start_failed, stdout, stdout_json, usage_error};
 use crate::run::setup;
 use crate::run::start_error::RunError;
 
@@ -43,10 +43,7 @@ pub(super) fn explain(args: &ExplainArgs) -> i32 {
         Err(code) => return code,
     };
     if args.json {
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json_value(&e)).unwrap_or_default()
-        ));
+        stdout_json(&json_value(&e));
     } else {
         stdout(&text(&e));
     }

@@ -20,7 +20,7 @@ pub(crate) fn run(args: &ExportArgs) -> i32 {
                 params: a.common.params.clone(),
                 cron: a.cron.clone(),
                 max_parallel: a.max_parallel,
-                store: a.store.clone(),
+                store: a.common.store.clone(),
             };
             let built = if a.matrix {
                 load_all(&a.common).and_then(|jobs| Ok(export::github_matrix(&jobs, &opts)?))
@@ -72,7 +72,7 @@ fn k8s_options(a: &K8sExportArgs, parallelism: Option<u32>) -> K8sOptions {
         git_repo: a.git_repo.clone(),
         git_ref: a.git_ref.clone(),
         git_token_secret: a.git_token_secret.clone(),
-        store: a.store.clone(),
+        store: a.common.store.clone(),
         store_secret: a.store_secret.clone(),
         service_account: a.service_account.clone(),
         retries: a.retries,

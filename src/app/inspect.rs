@@ -7,7 +7,7 @@ use crate::cli::{CheckCommandArgs, SchemaKind};
 use crate::command_safety::{self, Level};
 use crate::job;
 
-use super::console::{stdout, usage_error};
+use super::console::{stdout, stdout_json, usage_error};
 
 pub(super) fn schema(which: SchemaKind) -> i32 {
     let value = match which {
@@ -15,10 +15,7 @@ pub(super) fn schema(which: SchemaKind) -> i32 {
         SchemaKind::Result => crate::json_schema::schema_for::<crate::report::RunResult>(),
         SchemaKind::Event => crate::events::event_schema(),
     };
-    stdout(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&value).unwrap_or_default()
-    ));
+    stdout_json(&value);
     0
 }
 

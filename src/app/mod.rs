@@ -24,7 +24,7 @@ use crate::cli::{Cli, Command};
 use crate::observability::LogHandle;
 
 /// Run the command line; returns the process exit code.
-pub fn run(cli: Cli, log: LogHandle) -> i32 {
+pub fn run(cli: Cli, log: &LogHandle) -> i32 {
     match cli.command {
         Some(Command::Validate(a)) => validate::run(&a),
         Some(Command::CheckCommand(a)) => inspect::check_command(&a),
@@ -37,8 +37,8 @@ pub fn run(cli: Cli, log: LogHandle) -> i32 {
         Some(Command::Runs(a)) => runs_cmd::run(&a),
         Some(Command::Sandbox(a)) => crate::sandbox::launcher_main(&a),
         Some(Command::Rollback { run, to, workspace }) => sessions::rollback(&run, to, workspace),
-        Some(Command::Run(args)) => run_cmd::run_command(*args, &log),
-        None => run_cmd::run_command(cli.run, &log),
+        Some(Command::Run(args)) => run_cmd::run_command(*args, log),
+        None => run_cmd::run_command(cli.run, log),
     }
 }
 

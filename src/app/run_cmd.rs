@@ -12,7 +12,7 @@ use crate::report::RunResult;
 use crate::run::start_error::{RunError, StartError};
 
 use super::call_plan::CallPlan;
-use super::console::{start_failed, stdout, usage_error};
+use super::console::{start_failed, stdout, stdout_json, usage_error};
 use super::runtime::{Runtime, block_on};
 use super::{parallel, parallel_report, resume};
 
@@ -186,10 +186,7 @@ pub(crate) fn print_results(format: Format, results: &[RunResult], start_errors:
         }
         Format::Json if results.len() + start_errors.len() > 1 => {
             let summary = parallel_report::summary(results, start_errors);
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&summary).unwrap_or_default()
-            ));
+            stdout_json(&summary);
         }
         Format::Json | Format::StreamJson => {
             for r in results {

@@ -1,7 +1,7 @@
 //! `cn-run runs --store URL`: the runs a run store holds, oldest first, each with its
 //! outcome and cost folded from its events (one line each, or `--json`).
 
-use super::console::{stdout, usage_error};
+use super::console::{stdout, stdout_json, usage_error};
 use crate::cli::RunsArgs;
 use crate::exit_code::Status;
 use crate::store::{RunStore, StoredRun, list_runs};
@@ -23,10 +23,7 @@ pub(super) fn run(args: &RunsArgs) -> i32 {
         Err(e) => return fail(&e.to_string()),
     };
     if args.json {
-        stdout(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&runs).unwrap_or_default()
-        ));
+        stdout_json(&runs);
     } else {
         runs.iter().for_each(|r| stdout(&line(r)));
     }

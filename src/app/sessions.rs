@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::console::{stdout, usage_error};
+use super::console::{stdout, stdout_json, usage_error};
 use crate::cli::SessionsAction;
 use crate::session::{Session, SessionSummary, find_session, list_sessions};
 
@@ -16,10 +16,7 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
                 .map(|(p, s)| SessionSummary::of(p, s))
                 .collect();
             if *json {
-                stdout(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&rows).unwrap_or_default()
-                ));
+                stdout_json(&rows);
             } else {
                 for r in rows {
                     stdout(&format!(
@@ -48,10 +45,7 @@ pub(super) fn run(action: &SessionsAction) -> i32 {
                 };
             let (path, s) = session;
             if *json {
-                stdout(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&s).unwrap_or_default()
-                ));
+                stdout_json(&s);
                 return 0;
             }
             let mut text = format!(
@@ -99,16 +93,21 @@ fn prune(runs: &[String], keep: Option<usize>, workspace: Option<&Path>) -> i32 
         (None, true) => crate::checkpoint::keep_newest(ws, 0),
         (None, false) => crate::checkpoint::prune(ws, runs),
     };
-    match report {
+    answer(report, || "prune failed".to_owned())
+}
+
+/// A checkpoint command's report as JSON on stdout, or what failed (the error's exit code).
+fn answer<T: serde::Serialize>(
+    done: Result<T, crate::checkpoint::CheckpointError>,
+    failed: impl FnOnce() -> String,
+) -> i32 {
+    match done {
         Ok(report) => {
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            ));
+            stdout_json(&report);
             0
         }
         Err(e) => {
-            let _ = usage_error(&format!("prune failed: {e}"));
+            let _ = usage_error(&format!("{}: {e}", failed()));
             e.status().exit_code()
         }
     }
@@ -127,17 +126,7 @@ pub(super) fn rollback(run: &str, to: Option<u32>, workspace: Option<std::path::
             "no session for `{run}` under .cn-run; give the workspace with -C DIR"
         ));
     };
-    match crate::checkpoint::rollback(&ws, &run_id, to) {
-        Ok(report) => {
-            stdout(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&report).unwrap_or_default()
-            ));
-            0
-        }
-        Err(e) => {
-            let _ = usage_error(&format!("rollback of {run_id} failed: {e}"));
-            e.status().exit_code()
-        }
-    }
+    answer(crate::checkpoint::rollback(&ws, &run_id, to), || {
+        format!("rollback of {run_id} failed")
+    })
 }

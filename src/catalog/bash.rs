@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -17,21 +17,13 @@ pub struct BashArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Bash",
     description: "Run a shell command with `bash -c` in the workspace directory and return its \
 output (the last lines if it is long) and exit code. Stdin is closed; a command that prints \
 nothing for the timeout (default 180 s, at most 600 s) is stopped. Prefer the Read, Search and \
 Edit tools for reading, searching and changing files. With `run_in_background` the command starts \
 and the call returns at once with a job id (for servers and long builds; at most 5 at a time, all \
 stopped when the run ends); follow it with CheckBackgroundJob.",
-    class: ToolClass::Runs,
-    changes: Changes::Anything,
-    rule_arg: Some(RuleArg {
-        name: "command",
-        kind: ArgKind::Command,
-        default: None,
-    }),
-    twin: None,
+    rule_arg: Some(RuleArg::named("command", ArgKind::Command)),
     background: Some("run_in_background"),
     // Claude's `timeout` is in milliseconds, ours in seconds: same field, other unit.
     claude: &[ClaudeName {
@@ -42,6 +34,10 @@ stopped when the run ends); follow it with CheckBackgroundJob.",
             ("run_in_background", "run_in_background"),
         ],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<BashArgs>,
+    ..ToolInfo::new(
+        "Bash",
+        ToolClass::Runs,
+        Changes::Anything,
+        schema::of::<BashArgs>,
+    )
 };

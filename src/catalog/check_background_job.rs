@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -13,22 +13,17 @@ pub struct CheckBackgroundJobArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "CheckBackgroundJob",
     description: "Show the status (running, completed, failed or killed), exit code and latest \
 output of a background job started by Bash with run_in_background.",
-    class: ToolClass::Runs,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "job_id",
-        kind: ArgKind::Name,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("job_id", ArgKind::Name)),
     claude: &[ClaudeName {
         name: "BashOutput",
         fields: &[("job_id", "bash_id")],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<CheckBackgroundJobArgs>,
+    ..ToolInfo::new(
+        "CheckBackgroundJob",
+        ToolClass::Runs,
+        Changes::Nothing,
+        schema::of::<CheckBackgroundJobArgs>,
+    )
 };

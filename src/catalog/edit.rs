@@ -26,17 +26,13 @@ pub(super) const FILE_PATH: RuleArg = RuleArg {
 };
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Edit",
     description: "Change part of an existing file: find `old_string` and put `new_string` in its \
 place. Read the file first; edits to unread files are refused. `old_string` must match one place \
 only (add surrounding lines to make it unique) unless `replace_all` is true. Matching falls back \
 to ignoring surrounding whitespace, case, and then all whitespace when the exact text is not \
 found; the result says which was used. To create a file, use Write.",
-    class: ToolClass::Writes,
-    changes: Changes::NamedFile,
     rule_arg: Some(FILE_PATH),
     twin: Some("MultiEdit"),
-    background: None,
     claude: &[ClaudeName {
         name: "Edit",
         fields: &[
@@ -47,5 +43,10 @@ found; the result says which was used. To create a file, use Write.",
         ],
     }],
     offer: Offer::ByModel,
-    schema: schema::of::<EditArgs>,
+    ..ToolInfo::new(
+        "Edit",
+        ToolClass::Writes,
+        Changes::NamedFile,
+        schema::of::<EditArgs>,
+    )
 };

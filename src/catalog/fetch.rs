@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -13,23 +13,18 @@ pub struct FetchArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Fetch",
     description: "Download a web page or text file over http(s) and return its text; HTML pages \
 come back as markdown. Long pages are cut (the result says how much). Addresses on the local \
 machine or a private network need a permission rule.",
-    class: ToolClass::Fetches,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "url",
-        kind: ArgKind::Url,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("url", ArgKind::Url)),
     claude: &[ClaudeName {
         name: "WebFetch",
         fields: &[("url", "url")],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<FetchArgs>,
+    ..ToolInfo::new(
+        "Fetch",
+        ToolClass::Fetches,
+        Changes::Nothing,
+        schema::of::<FetchArgs>,
+    )
 };

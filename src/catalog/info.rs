@@ -120,7 +120,41 @@ pub struct ToolInfo {
     pub schema: fn() -> Value,
 }
 
+impl RuleArg {
+    /// The argument `name`, of `kind`, with no default.
+    pub const fn named(name: &'static str, kind: ArgKind) -> RuleArg {
+        RuleArg {
+            name,
+            kind,
+            default: None,
+        }
+    }
+}
+
 impl ToolInfo {
+    /// A row with what most tools have: no rule argument, twin or background flag, no
+    /// Claude name, always offered. A tool's row sets its description and what differs
+    /// (`ToolInfo { description: …, ..ToolInfo::new(…) }`).
+    pub const fn new(
+        name: &'static str,
+        class: ToolClass,
+        changes: Changes,
+        schema: fn() -> Value,
+    ) -> ToolInfo {
+        ToolInfo {
+            name,
+            description: "",
+            class,
+            changes,
+            rule_arg: None,
+            twin: None,
+            background: None,
+            claude: &[],
+            offer: Offer::Always,
+            schema,
+        }
+    }
+
     /// Name, description and parameters, as offered to the model.
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -13,17 +13,8 @@ pub struct ListArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "List",
     description: "List the entries of a directory (not recursive), with sizes.",
-    class: ToolClass::Reads,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "dirpath",
-        kind: ArgKind::Dir,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("dirpath", ArgKind::Dir)),
     claude: &[
         ClaudeName {
             name: "LS",
@@ -34,6 +25,10 @@ pub const INFO: ToolInfo = ToolInfo {
             fields: &[("dirpath", "path")],
         },
     ],
-    offer: Offer::Always,
-    schema: schema::of::<ListArgs>,
+    ..ToolInfo::new(
+        "List",
+        ToolClass::Reads,
+        Changes::Nothing,
+        schema::of::<ListArgs>,
+    )
 };

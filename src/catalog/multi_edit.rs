@@ -25,22 +25,23 @@ pub struct OneEdit {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "MultiEdit",
     description: "Make several changes to one existing file in a single call. Each edit finds \
 `old_string` and puts `new_string` in its place; edits run in order, each on the result of the \
 previous one, and if any edit fails nothing is written. Read the file first. Each `old_string` \
 must match one place unless its `replace_all` is true; matching falls back to ignoring \
 surrounding whitespace, case, and then all whitespace, and the result says which was used. Only \
 the first edit may have an empty `old_string` (it inserts at the top).",
-    class: ToolClass::Writes,
-    changes: Changes::NamedFile,
     rule_arg: Some(super::edit::FILE_PATH),
     twin: Some("Edit"),
-    background: None,
     claude: &[ClaudeName {
         name: "MultiEdit",
         fields: &[("file_path", "file_path"), ("edits", "edits")],
     }],
     offer: Offer::ByModel,
-    schema: schema::of::<MultiEditArgs>,
+    ..ToolInfo::new(
+        "MultiEdit",
+        ToolClass::Writes,
+        Changes::NamedFile,
+        schema::of::<MultiEditArgs>,
+    )
 };

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -17,21 +17,16 @@ pub(crate) struct ProbeArgs {
 }
 
 pub(crate) const INFO: ToolInfo = ToolInfo {
-    name: "Probe",
     description: "Write a stamp into one file (a test-only tool).",
-    class: ToolClass::Writes,
-    changes: Changes::NamedFile,
-    rule_arg: Some(RuleArg {
-        name: "target",
-        kind: ArgKind::File,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("target", ArgKind::File)),
     claude: &[ClaudeName {
         name: "Stamp",
         fields: &[("target", "file_path")],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<ProbeArgs>,
+    ..ToolInfo::new(
+        "Probe",
+        ToolClass::Writes,
+        Changes::NamedFile,
+        schema::of::<ProbeArgs>,
+    )
 };

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -13,24 +13,19 @@ pub struct ReadArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Read",
     description: "Read a text file. `filepath` is relative to the workspace (or absolute). Files \
 over the size limit (by default 100,000 characters or 5,000 lines, divided among the parallel \
 calls of a turn) are refused with their size, without being loaded; read them in pages with Bash \
 (`sed -n '100,200p' FILE`, `head -c 20000 FILE`) or find lines with Search.",
-    class: ToolClass::Reads,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "filepath",
-        kind: ArgKind::File,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("filepath", ArgKind::File)),
     claude: &[ClaudeName {
         name: "Read",
         fields: &[("filepath", "file_path")],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<ReadArgs>,
+    ..ToolInfo::new(
+        "Read",
+        ToolClass::Reads,
+        Changes::Nothing,
+        schema::of::<ReadArgs>,
+    )
 };

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -17,20 +17,15 @@ pub struct SearchArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Search",
     description: "Search file contents for a regular expression (Rust regex syntax, \
 case-sensitive) under `path` (default: the workspace), skipping files ignored by .gitignore, \
 hidden files and binary files. `file_pattern` limits the search to files matching a glob such as \
 `*.rs` or `src/**/*.ts`. Returns `path:line:text` lines, at most 100.",
-    class: ToolClass::Reads,
-    changes: Changes::Nothing,
     rule_arg: Some(RuleArg {
         name: "path",
         kind: ArgKind::Path,
         default: Some("."),
     }),
-    twin: None,
-    background: None,
     claude: &[ClaudeName {
         name: "Grep",
         fields: &[
@@ -39,6 +34,10 @@ hidden files and binary files. `file_pattern` limits the search to files matchin
             ("file_pattern", "glob"),
         ],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<SearchArgs>,
+    ..ToolInfo::new(
+        "Search",
+        ToolClass::Reads,
+        Changes::Nothing,
+        schema::of::<SearchArgs>,
+    )
 };

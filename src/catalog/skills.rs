@@ -14,24 +14,20 @@ pub struct SkillsArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Skills",
     description: "Load a skill: a packaged set of instructions (sometimes with scripts or \
 reference files) for a particular kind of task. When the task at hand matches a skill below, load \
 it before starting and follow what it says. Only the name and summary of each skill are shown \
 here; the call returns its full text and the list of its files.\n\nAvailable skills:",
-    class: ToolClass::Reads,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "skill_name",
-        kind: ArgKind::Name,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("skill_name", ArgKind::Name)),
     claude: &[ClaudeName {
         name: "Skill",
         fields: &[],
     }],
     offer: Offer::WhenDeclared,
-    schema: schema::of::<SkillsArgs>,
+    ..ToolInfo::new(
+        "Skills",
+        ToolClass::Reads,
+        Changes::Nothing,
+        schema::of::<SkillsArgs>,
+    )
 };

@@ -18,15 +18,9 @@ pub struct SubagentArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Subagent",
     description: "Hand a self-contained task to a specialised agent. It works with its own \
 conversation (it does not see yours), within your permissions, and returns its final answer. \
 Give it everything it needs in `prompt`. Available agents:\n",
-    class: ToolClass::Delegates,
-    changes: Changes::Anything,
-    rule_arg: None,
-    twin: None,
-    background: None,
     claude: &[ClaudeName {
         name: "Task",
         fields: &[
@@ -36,5 +30,10 @@ Give it everything it needs in `prompt`. Available agents:\n",
         ],
     }],
     offer: Offer::WhenDeclared,
-    schema: schema::of::<SubagentArgs>,
+    ..ToolInfo::new(
+        "Subagent",
+        ToolClass::Delegates,
+        Changes::Anything,
+        schema::of::<SubagentArgs>,
+    )
 };

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -14,21 +14,15 @@ pub struct UploadArtifactArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "UploadArtifact",
     description: "Save a file from the workspace as an artifact of this run (a test report, a \
 screenshot, a log), so it is kept after the run. Accepted: text, log, json, xml, csv, html, \
 markdown, yaml, diff, png, jpg, gif, webp, pdf, zip, tar, tar.gz; at most 50 MB per file and 500 \
 MB per run.",
-    class: ToolClass::Reports,
-    changes: Changes::Nothing,
-    rule_arg: Some(RuleArg {
-        name: "filePath",
-        kind: ArgKind::File,
-        default: None,
-    }),
-    twin: None,
-    background: None,
-    claude: &[],
-    offer: Offer::Always,
-    schema: schema::of::<UploadArtifactArgs>,
+    rule_arg: Some(RuleArg::named("filePath", ArgKind::File)),
+    ..ToolInfo::new(
+        "UploadArtifact",
+        ToolClass::Reports,
+        Changes::Nothing,
+        schema::of::<UploadArtifactArgs>,
+    )
 };

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::info::{ArgKind, Changes, ClaudeName, Offer, RuleArg, ToolClass, ToolInfo};
+use super::info::{ArgKind, Changes, ClaudeName, RuleArg, ToolClass, ToolInfo};
 use super::schema;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -15,23 +15,18 @@ pub struct WriteArgs {
 }
 
 pub const INFO: ToolInfo = ToolInfo {
-    name: "Write",
     description: "Create a file or replace its whole content. `filepath` is relative to the \
 workspace. Parent directories are created. For changes to part of an existing file, use the edit \
 tool instead.",
-    class: ToolClass::Writes,
-    changes: Changes::NamedFile,
-    rule_arg: Some(RuleArg {
-        name: "filepath",
-        kind: ArgKind::File,
-        default: None,
-    }),
-    twin: None,
-    background: None,
+    rule_arg: Some(RuleArg::named("filepath", ArgKind::File)),
     claude: &[ClaudeName {
         name: "Write",
         fields: &[("filepath", "file_path"), ("content", "content")],
     }],
-    offer: Offer::Always,
-    schema: schema::of::<WriteArgs>,
+    ..ToolInfo::new(
+        "Write",
+        ToolClass::Writes,
+        Changes::NamedFile,
+        schema::of::<WriteArgs>,
+    )
 };

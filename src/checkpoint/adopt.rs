@@ -167,18 +167,17 @@ fn make_refs(
         .find_commit(base)
         .map_err(git("read the start commit"))?;
     let start_name = reference_name(run_id, 0);
-    let start = match repo.refname_to_id(&start_name) {
-        Ok(id) => id,
-        Err(_) => {
-            let message = commit_message(run_id, 0, "start", exclude, Some(Limits::default()));
-            let tree = base_commit.tree().map_err(git("read the start tree"))?;
-            let id = repo
-                .commit(None, &who, &who, &message, &tree, &[&base_commit])
-                .map_err(git("write the start snapshot"))?;
-            repo.reference(&start_name, id, false, "cn-run: a moved run's start")
-                .map_err(git("create the start reference"))?;
-            id
-        }
+    let start = if let Ok(id) = repo.refname_to_id(&start_name) {
+        id
+    } else {
+        let message = commit_message(run_id, 0, "start", exclude, Some(Limits::default()));
+        let tree = base_commit.tree().map_err(git("read the start tree"))?;
+        let id = repo
+            .commit(None, &who, &who, &message, &tree, &[&base_commit])
+            .map_err(git("write the start snapshot"))?;
+        repo.reference(&start_name, id, false, "cn-run: a moved run's start")
+            .map_err(git("create the start reference"))?;
+        id
     };
     if expected == base_commit.tree_id()
         || repo.refname_to_id(&reference_name(run_id, index)).is_ok()

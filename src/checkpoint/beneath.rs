@@ -36,22 +36,22 @@ pub(crate) fn add(
         return Ok(None);
     };
     use rustix::fs::FileType;
-    let (id, meta) = match crate::nofollow::kind_of(&dir, name).map_err(io)? {
+    let (id, meta) = match crate::nofollow::kind_of(&dir, name).map_err(|e| io(&e))? {
         Some((FileType::Symlink, _)) => {
-            let target = crate::nofollow::read_link_in(&dir, name).map_err(io)?;
-            let meta = link_meta(&dir, name).map_err(io)?;
+            let target = crate::nofollow::read_link_in(&dir, name).map_err(|e| io(&e))?;
+            let meta = link_meta(&dir, name).map_err(|e| io(&e))?;
             (repo.blob(&target)?, meta)
         }
         Some((FileType::RegularFile, _)) => {
-            let mut file = crate::nofollow::open_file(&dir, name, false).map_err(io)?;
-            let meta = file.metadata().map_err(io)?;
+            let mut file = crate::nofollow::open_file(&dir, name, false).map_err(|e| io(&e))?;
+            let meta = file.metadata().map_err(|e| io(&e))?;
             if !meta.is_file() {
                 return Ok(None);
             }
             let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-            file.read_to_end(&mut bytes).map_err(io)?;
+            file.read_to_end(&mut bytes).map_err(|e| io(&e))?;
             let mut writer = repo.blob_writer(Some(rel))?;
-            writer.write_all(&bytes).map_err(io)?;
+            writer.write_all(&bytes).map_err(|e| io(&e))?;
             (writer.commit()?, Stat::of(&meta))
         }
         _ => return Ok(None),
@@ -148,6 +148,6 @@ fn entry(rel: &Path, id: git2::Oid, mode: u32, s: &Stat) -> IndexEntry {
     }
 }
 
-fn io(e: std::io::Error) -> git2::Error {
+fn io(e: &std::io::Error) -> git2::Error {
     git2::Error::from_str(&e.to_string())
 }

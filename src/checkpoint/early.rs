@@ -48,7 +48,7 @@ impl Early {
         let captures = prior.clone();
         let opening = std::thread::Builder::new()
             .name("cn-run-checkpoint".to_owned())
-            .spawn(move || open_new(&ws, (status, status_tx), wait, &flag, &captures));
+            .spawn(move || open_new(&ws, (status, status_tx), &wait, &flag, &captures));
         Early {
             workspace: workspace.to_path_buf(),
             waiting,
@@ -121,7 +121,7 @@ impl Drop for Early {
 fn open_new(
     workspace: &Path,
     (status_of, status): (StatusOf, tokio::sync::oneshot::Sender<String>),
-    go: std::sync::mpsc::Receiver<Go>,
+    go: &std::sync::mpsc::Receiver<Go>,
     waiting: &AtomicBool,
     prior: &Prior,
 ) -> Opened {

@@ -190,24 +190,23 @@ fn other_attribute_files(repo: &Repository) -> Vec<PathBuf> {
         repo.path().join("info").join("attributes"),
         PathBuf::from("/etc/gitattributes"),
     ];
-    match repo
+    if let Some(configured) = repo
         .config()
         .ok()
         .and_then(|c| c.get_path("core.attributesFile").ok())
     {
-        Some(configured) => files.push(configured),
-        None => {
-            if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-                files.push(Path::new(&xdg).join("git").join("attributes"));
-            }
-            if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
-                files.push(
-                    Path::new(&home)
-                        .join(".config")
-                        .join("git")
-                        .join("attributes"),
-                );
-            }
+        files.push(configured)
+    } else {
+        if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+            files.push(Path::new(&xdg).join("git").join("attributes"));
+        }
+        if let Some(home) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+            files.push(
+                Path::new(&home)
+                    .join(".config")
+                    .join("git")
+                    .join("attributes"),
+            );
         }
     }
     files

@@ -136,12 +136,11 @@ impl Snapshotter {
         e: git2::Error,
     ) -> Result<Option<Change>, CheckpointError> {
         let full = self.root()?.join(rel_path::os(rel));
-        let meta = match full.symlink_metadata() {
-            Ok(meta) => meta,
-            Err(_) => {
-                self.unreadable.remove(rel);
-                return remove(index, rel, indexed);
-            }
+        let meta = if let Ok(meta) = full.symlink_metadata() {
+            meta
+        } else {
+            self.unreadable.remove(rel);
+            return remove(index, rel, indexed);
         };
         let read = if meta.file_type().is_symlink() {
             std::fs::read_link(&full).map(drop)

@@ -34,6 +34,9 @@ pub struct ExportCommon {
     /// A job parameter for every exported run: `--param path=src/`.
     #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
+    /// The run store each run writes its folder to (`--store` of cn-run).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -59,9 +62,6 @@ pub struct GithubExportArgs {
     /// With --matrix: at most N runs at once.
     #[arg(long, value_name = "N", requires = "matrix")]
     pub max_parallel: Option<u32>,
-    /// The run store each run writes its folder to (`--store` of cn-run).
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -90,9 +90,6 @@ pub struct K8sExportArgs {
     /// A Secret whose key `token` the clone authenticates with.
     #[arg(long, value_name = "NAME", requires = "git_repo")]
     pub git_token_secret: Option<String>,
-    /// The run store every run writes its folder to (`--store` of cn-run).
-    #[arg(long, value_name = "URL")]
-    pub store: Option<String>,
     /// A Secret whose keys become the pod's environment (the store's credentials where no
     /// workload identity gives them).
     #[arg(long, value_name = "NAME")]

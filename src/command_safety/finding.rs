@@ -115,6 +115,7 @@ pub(crate) struct Acc {
 }
 
 /// What [`Acc::begin_nested`] set aside: the enclosing part's findings so far.
+#[derive(Clone, Copy)]
 pub(crate) struct Outer {
     cur: Finding,
     total: Finding,

@@ -192,6 +192,7 @@ fn value_of<'w, 'a>(
     (option.len() == 2 && !rest.is_empty()).then_some(Value::Text(rest))
 }
 
+#[derive(Clone, Copy)]
 enum Value<'w, 'a> {
     Word(&'w Word<'a>),
     Text(&'w str),

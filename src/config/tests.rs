@@ -233,3 +233,52 @@ fn untrusted_mode_turns_auto_off_with_a_warning() {
     assert_eq!(policy.mode(), crate::permissions::Mode::Auto);
     assert!(c.policy_warnings().is_empty());
 }
+
+#[test]
+fn config_resolved_names_every_flag_and_writes_the_same_bytes_as_the_settings() {
+    // Every field set (no `..Default`): a new flag fails to compile here until it is set,
+    // and then fails below until `events::ResolvedFlags` names it.
+    let all = Settings {
+        provider: Some(job::ProviderKind::Anthropic),
+        api_base: Some("https://api.example".into()),
+        model: Some("m2".into()),
+        api_key_env: Some("KEY".into()),
+        script: Some("/s.yaml".into()),
+        max_turns: Some(3),
+        max_tokens: Some(900),
+        timeout: Some("15m".into()),
+        max_cost_usd: Some(0.25),
+        on_ask: Some(job::OnAsk::Deny),
+        policy: PolicyArgs {
+            params: vec![("a".into(), "1".into())],
+            allow: vec!["Read".into()],
+            ask: vec!["Bash".into()],
+            exclude: vec!["Fetch".into()],
+            auto: true,
+            readonly: true,
+            untrusted: true,
+            base_ref: Some("v1".into()),
+            workspace: Some("/w".into()),
+        },
+        require_sandbox: true,
+        upload_url_given: true,
+        upload_url: Some("https://up.example/secret-token".into()),
+        store: Some("s3://b/p".into()),
+    };
+    let view = ConfigView {
+        flags: all.clone(),
+        ..resolve("", Settings::default()).view()
+    };
+    let given = serde_json::to_string(&view.flags).unwrap();
+    let event = view.into_event();
+    assert_eq!(serde_json::to_string(&event.flags).unwrap(), given);
+    assert!(!given.contains("secret-token"), "{given}");
+    let back: Settings = serde_json::from_str(&given).unwrap();
+    assert_eq!(
+        back,
+        Settings {
+            upload_url: None,
+            ..all
+        }
+    );
+}

@@ -16,9 +16,10 @@ pub type ConfigView = ResolvedConfig<ProviderKind, OnAsk, Settings>;
 impl ConfigView {
     /// The record as the `config.resolved` event carries it: the same bytes once written.
     pub(crate) fn into_event(self) -> ResolvedConfig {
-        self.into_words(word, word, |flags| match serde_json::to_value(flags) {
-            Ok(Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
+        self.into_words(word, word, |flags| {
+            serde_json::to_value(flags)
+                .and_then(serde_json::from_value)
+                .unwrap_or_default()
         })
     }
 }

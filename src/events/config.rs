@@ -3,17 +3,17 @@
 //!
 //! The shape is written once, here. `config::ConfigView` is this record with the
 //! configuration's own types filled in (the provider family, `on_ask`, the flag struct);
-//! the event carries their words and the flags as the record `--resume` reads back, so the
-//! events import nothing from the configuration and the bytes are the same either way.
+//! the event carries their words and the flags as [`ResolvedFlags`] (the same fields, in
+//! words), so the events import nothing from the configuration and the bytes are the same
+//! either way (`config::tests` checks every flag).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// The resolved configuration of a run. `P` is the provider family, `A` what a call
 /// needing approval does, `F` the flags as given; the event holds their words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "ResolvedConfig")]
-pub struct ResolvedConfig<P = String, A = String, F = Map<String, Value>> {
+pub struct ResolvedConfig<P = String, A = String, F = ResolvedFlags> {
     pub job: String,
     pub workspace: String,
     pub model: ResolvedModel<P>,
@@ -36,6 +36,59 @@ pub struct ResolvedModel<P = String> {
     pub context_length: u64,
     pub context_length_source: String,
     pub max_tokens: Option<u32>,
+}
+
+/// The flags a run was given (`config::Settings`, as `--resume` reads them back), in
+/// words: a flag not given is null, false or empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct ResolvedFlags {
+    /// `--provider`: the provider family.
+    pub provider: Option<String>,
+    /// `--api-base`.
+    pub api_base: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--api-key-env`: the variable's name (never the key).
+    pub api_key_env: Option<String>,
+    /// `--script`, absolute.
+    pub script: Option<String>,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// `--max-tokens`.
+    pub max_tokens: Option<u32>,
+    /// `--timeout`, as written (`15m`).
+    pub timeout: Option<String>,
+    /// `--max-cost-usd`.
+    pub max_cost_usd: Option<f64>,
+    /// `--on-ask`.
+    pub on_ask: Option<String>,
+    /// `--param NAME=VALUE`, as `[name, value]` pairs.
+    pub params: Vec<(String, String)>,
+    /// `--allow` patterns.
+    pub allow: Vec<String>,
+    /// `--ask` patterns.
+    pub ask: Vec<String>,
+    /// `--exclude` patterns.
+    pub exclude: Vec<String>,
+    /// `--auto`.
+    pub auto: bool,
+    /// `--readonly`.
+    pub readonly: bool,
+    /// `--untrusted`.
+    pub untrusted: bool,
+    /// `--base-ref`.
+    pub base_ref: Option<String>,
+    /// `--workspace`, absolute.
+    pub workspace: Option<String>,
+    /// `--require-sandbox`.
+    pub require_sandbox: bool,
+    /// Whether `--upload-url` was given (the URL is a secret and is never kept).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub upload_url_given: bool,
+    /// `--store`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
 }
 
 /// The limits a run ends at.
@@ -65,7 +118,7 @@ impl<P, A, F> ResolvedConfig<P, A, F> {
         self,
         provider: impl FnOnce(P) -> String,
         on_ask: impl FnOnce(A) -> String,
-        flags: impl FnOnce(F) -> Map<String, Value>,
+        flags: impl FnOnce(F) -> ResolvedFlags,
     ) -> ResolvedConfig {
         let m = self.model;
         ResolvedConfig {
@@ -91,8 +144,8 @@ impl<P, A, F> ResolvedConfig<P, A, F> {
 
 /// A whole record as events.jsonl writes it, for tests.
 #[cfg(test)]
-pub(crate) fn sample(flags: Value) -> ResolvedConfig {
-    let mut value: Value = serde_json::from_str(SAMPLE).unwrap();
+pub(crate) fn sample(flags: serde_json::Value) -> ResolvedConfig {
+    let mut value: serde_json::Value = serde_json::from_str(SAMPLE).unwrap();
     value["flags"] = flags;
     serde_json::from_value(value).unwrap()
 }

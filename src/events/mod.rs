@@ -17,6 +17,7 @@ macro_rules! display_as_str {
 
 mod changes;
 mod config;
+mod groups;
 mod hook;
 mod kinds;
 mod mcp;
@@ -26,7 +27,8 @@ mod sandbox;
 mod sink;
 
 pub use changes::{Changes, Checkpoint, DiffStat, FileChange, Kind, Skipped};
-pub use config::{ResolvedConfig, ResolvedLimits, ResolvedModel, ResolvedTrust};
+pub use config::{ResolvedConfig, ResolvedFlags, ResolvedLimits, ResolvedModel, ResolvedTrust};
+pub(crate) use groups::ignored;
 pub use hook::{HookDecision, HookEvent, HookOrigin};
 pub use kinds::{ErrorKind, Isolation, RuleOrigin, UploadTarget};
 pub use mcp::{LogLevel, ServerState, ServerStatus, TransportKind};

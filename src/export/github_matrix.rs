@@ -69,7 +69,7 @@ pub fn github_matrix(jobs: &[ExportJob], opts: &GithubOptions) -> Result<String,
         "on": on,
         "permissions": {"contents": "read"},
         "jobs": {
-            "run": run_job(jobs, opts, strategy, minutes + BUILD_MINUTES),
+            "run": run_job(jobs, opts, &strategy, minutes + BUILD_MINUTES),
             "report": report_job(),
         },
     });
@@ -82,7 +82,7 @@ pub fn github_matrix(jobs: &[ExportJob], opts: &GithubOptions) -> Result<String,
     Ok(yaml_stream(&comment, &[workflow]))
 }
 
-fn run_job(jobs: &[ExportJob], opts: &GithubOptions, strategy: Value, minutes: u64) -> Value {
+fn run_job(jobs: &[ExportJob], opts: &GithubOptions, strategy: &Value, minutes: u64) -> Value {
     let mut with = serde_json::Map::new();
     with.insert("job".to_owned(), json!("${{ matrix.job }}"));
     if jobs.iter().any(|j| j.key_env().is_some()) {

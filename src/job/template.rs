@@ -79,8 +79,8 @@ pub fn render_as(
         };
         let inner = after[..end].trim();
         let consumed = start + 2 + end + 2;
-        match reference(inner) {
-            Some((name, raw)) => match values.get(name) {
+        if let Some((name, raw)) = reference(inner) {
+            match values.get(name) {
                 Some(v) if context == Context::Shell && !raw => {
                     out.push_str(&quote.word(v));
                 }
@@ -94,11 +94,10 @@ pub fn render_as(
                     name: name.to_owned(),
                     offset: base + start,
                 }),
-            },
-            _ => {
-                out.push_str(&rest[start..consumed]);
-                quote.scan(&rest[start..consumed]);
             }
+        } else {
+            out.push_str(&rest[start..consumed]);
+            quote.scan(&rest[start..consumed]);
         }
         rest = &rest[consumed..];
         base += consumed;

@@ -98,13 +98,12 @@ fn image(mime_type: &str, data: &str, images: &mut Vec<ImagePart>) -> String {
     } else {
         None
     };
-    match why {
-        Some(why) => part.placeholder(&why),
-        None => {
-            let text = format!("[image {}: {}]", images.len() + 1, part.describe());
-            images.push(part);
-            text
-        }
+    if let Some(why) = why {
+        part.placeholder(&why)
+    } else {
+        let text = format!("[image {}: {}]", images.len() + 1, part.describe());
+        images.push(part);
+        text
     }
 }
 

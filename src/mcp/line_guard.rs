@@ -62,16 +62,15 @@ pub(crate) fn guard(
         loop {
             let (used, ended) = match reader.fill_buf().await {
                 Ok([]) | Err(_) => break,
-                Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
-                    Some(at) => {
+                Ok(buf) => {
+                    if let Some(at) = buf.iter().position(|&b| b == b'\n') {
                         line.push(&buf[..=at]);
                         (at + 1, true)
-                    }
-                    None => {
+                    } else {
                         line.push(buf);
                         (buf.len(), false)
                     }
-                },
+                }
             };
             reader.consume(used);
             if ended {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::result::{AppliedRule, Denial, RunResult};
 use crate::conversation::Usage;
-use crate::events::{Changes, Envelope, Event, EventSink, SCHEMA_VERSION};
+use crate::events::{self, Changes, Envelope, Event, EventSink, SCHEMA_VERSION};
 use crate::exit_code::{Limit, Status};
 use crate::upload::UploadStatus;
 
@@ -249,25 +249,11 @@ impl ResultBuilder {
             Event::UploadFinished { .. } => upload(r, &env.event),
             Event::RunCompleted { .. } => self.completed(env),
             // Read by `on_event` (those with a guard: when it holds), or not in result.json.
-            Event::OutputValidated { .. }
-            | Event::RunStarted { .. }
-            | Event::AttemptStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::ModelRetry { .. }
-            | Event::AssistantMessage { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::PermissionDecision { .. }
-            | Event::HookRan { .. }
-            | Event::ToolStarted { .. }
-            | Event::ToolFinished { .. }
-            | Event::TurnCompleted { .. }
-            | Event::Compaction { .. }
-            | Event::CheckpointCreated { .. }
-            | Event::McpNotification { .. }
-            | Event::MessageAppended { .. }
-            | Event::HistoryReplaced { .. }
-            | Event::ConfigResolved { .. }
-            | Event::SessionFinished { .. } => {}
+            events::ignored!(
+                turn_marks, call_details, notes, conversation;
+                OutputValidated, RunStarted, ModelRetry, AssistantMessage, ToolStarted,
+                ToolFinished, CheckpointCreated, SessionFinished
+            ) => {}
         }
     }
 

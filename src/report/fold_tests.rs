@@ -11,8 +11,11 @@ fn env(seq: u64, ts: &str, parent: Option<&str>, event: serde_json::Value) -> En
     if let Some(p) = parent {
         v["parent_call_id"] = json!(p);
     }
-    for (k, val) in event.as_object().unwrap() {
-        v[k] = val.clone();
+    let serde_json::Value::Object(fields) = event else {
+        panic!("an event is an object");
+    };
+    for (k, val) in fields {
+        v[k] = val;
     }
     serde_json::from_value(v).unwrap()
 }

@@ -16,7 +16,7 @@ use crate::checks::CheckResult;
 use crate::exit_code::Status;
 use crate::redact::Redactor;
 
-fn property(name: &str, value: impl ToString) -> Property {
+fn property(name: &str, value: &(impl ToString + ?Sized)) -> Property {
     Property::new(name, clean(&value.to_string()))
 }
 
@@ -158,16 +158,16 @@ pub fn suite(r: &RunResult, redactor: &Redactor) -> TestSuite {
     suite.add_properties([
         property("run_id", &r.run_id),
         property("status", r.status.as_str()),
-        property("exit_code", r.exit_code),
+        property("exit_code", &r.exit_code),
         property("provider", &r.provider),
         property("model", &r.model),
-        property("turns", r.num_turns),
-        property("attempts", r.attempts),
-        property("input_tokens", r.usage.input_tokens),
-        property("output_tokens", r.usage.output_tokens),
+        property("turns", &r.num_turns),
+        property("attempts", &r.attempts),
+        property("input_tokens", &r.usage.input_tokens),
+        property("output_tokens", &r.usage.output_tokens),
         property(
             "cost_usd",
-            r.total_cost_usd
+            &r.total_cost_usd
                 .map_or_else(|| "unknown".to_owned(), |c| format!("{c:.6}")),
         ),
     ]);
@@ -191,7 +191,7 @@ pub fn not_started_suite(job: &str, status: Status, reason: &str) -> TestSuite {
     suite.set_time(Duration::ZERO);
     suite.add_properties([
         property("status", status.as_str()),
-        property("exit_code", status.exit_code()),
+        property("exit_code", &status.exit_code()),
     ]);
     suite.add_test_case(case);
     suite

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::events::{Envelope, Event, EventSink};
+use crate::events::{self, Envelope, Event, EventSink};
 use crate::redact::Redactor;
 
 /// Whether a live display makes sense: stderr is a terminal and we are not in CI.
@@ -109,30 +109,12 @@ impl EventSink for LiveSink {
                 return;
             }
             // Nothing the bar shows (a nested agent's turns are not the run's).
-            Event::TurnStarted { .. }
-            | Event::RunStarted { .. }
-            | Event::AttemptStarted { .. }
-            | Event::ModelRetry { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::PermissionDecision { .. }
-            | Event::HookRan { .. }
-            | Event::TurnCompleted { .. }
-            | Event::Compaction { .. }
-            | Event::CheckpointCreated { .. }
-            | Event::CheckFinished(_)
-            | Event::OutputValidated { .. }
-            | Event::ArtifactCollected(_)
-            | Event::UploadFinished { .. }
-            | Event::McpServer(_)
-            | Event::ChangesRecorded(_)
-            | Event::McpNotification { .. }
-            | Event::RuleApplied { .. }
-            | Event::SandboxEstablished { .. }
-            | Event::Warning { .. }
-            | Event::MessageAppended { .. }
-            | Event::HistoryReplaced { .. }
-            | Event::ConfigResolved { .. }
-            | Event::SessionFinished { .. } => return,
+            events::ignored!(
+                turn_marks, call_details, notes, result_records, conversation;
+                RunStarted, ModelRetry, CheckpointCreated, Warning, SessionFinished
+            ) => {
+                return;
+            }
         }
         self.render();
     }

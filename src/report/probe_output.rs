@@ -2,7 +2,7 @@
 //! says (this fold and one row in `run::file_outputs::FILE_OUTPUTS`): probe-tally.json,
 //! how many events the run emitted, how many tool calls started and how the run ended.
 
-use crate::events::{Envelope, Event, EventSink};
+use crate::events::{self, Envelope, Event, EventSink};
 use crate::run::file_outputs::FileOutput;
 
 pub(crate) const FILE_NAME: &str = "probe-tally.json";
@@ -30,32 +30,12 @@ impl EventSink for Tally {
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned));
             }
-            Event::RunStarted { .. }
-            | Event::AttemptStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::ModelRetry { .. }
-            | Event::AssistantMessage { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::PermissionDecision { .. }
-            | Event::HookRan { .. }
-            | Event::ToolFinished { .. }
-            | Event::TurnCompleted { .. }
-            | Event::Compaction { .. }
-            | Event::CheckpointCreated { .. }
-            | Event::CheckFinished(..)
-            | Event::OutputValidated { .. }
-            | Event::ArtifactCollected(..)
-            | Event::UploadFinished { .. }
-            | Event::McpServer(..)
-            | Event::ChangesRecorded(..)
-            | Event::McpNotification { .. }
-            | Event::RuleApplied { .. }
-            | Event::SandboxEstablished { .. }
-            | Event::Warning { .. }
-            | Event::MessageAppended { .. }
-            | Event::HistoryReplaced { .. }
-            | Event::ConfigResolved { .. }
-            | Event::SessionFinished { .. } => {}
+            // Not counted: every group, and the run's other events one by one.
+            events::ignored!(
+                turn_marks, call_details, notes, result_records, conversation;
+                RunStarted, ModelRetry, AssistantMessage, ToolFinished, CheckpointCreated,
+                Warning, SessionFinished
+            ) => {}
         }
     }
 }

@@ -4,7 +4,7 @@
 //! held and written as one group when it ends (groups cannot nest, and parallel jobs'
 //! `::group::` lines would interleave), its outcome line after it.
 
-use crate::events::{Envelope, Event, EventSink, HookDecision};
+use crate::events::{self, Envelope, Event, EventSink, HookDecision};
 use crate::observability::{LogHandle, outcome, progress};
 
 /// Prints progress lines to stderr (through the redacting log writer) unless `--quiet`.
@@ -158,27 +158,12 @@ impl EventSink for ProgressSink {
                 return;
             }
             // Not a progress line (a turn's group markers only when grouping).
-            Event::TurnStarted { .. }
-            | Event::TurnCompleted { .. }
-            | Event::AttemptStarted { .. }
-            | Event::AssistantMessage { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::ToolFinished { .. }
-            | Event::Compaction { .. }
-            | Event::CheckpointCreated { .. }
-            | Event::CheckFinished(_)
-            | Event::OutputValidated { .. }
-            | Event::ArtifactCollected(_)
-            | Event::UploadFinished { .. }
-            | Event::McpServer(_)
-            | Event::ChangesRecorded(_)
-            | Event::McpNotification { .. }
-            | Event::RuleApplied { .. }
-            | Event::SandboxEstablished { .. }
-            | Event::MessageAppended { .. }
-            | Event::HistoryReplaced { .. }
-            | Event::ConfigResolved { .. }
-            | Event::SessionFinished { .. } => return,
+            events::ignored!(
+                turn_marks, notes, result_records, conversation;
+                AssistantMessage, ToolFinished, CheckpointCreated, SessionFinished
+            ) => {
+                return;
+            }
         };
         self.line(&line);
     }

@@ -85,7 +85,7 @@ pub(crate) struct Sinks {
 /// appends to its events. `unrecorded` is told when a tool call's start cannot be written.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attach(
-    emitter: Arc<Emitter>,
+    emitter: &Emitter,
     out_dir: &Path,
     job: &str,
     format: Format,
@@ -163,7 +163,7 @@ pub(crate) fn attach_outputs(
     redactor: &Redactor,
     stop: &StopSignal,
 ) -> Result<Sinks, StartError> {
-    opts.log.set_redactor(redactor.clone());
+    opts.log.set_redactor(redactor);
     // The run writes its own records from here: what an earlier run (or process) left
     // that reports an outcome goes, so none of it can stand for this run's.
     super::run_files::clear_outcome_files(&placed.out_dir)
@@ -174,7 +174,7 @@ pub(crate) fn attach_outputs(
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), masks.as_bytes());
     }
     let sinks = attach(
-        emitter.clone(),
+        emitter,
         &placed.out_dir,
         &config.job().name,
         config.format(),

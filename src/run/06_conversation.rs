@@ -41,32 +41,29 @@ pub(crate) fn conversation(
     prompt: Option<String>,
 ) -> (RunState, Session) {
     let mut budget = Budget::new(config.job().limits.clone());
-    match resume {
-        Some(r) => {
-            let mut s = r.session;
-            // The configuration in force now (the stored one with the resume's flags).
-            s.job.config = Some(config.view());
-            budget.restore(s.turns, s.usage, s.cost_usd);
-            let mut state = RunState::new(s.history.clone(), budget);
-            state.in_flight = s.in_flight.clone();
-            state.follow_up = r.prompt.map(Message::user);
-            if r.continuation.answered {
-                state.final_text = super::continuation::last_answer(&state.history);
-            }
-            (state, s)
+    if let Some(r) = resume {
+        let mut s = r.session;
+        // The configuration in force now (the stored one with the resume's flags).
+        s.job.config = Some(config.view());
+        budget.restore(s.turns, s.usage, s.cost_usd);
+        let mut state = RunState::new(s.history.clone(), budget);
+        state.in_flight = s.in_flight.clone();
+        state.follow_up = r.prompt.map(Message::user);
+        if r.continuation.answered {
+            state.final_text = super::continuation::last_answer(&state.history);
         }
-        None => {
-            let session = Session {
-                schema_version: SESSION_VERSION,
-                session_id: placed.run_id.clone(),
-                job: job_record(config),
-                workspace: placed.workspace.display().to_string(),
-                created_at: now(),
-                ..Session::default()
-            };
-            let first = Message::user(prompt.unwrap_or_default());
-            (RunState::new(vec![first], budget), session)
-        }
+        (state, s)
+    } else {
+        let session = Session {
+            schema_version: SESSION_VERSION,
+            session_id: placed.run_id.clone(),
+            job: job_record(config),
+            workspace: placed.workspace.display().to_string(),
+            created_at: now(),
+            ..Session::default()
+        };
+        let first = Message::user(prompt.unwrap_or_default());
+        (RunState::new(vec![first], budget), session)
     }
 }
 
@@ -112,14 +109,13 @@ pub(crate) async fn system(
         Some(rx) => rx.await.ok(),
         None => None,
     };
-    let status = match status {
-        Some(text) => (true, text),
-        None => {
-            let ws = placed.workspace.clone();
-            tokio::task::spawn_blocking(move || crate::agent::git_status(&ws))
-                .await
-                .map_err(|e| RunError::Git(e.to_string()))?
-        }
+    let status = if let Some(text) = status {
+        (true, text)
+    } else {
+        let ws = placed.workspace.clone();
+        tokio::task::spawn_blocking(move || crate::agent::git_status(&ws))
+            .await
+            .map_err(|e| RunError::Git(e.to_string()))?
     };
     Ok(system_prompt(
         config.job(),

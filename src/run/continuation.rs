@@ -138,12 +138,11 @@ fn done_calls(history: &[Message], events: &[Envelope]) -> Vec<DoneCall> {
             Message::Assistant { tool_calls, .. } => {
                 for c in tool_calls {
                     let args = serde_json::from_str(&c.arguments).unwrap_or_default();
-                    let at = match calls.get(&c.id) {
-                        Some(known) => known.2.clone(),
-                        None => {
-                            order.push(c.id.clone());
-                            None
-                        }
+                    let at = if let Some(known) = calls.get(&c.id) {
+                        known.2.clone()
+                    } else {
+                        order.push(c.id.clone());
+                        None
                     };
                     calls.insert(c.id.clone(), (c.name.clone(), args, at));
                 }

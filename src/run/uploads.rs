@@ -80,7 +80,7 @@ pub(crate) fn artifacts_template(job: &Job, run_id: &str) -> Option<String> {
 pub(crate) const LAST_TRY: Duration = Duration::from_secs(2);
 
 /// What an upload cut by a signal reports.
-fn interrupted(so_far: UploadStatus, what: &str) -> UploadStatus {
+fn interrupted(so_far: &UploadStatus, what: &str) -> UploadStatus {
     UploadStatus {
         ok: false,
         failures: so_far.failures + 1,
@@ -88,7 +88,7 @@ fn interrupted(so_far: UploadStatus, what: &str) -> UploadStatus {
             "interrupted by a signal before the {what} finished"
         )),
         last_at: Some(crate::events::now()),
-        ..so_far
+        ..*so_far
     }
 }
 
@@ -116,7 +116,7 @@ pub(crate) async fn upload_artifacts(
     let upload = uploader.upload_artifacts(&template, &list, Some(deadline));
     let status = tokio::select! {
         biased;
-        () = interrupt.cancelled() => interrupted(uploader.status(), "artifact upload"),
+        () = interrupt.cancelled() => interrupted(&uploader.status(), "artifact upload"),
         status = upload => status,
     };
     emitter.emit(status.event_for(crate::events::UploadTarget::Artifacts));
@@ -149,7 +149,7 @@ pub(crate) async fn finish(
     };
     let status = tokio::select! {
         status = handle.finish(Some(body)) => status,
-        () = last_try => interrupted(so_far, "final session upload"),
+        () = last_try => interrupted(&so_far, "final session upload"),
     };
     emitter.emit(status.event());
     if !status.ok {

@@ -268,6 +268,7 @@ fn say_ready() {
 }
 
 /// How the call ended: the command's own status, or a signal cn-run sent the supervisor.
+#[derive(Clone, Copy)]
 enum Ended {
     Status(rustix::process::WaitStatus),
     Asked(Signal),

@@ -99,12 +99,11 @@ impl Deferred {
                 let (policy, probe) = super::status::establish_unless(policy, &flag)?;
                 Some(Established::of(policy, probe))
             });
-        let (cell, thread) = match thread {
-            Ok(handle) => (OnceLock::new(), Some(handle)),
-            Err(_) => {
-                let (policy, probe) = super::establish(asked.clone());
-                (OnceLock::from(Established::of(policy, probe)), None)
-            }
+        let (cell, thread) = if let Ok(handle) = thread {
+            (OnceLock::new(), Some(handle))
+        } else {
+            let (policy, probe) = super::establish(asked.clone());
+            (OnceLock::from(Established::of(policy, probe)), None)
         };
         Deferred(Arc::new(Inner {
             cell,
@@ -194,12 +193,11 @@ impl Inner {
     /// The thread's outcome; should it have stopped or panicked, the policy as asked is
     /// established here instead (commands never run with less than it finds).
     fn join(&self) -> Established {
-        match self.take_thread().map(JoinHandle::join) {
-            Some(Ok(Some(established))) => established,
-            _ => {
-                let (policy, probe) = super::establish(self.asked.clone());
-                Established::of(policy, probe)
-            }
+        if let Some(Ok(Some(established))) = self.take_thread().map(JoinHandle::join) {
+            established
+        } else {
+            let (policy, probe) = super::establish(self.asked.clone());
+            Established::of(policy, probe)
         }
     }
 

@@ -8,7 +8,7 @@
 
 use super::item::{Item, Progress};
 use crate::checkpoint::Checkpoint;
-use crate::events::{Envelope, Event};
+use crate::events::{self, Envelope, Event};
 
 /// The counters between two events that state them, and the lines each event makes.
 #[derive(Debug, Clone, Default)]
@@ -111,25 +111,10 @@ impl EventFold {
             }
             // Not part of the session: what a resume starts from is the conversation and
             // the counters above.
-            Event::RunStarted { .. }
-            | Event::AttemptStarted { .. }
-            | Event::ModelRetry { .. }
-            | Event::OutputIncomplete { .. }
-            | Event::PermissionDecision { .. }
-            | Event::HookRan { .. }
-            | Event::ToolFinished { .. }
-            | Event::Compaction { .. }
-            | Event::CheckFinished(_)
-            | Event::OutputValidated { .. }
-            | Event::ArtifactCollected(_)
-            | Event::UploadFinished { .. }
-            | Event::McpServer(_)
-            | Event::ChangesRecorded(_)
-            | Event::McpNotification { .. }
-            | Event::RuleApplied { .. }
-            | Event::SandboxEstablished { .. }
-            | Event::Warning { .. }
-            | Event::RunCompleted { .. } => Vec::new(),
+            events::ignored!(
+                call_details, notes, result_records;
+                RunStarted, ModelRetry, ToolFinished, Warning, RunCompleted
+            ) => Vec::new(),
         }
     }
 

@@ -256,7 +256,7 @@ fn checkpoints_config_and_the_end_fold_in() {
     let run = start(dir.path(), &[Message::user("go")]);
     run.emitter.emit(Event::ConfigResolved {
         config: Box::new(crate::events::config_sample(
-            serde_json::json!({"key": "sk-secret-123456"}),
+            serde_json::json!({"api_key_env": "sk-secret-123456"}),
         )),
     });
     for index in [0, 1] {
@@ -282,7 +282,7 @@ fn checkpoints_config_and_the_end_fold_in() {
     assert_eq!(back.checkpoints.len(), 2);
     assert_eq!(back.checkpoints[1]["reference"], "refs/cn-run/r1/1");
     assert_eq!(back.checkpoints[1]["files_changed"], 2);
-    assert_eq!(back.config.unwrap()["flags"]["key"], "[REDACTED]");
+    assert_eq!(back.config.unwrap()["flags"]["api_key_env"], "[REDACTED]");
     assert_eq!(back.state, SessionState::Finished);
     assert_eq!(back.status.as_deref(), Some("success"));
     assert_eq!(back.checklist.as_deref(), Some("- [x] done"));

@@ -74,27 +74,26 @@ pub struct RunTrace {
 impl RunTrace {
     /// A run's trace under `parent` (or a new trace), its span ids salted with `salt`.
     pub fn new(parent: Option<&TraceParent>, exported: bool, salt: [u8; 8]) -> Self {
-        match parent {
-            Some(p) => RunTrace {
+        if let Some(p) = parent {
+            RunTrace {
                 trace_id: p.trace_id,
                 parent: Some(p.span_id),
                 flags: p.flags,
                 state: p.state.clone(),
                 exported,
                 salt,
-            },
-            None => {
-                let mut id = [0u8; 16];
-                id[..8].copy_from_slice(&fastrand::u64(1..).to_be_bytes());
-                id[8..].copy_from_slice(&fastrand::u64(..).to_be_bytes());
-                RunTrace {
-                    trace_id: TraceId::from_bytes(id),
-                    parent: None,
-                    flags: TraceFlags::SAMPLED,
-                    state: None,
-                    exported,
-                    salt,
-                }
+            }
+        } else {
+            let mut id = [0u8; 16];
+            id[..8].copy_from_slice(&fastrand::u64(1..).to_be_bytes());
+            id[8..].copy_from_slice(&fastrand::u64(..).to_be_bytes());
+            RunTrace {
+                trace_id: TraceId::from_bytes(id),
+                parent: None,
+                flags: TraceFlags::SAMPLED,
+                state: None,
+                exported,
+                salt,
             }
         }
     }

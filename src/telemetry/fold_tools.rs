@@ -324,7 +324,7 @@ impl RunFold {
         let key = format!("{scope}/{tool_call_id}");
         if let Some(command) = self.calls.commands.remove(&key) {
             let (code, error) = command_end(content, command.ok);
-            self.command_span(scope, tool_call_id, command, code, error);
+            self.command_span(scope, tool_call_id, &command, code, error);
         }
         self.calls.tool_span(&self.trace, scope, tool_call_id)
     }
@@ -334,7 +334,7 @@ impl RunFold {
         &mut self,
         scope: &str,
         call_id: &str,
-        c: Command,
+        c: &Command,
         code: Option<i64>,
         error: Option<&'static str>,
     ) {
@@ -376,7 +376,7 @@ impl RunFold {
             self.command_span(
                 &scope,
                 &call,
-                command,
+                &command,
                 ok.then_some(0),
                 (!ok).then_some("cancelled"),
             );

@@ -65,11 +65,7 @@ fn shape(event: &Event) -> Option<(&'static str, Severity, &'static [&'static st
             let severity = if failed(status) { warn } else { info };
             ("cn_run.run.completed", severity, &["result", "checklist"])
         }
-        Event::MessageAppended { .. }
-        | Event::HistoryReplaced { .. }
-        | Event::ConfigResolved { .. } => {
-            return None;
-        }
+        crate::events::ignored!(conversation) => return None,
     })
 }
 

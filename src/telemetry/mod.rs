@@ -115,17 +115,16 @@ impl Telemetry {
             return;
         }
         let timeout = self.settings.timeout;
-        match answer.recv_timeout(timeout) {
-            Ok(problems) => {
-                for p in problems {
-                    tracing::warn!("telemetry: {p}; the run's outcome is unchanged");
-                }
+        if let Ok(problems) = answer.recv_timeout(timeout) {
+            for p in problems {
+                tracing::warn!("telemetry: {p}; the run's outcome is unchanged");
             }
-            Err(_) => tracing::warn!(
+        } else {
+            tracing::warn!(
                 "telemetry: the collector did not take the run's telemetry within {} s \
-                 (OTEL_EXPORTER_OTLP_TIMEOUT); what was not sent is dropped",
+             (OTEL_EXPORTER_OTLP_TIMEOUT); what was not sent is dropped",
                 timeout.as_secs_f64()
-            ),
+            )
         }
     }
 }

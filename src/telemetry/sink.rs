@@ -6,7 +6,7 @@ use std::sync::mpsc::Sender;
 
 use super::Msg;
 use crate::conversation::Message;
-use crate::events::{Envelope, Event, EventSink};
+use crate::events::{self, Envelope, Event, EventSink};
 
 /// Bytes of a tool result the fold reads (the end, where a command's exit code is).
 const RESULT_TAIL: usize = 512;
@@ -55,34 +55,12 @@ fn slim(event: &Event) -> Option<Event> {
                 images: Vec::new(),
             },
         }),
-        Event::MessageAppended { .. }
-        | Event::HistoryReplaced { .. }
-        | Event::ConfigResolved { .. } => None,
-        Event::RunStarted { .. }
-        | Event::SandboxEstablished { .. }
-        | Event::AttemptStarted { .. }
-        | Event::TurnStarted { .. }
-        | Event::ModelRetry { .. }
-        | Event::AssistantMessage { .. }
-        | Event::OutputIncomplete { .. }
-        | Event::PermissionDecision { .. }
-        | Event::HookRan { .. }
-        | Event::ToolStarted { .. }
-        | Event::ToolFinished { .. }
-        | Event::TurnCompleted { .. }
-        | Event::Compaction { .. }
-        | Event::CheckpointCreated { .. }
-        | Event::CheckFinished(_)
-        | Event::OutputValidated { .. }
-        | Event::ArtifactCollected(_)
-        | Event::UploadFinished { .. }
-        | Event::McpServer(_)
-        | Event::ChangesRecorded(_)
-        | Event::McpNotification { .. }
-        | Event::RuleApplied { .. }
-        | Event::Warning { .. }
-        | Event::SessionFinished { .. }
-        | Event::RunCompleted { .. } => Some(event.clone()),
+        events::ignored!(conversation) => None,
+        events::ignored!(
+            turn_marks, call_details, notes, result_records;
+            RunStarted, ModelRetry, AssistantMessage, ToolStarted, ToolFinished,
+            CheckpointCreated, Warning, SessionFinished, RunCompleted
+        ) => Some(event.clone()),
     }
 }
 

@@ -328,12 +328,11 @@ async fn supervise(
             .and_then(|st| st.ok());
     }
     kill_group(job.pid);
-    let status = match status {
-        Some(st) => Some(st),
-        None => {
-            let _ = child.start_kill();
-            child.wait().await.ok()
-        }
+    let status = if let Some(st) = status {
+        Some(st)
+    } else {
+        let _ = child.start_kill();
+        child.wait().await.ok()
     };
     for pump in pumps {
         let _ = tokio::time::timeout(Duration::from_secs(2), pump).await;

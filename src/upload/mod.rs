@@ -181,9 +181,10 @@ impl Uploader {
             deadline,
         )
         .await;
-        match &outcome.error {
-            Some(e) => tracing::warn!("upload failed: {}", self.redactor.redact(e)),
-            None => tracing::debug!("uploaded {} bytes to {}", body.len(), display_url(url)),
+        if let Some(e) = &outcome.error {
+            tracing::warn!("upload failed: {}", self.redactor.redact(e))
+        } else {
+            tracing::debug!("uploaded {} bytes to {}", body.len(), display_url(url))
         }
         outcome
     }

@@ -98,19 +98,18 @@ impl UploaderHandle {
             return self.uploader.record(&[outcome]);
         };
         let upload = self.uploader.upload(&body, Some(deadline));
-        match tokio::time::timeout_at(deadline, upload).await {
-            Ok(status) => status,
-            Err(_) => {
-                let outcome = PutOutcome::failed(
-                    None,
-                    format!(
-                        "final upload to {} did not finish within {} s",
-                        self.uploader.target.session_display(),
-                        cap.as_secs_f64()
-                    ),
-                );
-                self.uploader.record(&[outcome])
-            }
+        if let Ok(status) = tokio::time::timeout_at(deadline, upload).await {
+            status
+        } else {
+            let outcome = PutOutcome::failed(
+                None,
+                format!(
+                    "final upload to {} did not finish within {} s",
+                    self.uploader.target.session_display(),
+                    cap.as_secs_f64()
+                ),
+            );
+            self.uploader.record(&[outcome])
         }
     }
 }

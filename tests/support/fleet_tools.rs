@@ -74,8 +74,8 @@ fn python(prelude: &str, code: &str) -> Vec<u8> {
     out.stdout
 }
 
-fn lines(out: Vec<u8>) -> Vec<String> {
-    String::from_utf8_lossy(&out)
+fn lines(out: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(out)
         .lines()
         .map(str::to_owned)
         .collect()
@@ -153,7 +153,7 @@ impl StoreServer for Moto {
     }
 
     fn keys(&self, prefix: &str) -> Vec<String> {
-        lines(self.run_python(&format!(
+        lines(&self.run_python(&format!(
             "r = s3.list_objects_v2(Bucket={:?}, Prefix={prefix:?})\nfor o in r.get('Contents', []): print(o['Key'])",
             self.bucket
         )))
@@ -242,7 +242,7 @@ impl StoreServer for Azurite {
     }
 
     fn keys(&self, prefix: &str) -> Vec<String> {
-        lines(self.python(&format!(
+        lines(&self.python(&format!(
             "for b in c.list_blobs(name_starts_with={prefix:?}): print(b.name)"
         )))
     }

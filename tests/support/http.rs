@@ -88,7 +88,7 @@ impl Reply {
     }
 
     /// A JSON body with a `content-length`.
-    pub fn json(status: u16, body: serde_json::Value) -> Reply {
+    pub fn json(status: u16, body: &serde_json::Value) -> Reply {
         Reply::text(status, "application/json", body.to_string())
     }
 
@@ -266,7 +266,7 @@ async fn connection(mut socket: TcpStream, replies: Replies, requests: Requests)
         let reply = next.unwrap_or_else(|| {
             Reply::json(
                 500,
-                serde_json::json!({"error": {"message": "mock server: no reply left"}}),
+                &serde_json::json!({"error": {"message": "mock server: no reply left"}}),
             )
         });
         match write_reply(&mut socket, reply).await {

@@ -15,7 +15,7 @@ pub fn data(value: &Value) -> String {
 pub mod openai {
     use super::{Value, data, json};
 
-    fn chunk(delta: Value, finish: Option<&str>) -> String {
+    fn chunk(delta: &Value, finish: Option<&str>) -> String {
         data(&json!({
             "id": "chatcmpl-test",
             "object": "chat.completion.chunk",
@@ -27,17 +27,17 @@ pub mod openai {
 
     /// The first chunk most servers send: the role and empty content.
     pub fn role() -> String {
-        chunk(json!({"role": "assistant", "content": ""}), None)
+        chunk(&json!({"role": "assistant", "content": ""}), None)
     }
 
     pub fn text(text: &str) -> String {
-        chunk(json!({"content": text}), None)
+        chunk(&json!({"content": text}), None)
     }
 
     /// A tool call: a chunk with id and name, then one chunk per argument piece.
     pub fn tool_call(index: usize, id: &str, name: &str, args_in_pieces: &[&str]) -> Vec<String> {
         let mut out = vec![chunk(
-            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+            &json!({"tool_calls": [{"index": index, "id": id, "type": "function",
                                    "function": {"name": name, "arguments": ""}}]}),
             None,
         )];
@@ -48,13 +48,13 @@ pub mod openai {
     /// One more piece of the arguments of the call at `index`.
     pub fn tool_args(index: usize, piece: &str) -> String {
         chunk(
-            json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+            &json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
             None,
         )
     }
 
     pub fn finish(reason: &str) -> String {
-        chunk(json!({}), Some(reason))
+        chunk(&json!({}), Some(reason))
     }
 
     /// The usage chunk sent last when `stream_options.include_usage` is set.

@@ -174,20 +174,17 @@ fn thinking_blocks_go_back_first_and_thinking_drops_the_temperature() {
             .collect();
         assert_eq!(kinds, ["thinking", "redacted_thinking", "text", "tool_use"]);
         assert_eq!(body["messages"][1]["content"][0]["signature"], "sig");
-        match thinking {
-            Some(budget) => {
-                assert_eq!(
-                    body["thinking"],
-                    json!({"type": "enabled", "budget_tokens": budget})
-                );
-                assert!(body.get("temperature").is_none());
-                assert_eq!(body["max_tokens"], 2048 + 8192);
-            }
-            None => {
-                assert!(body.get("thinking").is_none());
-                assert_eq!(body["temperature"], 0.5);
-                assert_eq!(body["max_tokens"], 8192);
-            }
+        if let Some(budget) = thinking {
+            assert_eq!(
+                body["thinking"],
+                json!({"type": "enabled", "budget_tokens": budget})
+            );
+            assert!(body.get("temperature").is_none());
+            assert_eq!(body["max_tokens"], 2048 + 8192);
+        } else {
+            assert!(body.get("thinking").is_none());
+            assert_eq!(body["temperature"], 0.5);
+            assert_eq!(body["max_tokens"], 8192);
         }
     }
 }

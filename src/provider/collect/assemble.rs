@@ -214,8 +214,21 @@ mod tests {
     use crate::provider::{FinishReason, StreamEvent};
 
     fn delta(index: usize, id: Option<&str>, name: Option<&str>, args: &str) -> StreamEvent {
+        piece(Some(index), id, name, args)
+    }
+
+    fn no_index(id: Option<&str>, name: Option<&str>, args: &str) -> StreamEvent {
+        piece(None, id, name, args)
+    }
+
+    fn piece(
+        index: Option<usize>,
+        id: Option<&str>,
+        name: Option<&str>,
+        args: &str,
+    ) -> StreamEvent {
         StreamEvent::ToolCallDelta {
-            index: Some(index),
+            index,
             id: id.map(str::to_string),
             name: name.map(str::to_string),
             arguments: args.to_string(),
@@ -243,17 +256,12 @@ mod tests {
             StreamEvent::Finish(FinishReason::ToolCalls),
         ]);
         assert_eq!(turn.text, "Let me look.");
-        let got: Vec<_> = turn
-            .tool_calls
-            .iter()
-            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
-            .collect();
         assert_eq!(
-            got,
-            vec![
+            calls(&turn),
+            these(&[
                 ("a", "Read", "{\"filepath\": \"x\"}"),
                 ("b", "List", "{\"dirpath\": \".\"}")
-            ]
+            ])
         );
         assert_eq!(turn.finish, Some(FinishReason::ToolCalls));
     }
@@ -281,28 +289,13 @@ mod tests {
                 "{\"checklist\":\"- [ ] a\"}",
             ),
         ]);
-        let got: Vec<_> = turn
-            .tool_calls
-            .iter()
-            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
-            .collect();
         assert_eq!(
-            got,
-            vec![
+            calls(&turn),
+            these(&[
                 ("call_0", "Exit", "{}"),
                 ("call_2", "Checklist", "{\"checklist\":\"- [ ] a\"}")
-            ]
+            ])
         );
-    }
-
-    fn no_index(id: Option<&str>, name: Option<&str>, args: &str) -> StreamEvent {
-        StreamEvent::ToolCallDelta {
-            index: None,
-            id: id.map(str::to_string),
-            name: name.map(str::to_string),
-            arguments: args.to_string(),
-            extra: None,
-        }
     }
 
     fn calls(turn: &crate::provider::AssistantTurn) -> Vec<(String, String, String)> {
@@ -312,8 +305,16 @@ mod tests {
             .collect()
     }
 
+    /// The calls as `calls` gives them.
+    fn these(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+        let owned = |(id, name, args): &(&str, &str, &str)| {
+            (id.to_string(), name.to_string(), args.to_string())
+        };
+        list.iter().map(owned).collect()
+    }
+
     fn one(id: &str, name: &str, args: &str) -> Vec<(String, String, String)> {
-        vec![(id.into(), name.into(), args.into())]
+        these(&[(id, name, args)])
     }
 
     #[test]

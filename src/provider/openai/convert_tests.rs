@@ -257,10 +257,9 @@ mod usage {
 
     fn usage_of(usage: serde_json::Value) -> Usage {
         let mut out = Vec::new();
-        chunk_events(
-            serde_json::from_value(json!({"choices": [], "usage": usage})).unwrap(),
-            &mut out,
-        );
+        let mut chunk = json!({"choices": []});
+        chunk["usage"] = usage;
+        chunk_events(serde_json::from_value(chunk).unwrap(), &mut out);
         match out.pop() {
             Some(StreamEvent::Usage(u)) => u,
             other => panic!("{other:?}"),

@@ -91,12 +91,12 @@ pub(super) enum ErrorKind {
 
 /// Parses script text: a list of turns, or a mapping with `turns`.
 pub(super) fn parse(text: &str) -> Result<Vec<Turn>, ProviderError> {
-    let shape: serde_yaml::Value = serde_yaml::from_str(text).map_err(bad_script)?;
+    let shape: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| bad_script(&e))?;
     let turns = if shape.is_sequence() {
-        serde_yaml::from_str::<Vec<Turn>>(text).map_err(bad_script)?
+        serde_yaml::from_str::<Vec<Turn>>(text).map_err(|e| bad_script(&e))?
     } else {
         serde_yaml::from_str::<Document>(text)
-            .map_err(bad_script)?
+            .map_err(|e| bad_script(&e))?
             .turns
     };
     for (n, turn) in turns.iter().enumerate() {
@@ -114,7 +114,7 @@ pub(super) fn parse(text: &str) -> Result<Vec<Turn>, ProviderError> {
     Ok(turns)
 }
 
-fn bad_script(err: serde_yaml::Error) -> ProviderError {
+fn bad_script(err: &serde_yaml::Error) -> ProviderError {
     ProviderError::Script(format!("invalid script: {err}"))
 }
 

@@ -227,12 +227,11 @@ fn resolve_name(name: &str, tools: &[ToolSpec]) -> String {
             .iter()
             .find(|t| t.name.to_lowercase().contains(&lower))
     };
-    match exact.or_else(partial) {
-        Some(tool) => tool.name.clone(),
-        None => {
-            tracing::warn!(name, "no offered tool matches the scripted tool name");
-            wanted.to_string()
-        }
+    if let Some(tool) = exact.or_else(partial) {
+        tool.name.clone()
+    } else {
+        tracing::warn!(name, "no offered tool matches the scripted tool name");
+        wanted.to_string()
     }
 }
 

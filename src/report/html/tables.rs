@@ -9,7 +9,7 @@ use super::sections::word;
 use super::text::{count, size};
 use super::{Ctx, between, call_anchor, checkpoint_anchor, diff, dollars, duration, turn_anchor};
 
-fn section(id: &str, title: &str, body: Markup) -> Markup {
+fn section(id: &str, title: &str, body: &Markup) -> Markup {
     html! {
         section id=(id) aria-labelledby=(format!("h-{id}")) {
             h2 id=(format!("h-{id}")) { (title) }
@@ -29,7 +29,7 @@ pub(super) fn timeline(cx: &Ctx<'_>) -> Markup {
     section(
         "timeline",
         "Turns",
-        html! {
+        &html! {
             @if turns.is_empty() { p class="muted" { "No turn started." } }
             @else {
                 p class="meta" { "Tokens and cost of each turn's responses (a subagent's count in the turn that called it)." }
@@ -66,7 +66,7 @@ pub(super) fn checks(cx: &Ctx<'_>) -> Markup {
     section(
         "checks",
         "Checks",
-        html! {
+        &html! {
             @if r.checks.is_empty() { p { "Declared but not run: " @for c in &r.checks_declared { code { (c) } " " } } }
             @for c in &r.checks {
                 div class=(format!("call {}", if c.passed { "allowed" } else { "denied" })) {
@@ -86,7 +86,7 @@ pub(super) fn denials(cx: &Ctx<'_>) -> Markup {
     section(
         "denials",
         "Denials",
-        html! {
+        &html! {
             div class="table" { table {
                 thead { tr { th class="num" { "Turn" } th { "Call" } th { "Verdict" } th { "Rule" } th { "Why" } th { "A job allows it with" } } }
                 tbody { @for d in &cx.t.result.permission_denials { tr {
@@ -109,7 +109,7 @@ pub(super) fn changes(cx: &Ctx<'_>) -> Markup {
     section(
         "changes",
         "Changes",
-        html! {
+        &html! {
             @if let Some(d) = c.diff { p { (d.files) " file(s) changed, +" (d.insertions) " −" (d.deletions) " (diff.patch)." } }
             @else { p class="muted" { "No diff (not a git workspace, or the diff failed: see Warnings)." } }
             @if let Some(bytes) = c.git_added_bytes { p class="meta" { "The checkpoints added " (size(bytes as usize)) " to .git." } }
@@ -127,7 +127,7 @@ pub(super) fn checkpoints(cx: &Ctx<'_>) -> Markup {
     section(
         "checkpoints",
         "Checkpoints",
-        html! {
+        &html! {
             p class="meta" { "Snapshots of the workspace (hidden git refs); " code { "cn-run rollback RUN --to N" } " goes back to one." }
             div class="table" { table {
                 thead { tr { th class="num" { "N" } th { "After" } th class="num" { "Files" } th { "Commit" } th { "Ref" } } }
@@ -147,7 +147,7 @@ pub(super) fn artifacts(cx: &Ctx<'_>) -> Markup {
     section(
         "artifacts",
         "Artifacts",
-        html! {
+        &html! {
             div class="table" { table {
                 thead { tr { th { "File" } th class="num" { "Size" } th { "Type" } th { "SHA-256" } } }
                 tbody { @for a in &cx.t.result.artifacts { tr {
@@ -162,7 +162,7 @@ pub(super) fn mcp(cx: &Ctx<'_>) -> Markup {
     section(
         "mcp",
         "MCP servers",
-        html! {
+        &html! {
             div class="table" { table {
                 thead { tr { th { "Server" } th { "Transport" } th { "Status" } th class="num" { "Tools" } th class="num" { "Start" } th { "Note" } } }
                 tbody { @for s in &cx.t.result.mcp_servers { tr {
@@ -183,7 +183,7 @@ pub(super) fn subagents(cx: &Ctx<'_>) -> Markup {
     section(
         "subagents",
         "Subagents",
-        html! {
+        &html! {
             p class="meta" { "Each nested agent's conversation is inside the call it worked for." }
             div class="table" { table {
                 thead { tr { th { "Call" } th class="num" { "Responses" } th class="num" { "In" } th class="num" { "Out" } th class="num" { "Cost" } } }
@@ -207,7 +207,7 @@ pub(super) fn warnings(cx: &Ctx<'_>) -> Markup {
     section(
         "warnings",
         "Warnings",
-        html! {
+        &html! {
             ul { @for w in &r.warnings { li { (w) } } }
             @for (what, u) in uploads { @if let Some(u) = u {
                 p { (what) ": " (if u.ok { "ok" } else { "failed" }) ", " (u.uploads) " PUTs, " (u.failures) " failed"

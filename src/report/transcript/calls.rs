@@ -21,8 +21,7 @@ impl TranscriptFold {
         else {
             return;
         };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
+        let c = self.call_mut(agent, call_id, tool, env.seq);
         c.arguments = Some(arguments.clone());
         c.verdict = Verdict::Decided {
             resolution: *resolution,
@@ -42,8 +41,7 @@ impl TranscriptFold {
         else {
             return;
         };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
+        let c = self.call_mut(agent, call_id, tool, env.seq);
         c.arguments = Some(arguments.clone());
         if !matches!(c.verdict, Verdict::Decided { .. }) {
             c.verdict = Verdict::Allowed(decision.clone());
@@ -63,8 +61,7 @@ impl TranscriptFold {
         else {
             return;
         };
-        let call = self.call_for(agent, call_id, tool, env.seq);
-        let c = &mut self.t.calls[call];
+        let c = self.call_mut(agent, call_id, tool, env.seq);
         c.status = Some(*status);
         c.duration_ms = Some(*duration_ms);
         if c.output.is_none() {
@@ -151,6 +148,12 @@ impl TranscriptFold {
         self.calls_by_id.insert((agent, call.id.clone()), index);
         self.any_call.insert(call.id.clone(), index);
         index
+    }
+
+    /// The call `id` of `agent`, to change (made as `call_for` makes it).
+    fn call_mut(&mut self, agent: usize, id: &str, tool: &str, seq: u64) -> &mut Call {
+        let call = self.call_for(agent, id, tool, seq);
+        &mut self.t.calls[call]
     }
 
     /// The call an event names; one the model's response did not show (its events were

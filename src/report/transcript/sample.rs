@@ -20,8 +20,10 @@ impl Events {
         if let Some(p) = parent {
             v["parent_call_id"] = json!(p);
         }
-        for (k, val) in event.as_object().into_iter().flatten() {
-            v[k] = val.clone();
+        if let Value::Object(fields) = event {
+            for (k, val) in fields {
+                v[k] = val;
+            }
         }
         self.list.push(serde_json::from_value(v).unwrap());
         self
@@ -83,23 +85,21 @@ impl Events {
         args: Value,
         out: &str,
     ) -> &mut Self {
-        self.push(
-            parent,
-            json!({"type": "tool.started", "turn": 1, "call_id": id, "tool": tool, "arguments": args,
-                "decision": {"permission": "allow", "rule": "Bash(echo *)", "source": "job",
-                    "reason": "allowed by the job", "allow_hint": null}}),
-        );
+        let mut started = json!({"type": "tool.started", "turn": 1, "call_id": id, "tool": tool,
+            "decision": {"permission": "allow", "rule": "Bash(echo *)", "source": "job",
+                "reason": "allowed by the job", "allow_hint": null}});
+        started["arguments"] = args;
+        self.push(parent, started);
         self.result(parent, id, tool, out, false)
     }
 
     /// A call a rule excluded.
     pub(crate) fn denied(&mut self, id: &str, tool: &str, args: Value, rule: &str) -> &mut Self {
-        self.push(
-            None,
-            json!({"type": "permission.decision", "turn": 1, "call_id": id, "tool": tool,
-                "arguments": args, "resolution": "denied", "permission": "exclude", "rule": rule,
-                "source": "job", "reason": format!("excluded by {rule}"), "allow_hint": rule}),
-        );
+        let mut decision = json!({"type": "permission.decision", "turn": 1, "call_id": id,
+            "tool": tool, "resolution": "denied", "permission": "exclude", "rule": rule,
+            "source": "job", "reason": format!("excluded by {rule}"), "allow_hint": rule});
+        decision["arguments"] = args;
+        self.push(None, decision);
         self.result(None, id, tool, "Permission denied", true)
     }
 

@@ -21,7 +21,7 @@ const INSTRUCTION: &str = "Keep the ticket number OPS-42";
 fn context_error() -> Reply {
     Reply::json(
         400,
-        json!({"error": {"message": "This model's maximum context length is 8192 tokens.",
+        &json!({"error": {"message": "This model's maximum context length is 8192 tokens.",
             "code": "context_length_exceeded"}}),
     )
 }

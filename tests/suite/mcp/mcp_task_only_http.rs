@@ -178,10 +178,10 @@ impl Server {
             }
             _ => return response("202 Accepted", "text/plain", ""),
         };
-        self.frame(&method, id, result)
+        self.frame(&method, &id, &result)
     }
 
-    fn frame(&self, method: &str, id: Value, result: Value) -> String {
+    fn frame(&self, method: &str, id: &Value, result: &Value) -> String {
         let answer = match self.shape {
             Shape::KeyOrderAndCharset => {
                 format!(r#"{{"result":{result},"jsonrpc":"2.0","id":{id}}}"#)

@@ -385,9 +385,9 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
     for failing in [false, true] {
         let server = MockServer::start_with(move |_| {
             if failing {
-                Reply::json(503, serde_json::json!({}))
+                Reply::json(503, &serde_json::json!({}))
             } else {
-                Reply::json(200, serde_json::json!({}))
+                Reply::json(200, &serde_json::json!({}))
             }
         })
         .await;
@@ -448,7 +448,7 @@ async fn a_run_uploads_its_session_and_survives_a_failing_server() {
 async fn artifacts_are_uploaded_with_the_session() {
     use crate::support::http::{MockServer, Reply};
     use crate::support::runner::{cn_run, run, write_files};
-    let server = MockServer::start_with(|_| Reply::json(200, serde_json::json!({}))).await;
+    let server = MockServer::start_with(|_| Reply::json(200, &serde_json::json!({}))).await;
     let tmp = tempfile::tempdir().unwrap();
     let job = format!(
         "version: 1\nmodel: {{provider: script, name: m, script: s.yaml}}\nprompt: go\nartifacts: [\"reports/*.txt\"]\nupload: {{url: \"{0}/b/{{run_id}}/session.json\", artifacts_url: \"{0}/b/{{run_id}}/artifacts/{{path}}\"}}\npermissions: {{mode: auto}}\ntools: {{bash: {{env: [DEPLOY_TOKEN]}}}}\n",

@@ -47,7 +47,11 @@ fn empty_args() -> Value {
 /// `Ok(())` when cn-run agrees with Continue, otherwise what differs.
 type Outcome = Result<(), String>;
 
-fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, ours: T, continue_: T) -> Outcome {
+fn expect_eq<T: PartialEq + std::fmt::Debug + ?Sized>(
+    what: &str,
+    ours: &T,
+    continue_: &T,
+) -> Outcome {
     if ours == continue_ {
         Ok(())
     } else {
@@ -170,8 +174,8 @@ fn check_tool_permission(case: &Value, tables: &Value) -> Outcome {
         .unwrap_or(&case["expected_permission"]);
     expect_eq(
         "permission",
-        decision.permission,
-        permission(expected.as_str().unwrap_or("")),
+        &decision.permission,
+        &permission(expected.as_str().unwrap_or("")),
     )?;
     let matched = match &case["expected_matched_policy"] {
         Value::Null => None,
@@ -180,7 +184,7 @@ fn check_tool_permission(case: &Value, tables: &Value) -> Outcome {
     match decision.source {
         // The decision came from a dynamic check; Continue reports the static rule it overrode.
         Source::Evaluator | Source::Tool => Ok(()),
-        _ => expect_eq("matched rule", decision.rule, matched),
+        _ => expect_eq("matched rule", &decision.rule, &matched),
     }
 }
 
@@ -190,21 +194,25 @@ fn parse_tool_pattern(case: &Value) -> Outcome {
         let err = parsed.err().ok_or("cn-run accepts the pattern")?;
         return expect_eq(
             "error names the pattern",
-            err.to_string().contains(text(case, "pattern")),
-            true,
+            &err.to_string().contains(text(case, "pattern")),
+            &true,
         );
     }
     let parsed = parsed.map_err(|e| format!("cn-run rejects the pattern: {e}"))?;
     let expected = &case["expected_policy"];
-    expect_eq("tool", parsed.tool.as_str(), text(expected, "tool"))?;
+    expect_eq("tool", &parsed.tool.as_str(), &text(expected, "tool"))?;
     let matches = expected.get("argumentMatches").and_then(Value::as_object);
     let continue_arg = matches
         .and_then(|m| m.values().next())
         .and_then(Value::as_str);
-    expect_eq("argument pattern", parsed.argument.as_deref(), continue_arg)?;
+    expect_eq(
+        "argument pattern",
+        &parsed.argument.as_deref(),
+        &continue_arg,
+    )?;
     let continue_key = matches.and_then(|m| m.keys().next()).map(String::as_str);
     match continue_key {
-        Some(key) => expect_eq("argument key", argument_key(&parsed.tool), Some(key)),
+        Some(key) => expect_eq("argument key", &argument_key(&parsed.tool), &Some(key)),
         None => Ok(()),
     }
 }
@@ -229,8 +237,8 @@ fn resolve_precedence(case: &Value) -> Outcome {
     let policy = built.map_err(|e| format!("policy does not build: {e}"))?;
     expect_eq(
         "rule table",
-        table_rows(&policy),
-        rows(&case["expected_policies"]),
+        &table_rows(&policy),
+        &rows(&case["expected_policies"]),
     )
 }
 
@@ -256,11 +264,11 @@ fn initialize_sync(case: &Value) -> Outcome {
         ("normal", true) => Mode::Headless,
         (name, _) => mode_of(name),
     };
-    expect_eq("mode", policy.mode(), expected_mode)?;
+    expect_eq("mode", &policy.mode(), &expected_mode)?;
     expect_eq(
         "rule table",
-        table_rows(&policy),
-        rows(&case["expected_policies"]),
+        &table_rows(&policy),
+        &rows(&case["expected_policies"]),
     )
 }
 
@@ -273,9 +281,9 @@ fn default_structure(case: &Value) -> Outcome {
                 .iter()
                 .filter(|r| r.pattern != "*" && r.pattern.ends_with('*'))
                 .collect();
-            expect_eq("prefix wildcard rules", prefixes, vec![])
+            expect_eq("prefix wildcard rules", &prefixes, &vec![])
         }
-        a if a.contains("catch-all is the last entry") => expect_eq("last rule", last, Some("*")),
+        a if a.contains("catch-all is the last entry") => expect_eq("last rule", &last, &Some("*")),
         other => Err(format!("unknown assertion {other:?}")),
     }
 }
@@ -287,16 +295,16 @@ fn run_case(case: &Value, tables: &Value) -> Outcome {
         "checkToolPermission" => check_tool_permission(case, tables),
         "matchesToolPattern" => {
             let ours = matches_tool_pattern(text(case, "tool"), text(case, "pattern"), &args, root);
-            expect_eq("matches", ours, case["expected"] == json!(true))
+            expect_eq("matches", &ours, &(case["expected"] == json!(true)))
         }
         "matchesArguments" => {
             let ours = matches_arguments(&args, case["patterns"].as_object(), root);
-            expect_eq("matches", ours, case["expected"] == json!(true))
+            expect_eq("matches", &ours, &(case["expected"] == json!(true)))
         }
         "generatePolicyRule" => expect_eq(
             "rule",
-            suggest_allow_rule(text(case, "tool"), &args).as_str(),
-            text(case, "expected"),
+            &suggest_allow_rule(text(case, "tool"), &args).as_str(),
+            &text(case, "expected"),
         ),
         "parseToolPattern" => parse_tool_pattern(case),
         "yamlConfigToPolicies" => {
@@ -306,7 +314,7 @@ fn run_case(case: &Value, tables: &Value) -> Outcome {
                 .into_iter()
                 .map(|r| (r.pattern, r.permission))
                 .collect();
-            expect_eq("rules", ours, rows(&case["expected_policies"]))
+            expect_eq("rules", &ours, &rows(&case["expected_policies"]))
         }
         "defaultPolicyLookup" => {
             let input = PolicyInput {
@@ -317,8 +325,8 @@ fn run_case(case: &Value, tables: &Value) -> Outcome {
             let decision = policy.check(text(case, "tool"), &empty_args(), None);
             expect_eq(
                 "permission",
-                decision.permission,
-                permission(text(case, "expected_permission")),
+                &decision.permission,
+                &permission(text(case, "expected_permission")),
             )
         }
         "defaultPolicyStructure" => default_structure(case),

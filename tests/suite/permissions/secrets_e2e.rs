@@ -107,7 +107,7 @@ async fn leak_run(
     p: &'static Planted,
     format: &'static str,
 ) -> (Run, tempfile::TempDir, Vec<String>, usize) {
-    let upload = MockServer::start_with(|_| Reply::json(200, json!({}))).await;
+    let upload = MockServer::start_with(|_| Reply::json(200, &json!({}))).await;
     let fetch = MockServer::start_with(|_| Reply::text(200, "text/plain", "ok")).await;
     let tmp = tempfile::tempdir().unwrap();
     write_files(

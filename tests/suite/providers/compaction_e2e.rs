@@ -151,7 +151,7 @@ async fn a_300_turn_run_in_an_8k_window_never_overflows() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_context_length_error_compacts_and_retries_once() {
     let server = MockServer::start(vec![
-        Reply::json(400, json!({"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}})),
+        Reply::json(400, &json!({"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}})),
         Reply::sse(200, openai::answer("Summary: nothing done yet.")),
         Reply::sse(200, openai::answer("done after compaction")),
         // A model that stops right after a compaction is asked once to go on (as cn does).

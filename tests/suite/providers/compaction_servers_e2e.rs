@@ -64,14 +64,14 @@ impl Family {
                 let reply = if r.ends_with(".http") {
                     http_fixture("anthropic", &r).reply()
                 } else {
-                    Reply::json(400, json!({"type": "error", "error": {"type": "invalid_request_error", "message": r}}))
+                    Reply::json(400, &json!({"type": "error", "error": {"type": "invalid_request_error", "message": r}}))
                 };
                 (r, reply)
             }),
             Family::Mistral => mistral_refusal(body)
                 .map(|file| (file.to_owned(), http_fixture("mistral", file).reply())),
             Family::LlamaCpp | Family::LlamaCppText => openai_problem(body).map(|p| {
-                let reply = Reply::json(400, json!({"error": {"code": 400, "message": p, "type": "invalid_request_error"}}));
+                let reply = Reply::json(400, &json!({"error": {"code": 400, "message": p, "type": "invalid_request_error"}}));
                 (p, reply)
             }),
         }

@@ -51,11 +51,11 @@ fn context_error(d: Dialect) -> Reply {
     match d {
         Dialect::OpenAi => Reply::json(
             400,
-            json!({"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}}),
+            &json!({"error": {"message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}}),
         ),
         Dialect::Anthropic => Reply::json(
             400,
-            json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
+            &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
         ),
     }
 }

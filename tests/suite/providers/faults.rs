@@ -340,7 +340,7 @@ async fn a_200_with_an_error_body_is_classified_and_retried() {
         // A JSON error object with status 200.
         Reply::json(
             200,
-            json!({"error": {"message": "The server is overloaded", "type": "server_error"}}),
+            &json!({"error": {"message": "The server is overloaded", "type": "server_error"}}),
         ),
         // An error object inside an SSE stream that began normally.
         Reply::sse(
@@ -366,7 +366,7 @@ async fn a_200_with_a_fatal_error_body_exits_5_without_retrying() {
     let server = MockServer::start_with(|_| {
         Reply::json(
             200,
-            json!({"error": {"message": "Invalid API key", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+            &json!({"error": {"message": "Invalid API key", "type": "invalid_request_error", "code": "invalid_api_key"}}),
         )
     })
     .await;
@@ -487,7 +487,7 @@ async fn anthropic_overloaded_then_success() {
     let server = MockServer::start(vec![
         Reply::json(
             529,
-            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         ),
         Reply::sse(
             200,

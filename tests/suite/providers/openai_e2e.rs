@@ -144,12 +144,12 @@ async fn retry_after_429_then_500_then_success() {
     let server = MockServer::start(vec![
         Reply::json(
             429,
-            json!({"error": {"message": "slow down", "type": "rate_limit_exceeded"}}),
+            &json!({"error": {"message": "slow down", "type": "rate_limit_exceeded"}}),
         )
         .with_header("Retry-After", "0"),
         Reply::json(
             500,
-            json!({"error": {"message": "oops", "type": "server_error"}}),
+            &json!({"error": {"message": "oops", "type": "server_error"}}),
         ),
         Reply::sse(200, openai::answer("fine")),
     ])
@@ -169,7 +169,7 @@ async fn retry_after_429_then_500_then_success() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_outage_ends_in_exit_5_with_the_reason() {
     let server = MockServer::start_with(|_| {
-        Reply::json(503, json!({"error": {"message": "upstream unavailable"}}))
+        Reply::json(503, &json!({"error": {"message": "upstream unavailable"}}))
     })
     .await;
     let tmp = tempfile::tempdir().unwrap();
@@ -195,7 +195,7 @@ async fn an_outage_ends_in_exit_5_with_the_reason() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bad_key_is_not_retried_and_not_echoed() {
     let server = MockServer::start_with(|_| {
-        Reply::json(401, json!({"error": {"message": "Incorrect API key provided: sk-test-KEY-0123456789", "type": "invalid_request_error"}}))
+        Reply::json(401, &json!({"error": {"message": "Incorrect API key provided: sk-test-KEY-0123456789", "type": "invalid_request_error"}}))
     })
     .await;
     let tmp = tempfile::tempdir().unwrap();

@@ -185,9 +185,9 @@ async fn an_overloaded_error_mid_stream_is_retried() {
 #[tokio::test]
 async fn http_529_and_429_are_retried_with_their_retry_after() {
     let server = MockServer::start(vec![
-        Reply::json(529, json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
+        Reply::json(529, &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}))
             .with_header("retry-after", "0"),
-        Reply::json(429, json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}))
+        Reply::json(429, &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}))
             .with_header("retry-after-ms", "15"),
         Reply::sse(200, anthropic::answer("there")),
     ])
@@ -203,7 +203,7 @@ async fn http_529_and_429_are_retried_with_their_retry_after() {
 async fn a_bad_key_fails_at_once_without_showing_the_key() {
     let server = MockServer::start(vec![Reply::json(
         401,
-        json!({"type": "error", "error": {"type": "authentication_error", "message": format!("invalid x-api-key {KEY}")}}),
+        &json!({"type": "error", "error": {"type": "authentication_error", "message": format!("invalid x-api-key {KEY}")}}),
     )])
     .await;
     let run = run(&client(&server), &hello(), &quick_retries(3), IDLE).await;
@@ -216,7 +216,7 @@ async fn a_bad_key_fails_at_once_without_showing_the_key() {
 async fn a_prompt_that_is_too_long_is_a_context_length_error() {
     let server = MockServer::start(vec![Reply::json(
         400,
-        json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 201234 tokens > 200000 maximum"}}),
+        &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 201234 tokens > 200000 maximum"}}),
     )])
     .await;
     let run = run(&client(&server), &hello(), &quick_retries(3), IDLE).await;

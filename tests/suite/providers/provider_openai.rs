@@ -226,12 +226,12 @@ async fn a_rate_limit_then_an_outage_are_retried_until_the_answer_comes() {
     let server = MockServer::start(vec![
         Reply::json(
             429,
-            json!({"error": {"message": "Rate limit reached", "type": "requests"}}),
+            &json!({"error": {"message": "Rate limit reached", "type": "requests"}}),
         )
         .with_header("retry-after", "0"),
         Reply::json(
             500,
-            json!({"error": {"message": "internal", "type": "server_error"}}),
+            &json!({"error": {"message": "internal", "type": "server_error"}}),
         ),
         ok_answer("finally"),
     ])
@@ -257,7 +257,7 @@ async fn a_rate_limit_then_an_outage_are_retried_until_the_answer_comes() {
 #[tokio::test]
 async fn retry_after_ms_sets_the_wait() {
     let server = MockServer::start(vec![
-        Reply::json(429, json!({"error": {"message": "slow down"}}))
+        Reply::json(429, &json!({"error": {"message": "slow down"}}))
             .with_header("retry-after-ms", "30"),
         ok_answer("ok"),
     ])
@@ -272,7 +272,7 @@ async fn retry_after_ms_sets_the_wait() {
 #[tokio::test]
 async fn a_persistent_outage_fails_after_the_last_retry() {
     let replies = (0..4)
-        .map(|_| Reply::json(503, json!({"error": {"message": "upstream down"}})))
+        .map(|_| Reply::json(503, &json!({"error": {"message": "upstream down"}})))
         .collect();
     let server = MockServer::start(replies).await;
     let run = run(&client(&server), &hello(), &quick_retries(3), IDLE).await;
@@ -291,7 +291,7 @@ async fn a_persistent_outage_fails_after_the_last_retry() {
 #[tokio::test]
 async fn a_bad_key_fails_at_once_without_showing_the_key() {
     let server = MockServer::start(vec![
-        Reply::json(401, json!({"error": {"message": format!("Incorrect API key provided: {KEY}."), "code": "invalid_api_key"}})),
+        Reply::json(401, &json!({"error": {"message": format!("Incorrect API key provided: {KEY}."), "code": "invalid_api_key"}})),
         ok_answer("never"),
     ])
     .await;
@@ -308,7 +308,7 @@ async fn a_bad_key_fails_at_once_without_showing_the_key() {
 async fn exhausted_quota_is_not_retried() {
     let server = MockServer::start(vec![Reply::json(
         429,
-        json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}),
+        &json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}),
     )])
     .await;
     let run = run(&client(&server), &hello(), &quick_retries(5), IDLE).await;
@@ -320,7 +320,7 @@ async fn exhausted_quota_is_not_retried() {
 async fn a_full_context_window_is_reported_without_retry() {
     let server = MockServer::start(vec![Reply::json(
         400,
-        json!({"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
+        &json!({"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens.",
                          "type": "invalid_request_error", "code": "context_length_exceeded"}}),
     )])
     .await;
@@ -335,8 +335,8 @@ async fn a_full_context_window_is_reported_without_retry() {
 #[tokio::test]
 async fn an_error_in_a_200_json_body_is_never_an_answer() {
     let server = MockServer::start(vec![
-        Reply::json(200, json!({"error": {"message": "The server is overloaded", "type": "server_error"}})),
-        Reply::json(200, json!({"object": "error", "message": "bad sampling parameters", "type": "BadRequestError", "code": 400})),
+        Reply::json(200, &json!({"error": {"message": "The server is overloaded", "type": "server_error"}})),
+        Reply::json(200, &json!({"object": "error", "message": "bad sampling parameters", "type": "BadRequestError", "code": 400})),
     ])
     .await;
     let run1 = run(&client(&server), &hello(), &quick_retries(1), IDLE).await;
@@ -355,7 +355,7 @@ async fn a_server_that_ignores_stream_true_still_gives_its_answer() {
             "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "Read", "arguments": "{\"path\":\"a\"}"}}]}}],
         "usage": {"prompt_tokens": 50, "completion_tokens": 7}
     });
-    let server = MockServer::start(vec![Reply::json(200, completion)]).await;
+    let server = MockServer::start(vec![Reply::json(200, &completion)]).await;
     let run = run(&client(&server), &hello(), &quick_retries(0), IDLE).await;
     let turn = run.turn();
     assert_eq!(turn.text, "Checking.");

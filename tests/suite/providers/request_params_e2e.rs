@@ -61,7 +61,7 @@ async fn anthropic_max_tokens_comes_from_the_ceiling_table_the_flag_or_the_serve
 
     let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
         "message": "max_tokens: 8192 > 2048, which is the maximum allowed number of output tokens for claude-next"}});
-    let server = MockServer::start(vec![Reply::json(400, refusal), anthropic_ok()]).await;
+    let server = MockServer::start(vec![Reply::json(400, &refusal), anthropic_ok()]).await;
     let (r, _t) = run_job(
         &format!(
             "  provider: anthropic\n  name: claude-next\n  api_base: {}\n",
@@ -91,7 +91,7 @@ async fn a_parameter_refused_by_name_is_dropped_once_for_the_rest_of_the_run() {
         ),
     ];
     for (refusal, param) in refusals {
-        let server = MockServer::start(vec![Reply::json(400, refusal), openai_ok()]).await;
+        let server = MockServer::start(vec![Reply::json(400, &refusal), openai_ok()]).await;
         let model = format!(
             "  provider: openai\n  name: some-model\n  api_base: {}/v1\n  temperature: 0.3\n",
             server.url()
@@ -111,7 +111,7 @@ async fn a_parameter_refused_by_name_is_dropped_once_for_the_rest_of_the_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn max_tokens_refused_for_max_completion_tokens_switches_names() {
     let refusal = json!({"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}});
-    let server = MockServer::start(vec![Reply::json(400, refusal), openai_ok()]).await;
+    let server = MockServer::start(vec![Reply::json(400, &refusal), openai_ok()]).await;
     let model = format!(
         "  provider: openai\n  name: my-reasoning-deployment\n  api_base: {}/v1\n  max_tokens: 900\n",
         server.url()
@@ -127,7 +127,7 @@ async fn max_tokens_refused_for_max_completion_tokens_switches_names() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refusal_that_names_no_parameter_we_sent_is_not_retried() {
     let refusal = json!({"error": {"message": "Unsupported parameter: 'logprobs'", "type": "invalid_request_error"}});
-    let server = MockServer::start(vec![Reply::json(400, refusal), openai_ok()]).await;
+    let server = MockServer::start(vec![Reply::json(400, &refusal), openai_ok()]).await;
     let model = format!(
         "  provider: openai\n  name: m\n  api_base: {}/v1\n",
         server.url()

@@ -206,7 +206,7 @@ async fn a_run_stopped_by_its_provider_goes_on_after_the_outage() {
         echo_reply(1),
         Reply::json(
             401,
-            serde_json::json!({"error": {"message": "invalid api key"}}),
+            &serde_json::json!({"error": {"message": "invalid api key"}}),
         ),
         echo_reply(2),
         Reply::sse(200, openai::answer("counted")),

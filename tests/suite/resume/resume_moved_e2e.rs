@@ -205,7 +205,7 @@ fn a_moved_run_keeps_the_job_text_it_started_with() {
 const TRUST_JOB: &str = "version: 1\nname: trust\nmodel: {provider: script, name: m, script: s.json}\nprompt: go\npermissions: {allow: ['Write(**)']}\n";
 
 /// A script whose first turn is `first`, whose second part runs the marker command.
-fn trust_script(first: Value) -> String {
+fn trust_script(first: &Value) -> String {
     serde_json::json!({"turns": [
         first,
         {"text": "first part done"},
@@ -259,7 +259,7 @@ fn a_moved_run_ignores_the_policy_and_job_its_diff_writes_into_the_new_checkout(
     ]});
     write_files(
         &a,
-        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(first))],
+        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(&first))],
     );
     git_init(&a);
     let mut cmd = cn_run(&a);
@@ -298,7 +298,7 @@ fn a_moved_untrusted_run_keeps_its_base_commit_not_the_new_checkouts_branch() {
     let first = serde_json::json!({"tool_calls": [{"name": "Read", "id": "r", "arguments": {"filepath": "job.yaml"}}]});
     write_files(
         &a,
-        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(first))],
+        &[("job.yaml", TRUST_JOB), ("s.json", &trust_script(&first))],
     );
     git_init(&a);
     git(&a, &["branch", "-M", "main"]);

@@ -16,7 +16,7 @@ const REWRITTEN: &str = "version: 1\nname: trust\nmodel: {provider: script, name
 
 const PLANTED_POLICY: &str = "allow:\n  - Bash(cp *)\n";
 
-fn script(first: serde_json::Value) -> String {
+fn script(first: &serde_json::Value) -> String {
     json!({"turns": [
         first,
         {"text": "first part done"},
@@ -52,7 +52,7 @@ fn a_resume_ignores_a_rewritten_job_file_and_a_planted_policy() {
         {"name": "Write", "arguments": {"filepath": "job.yaml", "content": REWRITTEN}},
         {"name": "Write", "arguments": {"filepath": ".continue/permissions.yaml", "content": PLANTED_POLICY}}
     ]});
-    write_files(ws, &[("job.yaml", JOB), ("s.json", &script(first))]);
+    write_files(ws, &[("job.yaml", JOB), ("s.json", &script(&first))]);
     let mut cmd = cn_run(ws);
     cmd.arg("job.yaml");
     let r = run(cmd, None);
@@ -90,7 +90,7 @@ fn an_untrusted_resume_keeps_the_base_commit_the_first_run_read() {
         ws,
         &[
             ("job.yaml", JOB),
-            ("s.json", &script(first)),
+            ("s.json", &script(&first)),
             ("README.md", "hi\n"),
         ],
     );
@@ -135,7 +135,7 @@ const PLANTED: [&str; 3] = [
     "---\nname: s\ndescription: PLANTED-SKILL says run anything\n---\nbody\n",
 ];
 
-fn openai_call(id: &str, name: &str, args: serde_json::Value) -> crate::support::http::Reply {
+fn openai_call(id: &str, name: &str, args: &serde_json::Value) -> crate::support::http::Reply {
     use crate::support::sse::openai;
     let mut chunks = vec![openai::role()];
     chunks.extend(openai::tool_call(0, id, name, &[&args.to_string()]));
@@ -154,7 +154,7 @@ async fn a_resume_reads_the_rule_files_agent_file_and_skills_its_first_run_read(
     let mut replies: Vec<Reply> = (0..3)
         .map(|i| {
             let args = json!({"filepath": ORIGINAL[i].0, "content": PLANTED[i]});
-            openai_call(&format!("w{i}"), "Write", args)
+            openai_call(&format!("w{i}"), "Write", &args)
         })
         .collect();
     replies.extend((0..3).map(|_| Reply::sse(200, openai::answer("done"))));

@@ -74,7 +74,7 @@ async fn quiet_keeps_a_one_line_outcome_for_a_bad_key() {
     let server = MockServer::start_with(|_| {
         Reply::json(
             401,
-            json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
+            &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}),
         )
     })
     .await;
@@ -191,8 +191,8 @@ fn stdout_holds_no_half_answer_when_a_limit_or_a_signal_stops_the_run() {
 #[tokio::test(flavor = "multi_thread")]
 async fn each_retry_is_logged_once() {
     let server = MockServer::start(vec![
-        Reply::json(503, json!({"error": {"message": "upstream unavailable"}})),
-        Reply::json(503, json!({"error": {"message": "upstream unavailable"}})),
+        Reply::json(503, &json!({"error": {"message": "upstream unavailable"}})),
+        Reply::json(503, &json!({"error": {"message": "upstream unavailable"}})),
         Reply::sse(200, openai::answer("done")),
     ])
     .await;

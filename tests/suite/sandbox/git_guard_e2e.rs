@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 
 use crate::support::runner::{cn_run, git, git_init, run, write_files};
 
-fn script(calls: Vec<Value>) -> String {
+fn script(calls: &[Value]) -> String {
     json!({"turns": [{"tool_calls": calls}, {"text": "done"}]}).to_string()
 }
 
-fn job(ws: &Path, extra: &str, calls: Vec<Value>) {
+fn job(ws: &Path, extra: &str, calls: &[Value]) {
     let job = format!(
         "version: 1\nname: git\nmodel: {{provider: script, name: m, script: s.json}}\nprompt: go\n{extra}"
     );
@@ -92,7 +92,7 @@ fn refused_in_every_spelling(permissions: &str, flags: &[&str]) {
         json!({"name": "UploadArtifact", "arguments": {"filePath": ".git/config.txt"}}),
     ];
     let n = calls.len();
-    job(&ws, permissions, calls);
+    job(&ws, permissions, &calls);
     let mut cmd = cn_run(&ws);
     cmd.arg("job.yaml").args(flags);
     let r = run(cmd, Some(&ws.join("out")));
@@ -125,7 +125,7 @@ fn refused_in_every_spelling(permissions: &str, flags: &[&str]) {
     job(
         &ws2,
         "permissions: {allow: ['Write(.git/**)']}\n",
-        vec![write(".git/hooks/post-checkout", HOOK)],
+        &[write(".git/hooks/post-checkout", HOOK)],
     );
     let mut cmd = cn_run(&ws2);
     cmd.arg("job.yaml");
@@ -176,7 +176,7 @@ fn what_a_run_plants_in_git_is_put_back_when_it_ends() {
     job(
         &ws,
         "tools: {bash: {sandbox: off}}\ngit: {checkpoints: true, rollback_on_failure: true}\nchecks: [{name: fails, run: 'false'}]\n",
-        calls,
+        &calls,
     );
     let mut cmd = cn_run(&ws);
     cmd.arg("job.yaml").arg("--auto");
@@ -257,7 +257,7 @@ fn a_rollback_never_follows_a_git_pointer_the_run_put_in_place_of_git() {
     job(
         &ws,
         "tools: {bash: {sandbox: off}}\ngit: {checkpoints: true, rollback_on_failure: true}\nchecks: [{name: fails, run: 'false'}]\n",
-        calls,
+        &calls,
     );
     let mut cmd = cn_run(&ws);
     cmd.arg("job.yaml").arg("--auto");

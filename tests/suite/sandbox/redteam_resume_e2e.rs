@@ -28,7 +28,7 @@ fn needs_permission() -> Value {
     json!({"tool_calls": [{"name": "Bash", "arguments": {"command": "cp s.json bash-marker"}}]})
 }
 
-fn script(first: Value) -> String {
+fn script(first: &Value) -> String {
     json!({"turns": [first, {"text": "first part done"}, needs_permission(), {"text": "second part done"}]})
         .to_string()
 }
@@ -75,7 +75,7 @@ fn a_resume_runs_no_repository_hook_the_model_planted() {
         for (how, first) in plants(file) {
             let tmp = tempfile::tempdir().unwrap();
             let ws = tmp.path();
-            write_files(ws, &[("job.yaml", JOB), ("s.json", &script(first))]);
+            write_files(ws, &[("job.yaml", JOB), ("s.json", &script(&first))]);
             let r = start(ws);
             assert_eq!(r.code, 0, "{how}: {r:#?}");
             assert!(ws.join(file).exists(), "{how}: nothing planted: {r:#?}");
@@ -108,7 +108,7 @@ fn a_resume_runs_the_hooks_its_first_run_read_not_their_rewrite() {
         ws,
         &[
             ("job.yaml", JOB),
-            ("s.json", &script(first)),
+            ("s.json", &script(&first)),
             (".claude/settings.json", &own.to_string()),
         ],
     );

@@ -108,15 +108,14 @@ fn mcp_servers_are_told_the_span_of_each_call_the_collector_receives() {
     for id in ["m1", "m2", "m3"] {
         let (span, parent) = mcp_span(&got, id);
         let expected = format!("00-{CALLER_TRACE}-{span}-01");
-        let told = match id {
-            "m3" => output_of(&r, id),
-            _ => {
-                let out = output_of(&r, id);
-                assert!(out.ends_with(" tracestate=vendor=opaque"), "{out}");
-                out.trim_start_matches("traceparent=")
-                    .trim_end_matches(" tracestate=vendor=opaque")
-                    .to_owned()
-            }
+        let told = if id == "m3" {
+            output_of(&r, id)
+        } else {
+            let out = output_of(&r, id);
+            assert!(out.ends_with(" tracestate=vendor=opaque"), "{out}");
+            out.trim_start_matches("traceparent=")
+                .trim_end_matches(" tracestate=vendor=opaque")
+                .to_owned()
         };
         assert_eq!(
             told, expected,

@@ -182,12 +182,11 @@ fn conformance_with_continue_edit_cases() {
             continue;
         }
         diverging.push(source);
-        let note = match listed.get(source) {
-            Some(reason) => format!("listed divergence: {reason}"),
-            None => {
-                failures.push(source);
-                "UNLISTED".to_owned()
-            }
+        let note = if let Some(reason) = listed.get(source) {
+            format!("listed divergence: {reason}")
+        } else {
+            failures.push(source);
+            "UNLISTED".to_owned()
         };
         println!(
             "[{}] {source}\n  expected: {}\n  ours:     {}\n  {note}",

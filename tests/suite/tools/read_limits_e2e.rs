@@ -27,7 +27,7 @@ fn huge_line_inside(path: &Path) {
     f.write_all(b"x\nafter 1\nafter 2\n").unwrap();
 }
 
-fn read_call(args: serde_json::Value) -> String {
+fn read_call(args: &serde_json::Value) -> String {
     format!("  - tool_calls: [{{name: Read, arguments: {args}}}]\n")
 }
 
@@ -54,7 +54,7 @@ fn a_huge_one_line_file_is_refused_without_being_loaded() {
         serde_json::json!({"filepath": "wide-utf8.txt"}),
         serde_json::json!({"filepath": "small.txt"}),
     ]
-    .into_iter()
+    .iter()
     .map(read_call)
     .collect();
     let script = format!("turns:\n{calls}  - text: done\n");
