@@ -49,6 +49,16 @@ pub(super) fn git_tree(root: &Path) -> String {
     let scratch = root.join(".git/scratch-index");
     let _ = fs::remove_file(&scratch);
     fs::copy(root.join(".git/index"), &scratch).unwrap();
+    // Dated one second after the epoch, the copy makes git hash every file again: an
+    // entry not older than its index is "racily clean" to git, so it compares bytes, not
+    // stat data (git compares whole seconds, and a same-size write, e.g. through a shared
+    // mapping, in the second the file was made looks unchanged to it).
+    fs::File::options()
+        .write(true)
+        .open(&scratch)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1))
+        .unwrap();
     let run = |args: &[&str]| {
         let out = Command::new("git")
             .args(["-c", "core.autocrlf=false"])
@@ -97,7 +107,11 @@ pub(super) fn each_checkpoint_is_gits_tree(
             (None, Some(c)) => c.commit.clone(),
             (None, None) => cp.start_snapshot().commit,
         };
-        assert_eq!(tree_of(root, &commit), git_tree(root), "after: {what}");
+        let (ours, gits) = (tree_of(root, &commit), git_tree(root));
+        if ours != gits {
+            let differ = git(root, &["diff-tree", "-r", &ours, &gits]);
+            panic!("after: {what}: the checkpoint's tree {ours} is not git's {gits}:\n{differ}");
+        }
     }
 }
 
