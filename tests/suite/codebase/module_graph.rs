@@ -175,8 +175,15 @@ fn app_only_dispatches_and_run_never_names_app() {
     // no helper its subcommands would call back into.
     let dispatcher = code(&repo_root().join("src/app/mod.rs"));
     let functions: Vec<&str> = dispatcher.lines().filter(|l| l.contains("fn ")).collect();
-    assert_eq!(functions.len(), 1, "one function in the dispatcher: {functions:?}");
-    assert!(functions[0].starts_with("pub fn run(cli: Cli,"), "{functions:?}");
+    assert_eq!(
+        functions.len(),
+        1,
+        "one function in the dispatcher: {functions:?}"
+    );
+    assert!(
+        functions[0].starts_with("pub fn run(cli: Cli,"),
+        "{functions:?}"
+    );
     assert!(!dispatcher.contains("struct ") && !dispatcher.contains("enum "));
     // A subcommand names its siblings (`super::console::stdout`), never the dispatcher's own
     // items (`super::stdout`).

@@ -271,17 +271,27 @@ fn a_rollback_never_follows_a_git_pointer_the_run_put_in_place_of_git() {
         std::fs::read_to_string(outside.join("keep.txt")).unwrap(),
         "outside file\n"
     );
-    assert!(
-        r.result()["warnings"].to_string().contains("rollback"),
-        "{r:#?}"
-    );
+    let warnings = r.result()["warnings"].to_string();
+    assert!(warnings.contains("rollback"), "{warnings}\n{r:#?}");
     // The original .git is gone: the pointer is moved aside and said, so the workflow's
     // next git command does not follow it.
-    let warnings = r.result()["warnings"].to_string();
     assert!(warnings.contains("is gone"), "{warnings}");
     assert!(!ws.join(".git").exists());
-    // The control: put back by hand, git follows the pointer to the outside work tree.
-    std::fs::rename(ws.join(".git.cn-run-disabled"), ws.join(".git")).unwrap();
-    let listed = git(&ws, &["status", "--porcelain", "--untracked-files=all"]);
+    // The control: the same plant made by hand in a fresh repository (no cn-run, which
+    // also cleans the copy's config as a repository made during the run): git follows
+    // the pointer to the outside work tree.
+    let (_tmp2, ws2, outside2) = repo();
+    std::fs::write(outside2.join("precious.txt"), "precious\n").unwrap();
+    let plant2 = plant.replace(
+        &outside.display().to_string(),
+        &outside2.display().to_string(),
+    );
+    let planted = std::process::Command::new("sh")
+        .args(["-c", &plant2])
+        .current_dir(&ws2)
+        .status()
+        .unwrap();
+    assert!(planted.success());
+    let listed = git(&ws2, &["status", "--porcelain", "--untracked-files=all"]);
     assert!(listed.contains("precious.txt"), "{listed}");
 }
