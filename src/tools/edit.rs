@@ -12,7 +12,7 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 use serde_json::Value;
 
 use super::grant::{Grant, Judged};
-use super::view::{Access, judge_arg, locate, shown};
+use super::view::{Access, judge_path_arg, locate, shown};
 use super::write::write_atomic_in;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
@@ -31,15 +31,14 @@ impl Tool for Edit {
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_file_path(args, shared)
+        judge_path_arg(args, "file_path", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "file_path")?.to_owned();
         let spec = validate_single_edit(&args).map_err(|e| respond(&e))?;
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &grant, &raw, |content| {
+        ctx.blocking("edit", move |shared, grant| {
+            edit_file(shared, grant, &raw, |content| {
                 let (old, new) = (
                     match_line_endings(content, &spec.old_string),
                     match_line_endings(content, &spec.new_string),
@@ -57,7 +56,6 @@ impl Tool for Edit {
             })
         })
         .await
-        .map_err(|e| ToolError::Fatal(format!("edit task failed: {e}")))?
     }
 }
 
@@ -100,14 +98,6 @@ pub(crate) fn match_line_endings<'a>(content: &str, text: &'a str) -> Cow<'a, st
         Cow::Owned(text.replace('\n', "\r\n"))
     } else {
         Cow::Borrowed(text)
-    }
-}
-
-/// The judgement of Edit's and MultiEdit's `file_path` (a write).
-pub(crate) fn judge_file_path(args: &Value, shared: &ToolShared) -> Judged {
-    match args.get("file_path").and_then(Value::as_str) {
-        Some(raw) => judge_arg(shared, raw, Access::Write),
-        None => Judged::default(),
     }
 }
 

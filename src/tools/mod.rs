@@ -348,6 +348,20 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Runs `work` with the call's shared state and grant on the blocking pool (file
+    /// system work must not hold up the runtime); a task that dies is a fatal error
+    /// naming `what`.
+    pub(crate) async fn blocking(
+        &self,
+        what: &'static str,
+        work: impl FnOnce(&ToolShared, &Grant) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> Result<ToolOutput, ToolError> {
+        let (shared, grant) = (Arc::clone(&self.shared), self.grant.clone());
+        tokio::task::spawn_blocking(move || work(&shared, &grant))
+            .await
+            .map_err(|e| ToolError::Fatal(format!("{what} task failed: {e}")))?
+    }
+
     /// The context of a call that runs with no objection lifted.
     pub fn new(shared: Arc<ToolShared>, parallel_calls: usize, call_id: impl Into<String>) -> Self {
         ToolContext {

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::edit::{edit_file, judge_file_path, match_line_endings, respond, strategy_note};
+use super::edit::{edit_file, match_line_endings, respond, strategy_note};
 use super::grant::Judged;
+use super::view::{Access, judge_path_arg};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
@@ -19,15 +20,14 @@ impl Tool for MultiEdit {
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_file_path(args, shared)
+        judge_path_arg(args, "file_path", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "file_path")?.to_owned();
         let edits = validate_multi_edit(&args).map_err(|e| respond(&e))?;
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &grant, &raw, |content| {
+        ctx.blocking("multi-edit", move |shared, grant| {
+            edit_file(shared, grant, &raw, |content| {
                 let edits: Vec<EditSpec> = edits
                     .into_iter()
                     .map(|e| EditSpec {
@@ -50,6 +50,5 @@ impl Tool for MultiEdit {
             })
         })
         .await
-        .map_err(|e| ToolError::Fatal(format!("multi-edit task failed: {e}")))?
     }
 }

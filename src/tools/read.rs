@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use serde_json::Value;
 
 use super::grant::{Grant, Judged};
-use super::view::{Access, check_use, judge_arg, locate};
+use super::view::{Access, check_use, judge_path_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
@@ -23,19 +23,16 @@ impl Tool for Read {
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filepath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Read),
-            None => Judged::default(),
-        }
+        judge_path_arg(args, "filepath", shared, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         let parallel = ctx.parallel_calls.max(1);
-        tokio::task::spawn_blocking(move || read_bounded(&raw, &shared, &grant, parallel))
-            .await
-            .map_err(|e| ToolError::Fatal(format!("read task failed: {e}")))?
+        ctx.blocking("read", move |shared, grant| {
+            read_bounded(&raw, shared, grant, parallel)
+        })
+        .await
     }
 }
 

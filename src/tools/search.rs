@@ -58,10 +58,8 @@ impl Tool for Search {
             path: optional_str(&args, "path")?,
             file_pattern: optional_str(&args, "file_pattern")?,
         };
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || search(&query, &shared, &grant))
+        ctx.blocking("search", move |shared, grant| search(&query, shared, grant))
             .await
-            .map_err(|e| ToolError::Fatal(format!("search task failed: {e}")))?
     }
 }
 

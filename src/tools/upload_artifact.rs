@@ -14,7 +14,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::grant::{Grant, Judged};
-use super::view::{Access, judge_arg, shown};
+use super::view::{Access, judge_path_arg, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 pub use crate::events::ArtifactRecord;
@@ -62,18 +62,13 @@ impl Tool for UploadArtifact {
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filePath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Read),
-            None => Judged::default(),
-        }
+        judge_path_arg(args, "filePath", shared, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filePath")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || upload(&raw, &shared, &grant))
+        ctx.blocking("upload", move |shared, grant| upload(&raw, shared, grant))
             .await
-            .map_err(|e| ToolError::Fatal(format!("upload task failed: {e}")))?
     }
 }
 

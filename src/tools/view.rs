@@ -16,6 +16,8 @@ use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::grant::{Grant, Judged, Pin};
 use super::paths::{is_sensitive_path, resolve_in_workspace};
 use super::{ToolError, ToolShared};
@@ -190,6 +192,19 @@ pub(crate) fn judge(
         rule: "tool.sensitive_file",
         reason: format!("{raw} looks like a credential file"),
     })
+}
+
+/// The judgement of the path argument `name` of a call (none when it is missing: the
+/// call then fails on its own when it runs).
+pub(crate) fn judge_path_arg(
+    args: &Value,
+    name: &str,
+    shared: &ToolShared,
+    access: Access,
+) -> Judged {
+    args.get(name)
+        .and_then(Value::as_str)
+        .map_or_else(Judged::default, |raw| judge_arg(shared, raw, access))
 }
 
 /// The judgement of the path argument `raw` when the call is checked.

@@ -10,7 +10,7 @@ use std::os::fd::OwnedFd;
 use serde_json::Value;
 
 use super::grant::Judged;
-use super::view::{Access, judge_arg, locate};
+use super::view::{Access, judge_arg, judge_path_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::unified_diff;
@@ -26,18 +26,14 @@ impl Tool for Write {
     }
 
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filepath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Write),
-            None => Judged::default(),
-        }
+        judge_path_arg(args, "filepath", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
         let content = str_arg(&args, "content")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            let at = locate(&shared, &grant, &raw, Access::Write, true)?;
+        ctx.blocking("write", move |shared, grant| {
+            let at = locate(shared, grant, &raw, Access::Write, true)?;
             let old = read_existing(&at.dir, &at.name)
                 .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
             let mode = old.as_ref().map(|(_, mode)| *mode);
@@ -58,7 +54,6 @@ impl Tool for Write {
             })
         })
         .await
-        .map_err(|e| ToolError::Fatal(format!("write task failed: {e}")))?
     }
 }
 
