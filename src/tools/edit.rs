@@ -11,8 +11,8 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge_path_arg, locate, shown};
+use super::grant::Grant;
+use super::view::{Access, locate, shown};
 use super::write::write_atomic_in;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
@@ -28,10 +28,6 @@ static EDIT_LOCK: LazyLock<Mutex<()>> = LazyLock::new(|| Mutex::new(()));
 impl Tool for Edit {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::EDIT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "file_path", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

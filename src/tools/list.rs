@@ -4,9 +4,8 @@
 
 use serde_json::Value;
 
-use super::grant::Judged;
-use super::view::{Access, judge_path_arg, locate};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use super::view::{Access, locate};
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
 
@@ -19,10 +18,6 @@ const MAX_ENTRIES: usize = 1_000;
 impl Tool for List {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::LIST)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "dirpath", shared, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

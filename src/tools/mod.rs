@@ -420,9 +420,12 @@ pub trait Tool: Send + Sync {
 
     /// The tightening and what it was judged on (a real path, resolved addresses), pinned
     /// for the call's run ([`ToolContext::grant`]). Tools that object to some arguments
-    /// override this; the default tightens nothing and pins nothing.
-    fn judge(&self, _args: &Value, _shared: &ToolShared) -> Judged {
-        Judged::default()
+    /// override this; the default judges the path the catalogue's rule argument names
+    /// (Read, Write, Edit, List, Search, …) and tightens nothing for any other tool.
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        self.info().map_or_else(Judged::default, |info| {
+            view::judge_rule_path(info, args, shared)
+        })
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;

@@ -5,9 +5,7 @@
 use serde_json::Value;
 
 use super::edit::{edit_file, match_line_endings, respond, strategy_note};
-use super::grant::Judged;
-use super::view::{Access, judge_path_arg};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
 
@@ -17,10 +15,6 @@ pub struct MultiEdit;
 impl Tool for MultiEdit {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::MULTI_EDIT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "file_path", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader};
 
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, check_use, judge_path_arg, locate};
+use super::grant::Grant;
+use super::view::{Access, check_use, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
@@ -20,10 +20,6 @@ pub struct Read;
 impl Tool for Read {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::READ)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "filepath", shared, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

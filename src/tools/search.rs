@@ -20,8 +20,8 @@ use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge, judge_arg, locate, shown};
+use super::grant::Grant;
+use super::view::{Access, judge, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::nofollow;
@@ -42,14 +42,6 @@ const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 impl Tool for Search {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::SEARCH)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        let raw = match args.get("path").and_then(Value::as_str) {
-            Some(p) if !p.trim().is_empty() => p,
-            _ => ".",
-        };
-        judge_arg(shared, raw, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge_path_arg, shown};
+use super::grant::Grant;
+use super::view::shown;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 pub use crate::events::ArtifactRecord;
@@ -59,10 +59,6 @@ const KINDS: &[(&str, &str)] = &[
 impl Tool for UploadArtifact {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::UPLOAD_ARTIFACT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "filePath", shared, Access::Read)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {

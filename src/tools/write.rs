@@ -9,8 +9,7 @@ use std::os::fd::OwnedFd;
 
 use serde_json::Value;
 
-use super::grant::Judged;
-use super::view::{Access, judge_arg, judge_path_arg, locate};
+use super::view::{Access, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
 use crate::catalog::{self, ToolInfo};
 use crate::edit::unified_diff;
@@ -23,10 +22,6 @@ pub struct Write;
 impl Tool for Write {
     fn info(&self) -> Option<&'static ToolInfo> {
         Some(&catalog::WRITE)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_path_arg(args, "filepath", shared, Access::Write)
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
