@@ -6,20 +6,16 @@ use serde_json::Value;
 
 use super::view::{Access, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::nofollow;
 
-pub struct List;
+super::catalogued!(pub struct List => catalog::LIST);
 
 /// More entries than this are cut, with a note (a `node_modules` listing helps nobody).
 const MAX_ENTRIES: usize = 1_000;
 
 #[async_trait::async_trait]
 impl Tool for List {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::LIST)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "dirpath")?.to_owned();
         ctx.blocking("list", move |shared, grant| {

@@ -5,6 +5,24 @@
 //! over. A tool failure the model can act on is a [`ToolError::RespondToModel`]: it goes back
 //! as the tool result and never ends the run.
 
+/// A built-in tool's catalogue row, named once beside its type:
+/// `catalogued!(pub struct Bash => catalog::BASH);` declares the unit type and its row,
+/// `catalogued!(Fetch => catalog::FETCH);` gives the row of a type declared with fields.
+macro_rules! catalogued {
+    ($vis:vis struct $name:ident => $row:path) => {
+        $vis struct $name;
+        $crate::tools::catalogued!($name => $row);
+    };
+    ($name:ident => $row:path) => {
+        impl $crate::tools::Catalogued for $name {
+            fn info(&self) -> Option<&'static $crate::catalog::ToolInfo> {
+                Some(&$row)
+            }
+        }
+    };
+}
+pub(crate) use catalogued;
+
 mod background;
 mod bash;
 mod capability;
@@ -373,17 +391,20 @@ impl ToolContext {
     }
 }
 
-/// A tool the model can call. A built-in tool is its catalogue row ([`Tool::info`]) and
-/// a body (`run`, and `judge` for tools that resolve something); its name, schema and
-/// whether it changes files or sends its arguments out come from the row. MCP tools and
-/// skills describe themselves.
-#[async_trait::async_trait]
-pub trait Tool: Send + Sync {
-    /// The tool's description in the catalogue (`None`: a tool that describes itself).
+/// A tool's description in the catalogue. Built-in tools get theirs from
+/// [`catalogued!`]; an MCP server's tool has none (`None`: it describes itself).
+pub trait Catalogued {
     fn info(&self) -> Option<&'static ToolInfo> {
         None
     }
+}
 
+/// A tool the model can call. A built-in tool is its catalogue row
+/// ([`Catalogued::info`]) and a body (`run`, and `judge` for tools that resolve
+/// something); its name, schema and whether it changes files or sends its arguments out
+/// come from the row. MCP tools and skills describe themselves.
+#[async_trait::async_trait]
+pub trait Tool: Catalogued + Send + Sync {
     fn name(&self) -> &str {
         self.info().map_or("", |i| i.name)
     }

@@ -11,17 +11,13 @@ use serde_json::Value;
 use super::grant::Grant;
 use super::view::{Access, check_use, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::nofollow;
 
-pub struct Read;
+super::catalogued!(pub struct Read => catalog::READ);
 
 #[async_trait::async_trait]
 impl Tool for Read {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::READ)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
         let parallel = ctx.parallel_calls.max(1);

@@ -23,11 +23,11 @@ use serde_json::Value;
 use super::grant::Grant;
 use super::view::{Access, judge, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::nofollow;
 use crate::permissions::{GIT_INTERNALS_RULE, Permission, UNSEEN_RULE};
 
-pub struct Search;
+super::catalogued!(pub struct Search => catalog::SEARCH);
 
 /// Matching lines shown to the model.
 const MAX_RESULTS: usize = 100;
@@ -40,10 +40,6 @@ const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 
 #[async_trait::async_trait]
 impl Tool for Search {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::SEARCH)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let query = Query {
             pattern: str_arg(&args, "pattern")?.to_owned(),

@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use super::grant::Grant;
 use super::view::shown;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 pub use crate::events::ArtifactRecord;
 
-pub struct UploadArtifact;
+super::catalogued!(pub struct UploadArtifact => catalog::UPLOAD_ARTIFACT);
 
 const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 const MAX_RUN_BYTES: u64 = 500 * 1024 * 1024;
@@ -57,10 +57,6 @@ const KINDS: &[(&str, &str)] = &[
 
 #[async_trait::async_trait]
 impl Tool for UploadArtifact {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::UPLOAD_ARTIFACT)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filePath")?.to_owned();
         ctx.blocking("upload", move |shared, grant| upload(&raw, shared, grant))

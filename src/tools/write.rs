@@ -11,19 +11,15 @@ use serde_json::Value;
 
 use super::view::{Access, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::edit::unified_diff;
 use crate::nofollow;
 use crate::permissions::Tighten;
 
-pub struct Write;
+super::catalogued!(pub struct Write => catalog::WRITE);
 
 #[async_trait::async_trait]
 impl Tool for Write {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::WRITE)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
         let content = str_arg(&args, "content")?.to_owned();
