@@ -1,3 +1,5 @@
+//! Which repository settings files give hooks, in which order, and which are refused.
+
 use std::time::Duration;
 
 use super::*;
