@@ -39,6 +39,7 @@ pub mod repo_files;
 pub mod report;
 pub mod rules;
 pub mod run;
+mod safe_name;
 pub mod sandbox;
 pub mod schedule;
 pub mod secret;

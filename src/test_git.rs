@@ -19,3 +19,21 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {out:?}");
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Makes `dir` a repository whose one commit, `start`, holds everything in it.
+pub(crate) fn commit_all(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "start"]);
+}
+
+/// Writes `files` (path, text) under `dir`, folders made as needed, and commits them
+/// (with anything else already there) as `start`.
+pub(crate) fn commit_files(dir: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    commit_all(dir);
+}

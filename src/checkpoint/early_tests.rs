@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::checkpoint::{Checkpointer, Limits};
-use crate::test_git::git;
+use crate::test_git::{commit_files, git};
 
 fn write(ws: &Path, rel: &str, text: &str) {
     let path = ws.join(rel);
@@ -18,19 +18,17 @@ fn write(ws: &Path, rel: &str, text: &str) {
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().canonicalize().unwrap().join("ws");
-    for (rel, text) in [
-        ("a.txt", "a\n"),
-        ("src/lib.rs", "lib\n"),
-        ("src/deep/mod.rs", "mod\n"),
-        ("docs/guide.md", "guide\n"),
-        ("run.sh", "#!/bin/sh\n"),
-        (".gitignore", "build/\n*.log\nout/\n"),
-    ] {
-        write(&ws, rel, text);
-    }
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "-A"]);
-    git(&ws, &["commit", "-qm", "start"]);
+    commit_files(
+        &ws,
+        &[
+            ("a.txt", "a\n"),
+            ("src/lib.rs", "lib\n"),
+            ("src/deep/mod.rs", "mod\n"),
+            ("docs/guide.md", "guide\n"),
+            ("run.sh", "#!/bin/sh\n"),
+            (".gitignore", "build/\n*.log\nout/\n"),
+        ],
+    );
     (tmp, ws)
 }
 

@@ -8,19 +8,21 @@ use std::sync::Arc;
 
 use super::*;
 use crate::checkpoint::{Checkpoints, GitCheckpointer, Limits, Settings};
-use crate::test_git::git;
+use crate::test_git::{commit_files, git};
 
 /// A committed repository (`old.txt`, `keep.txt`, an ignored `build/`) and a run folder.
 fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().canonicalize().unwrap().join("ws");
     std::fs::create_dir_all(ws.join("build")).unwrap();
-    std::fs::write(ws.join("old.txt"), "old\n").unwrap();
-    std::fs::write(ws.join("keep.txt"), "keep\n").unwrap();
-    std::fs::write(ws.join(".gitignore"), "build/\nout/\n").unwrap();
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "-A"]);
-    git(&ws, &["commit", "-qm", "start"]);
+    commit_files(
+        &ws,
+        &[
+            ("old.txt", "old\n"),
+            ("keep.txt", "keep\n"),
+            (".gitignore", "build/\nout/\n"),
+        ],
+    );
     let out = ws.join("out");
     std::fs::create_dir_all(&out).unwrap();
     (tmp, ws, out)

@@ -215,7 +215,7 @@ fn other_attribute_files(repo: &Repository) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_git::git;
+    use crate::test_git::{commit_all, commit_files, git};
     use std::process::Command;
 
     /// A committed repository, then a copy of it (fresh stat data everywhere, as in a new
@@ -223,14 +223,7 @@ mod tests {
     fn copied_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("src");
-        for (path, text) in files {
-            let p = src.join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        git(&src, &["init", "-q"]);
-        git(&src, &["add", "-A"]);
-        git(&src, &["commit", "-qm", "start"]);
+        commit_files(&src, files);
         let copy = tmp.path().join("copy");
         let status = Command::new("cp")
             .args(["-r", src.to_str().unwrap(), copy.to_str().unwrap()])
@@ -299,9 +292,7 @@ mod tests {
         for i in 0..20 {
             std::fs::write(dir.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
         }
-        git(dir, &["init", "-q"]);
-        git(dir, &["add", "-A"]);
-        git(dir, &["commit", "-qm", "start"]);
+        commit_all(dir);
         // A few files edited since: libgit2 hashes just those.
         std::fs::write(dir.join("f3.txt"), "changed\n").unwrap();
         std::fs::write(dir.join("f7.txt"), "7\n").unwrap();

@@ -15,6 +15,9 @@ use std::thread::JoinHandle;
 
 use super::{Checkpoint, CheckpointError, DiffStat, GitCheckpointer, Limits, Queue, Skipped};
 
+/// A patch (with its stat) from the checkpointer, or why there is none.
+type Patched = Result<(Vec<u8>, DiffStat), CheckpointError>;
+
 /// What the run's checkpointer reports, oldest first (the app makes events of them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Notice {
@@ -433,25 +436,26 @@ impl Checkpoints {
 
     /// The patch of the run so far (for interval uploads).
     pub fn current_diff(&self) -> Option<Vec<u8>> {
-        if !self.mutated.load(Ordering::SeqCst) {
-            return Some(Vec::new());
-        }
-        self.ready();
-        let queue = self.opened()?;
-        let binary = self.settings.binary_patch;
-        queue.git().patch_since_start(binary).ok().map(|(p, _)| p)
+        self.diff_by(GitCheckpointer::patch_since_start)
     }
 
     /// The patch of the run up to its last checkpoint (no scan once one was taken), for
     /// the run store's live copy.
     pub fn checkpointed_diff(&self) -> Option<Vec<u8>> {
+        self.diff_by(GitCheckpointer::patch_to_latest)
+    }
+
+    /// The patch `patch` makes once the checkpointer is ready: empty when no tool changed
+    /// anything, `None` when checkpoints are off or the patch failed.
+    fn diff_by(&self, patch: fn(&GitCheckpointer, bool) -> Patched) -> Option<Vec<u8>> {
         if !self.mutated.load(Ordering::SeqCst) {
             return Some(Vec::new());
         }
         self.ready();
         let queue = self.opened()?;
-        let binary = self.settings.binary_patch;
-        queue.git().patch_to_latest(binary).ok().map(|(p, _)| p)
+        patch(queue.git(), self.settings.binary_patch)
+            .ok()
+            .map(|(p, _)| p)
     }
 
     /// Puts the workspace back to the start (`git.rollback_on_failure`).

@@ -141,45 +141,39 @@ impl Snapshotter {
     /// files, ignored ones left out unless already tracked, too-big untracked ones left
     /// out) and gives its tree. Only what the scan finds may have changed is read.
     pub(crate) fn tree(&mut self) -> Result<Oid, CheckpointError> {
-        let mut index = self.repo.index().map_err(git("open the private index"))?;
-        let root = self.root()?.to_path_buf();
-        let found = {
-            let cx = Context {
-                repo: &self.repo,
-                index: &index,
-                root: &root,
-                exclude: &self.exclude,
-                max_dir_files: self.limits.max_dir_files,
-            };
-            self.scan.run(&cx, &self.skipped_files)
-        };
-        let paths = self.skip_grown_dirs(&mut index, found.paths)?;
-        let tree = self.apply(index, &paths, Checked::Ignored)?;
-        self.rescan_if_rules_changed(tree)
+        self.tree_after(None)
     }
 
     /// As [`tree`](Self::tree) for the start snapshot, from what the run's git status
     /// found changed (`seen`) instead of a scan of every file and folder: only those
     /// paths are read, and the untracked folders it named are walked.
     pub(crate) fn tree_from_status(&mut self, seen: &Seen) -> Result<Oid, CheckpointError> {
+        self.tree_after(Some(seen))
+    }
+
+    /// The tree after a whole scan (`seen` is `None`) or after reading what git status
+    /// named: what either finds is brought into the private index.
+    fn tree_after(&mut self, seen: Option<&Seen>) -> Result<Oid, CheckpointError> {
         let mut index = self.repo.index().map_err(git("open the private index"))?;
         let root = self.root()?.to_path_buf();
         let outside = |p: &&String| !is_excluded(Path::new(p.as_str()), &self.exclude);
-        let new_dirs: Vec<String> = seen.new_dirs.iter().filter(outside).cloned().collect();
-        let mut found = {
-            let cx = Context {
-                repo: &self.repo,
-                index: &index,
-                root: &root,
-                exclude: &self.exclude,
-                max_dir_files: self.limits.max_dir_files,
-            };
-            self.scan.seeded(&cx, &new_dirs)
+        let cx = Context {
+            repo: &self.repo,
+            index: &index,
+            root: &root,
+            exclude: &self.exclude,
+            max_dir_files: self.limits.max_dir_files,
         };
-        found
-            .paths
-            .extend(seen.files.iter().filter(outside).cloned());
-        let paths = self.skip_grown_dirs(&mut index, found.paths)?;
+        let found = match seen {
+            None => self.scan.run(&cx, &self.skipped_files).paths,
+            Some(seen) => {
+                let new_dirs: Vec<String> = seen.new_dirs.iter().filter(outside).cloned().collect();
+                let mut found = self.scan.seeded(&cx, &new_dirs).paths;
+                found.extend(seen.files.iter().filter(outside).cloned());
+                found
+            }
+        };
+        let paths = self.skip_grown_dirs(&mut index, found)?;
         let tree = self.apply(index, &paths, Checked::Ignored)?;
         self.rescan_if_rules_changed(tree)
     }

@@ -4,23 +4,19 @@
 use std::path::{Path, PathBuf};
 
 use crate::checkpoint::snapshot::Snapshotter;
-use crate::test_git::git;
+use crate::test_git::commit_files;
 
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let ws = tmp.path().canonicalize().unwrap();
-    for (rel, text) in [
-        ("a.txt", "a\n"),
-        ("src/lib.rs", "lib\n"),
-        ("src/deep/mod.rs", "m\n"),
-    ] {
-        let path = ws.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    git(&ws, &["init", "-q"]);
-    git(&ws, &["add", "-A"]);
-    git(&ws, &["commit", "-qm", "start"]);
+    commit_files(
+        &ws,
+        &[
+            ("a.txt", "a\n"),
+            ("src/lib.rs", "lib\n"),
+            ("src/deep/mod.rs", "m\n"),
+        ],
+    );
     (tmp, ws)
 }
 

@@ -1,3 +1,5 @@
+//! Which repository settings files give hooks, in which order, and which are refused.
+
 use std::time::Duration;
 
 use super::*;
@@ -7,6 +9,10 @@ fn write(dir: &Path, name: &str, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
+
+/// A Claude settings file with one Stop hook, command `a`.
+const ONE_STOP_HOOK: &str =
+    r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}"#;
 
 fn commands(defs: &[HookDef]) -> Vec<&str> {
     defs.iter().map(|d| d.command.command.as_str()).collect()
@@ -96,11 +102,7 @@ fn continue_and_claude_files_add_up_in_continues_order() {
 #[test]
 fn disable_all_hooks_turns_the_repositorys_hooks_off() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        ".claude/settings.json",
-        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}"#,
-    );
+    write(dir.path(), ".claude/settings.json", ONE_STOP_HOOK);
     write(
         dir.path(),
         ".continue/settings.local.json",
@@ -114,11 +116,7 @@ fn disable_all_hooks_turns_the_repositorys_hooks_off() {
 #[test]
 fn a_settings_file_that_is_a_link_is_not_read() {
     let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "elsewhere.json",
-        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]}}"#,
-    );
+    write(dir.path(), "elsewhere.json", ONE_STOP_HOOK);
     std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
     std::os::unix::fs::symlink(
         dir.path().join("elsewhere.json"),

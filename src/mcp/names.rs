@@ -8,17 +8,7 @@
 pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// `name` with every character outside `[A-Za-z0-9_-]` replaced by `_`.
-pub(crate) fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub(crate) use crate::safe_name::safe_word as sanitize;
 
 /// The name the model sees for `tool` of `server`.
 pub(crate) fn exposed_name(server: &str, tool: &str) -> String {

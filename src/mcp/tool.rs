@@ -19,7 +19,7 @@ use super::words::error_words;
 use crate::conversation::ToolSpec;
 use crate::permissions::McpToolHints;
 use crate::permissions::{Permission, Tighten};
-use crate::tools::{Judged, Tool, ToolContext, ToolError, ToolOutput, ToolShared};
+use crate::tools::{Catalogued, Judged, Tool, ToolContext, ToolError, ToolOutput, ToolShared};
 
 /// Characters of one result shown to the model at most (before dividing among parallel calls).
 const MAX_RESULT_CHARS: usize = 100_000;
@@ -221,6 +221,9 @@ impl McpTool {
         }
     }
 }
+
+/// An MCP server's tool describes itself (its spec comes from the server).
+impl Catalogued for McpTool {}
 
 #[async_trait::async_trait]
 impl Tool for McpTool {

@@ -107,26 +107,32 @@ async fn serve(
 ) {
     match listener {
         ProxyListener::Tcp(l) => {
-            let Ok(l) = TcpListener::from_std(l) else {
-                return;
-            };
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    Ok((client, _)) = l.accept() => spawn_handle(client, &rules, &refusals),
-                }
+            if let Ok(l) = TcpListener::from_std(l) {
+                accept_until(&stop, || l.accept(), &rules, &refusals).await;
             }
         }
         ProxyListener::Unix(l) => {
-            let Ok(l) = UnixListener::from_std(l) else {
-                return;
-            };
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    Ok((client, _)) = l.accept() => spawn_handle(client, &rules, &refusals),
-                }
+            if let Ok(l) = UnixListener::from_std(l) {
+                accept_until(&stop, || l.accept(), &rules, &refusals).await;
             }
+        }
+    }
+}
+
+/// Hands every client `accept` gives to its own task, until `stop`.
+async fn accept_until<S, A, F>(
+    stop: &CancellationToken,
+    accept: impl Fn() -> F,
+    rules: &Arc<[HostRule]>,
+    refusals: &Arc<Refusals>,
+) where
+    F: Future<Output = std::io::Result<(S, A)>>,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            Ok((client, _)) = accept() => spawn_handle(client, rules, refusals),
         }
     }
 }

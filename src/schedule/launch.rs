@@ -22,6 +22,7 @@ use rustix::process::{Pid, Signal};
 use super::ScheduleError;
 use super::engine::Entry;
 use super::state::InFlight;
+use crate::safe_name::safe_word;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,7 @@ impl Launcher for ProcessLauncher {
             let path = path.to_path_buf();
             move |source| ScheduleError::Start { what, path, source }
         };
-        let dir = self.log_dir.join(safe(&entry.name));
+        let dir = self.log_dir.join(safe_word(&entry.name));
         std::fs::create_dir_all(&dir).map_err(failed("create", &dir))?;
         prune_logs(&dir);
         let stamp = now.strftime("%Y%m%dT%H%M%SZ").to_string();
@@ -135,19 +136,6 @@ fn prune_logs(dir: &std::path::Path) {
     for old in logs.into_iter().take(excess) {
         let _ = std::fs::remove_file(old);
     }
-}
-
-/// A file-name-safe form of a job name.
-fn safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 fn pid_of(pid: u32) -> Option<Pid> {

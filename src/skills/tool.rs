@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::Skill;
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::conversation::ToolSpec;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
 
@@ -75,12 +75,10 @@ impl SkillsTool {
     }
 }
 
+crate::tools::catalogued!(SkillsTool => catalog::SKILLS);
+
 #[async_trait::async_trait]
 impl Tool for SkillsTool {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::SKILLS)
-    }
-
     /// The catalogue's description with each skill's summary, and its names as the only
     /// values `skill_name` may take.
     fn spec(&self) -> ToolSpec {

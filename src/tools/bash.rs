@@ -9,16 +9,12 @@ use serde_json::Value;
 use super::output::cut_note;
 use super::process::{CommandLimits, CommandOutcome, run_command_sandboxed};
 use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 
-pub struct Bash;
+super::catalogued!(pub struct Bash => catalog::BASH);
 
 #[async_trait::async_trait]
 impl Tool for Bash {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::BASH)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let command = str_arg(&args, "command")?;
         if args.get("run_in_background").and_then(Value::as_bool) == Some(true) {

@@ -5,16 +5,12 @@ use serde_json::{Value, json};
 
 use super::output::truncate_tail;
 use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 
-pub struct CheckBackgroundJob;
+super::catalogued!(pub struct CheckBackgroundJob => catalog::CHECK_BACKGROUND_JOB);
 
 #[async_trait::async_trait]
 impl Tool for CheckBackgroundJob {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::CHECK_BACKGROUND_JOB)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let id = str_arg(&args, "job_id")?.trim();
         let jobs = ctx.shared.background();

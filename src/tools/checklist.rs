@@ -3,16 +3,12 @@
 use serde_json::Value;
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 
-pub struct Checklist;
+super::catalogued!(pub struct Checklist => catalog::CHECKLIST);
 
 #[async_trait::async_trait]
 impl Tool for Checklist {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::CHECKLIST)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let list = str_arg(&args, "checklist")?;
         ctx.shared.set_checklist(list.to_owned());

@@ -11,54 +11,65 @@ use std::sync::{LazyLock, Mutex, PoisonError};
 
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge_arg, locate, shown};
+use super::grant::Grant;
+use super::view::{Access, locate, shown};
 use super::write::write_atomic_in;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
-use crate::edit::{EditError, Strategy, find_and_replace, unified_diff, validate_single_edit};
+use crate::catalog;
+use crate::edit::{
+    EditError, EditSpec, Strategy, find_and_replace, unified_diff, validate_single_edit,
+};
 use crate::nofollow;
 
-pub struct Edit;
+super::catalogued!(pub struct Edit => catalog::EDIT);
 
 /// Edits of one file must not interleave (parallel calls in a turn): one at a time.
 static EDIT_LOCK: LazyLock<Mutex<()>> = LazyLock::new(|| Mutex::new(()));
 
 #[async_trait::async_trait]
 impl Tool for Edit {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::EDIT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_file_path(args, shared)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = str_arg(&args, "file_path")?.to_owned();
-        let spec = validate_single_edit(&args).map_err(|e| respond(&e))?;
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &grant, &raw, |content| {
-                let (old, new) = (
-                    match_line_endings(content, &spec.old_string),
-                    match_line_endings(content, &spec.new_string),
-                );
-                let done = find_and_replace(content, &old, &new, spec.replace_all, 0)
-                    .map_err(|e| respond_single(&e))?;
-                let times = match done.replacements {
-                    1 => "1 replacement".to_owned(),
-                    n => format!("{n} replacements"),
-                };
-                Ok((
-                    done.content,
-                    format!("{times}, {}", strategy_note(&[done.strategy])),
-                ))
-            })
-        })
-        .await
-        .map_err(|e| ToolError::Fatal(format!("edit task failed: {e}")))?
+        run_edits(ctx, &args, "edit", validate_single_edit, replace_one).await
     }
+}
+
+/// Edit's change to the file's text: one replacement (or every one, with `replace_all`).
+fn replace_one(content: &str, spec: &EditSpec) -> Edited {
+    let (old, new) = (
+        match_line_endings(content, &spec.old_string),
+        match_line_endings(content, &spec.new_string),
+    );
+    let done = find_and_replace(content, &old, &new, spec.replace_all, 0)
+        .map_err(|e| respond_single(&e))?;
+    let times = match done.replacements {
+        1 => "1 replacement".to_owned(),
+        n => format!("{n} replacements"),
+    };
+    Ok((
+        done.content,
+        format!("{times}, {}", strategy_note(&[done.strategy])),
+    ))
+}
+
+/// The new text of a file and a summary of the change, or why the edit cannot be made.
+pub(crate) type Edited = Result<(String, String), ToolError>;
+
+/// The run of Edit and MultiEdit: the file the call names and the edits `validate` reads
+/// from the arguments, then `apply` on the file's text on the blocking pool
+/// ([`edit_file`]: nothing is written unless `apply` succeeds).
+pub(crate) async fn run_edits<E: Send + 'static>(
+    ctx: &ToolContext,
+    args: &Value,
+    what: &'static str,
+    validate: fn(&Value) -> Result<E, EditError>,
+    apply: fn(&str, &E) -> Edited,
+) -> Result<ToolOutput, ToolError> {
+    let raw = str_arg(args, "file_path")?.to_owned();
+    let edits = validate(args).map_err(|e| respond(&e))?;
+    ctx.blocking(what, move |shared, grant| {
+        edit_file(shared, grant, &raw, |content| apply(content, &edits))
+    })
+    .await
 }
 
 /// The engine's error as a tool result.
@@ -103,14 +114,6 @@ pub(crate) fn match_line_endings<'a>(content: &str, text: &'a str) -> Cow<'a, st
     }
 }
 
-/// The judgement of Edit's and MultiEdit's `file_path` (a write).
-pub(crate) fn judge_file_path(args: &Value, shared: &ToolShared) -> Judged {
-    match args.get("file_path").and_then(Value::as_str) {
-        Some(raw) => judge_arg(shared, raw, Access::Write),
-        None => Judged::default(),
-    }
-}
-
 /// The checks and write path of Edit and MultiEdit: the file exists, was read, is UTF-8
 /// text; `apply` turns its content into `(new content, summary)`; nothing is written
 /// unless `apply` succeeds. The file is read and replaced in the folder opened for the
@@ -119,7 +122,7 @@ pub(crate) fn edit_file(
     shared: &ToolShared,
     grant: &Grant,
     raw: &str,
-    apply: impl FnOnce(&str) -> Result<(String, String), ToolError>,
+    apply: impl FnOnce(&str) -> Edited,
 ) -> Result<ToolOutput, ToolError> {
     let at = locate(shared, grant, raw, Access::Write, false)?;
     let missing = || {

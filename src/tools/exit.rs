@@ -3,16 +3,12 @@
 use serde_json::Value;
 
 use super::{Control, Tool, ToolContext, ToolError, ToolOutput};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 
-pub struct Exit;
+super::catalogued!(pub struct Exit => catalog::EXIT);
 
 #[async_trait::async_trait]
 impl Tool for Exit {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::EXIT)
-    }
-
     async fn run(&self, _args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput {
             content: "Run stopped.".into(),

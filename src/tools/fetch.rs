@@ -19,7 +19,7 @@ use super::fetch_guard::{check_redirect, private_reason, resolve_blocking};
 use super::fetch_text::{cut, to_text};
 use super::grant::{Grant, Judged, Pin};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::permissions::{Permission, Tighten};
 
 /// Time and size bounds of one fetch.
@@ -61,12 +61,10 @@ impl Fetch {
     }
 }
 
+super::catalogued!(Fetch => catalog::FETCH);
+
 #[async_trait::async_trait]
 impl Tool for Fetch {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::FETCH)
-    }
-
     /// One lookup of the host, judged here and pinned for the connection.
     fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
         let Some(url) = args

@@ -4,35 +4,22 @@
 
 use serde_json::Value;
 
-use super::grant::Judged;
-use super::view::{Access, judge_arg, locate};
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use super::view::{Access, locate};
+use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
+use crate::catalog;
 use crate::nofollow;
 
-pub struct List;
+super::catalogued!(pub struct List => catalog::LIST);
 
 /// More entries than this are cut, with a note (a `node_modules` listing helps nobody).
 const MAX_ENTRIES: usize = 1_000;
 
 #[async_trait::async_trait]
 impl Tool for List {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::LIST)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("dirpath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Read),
-            None => Judged::default(),
-        }
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "dirpath")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            let at = locate(&shared, &grant, &raw, Access::Read, false)?;
+        ctx.blocking("list", move |shared, grant| {
+            let at = locate(shared, grant, &raw, Access::Read, false)?;
             let dir =
                 nofollow::open_listable(&at.dir, &at.name).map_err(|e| match e.raw_os_error() {
                     Some(2) => {
@@ -44,7 +31,6 @@ impl Tool for List {
             list(&raw, &dir)
         })
         .await
-        .map_err(|e| ToolError::Fatal(format!("list task failed: {e}")))?
     }
 }
 

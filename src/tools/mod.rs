@@ -5,6 +5,24 @@
 //! over. A tool failure the model can act on is a [`ToolError::RespondToModel`]: it goes back
 //! as the tool result and never ends the run.
 
+/// A built-in tool's catalogue row, named once beside its type:
+/// `catalogued!(pub struct Bash => catalog::BASH);` declares the unit type and its row,
+/// `catalogued!(Fetch => catalog::FETCH);` gives the row of a type declared with fields.
+macro_rules! catalogued {
+    ($vis:vis struct $name:ident => $row:path) => {
+        $vis struct $name;
+        $crate::tools::catalogued!($name => $row);
+    };
+    ($name:ident => $row:path) => {
+        impl $crate::tools::Catalogued for $name {
+            fn info(&self) -> Option<&'static $crate::catalog::ToolInfo> {
+                Some(&$row)
+            }
+        }
+    };
+}
+pub(crate) use catalogued;
+
 mod background;
 mod bash;
 mod capability;
@@ -348,6 +366,20 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Runs `work` with the call's shared state and grant on the blocking pool (file
+    /// system work must not hold up the runtime); a task that dies is a fatal error
+    /// naming `what`.
+    pub(crate) async fn blocking(
+        &self,
+        what: &'static str,
+        work: impl FnOnce(&ToolShared, &Grant) -> Result<ToolOutput, ToolError> + Send + 'static,
+    ) -> Result<ToolOutput, ToolError> {
+        let (shared, grant) = (Arc::clone(&self.shared), self.grant.clone());
+        tokio::task::spawn_blocking(move || work(&shared, &grant))
+            .await
+            .map_err(|e| ToolError::Fatal(format!("{what} task failed: {e}")))?
+    }
+
     /// The context of a call that runs with no objection lifted.
     pub fn new(shared: Arc<ToolShared>, parallel_calls: usize, call_id: impl Into<String>) -> Self {
         ToolContext {
@@ -359,17 +391,20 @@ impl ToolContext {
     }
 }
 
-/// A tool the model can call. A built-in tool is its catalogue row ([`Tool::info`]) and
-/// a body (`run`, and `judge` for tools that resolve something); its name, schema and
-/// whether it changes files or sends its arguments out come from the row. MCP tools and
-/// skills describe themselves.
-#[async_trait::async_trait]
-pub trait Tool: Send + Sync {
-    /// The tool's description in the catalogue (`None`: a tool that describes itself).
+/// A tool's description in the catalogue. Built-in tools get theirs from
+/// [`catalogued!`]; an MCP server's tool has none (`None`: it describes itself).
+pub trait Catalogued {
     fn info(&self) -> Option<&'static ToolInfo> {
         None
     }
+}
 
+/// A tool the model can call. A built-in tool is its catalogue row
+/// ([`Catalogued::info`]) and a body (`run`, and `judge` for tools that resolve
+/// something); its name, schema and whether it changes files or sends its arguments out
+/// come from the row. MCP tools and skills describe themselves.
+#[async_trait::async_trait]
+pub trait Tool: Catalogued + Send + Sync {
     fn name(&self) -> &str {
         self.info().map_or("", |i| i.name)
     }
@@ -406,9 +441,12 @@ pub trait Tool: Send + Sync {
 
     /// The tightening and what it was judged on (a real path, resolved addresses), pinned
     /// for the call's run ([`ToolContext::grant`]). Tools that object to some arguments
-    /// override this; the default tightens nothing and pins nothing.
-    fn judge(&self, _args: &Value, _shared: &ToolShared) -> Judged {
-        Judged::default()
+    /// override this; the default judges the path the catalogue's rule argument names
+    /// (Read, Write, Edit, List, Search, …) and tightens nothing for any other tool.
+    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
+        self.info().map_or_else(Judged::default, |info| {
+            view::judge_rule_path(info, args, shared)
+        })
     }
 
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;

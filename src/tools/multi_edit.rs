@@ -4,52 +4,40 @@
 
 use serde_json::Value;
 
-use super::edit::{edit_file, judge_file_path, match_line_endings, respond, strategy_note};
-use super::grant::Judged;
-use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use super::edit::{Edited, match_line_endings, run_edits, strategy_note};
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::catalog;
 use crate::edit::{EditSpec, apply_edits, validate_multi_edit};
 
-pub struct MultiEdit;
+super::catalogued!(pub struct MultiEdit => catalog::MULTI_EDIT);
 
 #[async_trait::async_trait]
 impl Tool for MultiEdit {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::MULTI_EDIT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        judge_file_path(args, shared)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let raw = str_arg(&args, "file_path")?.to_owned();
-        let edits = validate_multi_edit(&args).map_err(|e| respond(&e))?;
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            edit_file(&shared, &grant, &raw, |content| {
-                let edits: Vec<EditSpec> = edits
-                    .into_iter()
-                    .map(|e| EditSpec {
-                        old_string: match_line_endings(content, &e.old_string).into_owned(),
-                        new_string: match_line_endings(content, &e.new_string).into_owned(),
-                        replace_all: e.replace_all,
-                    })
-                    .collect();
-                let (new, strategies) = apply_edits(content, &edits).map_err(|e| {
-                    ToolError::RespondToModel(format!(
-                        "{}\nNo edit was applied; the file is unchanged.",
-                        e.message
-                    ))
-                })?;
-                let count = match edits.len() {
-                    1 => "1 edit".to_owned(),
-                    n => format!("{n} edits"),
-                };
-                Ok((new, format!("{count}, {}", strategy_note(&strategies))))
-            })
-        })
-        .await
-        .map_err(|e| ToolError::Fatal(format!("multi-edit task failed: {e}")))?
+        let apply: fn(&str, &Vec<EditSpec>) -> Edited = |text, edits| apply_all(text, edits);
+        run_edits(ctx, &args, "multi-edit", validate_multi_edit, apply).await
     }
+}
+
+/// MultiEdit's change to the file's text: every edit in order, or none.
+fn apply_all(content: &str, edits: &[EditSpec]) -> Edited {
+    let edits: Vec<EditSpec> = edits
+        .iter()
+        .map(|e| EditSpec {
+            old_string: match_line_endings(content, &e.old_string).into_owned(),
+            new_string: match_line_endings(content, &e.new_string).into_owned(),
+            replace_all: e.replace_all,
+        })
+        .collect();
+    let (new, strategies) = apply_edits(content, &edits).map_err(|e| {
+        ToolError::RespondToModel(format!(
+            "{}\nNo edit was applied; the file is unchanged.",
+            e.message
+        ))
+    })?;
+    let count = match edits.len() {
+        1 => "1 edit".to_owned(),
+        n => format!("{n} edits"),
+    };
+    Ok((new, format!("{count}, {}", strategy_note(&strategies))))
 }

@@ -49,9 +49,11 @@ mod tests {
 
     use super::*;
     use crate::conversation::ToolSpec;
-    use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+    use crate::tools::{Catalogued, Tool, ToolContext, ToolError, ToolOutput};
 
     struct Named(String);
+
+    impl Catalogued for Named {}
 
     #[async_trait::async_trait]
     impl Tool for Named {

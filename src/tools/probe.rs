@@ -4,17 +4,12 @@
 use serde_json::Value;
 
 use super::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::catalog::ToolInfo;
 use crate::catalog::probe::ProbeArgs;
 
-pub(crate) struct Probe;
+super::catalogued!(pub(crate) struct Probe => crate::catalog::probe::INFO);
 
 #[async_trait::async_trait]
 impl Tool for Probe {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&crate::catalog::probe::INFO)
-    }
-
     /// Reads its arguments through the catalogue's argument struct.
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let args: ProbeArgs =

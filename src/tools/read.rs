@@ -8,34 +8,23 @@ use std::io::{BufRead, BufReader};
 
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, check_use, judge_arg, locate};
+use super::grant::Grant;
+use super::view::{Access, check_use, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::nofollow;
 
-pub struct Read;
+super::catalogued!(pub struct Read => catalog::READ);
 
 #[async_trait::async_trait]
 impl Tool for Read {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::READ)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filepath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Read),
-            None => Judged::default(),
-        }
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
         let parallel = ctx.parallel_calls.max(1);
-        tokio::task::spawn_blocking(move || read_bounded(&raw, &shared, &grant, parallel))
-            .await
-            .map_err(|e| ToolError::Fatal(format!("read task failed: {e}")))?
+        ctx.blocking("read", move |shared, grant| {
+            read_bounded(&raw, shared, grant, parallel)
+        })
+        .await
     }
 }
 

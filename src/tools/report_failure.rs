@@ -4,16 +4,12 @@
 use serde_json::Value;
 
 use super::{Control, Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 
-pub struct ReportFailure;
+super::catalogued!(pub struct ReportFailure => catalog::REPORT_FAILURE);
 
 #[async_trait::async_trait]
 impl Tool for ReportFailure {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::REPORT_FAILURE)
-    }
-
     async fn run(&self, args: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let reason = str_arg(&args, "errorMessage")?.trim();
         if reason.is_empty() {

@@ -20,14 +20,14 @@ use ignore::WalkBuilder;
 use ignore::overrides::OverrideBuilder;
 use serde_json::Value;
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge, judge_arg, locate, shown};
+use super::grant::Grant;
+use super::view::{Access, judge, locate, shown};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::nofollow;
 use crate::permissions::{GIT_INTERNALS_RULE, Permission, UNSEEN_RULE};
 
-pub struct Search;
+super::catalogued!(pub struct Search => catalog::SEARCH);
 
 /// Matching lines shown to the model.
 const MAX_RESULTS: usize = 100;
@@ -40,28 +40,14 @@ const HEAP_LIMIT: usize = 64 * 1024 * 1024;
 
 #[async_trait::async_trait]
 impl Tool for Search {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::SEARCH)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        let raw = match args.get("path").and_then(Value::as_str) {
-            Some(p) if !p.trim().is_empty() => p,
-            _ => ".",
-        };
-        judge_arg(shared, raw, Access::Read)
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let query = Query {
             pattern: str_arg(&args, "pattern")?.to_owned(),
             path: optional_str(&args, "path")?,
             file_pattern: optional_str(&args, "file_pattern")?,
         };
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || search(&query, &shared, &grant))
+        ctx.blocking("search", move |shared, grant| search(&query, shared, grant))
             .await
-            .map_err(|e| ToolError::Fatal(format!("search task failed: {e}")))?
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Tool, ToolContext, ToolError, ToolOutput, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::conversation::{ToolSpec, Usage};
 use crate::job::Limits;
 
@@ -67,12 +67,10 @@ pub struct SubagentTool {
     pub runner: Arc<dyn SubagentRunner>,
 }
 
+super::catalogued!(SubagentTool => catalog::SUBAGENT);
+
 #[async_trait::async_trait]
 impl Tool for SubagentTool {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::SUBAGENT)
-    }
-
     /// The catalogue's description with the job's agents listed.
     fn spec(&self) -> ToolSpec {
         let mut spec = catalog::SUBAGENT.spec();

@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::grant::{Grant, Judged};
-use super::view::{Access, judge_arg, shown};
+use super::grant::Grant;
+use super::view::shown;
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 pub use crate::events::ArtifactRecord;
 
-pub struct UploadArtifact;
+super::catalogued!(pub struct UploadArtifact => catalog::UPLOAD_ARTIFACT);
 
 const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
 const MAX_RUN_BYTES: u64 = 500 * 1024 * 1024;
@@ -57,23 +57,10 @@ const KINDS: &[(&str, &str)] = &[
 
 #[async_trait::async_trait]
 impl Tool for UploadArtifact {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::UPLOAD_ARTIFACT)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filePath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Read),
-            None => Judged::default(),
-        }
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filePath")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || upload(&raw, &shared, &grant))
+        ctx.blocking("upload", move |shared, grant| upload(&raw, shared, grant))
             .await
-            .map_err(|e| ToolError::Fatal(format!("upload task failed: {e}")))?
     }
 }
 

@@ -16,9 +16,12 @@ use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::grant::{Grant, Judged, Pin};
 use super::paths::{is_sensitive_path, resolve_in_workspace};
 use super::{ToolError, ToolShared};
+use crate::catalog::{Changes, ToolInfo};
 use crate::nofollow;
 use crate::permissions::{
     GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, Permission, Tighten, UNSEEN_RULE,
@@ -190,6 +193,26 @@ pub(crate) fn judge(
         rule: "tool.sensitive_file",
         reason: format!("{raw} looks like a credential file"),
     })
+}
+
+/// The judgement of the path the catalogue's rule argument names (its default when the
+/// call leaves it out or blank; none when there is no default: the call then fails on
+/// its own when it runs): a write for a tool that changes the file it names, else a
+/// read. A tool whose rule argument is no path is not judged here.
+pub(crate) fn judge_rule_path(info: &ToolInfo, args: &Value, shared: &ToolShared) -> Judged {
+    let Some(arg) = info.rule_arg.filter(|a| a.kind.is_path()) else {
+        return Judged::default();
+    };
+    let given = args.get(arg.name).and_then(Value::as_str);
+    let raw = match arg.default {
+        Some(default) => Some(given.filter(|p| !p.trim().is_empty()).unwrap_or(default)),
+        None => given,
+    };
+    let access = match info.changes {
+        Changes::NamedFile => Access::Write,
+        Changes::Nothing | Changes::Anything => Access::Read,
+    };
+    raw.map_or_else(Judged::default, |raw| judge_arg(shared, raw, access))
 }
 
 /// The judgement of the path argument `raw` when the call is checked.

@@ -9,35 +9,22 @@ use std::os::fd::OwnedFd;
 
 use serde_json::Value;
 
-use super::grant::Judged;
 use super::view::{Access, judge_arg, locate};
 use super::{Tool, ToolContext, ToolError, ToolOutput, ToolShared, str_arg};
-use crate::catalog::{self, ToolInfo};
+use crate::catalog;
 use crate::edit::unified_diff;
 use crate::nofollow;
 use crate::permissions::Tighten;
 
-pub struct Write;
+super::catalogued!(pub struct Write => catalog::WRITE);
 
 #[async_trait::async_trait]
 impl Tool for Write {
-    fn info(&self) -> Option<&'static ToolInfo> {
-        Some(&catalog::WRITE)
-    }
-
-    fn judge(&self, args: &Value, shared: &ToolShared) -> Judged {
-        match args.get("filepath").and_then(Value::as_str) {
-            Some(raw) => judge_arg(shared, raw, Access::Write),
-            None => Judged::default(),
-        }
-    }
-
     async fn run(&self, args: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let raw = str_arg(&args, "filepath")?.to_owned();
         let content = str_arg(&args, "content")?.to_owned();
-        let (shared, grant) = (ctx.shared.clone(), ctx.grant.clone());
-        tokio::task::spawn_blocking(move || {
-            let at = locate(&shared, &grant, &raw, Access::Write, true)?;
+        ctx.blocking("write", move |shared, grant| {
+            let at = locate(shared, grant, &raw, Access::Write, true)?;
             let old = read_existing(&at.dir, &at.name)
                 .map_err(|e| ToolError::RespondToModel(format!("Cannot read {raw}: {e}")))?;
             let mode = old.as_ref().map(|(_, mode)| *mode);
@@ -58,7 +45,6 @@ impl Tool for Write {
             })
         })
         .await
-        .map_err(|e| ToolError::Fatal(format!("write task failed: {e}")))?
     }
 }
 

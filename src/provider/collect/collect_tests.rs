@@ -63,6 +63,17 @@ fn quick(max_retries: u32) -> RetryPolicy {
     }
 }
 
+/// A token cancelled 30 ms from now, while the request or its backoff is under way.
+fn cancelled_soon() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        trigger.cancel();
+    });
+    cancel
+}
+
 fn server_error() -> ProviderError {
     ProviderError::Server {
         status: 503,
@@ -262,12 +273,7 @@ async fn a_silent_stream_stalls_and_is_retried() {
 #[tokio::test]
 async fn cancellation_ends_a_hanging_request_promptly() {
     let fake = Fake(Mutex::new(vec![Attempt::Items(vec![], true)]));
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_soon();
     let started = Instant::now();
     let (result, _) = run(&fake, &quick(3), Duration::from_secs(60), &cancel).await;
     assert_eq!(result.unwrap_err().kind(), "cancelled");
@@ -287,12 +293,7 @@ async fn cancellation_interrupts_the_backoff_sleep() {
         max_delay: Duration::from_secs(60),
         ..RetryPolicy::default()
     };
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        trigger.cancel();
-    });
+    let cancel = cancelled_soon();
     let started = Instant::now();
     let (result, notices) = run(&fake, &slow, Duration::from_secs(5), &cancel).await;
     assert_eq!(result.unwrap_err().kind(), "cancelled");

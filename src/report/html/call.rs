@@ -46,22 +46,12 @@ pub(super) fn call(cx: &Ctx<'_>, i: usize) -> Markup {
 fn verdict_badge(v: &Verdict) -> (&'static str, &'static str, &'static str) {
     match v {
         Verdict::Allowed(_) => ("allowed", "allowed", "ok"),
-        Verdict::Decided {
-            resolution: Resolution::Allowed,
-            ..
-        } => ("allowed", "asked, allowed by on_ask", "warn"),
-        Verdict::Decided {
-            resolution: Resolution::Denied,
-            ..
-        } => ("denied", "denied", "bad"),
-        Verdict::Decided {
-            resolution: Resolution::Failed,
-            ..
-        } => ("denied", "needed approval: run stopped", "bad"),
-        Verdict::Decided {
-            resolution: Resolution::Deferred,
-            ..
-        } => ("notrun", "deferred: waits for approval", "warn"),
+        Verdict::Decided { resolution, .. } => match resolution {
+            Resolution::Allowed => ("allowed", "asked, allowed by on_ask", "warn"),
+            Resolution::Denied => ("denied", "denied", "bad"),
+            Resolution::Failed => ("denied", "needed approval: run stopped", "bad"),
+            Resolution::Deferred => ("notrun", "deferred: waits for approval", "warn"),
+        },
         Verdict::NotRun => ("notrun", "not run", "warn"),
     }
 }

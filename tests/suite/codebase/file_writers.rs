@@ -54,6 +54,10 @@ const ALLOWED: &[(&str, &str)] = &[
         "tools/probe.rs",
         "the test-only Probe tool (compiled for tests only)",
     ),
+    (
+        "test_git.rs",
+        "the unit tests' scratch repositories (compiled for tests only)",
+    ),
 ];
 
 const OPENERS: &[&str] = &[
