@@ -1,5 +1,6 @@
 //! Containment of commands: the sandbox, its limits, what it hides, git kept safe.
 
+mod checkpoint_unseen_e2e;
 mod containment_caps_e2e;
 mod containment_e2e;
 mod containment_git_e2e;
