@@ -11,7 +11,6 @@
 //! brings the workspace back to its start. As root and as `nobody`.
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::process::Command;
@@ -92,7 +91,7 @@ fn files(dir: &Path) -> BTreeSet<Vec<u8>> {
             match p.is_dir() && !p.is_symlink() {
                 true => stack.push(p),
                 false => {
-                    found.insert(OsString::from(rel).into_vec());
+                    found.insert(rel.into_vec());
                 }
             }
         }
