@@ -14,6 +14,7 @@ mod containment_sysctl_e2e;
 mod edges_bare_repo_e2e;
 mod edges_links_e2e;
 mod edges_names_e2e;
+mod edges_resume_latest_e2e;
 mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
