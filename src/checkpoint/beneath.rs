@@ -106,7 +106,10 @@ fn open_parent(root: OwnedFd, parent: &Path, check: bool) -> std::io::Result<(Ow
     }
     let mut dir = root;
     for comp in parent.components() {
-        dir = crate::nofollow::open_dir_under(&dir, Path::new(comp.as_os_str()), false)?;
+        let std::path::Component::Normal(name) = comp else {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        };
+        dir = crate::nofollow::open_child_dir(&dir, name)?;
         let st = rustix::fs::fstat(&dir)?;
         if !crate::tools::unseen::capless_root_may(st.st_mode, st.st_uid, st.st_gid, 0o1) {
             return Ok((dir, false));
