@@ -22,14 +22,14 @@ pub(super) fn refused_from(here: &Path) -> Option<String> {
     ))
 }
 
-/// The nearest folder above `here` that holds a `.cn-run` folder.
+/// The nearest folder above `here` that holds a `.cn-run` folder, `here` not inside that
+/// `.cn-run` (cn-run's own, read-only to commands: a worktree of a parallel run lies there).
 fn workspace_above(here: &Path) -> Option<PathBuf> {
     here.ancestors()
         .skip(1)
         .find(|d| {
-            d.join(".cn-run")
-                .symlink_metadata()
-                .is_ok_and(|m| m.is_dir())
+            let runs = d.join(".cn-run");
+            !here.starts_with(&runs) && runs.symlink_metadata().is_ok_and(|m| m.is_dir())
         })
         .map(Path::to_path_buf)
 }
@@ -49,5 +49,11 @@ mod tests {
         let why = refused_from(&sub).unwrap();
         assert!(why.contains("lies inside"), "{why}");
         assert!(refused_from(tmp.path()).is_none());
+        let own = ws.join(".cn-run/parallel-x/wt");
+        std::fs::create_dir_all(&own).unwrap();
+        assert!(
+            refused_from(&own).is_none(),
+            "inside the workspace's own .cn-run"
+        );
     }
 }
