@@ -48,6 +48,11 @@ pub(crate) fn open_dir_abs(abs: &Path, create: bool) -> std::io::Result<OwnedFd>
     open_dir_under(&root, rel, create)
 }
 
+/// Opens folder `name` (one plain name) in `dir`, not through a symlink.
+pub(crate) fn open_child_dir(dir: &OwnedFd, name: &OsStr) -> std::io::Result<OwnedFd> {
+    open_step(dir, name, false)
+}
+
 fn open_step(dir: &OwnedFd, name: &OsStr, create: bool) -> std::io::Result<OwnedFd> {
     match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
         Ok(fd) => Ok(fd),

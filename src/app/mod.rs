@@ -13,6 +13,7 @@ mod parallel;
 mod parallel_report;
 mod report_cmd;
 mod resume;
+mod resume_latest;
 mod run_cmd;
 mod runs_cmd;
 mod runtime;

@@ -100,6 +100,12 @@ pub(super) async fn resume(id: &str, given: &RunArgs, log: &LogHandle) -> i32 {
     if let Err(e) = located {
         return start_failed(e.into());
     }
+    if id == "latest"
+        && given.out.is_none()
+        && let Some(why) = super::resume_latest::refused_from(Path::new("."))
+    {
+        return start_failed(RunError::Usage(why));
+    }
     let root = given
         .out
         .as_ref()

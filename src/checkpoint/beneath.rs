@@ -8,33 +8,52 @@
 //! the file itself with `O_NOFOLLOW`, and its stat data and bytes come from that one
 //! descriptor; the blob is written from those bytes (with the filters `.gitattributes`
 //! names for its path, as `add_path` applies them) and the index entry built from them.
-//! A path beyond a symlink, or gone, is `Ok(None)`: not in the tree, as git says.
+//! A path beyond a symlink, or gone, is [`Added::Absent`]: not in the tree, as git says.
+//! As root, a file a contained command could not read (another user's `0600` file, or one
+//! inside another user's `0700` folder: contained commands hold no capability) is
+//! [`Added::Unseen`], judged on the descriptors opened, and never read: its content would
+//! otherwise land in `.git`, which commands can read (`tools::unseen`).
 
 use std::ffi::OsStr;
 use std::io::{Read as _, Write as _};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use git2::{Index, IndexEntry, IndexTime, Repository};
 
+/// What became of one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Added {
+    /// In the index now.
+    Yes,
+    /// No regular file or symlink there reachable without following a link.
+    Absent,
+    /// Closed to a contained command (cn-run runs as root): not read, not stored.
+    Unseen,
+}
+
 /// Reads `rel` (repo-relative) beneath `root` through descriptors and puts it in `index`;
-/// `Ok(Some(()))` when it was added, `Ok(None)` when there is no regular file or symlink
-/// there reachable without following a link, `Err` when it could not be read or stored.
+/// `Err` when it could not be read or stored.
 pub(crate) fn add(
     repo: &Repository,
     index: &mut Index,
     root: &Path,
     rel: &Path,
-) -> Result<Option<()>, git2::Error> {
+) -> Result<Added, git2::Error> {
     let parent = rel.parent().unwrap_or(Path::new(""));
     let Some(name) = rel.file_name() else {
-        return Ok(None);
+        return Ok(Added::Absent);
     };
-    let Ok(dir) = crate::nofollow::open_dir_abs(root, false)
-        .and_then(|fd| crate::nofollow::open_dir_under(&fd, parent, false))
+    let root_only = rustix::process::geteuid().is_root();
+    let Ok((dir, searchable)) = crate::nofollow::open_dir_abs(root, false)
+        .and_then(|fd| open_parent(fd, parent, root_only))
     else {
-        return Ok(None);
+        return Ok(Added::Absent);
     };
+    if !searchable {
+        return Ok(Added::Unseen);
+    }
     use rustix::fs::FileType;
     let (id, meta) = match crate::nofollow::kind_of(&dir, name).map_err(|e| io(&e))? {
         Some((FileType::Symlink, _)) => {
@@ -46,7 +65,10 @@ pub(crate) fn add(
             let mut file = crate::nofollow::open_file(&dir, name, false).map_err(|e| io(&e))?;
             let meta = file.metadata().map_err(|e| io(&e))?;
             if !meta.is_file() {
-                return Ok(None);
+                return Ok(Added::Absent);
+            }
+            if root_only && !capless_root_may(&meta, 0o4) {
+                return Ok(Added::Unseen);
             }
             let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
             file.read_to_end(&mut bytes).map_err(|e| io(&e))?;
@@ -54,11 +76,50 @@ pub(crate) fn add(
             writer.write_all(&bytes).map_err(|e| io(&e))?;
             (writer.commit()?, Stat::of(&meta))
         }
-        _ => return Ok(None),
+        _ => return Ok(Added::Absent),
     };
     let mode = entry_mode(repo, index, rel, &meta);
     index.add(&entry(rel, id, mode, &meta))?;
-    Ok(Some(()))
+    Ok(Added::Yes)
+}
+
+/// The bytes of regular file `rel` beneath `root`, read through descriptors opened without
+/// following a symlink; `None` when it is not there, not a regular file, or (cn-run runs as
+/// root) closed to a contained command.
+pub(super) fn read_seen(root: &Path, rel: &Path) -> Option<Vec<u8>> {
+    let root_only = rustix::process::geteuid().is_root();
+    let fd = crate::nofollow::open_dir_abs(root, false).ok()?;
+    let (dir, searchable) = open_parent(fd, rel.parent()?, root_only).ok()?;
+    let mut file = crate::nofollow::open_file(&dir, rel.file_name()?, false).ok()?;
+    let meta = file.metadata().ok()?;
+    let seen = searchable && meta.is_file() && (!root_only || capless_root_may(&meta, 0o4));
+    let mut bytes = Vec::new();
+    (seen && file.read_to_end(&mut bytes).is_ok()).then_some(bytes)
+}
+
+/// Opens the folders of `parent` beneath `root` one at a time, no symlink followed; with
+/// `check`, whether root without capabilities may search each one (judged on the
+/// descriptor opened, so a folder swapped in between cannot pass for another).
+fn open_parent(root: OwnedFd, parent: &Path, check: bool) -> std::io::Result<(OwnedFd, bool)> {
+    if !check {
+        return Ok((crate::nofollow::open_dir_under(&root, parent, false)?, true));
+    }
+    let mut dir = root;
+    for comp in parent.components() {
+        let std::path::Component::Normal(name) = comp else {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        };
+        dir = crate::nofollow::open_child_dir(&dir, name)?;
+        let st = rustix::fs::fstat(&dir)?;
+        if !crate::tools::unseen::capless_root_may(st.st_mode, st.st_uid, st.st_gid, 0o1) {
+            return Ok((dir, false));
+        }
+    }
+    Ok((dir, true))
+}
+
+fn capless_root_may(meta: &std::fs::Metadata, bits: u32) -> bool {
+    crate::tools::unseen::capless_root_may(meta.mode(), meta.uid(), meta.gid(), bits)
 }
 
 /// The stat data an index entry keeps.

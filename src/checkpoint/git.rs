@@ -327,6 +327,12 @@ impl GitCheckpointer {
         self.lock().snap.skipped()
     }
 
+    /// How many files the snapshots left out because a contained command could not read
+    /// them (cn-run runs as root), as of the last snapshot.
+    pub fn unseen(&self) -> usize {
+        self.lock().snap.unseen.len()
+    }
+
     /// Snapshot after a tool that changed only `paths` (absolute, or relative to the
     /// working tree root): only they are read, and no other path is looked at. `None`
     /// when the tree did not change.

@@ -177,15 +177,26 @@ impl State {
         // The blob the index would hold for it: a link's target (libgit2's `blob_path`
         // would resolve the link and store the file it points to), a file's bytes with
         // the repository's filters applied.
+        // Read beneath the work tree through descriptors, never a file a contained command
+        // could not read (cn-run as root): that is left to the start snapshot, which
+        // leaves it out.
         let handle = self.handle.as_ref()?;
         let blob = if mode == 0o120000 {
+            crate::tools::unseen::closed_to_capless_root(path, &root)
+                .is_none()
+                .then_some(())?;
             handle
                 .blob(std::fs::read_link(path).ok()?.as_os_str().as_bytes())
                 .ok()?
-        } else if self.plain {
-            handle.blob(&std::fs::read(path).ok()?).ok()?
         } else {
-            handle.blob_path(path).ok()?
+            let bytes = super::beneath::read_seen(&root, &rel_path::os(&rel))?;
+            if self.plain {
+                handle.blob(&bytes).ok()?
+            } else {
+                let mut writer = handle.blob_writer(Some(&rel_path::os(&rel))).ok()?;
+                std::io::Write::write_all(&mut writer, &bytes).ok()?;
+                writer.commit().ok()?
+            }
         };
         Some(Some(Captured {
             path: rel,

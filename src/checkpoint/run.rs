@@ -408,6 +408,14 @@ impl Checkpoints {
         let started = std::time::Instant::now();
         let added = super::added_bytes(git.root(), git.run_id()).ok()?;
         super::timing("end_storage", started);
+        let unseen = git.unseen();
+        if unseen > 0 {
+            (self.notify)(Notice::Warning(format!(
+                "{unseen} workspace file(s) closed to contained commands (another user's, by \
+                 their mode bits or a folder's above them) left out of the checkpoints and \
+                 diff.patch: cn-run runs as root but stores only what its commands could read"
+            )));
+        }
         Some((git.skipped(), added))
     }
 

@@ -38,6 +38,8 @@ pub(crate) struct Snapshotter {
     pub(super) skipped_files: BTreeMap<String, u64>,
     /// Files that could not be read → why (the snapshot keeps what it had of them).
     pub(super) unreadable: BTreeMap<String, String>,
+    /// Files a contained command could not read (cn-run runs as root), left out unnamed.
+    pub(super) unseen: BTreeSet<String>,
     /// The tree the private index holds now; `None` before the first snapshot.
     pub(super) current: Option<Oid>,
     /// The paths the last update of `current` replaced (see `touch.rs`).
@@ -76,6 +78,7 @@ impl Snapshotter {
             dropped_dirs: Vec::new(),
             skipped_files: BTreeMap::new(),
             unreadable: BTreeMap::new(),
+            unseen: BTreeSet::new(),
             current: None,
             updated: None,
             _dir: dir,

@@ -112,11 +112,19 @@ impl Snapshotter {
         self.skipped_files.remove(rel);
         // Read through the descriptors checked, not by path again (`beneath`).
         let root = self.root()?.to_path_buf();
+        use super::beneath::Added;
         match super::beneath::add(&self.repo, index, &root, path) {
-            Ok(Some(())) => {}
-            Ok(None) => return remove(index, rel, indexed.is_some()),
+            Ok(Added::Yes) => {}
+            Ok(Added::Absent) => return remove(index, rel, indexed.is_some()),
+            // Closed to contained commands: never stored; a tracked one keeps what the
+            // repository already holds.
+            Ok(Added::Unseen) => {
+                self.unseen.insert(rel.to_owned());
+                return Ok(None);
+            }
             Err(e) => return self.not_added(index, rel, indexed.is_some(), e),
         }
+        self.unseen.remove(rel);
         self.unreadable.remove(rel);
         let Some(now) = index.get_path(path, 0) else {
             return Ok(None);

@@ -75,10 +75,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 pub(crate) fn rlimit_args(limits: &Limits, cgroup: bool) -> Vec<std::ffi::OsString> {
     let mut pairs = vec![("fsize", limits.file_size_bytes)];
     if !cgroup {
-        pairs.push(("data", limits.memory_bytes));
-        // The main thread's stack is not data: without a hard limit, `ulimit -s unlimited`
-        // lets it grow past the memory limit.
-        pairs.push(("stack", limits.memory_bytes));
+        let (data, stack) = data_and_stack(limits.memory_bytes);
+        pairs.push(("data", data));
+        pairs.push(("stack", stack));
         if !rustix::process::geteuid().is_root() {
             pairs.push(("nproc", limits.processes));
         }
@@ -88,6 +87,20 @@ pub(crate) fn rlimit_args(limits: &Limits, cgroup: bool) -> Vec<std::ffi::OsStri
         .flat_map(|(k, v)| ["--rlimit".into(), format!("{k}={v}").into()])
         .collect()
 }
+
+/// The memory limit split between `RLIMIT_DATA` and the hard `RLIMIT_STACK`, so that one
+/// process's data and main-thread stack together stay within it. The main thread's stack
+/// is not data: with a hard stack limit of the whole memory limit, `ulimit -s unlimited`
+/// plus a full heap gave a process twice the limit. An eighth goes to the stack (128 MiB
+/// of a 1 GiB limit, 16 times the usual 8 MiB), never less than 1 MiB; thread stacks are
+/// mappings and count as data.
+pub(crate) fn data_and_stack(memory: u64) -> (u64, u64) {
+    let stack = (memory / STACK_SHARE).max(MIB).min(memory / 2);
+    (memory - stack, stack)
+}
+
+/// The share of the memory limit the main thread's stack may take (one in this many).
+const STACK_SHARE: u64 = 8;
 
 /// Apply `--rlimit NAME=VALUE` to this process (soft and hard: a command cannot raise it).
 /// The stack keeps a smaller soft limit (glibc sizes each thread's stack by it, and that
@@ -128,6 +141,19 @@ mod tests {
         for bad in ["", "MiB", "12 parsecs", "0", "-1G", "99999999999T"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn data_and_stack_together_stay_within_the_memory_limit() {
+        for memory in [2 * MIB, 16 * MIB, 96 * MIB, GIB, 64 * GIB] {
+            let (data, stack) = data_and_stack(memory);
+            assert_eq!(data + stack, memory, "{memory}");
+            assert!(
+                stack >= MIB.min(memory / 2) && data >= memory / 2,
+                "{memory}"
+            );
+        }
+        assert_eq!(data_and_stack(GIB), (GIB - 128 * MIB, 128 * MIB));
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub(crate) fn collect() -> Report {
     ]
     .into_iter()
     .map(|(n, r)| (n.to_owned(), getrlimit(r).current))
+    // The stack's soft limit stays small (thread stacks are sized by it): the hard one binds.
+    .chain([("stack".to_owned(), getrlimit(Resource::Stack).maximum)])
     .collect();
     Report {
         status,
@@ -200,7 +202,8 @@ impl Report {
             .cgroup
             .as_ref()
             .is_some_and(|c| c.names().iter().all(|n| self.cgroup.contains(n.as_str())));
-        let memory = in_cgroup || rlimit("data") == Some(limits.memory_bytes);
+        let (data, stack) = super::limits::data_and_stack(limits.memory_bytes);
+        let memory = in_cgroup || (rlimit("data") == Some(data) && rlimit("stack") == Some(stack));
         // The kernel never applies RLIMIT_NPROC to uid 0: root needs the cgroup or the
         // run's PID namespace bounded.
         let root = rustix::process::geteuid().is_root();

@@ -49,7 +49,7 @@ mod registry;
 mod report_failure;
 mod search;
 mod subagent;
-mod unseen;
+pub(crate) mod unseen;
 mod upload_artifact;
 pub(crate) mod view;
 mod write;

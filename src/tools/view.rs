@@ -134,9 +134,15 @@ pub(crate) fn judge(
             ),
         );
     }
-    let unseen = (access == Access::Read && !real.starts_with(ws))
-        .then(|| super::unseen::unseen_by_commands(real))
-        .flatten();
+    // Inside the workspace only the mode bits count (it may itself lie under `/tmp`), for
+    // Edit and Write too: Edit reads what it changes.
+    let unseen = if real.starts_with(ws) {
+        super::unseen::closed_to_capless_root(real, ws)
+    } else {
+        (access == Access::Read)
+            .then(|| super::unseen::unseen_by_commands(real))
+            .flatten()
+    };
     if let Some(why) = unseen {
         return ask(
             UNSEEN_RULE,

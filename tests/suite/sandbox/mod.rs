@@ -1,5 +1,6 @@
 //! Containment of commands: the sandbox, its limits, what it hides, git kept safe.
 
+mod checkpoint_unseen_e2e;
 mod containment_caps_e2e;
 mod containment_e2e;
 mod containment_git_e2e;
@@ -11,10 +12,14 @@ pub(super) mod containment_scene;
 mod containment_sockets_e2e;
 mod containment_sysctl_e2e;
 mod edges_bare_repo_e2e;
+mod edges_links_e2e;
+mod edges_names_e2e;
+mod edges_resume_latest_e2e;
 mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
 mod git_guard_replaced_e2e;
+mod limits_data_and_stack_e2e;
 mod limits_memory_e2e;
 mod network_hosts_e2e;
 mod redteam2_caps_e2e;
