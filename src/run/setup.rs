@@ -377,8 +377,9 @@ fn sandbox_policy(ask: &SandboxAsk<'_>) -> SandboxPolicy {
     policy.env_names = t.bash_env.clone();
     // The run's records: its folder (wherever `--out` put it), the `.cn-run` holding it,
     // and the workspace's `.cn-run`, where other runs keep theirs — made when missing, so
-    // that no command makes a run folder there for `--resume latest` to pick.
-    if mode != SandboxMode::Off {
+    // that no command makes a run folder there for `--resume latest` to pick. Only by a
+    // run (it has a run folder): `explain` writes nothing.
+    if mode != SandboxMode::Off && out_dir.is_some() {
         let _ = super::outputs::cn_run_root_in(workspace);
     }
     let records = out_dir

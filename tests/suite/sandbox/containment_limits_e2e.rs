@@ -183,10 +183,20 @@ fn explain_shows_the_limits_the_git_setting_and_only_what_was_checked() {
         .arg(&job)
         .arg("-C")
         .arg(&s.ws)
+        .current_dir(&s.home)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("  git: commit"), "{text}");
+    // `explain` writes nothing: no run folder root where it ran or in the workspace (it
+    // made `.cn-run` in the folder it ran from, the checkout itself under `cargo test`).
+    for dir in [&s.home, &s.ws] {
+        assert!(
+            !dir.join(".cn-run").exists(),
+            "explain made {}/.cn-run",
+            dir.display()
+        );
+    }
     assert!(
         text.contains("memory 96 MiB")
             && text.contains("processes 48")
