@@ -15,8 +15,11 @@
 #   first        process start -> the first `turn.started` (what the first request waits);
 #   turn         `turn.started` -> the next `turn.started`, every tool turn;
 #   own/turn     the same less the tool's own `duration_ms` (cn-run's own cost per turn);
-#   every turn   the median of every tool turn of every run, and the share within 20 ms;
+#   every turn   the median, 90th percentile and maximum of every tool turn of every run,
+#                and the share within 20 ms;
 #   first turn   the first tool turn alone (the start snapshot, the sandbox set-up);
+#   shipped less off  per build, the median over run numbers of the difference in wall time
+#                and first request between the two settings (each pair ran back to back);
 #   paired       with BEFORE: per setting, the median over run numbers of this build's wall
 #                time over the build before's, and of the difference in own cost a turn
 #                (each pair ran back to back, so the machine's load is shared).
@@ -137,12 +140,27 @@ for label in dict.fromkeys(r["label"] for r in runs):
     every = sorted(t for r in rs for t in r["turns"])
     if every:
         within = sum(t <= 20 for t in every) / len(every)
-        line += f", every turn: median {med(every):.0f} ms, {within:.0%} within 20 ms"
+        p90 = every[min(len(every) - 1, -(-9 * len(every) // 10) - 1)]
+        line += (f", every turn: median {med(every):.0f} ms, p90 {p90:.0f} ms, max {every[-1]:.0f} ms,"
+                 f" {within:.0%} within 20 ms")
     if any(r["turns"] for r in rs):
         line += (f", turn {med([mean(r['turns']) for r in rs]):.2f} ms, own/turn "
                  f"{med([mean(r['own']) for r in rs]):.2f} ms, first turn {med([r['turns'][0] for r in rs]):.0f} ms, "
                  f"max turn {med([max(r['turns']) for r in rs]):.0f} ms")
     print(line)
+# Each build as shipped against `off` (the same run number, run one after the other): the
+# median over runs of the difference in wall time and in the time to the first request.
+for b in dict.fromkeys(r["label"].split("|")[0] for r in runs):
+    by = {}
+    for r in runs:
+        if r["label"].split("|")[0] == b:
+            by.setdefault(r["run"], {})[r["label"].split("|")[1]] = r
+    both = [p for p in by.values() if len(p) == 2]
+    if both:
+        who = "this build" if b == sys.argv[3] else "before"
+        print(f"  {who:10} shipped less off, n={len(both)}: wall "
+              f"{med([p['shipped']['wall'] - p['off']['wall'] for p in both]):+.1f} ms, first "
+              f"{med([p['shipped']['first'] - p['off']['first'] for p in both]):+.1f} ms")
 # Paired with the build before (the same run number and setting, run one after the other):
 # the median of the runs' ratios of wall time, and of their differences in own cost a turn.
 for mode in ["shipped", "off"]:

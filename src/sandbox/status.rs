@@ -282,7 +282,7 @@ fn try_bwrap(
     // The run's one sandbox proves bubblewrap runs the profile; else one bubblewrap does.
     go_on()?;
     if policy.run_net.is_some()
-        && let Some(report) = start_run_box(policy, notes)
+        && let Some(report) = start_run_box(policy, notes, stop)?
     {
         timed("holder_and_report");
         return Ok(report);
@@ -338,10 +338,15 @@ fn start_relay(policy: &mut SandboxPolicy, notes: &mut Vec<String>) {
 
 /// Start the run's one bubblewrap that each command enters (root, with the shared
 /// namespaces) and read a command's report in it; keep a bubblewrap per command when it
-/// cannot.
-fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<Report> {
+/// cannot. Told to stop while the holder started, it removes the holder and starts no
+/// probe (`NotNeeded`): a run that ended without a command waits for neither.
+fn start_run_box(
+    policy: &mut SandboxPolicy,
+    notes: &mut Vec<String>,
+    stop: &AtomicBool,
+) -> Result<Option<Report>, SandboxError> {
     let (Some(net), Mechanism::Bubblewrap(path)) = (&policy.run_net, &policy.mechanism) else {
-        return None;
+        return Ok(None);
     };
     let (path, profile) = (path.clone(), super::bwrap::profile(policy));
     // The holder joins the cgroup itself (`--cgroup-fd`); the namespace thread and the
@@ -357,10 +362,13 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<
     timing("holder", since);
     let why = match started {
         Ok(run_box) => {
+            if stop.load(Ordering::SeqCst) {
+                return Err(SandboxError::NotNeeded);
+            }
             notes.extend(super::pid_bound::note(&run_box));
             policy.run_box = Some(std::sync::Arc::new(run_box));
             match run_report(policy) {
-                Ok(report) => return Some(report),
+                Ok(report) => return Ok(Some(report)),
                 Err(why) => why,
             }
         }
@@ -371,7 +379,7 @@ fn start_run_box(policy: &mut SandboxPolicy, notes: &mut Vec<String>) -> Option<
         "each command gets a bubblewrap of its own (slower): the run's one sandbox could not \
          be entered: {why}"
     ));
-    None
+    Ok(None)
 }
 
 /// Start the supervisor's report the way a command of the run would start, and read it.
