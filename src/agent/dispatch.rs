@@ -109,7 +109,20 @@ impl Agent<'_> {
             .iter()
             .zip(checked)
             .map(|(call, c)| self.execute(turn, call, c, parallel));
-        let results = join_all(runs).await;
+        let (results, changed): (Vec<Answered>, Vec<Option<Value>>) =
+            join_all(runs).await.into_iter().unzip();
+        // The checkpoint after a call that may have changed files is handed in once every
+        // call of the turn is done, in call order: taken while another call of the turn
+        // still runs, it would write to `.git` under a command that copies, replaces or
+        // removes it (`cp -r .git`, `rm -rf .git` then failing), and what the run leaves
+        // behind — and what the end of the run puts back — would depend on the timing.
+        for (call, args) in calls.iter().zip(&changed) {
+            if let Some(args) = args {
+                self.hooks
+                    .after_mutation(turn, &call.id, &call.name, args)
+                    .await;
+            }
+        }
         let mut messages = Vec::with_capacity(calls.len());
         for (call, (content, is_error, stop, images)) in calls.iter().zip(results) {
             if outcome.is_none() {
@@ -307,22 +320,24 @@ impl Agent<'_> {
         }
     }
 
-    /// Run one approved call (or pass a prepared result through), with its events.
+    /// Run one approved call (or pass a prepared result through), with its events; and
+    /// the arguments of a call that may have changed files, once it ran (for its
+    /// checkpoint, handed in when the turn is done).
     async fn execute(
         &self,
         turn: u32,
         call: &ToolCall,
         checked: Checked<'_>,
         parallel: usize,
-    ) -> Answered {
+    ) -> (Answered, Option<Value>) {
         let (tool, args, grant, decision) = match checked {
             Checked::Done { content, is_error } => {
-                return self.answer(turn, call, content, is_error);
+                return (self.answer(turn, call, content, is_error), None);
             }
-            Checked::Deferred => return (String::new(), true, None, Vec::new()),
+            Checked::Deferred => return ((String::new(), true, None, Vec::new()), None),
             Checked::Run { .. } if self.stop.is_stopped() => {
                 let content = "Not run: the run stopped before this call.".to_owned();
-                return self.answer(turn, call, content, true);
+                return (self.answer(turn, call, content, true), None);
             }
             Checked::Run {
                 tool,
@@ -341,7 +356,10 @@ impl Agent<'_> {
         // A start the run's files could not record stops the run here: a call runs only
         // once a resume would know it started.
         if let Some(crate::agent::StopCause::Environment(why)) = self.stop.cause() {
-            return self.answer(turn, call, format!("Not run: {why}."), true);
+            return (
+                self.answer(turn, call, format!("Not run: {why}."), true),
+                None,
+            );
         }
         let ctx = ToolContext {
             shared: self.shared.clone(),
@@ -358,11 +376,6 @@ impl Agent<'_> {
             .then(|| args.clone());
         let result = self.run_stoppable(tool, args, &ctx).await;
         let ms = started.elapsed().as_millis() as u64;
-        if let Some(args) = &kept_args {
-            self.hooks
-                .after_mutation(turn, &call.id, &call.name, args)
-                .await;
-        }
         let (content, is_error, control, images) = match result {
             Ok(out) => (
                 out.content,
@@ -375,7 +388,8 @@ impl Agent<'_> {
                 let content = format!("The tool could not run: {msg}");
                 self.finished(turn, call, ToolStatus::Error, &content, ms);
                 self.record(turn, call, &content, true, &[]).await;
-                return (content, true, Some(Outcome::Internal(msg)), Vec::new());
+                let answered = (content, true, Some(Outcome::Internal(msg)), Vec::new());
+                return (answered, kept_args);
             }
         };
         let (content, control) = match post_args {
@@ -400,7 +414,7 @@ impl Agent<'_> {
         };
         self.finished(turn, call, status, &content, ms);
         self.record(turn, call, &content, is_error, &images).await;
-        (content, is_error, control, images)
+        ((content, is_error, control, images), kept_args)
     }
 
     /// A call answered without running: its events.
