@@ -14,7 +14,7 @@
 //! The forged command would leave a marker outside the workspace; none is there after the
 //! resume. The control: each forged folder, resumed by its name, runs its command.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -71,15 +71,21 @@ const CASES: &[Case] = &[
     },
 ];
 
-struct Place {
+/// A workspace and a folder outside it, in a repository of their own (shared with
+/// `edges_resume_latest_e2e`).
+pub(super) struct Place {
     _tmp: tempfile::TempDir,
-    ws: PathBuf,
+    pub(super) ws: PathBuf,
     outside: PathBuf,
 }
 
 impl Place {
     fn new() -> Place {
-        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        Place::in_folder(tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap())
+    }
+
+    /// The place in `tmp` (its root gets a repository of its own).
+    pub(super) fn in_folder(tmp: tempfile::TempDir) -> Place {
         let root = tmp.path().canonicalize().unwrap();
         crate::support::runner::own_repo_boundary(&root);
         let (ws, outside) = (root.join("ws"), root.join("outside"));
@@ -93,12 +99,12 @@ impl Place {
         }
     }
 
-    fn marker(&self) -> PathBuf {
+    pub(super) fn marker(&self) -> PathBuf {
         self.outside.join("forged-job-ran")
     }
 
     /// The forged session: its job turns the sandbox off and touches the marker.
-    fn forged_session(&self) -> String {
+    pub(super) fn forged_session(&self) -> String {
         let script = json!({"turns": [
             {"tool_calls": [{"name": "Bash", "arguments": {"command": format!("touch {}", self.marker().display())}}]},
             {"text": "forged done"}
@@ -115,7 +121,12 @@ impl Place {
     }
 
     fn cn(&self, args: &[&str]) -> Run {
-        let mut cmd = cn_run(&self.ws);
+        self.cn_in(&self.ws, args)
+    }
+
+    /// cn-run with `args`, run from `cwd`.
+    pub(super) fn cn_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let mut cmd = cn_run(cwd);
         cmd.args(args)
             .env("GIT_CEILING_DIRECTORIES", self.ws.parent().unwrap());
         run(cmd, None)
