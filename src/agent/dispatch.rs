@@ -111,18 +111,11 @@ impl Agent<'_> {
             .map(|(call, c)| self.execute(turn, call, c, parallel));
         let (results, changed): (Vec<Answered>, Vec<Option<Value>>) =
             join_all(runs).await.into_iter().unzip();
-        // The checkpoint after a call that may have changed files is handed in once every
-        // call of the turn is done, in call order: taken while another call of the turn
-        // still runs, it would write to `.git` under a command that copies, replaces or
-        // removes it (`cp -r .git`, `rm -rf .git` then failing), and what the run leaves
-        // behind — and what the end of the run puts back — would depend on the timing.
-        for (call, args) in calls.iter().zip(&changed) {
-            if let Some(args) = args {
-                self.hooks
-                    .after_mutation(turn, &call.id, &call.name, args)
-                    .await;
-            }
-        }
+        let ran = calls.iter().zip(&changed);
+        let ran: Vec<_> = ran
+            .filter_map(|(c, a)| Some((c.id.as_str(), c.name.as_str(), a.as_ref()?)))
+            .collect();
+        self.hooks.after_mutations(turn, &ran).await;
         let mut messages = Vec::with_capacity(calls.len());
         for (call, (content, is_error, stop, images)) in calls.iter().zip(results) {
             if outcome.is_none() {

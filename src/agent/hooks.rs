@@ -38,6 +38,17 @@ pub trait AgentHooks: Send + Sync {
     ) {
     }
 
+    /// After a turn's calls that may have changed the workspace, `(call id, tool,
+    /// arguments)` each, handed in once every call of the turn is done, in call order: a
+    /// checkpoint taken while another call of the turn still runs would write to `.git`
+    /// under a command that copies, replaces or removes it (`cp -r .git`, `rm -rf .git`
+    /// then failing), and what the run leaves behind would depend on the timing.
+    async fn after_mutations(&self, turn: u32, ran: &[(&str, &str, &serde_json::Value)]) {
+        for (call_id, tool, args) in ran {
+            self.after_mutation(turn, call_id, tool, args).await;
+        }
+    }
+
     /// After each turn, once its tool results are in the history.
     async fn after_turn(&self, _turn: u32, _state: &RunState) {}
 
