@@ -46,7 +46,6 @@ threading.Event().wait(120)
 
 const HOSTS: &str = "127.0.0.1 localhost\n169.254.169.254 metadata.internal\n11.22.33.44 own.example\n2a00:1450::99 own6.example\n";
 
-/// The URLs that must not be reached without a rule naming them.
 /// The URLs that must not be reached without a rule naming them; `TAG` is each one's own
 /// path, so the listener's log says which were reached.
 const URLS: &[&str] = &[
