@@ -38,7 +38,7 @@ pub use sandbox::{
     ContainedBy, GitAccess, Limits, LimitsRecord, MemoryBy, ProcessesBy, Protection, SandboxMode,
     SandboxStatus,
 };
-pub use sink::{Emitter, EventSink, MemorySink, now_rfc3339 as now};
+pub use sink::{Emitter, EventSink, MemorySink, Shared, now_rfc3339 as now};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,13 +1,53 @@
 //! Where events go: the [`EventSink`] trait and the [`Emitter`] that numbers events and fans
 //! them out to every sink in order.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::{Envelope, Event, SCHEMA_VERSION};
 
 /// A consumer of events: a file writer, the result builder, the progress display, …
 pub trait EventSink: Send {
     fn on_event(&mut self, envelope: &Envelope);
+}
+
+impl<S: EventSink + ?Sized> EventSink for Box<S> {
+    fn on_event(&mut self, envelope: &Envelope) {
+        (**self).on_event(envelope);
+    }
+}
+
+/// A sink shared by the emitter, which feeds one handle, and the run, which reads what
+/// it folded through another (a panic while one held it does not stop the other).
+pub struct Shared<S: ?Sized>(Arc<Mutex<S>>);
+
+impl<S> Shared<S> {
+    pub fn new(sink: S) -> Self {
+        Shared(Arc::new(Mutex::new(sink)))
+    }
+}
+
+impl<S: ?Sized> Shared<S> {
+    pub fn lock(&self) -> MutexGuard<'_, S> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<S: ?Sized> Clone for Shared<S> {
+    fn clone(&self) -> Self {
+        Shared(self.0.clone())
+    }
+}
+
+impl<S: Default> Default for Shared<S> {
+    fn default() -> Self {
+        Shared::new(S::default())
+    }
+}
+
+impl<S: EventSink + ?Sized> EventSink for Shared<S> {
+    fn on_event(&mut self, envelope: &Envelope) {
+        self.lock().on_event(envelope);
+    }
 }
 
 struct Inner {

@@ -16,6 +16,7 @@ use super::resolve_net::{bash_network, bash_network_hosts};
 use super::resolve_sections::{
     checks, git_settings, limits, output_schema, params, rules, workspace,
 };
+use super::template::Context;
 use super::units::parse_duration;
 use super::{Job, PermissionSpec, ToolSettings};
 
@@ -77,32 +78,14 @@ impl Ctx<'_> {
         }
     }
 
-    /// Render shell text: each parameter one shell word (unless `| raw`).
-    pub(super) fn render_shell(
-        &mut self,
-        field: &str,
-        template: &str,
-        values: &BTreeMap<String, String>,
-    ) -> String {
-        self.render_in(field, template, values, super::template::Context::Shell)
-    }
-
-    /// Render a template; unknown parameters are reported where the `{{` is in the file.
+    /// Render a template as `context` (shell text: each parameter one shell word unless
+    /// `| raw`); unknown parameters are reported where the `{{` is in the file.
     pub(super) fn render(
         &mut self,
         field: &str,
         template: &str,
         values: &BTreeMap<String, String>,
-    ) -> String {
-        self.render_in(field, template, values, super::template::Context::Text)
-    }
-
-    pub(super) fn render_in(
-        &mut self,
-        field: &str,
-        template: &str,
-        values: &BTreeMap<String, String>,
-        context: super::template::Context,
+        context: Context,
     ) -> String {
         match super::template::render_as(template, values, context) {
             Ok(s) => s,
@@ -184,7 +167,7 @@ pub(super) fn resolve(
         if raw.prompt.trim().is_empty() {
             cx.push("prompt", "the prompt is empty".to_owned());
         }
-        Some(cx.render("prompt", &raw.prompt, &params))
+        Some(cx.render("prompt", &raw.prompt, &params, Context::Text))
     };
     let model = model(&mut cx, &raw);
     let rules = rules(&mut cx, &raw, &params);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::file::{JobFile, OutputSchemaSpec, RuleEntry, WorkspaceSection};
 use super::load::LoadOptions;
 use super::resolve::Ctx;
+use super::template::Context;
 use super::units::parse_size;
 use super::{Check, GitSettings, Limits, Rule, WorkspaceSpec};
 
@@ -45,7 +46,7 @@ pub(super) fn checks(
         if c.run.trim().is_empty() {
             cx.push(&format!("{field}.run"), "the command is empty".to_owned());
         }
-        let run = cx.render_shell(&format!("{field}.run"), &c.run, params);
+        let run = cx.render(&format!("{field}.run"), &c.run, params, Context::Shell);
         let timeout = cx
             .duration(&format!("{field}.timeout"), c.timeout.as_ref())
             .unwrap_or(Duration::from_secs(600));
@@ -140,7 +141,7 @@ pub(super) fn rules(
     for (i, entry) in raw.rules.iter().enumerate() {
         match entry {
             RuleEntry::Text(t) => {
-                let text = cx.render(&format!("rules[{i}]"), t, params);
+                let text = cx.render(&format!("rules[{i}]"), t, params, Context::Text);
                 out.push(Rule {
                     name: format!("rules[{i}]"),
                     origin: crate::events::RuleOrigin::Inline,

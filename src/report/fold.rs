@@ -9,13 +9,12 @@
 //! (`run.started` with `continues`): its calls, denials and checks count.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
 use super::result::{AppliedRule, Denial, RunResult};
 use crate::conversation::Usage;
-use crate::events::{self, Changes, Envelope, Event, EventSink, SCHEMA_VERSION};
+use crate::events::{self, Changes, Envelope, Event, EventSink, SCHEMA_VERSION, Shared};
 use crate::exit_code::{Limit, Status};
 use crate::upload::UploadStatus;
 
@@ -132,8 +131,10 @@ impl ResultBuilder {
         }
         r
     }
+}
 
-    pub fn on_event(&mut self, env: &Envelope) {
+impl EventSink for ResultBuilder {
+    fn on_event(&mut self, env: &Envelope) {
         match &env.event {
             // A resume that goes on where its run stopped short: the same run.
             Event::RunStarted {
@@ -194,7 +195,9 @@ impl ResultBuilder {
             _ => self.outputs(env),
         }
     }
+}
 
+impl ResultBuilder {
     /// The run goes on after it had reported its end: it has not ended again yet.
     fn go_on(&mut self) {
         self.completed = false;
@@ -438,24 +441,11 @@ fn millis_between(from: &str, to: &str) -> u64 {
 }
 
 /// A sink that feeds a shared [`ResultBuilder`] (the run's live result).
-#[derive(Clone, Default)]
-pub struct ResultSink(pub Arc<Mutex<ResultBuilder>>);
+pub type ResultSink = Shared<ResultBuilder>;
 
 impl ResultSink {
     pub fn snapshot(&self) -> RunResult {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .result()
-    }
-}
-
-impl EventSink for ResultSink {
-    fn on_event(&mut self, envelope: &Envelope) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .on_event(envelope);
+        self.lock().result()
     }
 }
 

@@ -5,11 +5,9 @@
 //! the run exit 6 naming it, like result.json. Adding such an output is its fold (a file in
 //! `report/`) and one row here; nothing else names it (test: `app::new_output_tests`).
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use super::run_files::RunFiles;
 use crate::config::RunConfig;
-use crate::events::{Emitter, Envelope, EventSink};
+use crate::events::{Emitter, Envelope, EventSink, Shared};
 
 /// A fold over the events that ends as one file of the run folder.
 pub(crate) trait FileOutput: EventSink {
@@ -29,17 +27,7 @@ pub(crate) const FILE_OUTPUTS: &[NewOutput] = &[
 ];
 
 /// An output attached to a run: fed by the emitter, read when the run ends.
-#[derive(Clone)]
-pub(crate) struct Attached(Arc<Mutex<Box<dyn FileOutput>>>);
-
-impl EventSink for Attached {
-    fn on_event(&mut self, envelope: &Envelope) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .on_event(envelope);
-    }
-}
+pub(crate) type Attached = Shared<Box<dyn FileOutput>>;
 
 /// The run's file outputs, attached to `emitter` after being fed `earlier` (a resumed
 /// run's events so far, read only when there is an output). An earlier run's file of the same name goes first, so none can
@@ -59,7 +47,7 @@ pub(crate) fn attach(
         }
         let _ = std::fs::remove_file(out_dir.join(output.file_name()));
         seen.iter().for_each(|e| output.on_event(e));
-        let shared = Attached(Arc::new(Mutex::new(output)));
+        let shared = Attached::new(output);
         emitter.add_sink(Box::new(shared.clone()));
         attached.push(shared);
     }
@@ -70,7 +58,7 @@ pub(crate) fn attach(
 pub(crate) fn write(outputs: &[Attached], files: &RunFiles) -> bool {
     let mut all = true;
     for output in outputs {
-        let output = output.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let output = output.lock();
         if let Some(bytes) = output.render() {
             all &= files.write_whole(output.file_name(), &[&bytes]);
         }

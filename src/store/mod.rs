@@ -21,8 +21,19 @@ mod sync;
 
 use std::sync::Arc;
 
+use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::path::Path as StorePath;
 use object_store::{ObjectStore, ObjectStoreExt, ObjectStoreScheme, PutPayload};
+
+/// The builder of a cloud store at `url`: credentials from the environment's standard
+/// chain, the bucket and path from the URL, two retries (the builders share no trait).
+macro_rules! from_env {
+    ($builder:ty, $url:expr) => {
+        <$builder>::from_env().with_url($url).with_retry(retry())
+    };
+}
 
 pub use archive::{is_archive, unpack};
 pub use fetch::download;
@@ -81,22 +92,19 @@ impl RunStore {
         }
         let parsed = reqwest::Url::parse(url).map_err(|e| bad(e.to_string()))?;
         let (scheme, prefix) = ObjectStoreScheme::parse(&parsed).map_err(|e| bad(e.to_string()))?;
+        let built = |e: object_store::Error| bad(e.to_string());
         let inner: Arc<dyn ObjectStore> = match scheme {
             ObjectStoreScheme::Local => return Self::local(parsed.path(), url),
-            ObjectStoreScheme::AmazonS3 => Arc::new(s3(url).map_err(|e| bad(e.to_string()))?),
+            ObjectStoreScheme::AmazonS3 => Arc::new(s3(url).map_err(built)?),
             ObjectStoreScheme::GoogleCloudStorage => Arc::new(
-                object_store::gcp::GoogleCloudStorageBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry())
+                from_env!(GoogleCloudStorageBuilder, url)
                     .build()
-                    .map_err(|e| bad(e.to_string()))?,
+                    .map_err(built)?,
             ),
             ObjectStoreScheme::MicrosoftAzure => Arc::new(
-                object_store::azure::MicrosoftAzureBuilder::from_env()
-                    .with_url(url)
-                    .with_retry(retry())
+                from_env!(MicrosoftAzureBuilder, url)
                     .build()
-                    .map_err(|e| bad(e.to_string()))?,
+                    .map_err(built)?,
             ),
             other => return Err(bad(format!("{other:?} is not a store cn-run writes to"))),
         };
@@ -192,9 +200,7 @@ fn retry() -> object_store::RetryConfig {
 /// An S3 store: the environment's credentials; an `http://` endpoint (a local
 /// S3-compatible server) is allowed when it is the one `AWS_ENDPOINT_URL` names.
 fn s3(url: &str) -> object_store::Result<object_store::aws::AmazonS3> {
-    let mut builder = object_store::aws::AmazonS3Builder::from_env()
-        .with_url(url)
-        .with_retry(retry());
+    let mut builder = from_env!(AmazonS3Builder, url);
     let endpoint = std::env::var("AWS_ENDPOINT_URL_S3")
         .or_else(|_| std::env::var("AWS_ENDPOINT_URL"))
         .ok();

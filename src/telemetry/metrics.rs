@@ -159,34 +159,22 @@ pub(super) struct Instruments(HashMap<Metric, Instrument>);
 impl Instruments {
     pub(super) fn new(meter: &Meter) -> Self {
         let made = METRICS.iter().map(|&(metric, name, unit, kind, about)| {
+            // The SDK's builder of that instrument type, named and described.
+            macro_rules! described {
+                ($make:ident) => {
+                    meter.$make(name).with_unit(unit).with_description(about)
+                };
+            }
             let instrument = match kind {
-                Kind::Count => Instrument::Count(
-                    meter
-                        .u64_counter(name)
-                        .with_unit(unit)
-                        .with_description(about)
-                        .build(),
-                ),
-                Kind::Sum => Instrument::Sum(
-                    meter
-                        .f64_counter(name)
-                        .with_unit(unit)
-                        .with_description(about)
-                        .build(),
-                ),
+                Kind::Count => Instrument::Count(described!(u64_counter).build()),
+                Kind::Sum => Instrument::Sum(described!(f64_counter).build()),
                 Kind::Seconds => Instrument::Histogram(
-                    meter
-                        .f64_histogram(name)
-                        .with_unit(unit)
-                        .with_description(about)
+                    described!(f64_histogram)
                         .with_boundaries(SECOND_BUCKETS.to_vec())
                         .build(),
                 ),
                 Kind::Tokens => Instrument::Tokens(
-                    meter
-                        .u64_histogram(name)
-                        .with_unit(unit)
-                        .with_description(about)
+                    described!(u64_histogram)
                         .with_boundaries(TOKEN_BUCKETS.to_vec())
                         .build(),
                 ),

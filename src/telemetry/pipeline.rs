@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, LoggerProvider as _};
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry_otlp::WithExportConfig as _;
+use opentelemetry_otlp::{LogExporter, MetricExporter, SpanExporter, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::logs::{BatchLogProcessor, SdkLogger, SdkLoggerProvider};
@@ -22,19 +22,22 @@ use super::metrics::Instruments;
 use super::settings::{Protocol, Settings, Signal};
 use super::watch::{Watch, Watched};
 
-/// The OTLP exporter `builder` makes for `protocol` (the three signals' builders are
-/// different types with the same two transports).
+/// The OTLP exporter `builder` makes for `protocol`, reporting to `watch` (the three
+/// signals' builders are different types with the same two transports).
 macro_rules! exporter {
-    ($builder:expr, $protocol:expr) => {
-        match $protocol {
-            Protocol::Grpc => $builder
-                .with_tonic()
-                .with_protocol(opentelemetry_otlp::Protocol::Grpc)
-                .build()?,
-            Protocol::HttpProtobuf => $builder
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-                .build()?,
+    ($builder:expr, $protocol:expr, $watch:expr) => {
+        Watched {
+            inner: match $protocol {
+                Protocol::Grpc => $builder
+                    .with_tonic()
+                    .with_protocol(opentelemetry_otlp::Protocol::Grpc)
+                    .build()?,
+                Protocol::HttpProtobuf => $builder
+                    .with_http()
+                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                    .build()?,
+            },
+            watch: $watch.clone(),
         }
     };
 }
@@ -100,27 +103,18 @@ impl Pipeline {
     }
 
     fn traces(&mut self, protocol: Protocol, resource: &Resource, watch: &Arc<Watch>) -> Built<()> {
-        let inner = exporter!(opentelemetry_otlp::SpanExporter::builder(), protocol);
-        let watched = Watched {
-            inner,
-            watch: watch.clone(),
-        };
-        let mut processor = BatchSpanProcessor::builder(watched).build();
+        let exporter = exporter!(SpanExporter::builder(), protocol, watch);
+        let mut processor = BatchSpanProcessor::builder(exporter).build();
         processor.set_resource(resource);
         self.spans = Some(processor);
         Ok(())
     }
 
     fn meters(&mut self, protocol: Protocol, resource: &Resource, watch: &Arc<Watch>) -> Built<()> {
-        let inner = exporter!(opentelemetry_otlp::MetricExporter::builder(), protocol);
-        let reader = PeriodicReader::builder(Watched {
-            inner,
-            watch: watch.clone(),
-        })
-        .build();
+        let exporter = exporter!(MetricExporter::builder(), protocol, watch);
         let provider = SdkMeterProvider::builder()
             .with_resource(resource.clone())
-            .with_reader(reader)
+            .with_reader(PeriodicReader::builder(exporter).build())
             .build();
         let instruments = Instruments::new(&provider.meter("cn-run"));
         self.metrics = Some((provider, instruments));
@@ -133,15 +127,10 @@ impl Pipeline {
         resource: &Resource,
         watch: &Arc<Watch>,
     ) -> Built<()> {
-        let inner = exporter!(opentelemetry_otlp::LogExporter::builder(), protocol);
-        let processor = BatchLogProcessor::builder(Watched {
-            inner,
-            watch: watch.clone(),
-        })
-        .build();
+        let exporter = exporter!(LogExporter::builder(), protocol, watch);
         let provider = SdkLoggerProvider::builder()
             .with_resource(resource.clone())
-            .with_log_processor(processor)
+            .with_log_processor(BatchLogProcessor::builder(exporter).build())
             .build();
         let logger = provider.logger("cn-run");
         self.logs = Some((provider, logger));

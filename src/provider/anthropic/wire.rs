@@ -217,13 +217,10 @@ pub(crate) struct MessageDelta {
 /// Token counts; `message_start` carries the input side, `message_delta` the output side
 /// (and, in newer API versions, cumulative input counts too).
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Usage {
-    #[serde(default)]
     pub(crate) input_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) output_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) cache_read_input_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) cache_creation_input_tokens: Option<u64>,
 }

@@ -112,13 +112,11 @@ pub(crate) struct Function<'a> {
 
 /// One `data:` chunk of the stream, or a whole non-streamed completion.
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Chunk {
-    #[serde(default)]
     pub(crate) choices: Option<Vec<Choice>>,
-    #[serde(default)]
     pub(crate) usage: Option<Usage>,
     /// Groq puts the usage of a stream here, on the last chunk (console.groq.com/docs).
-    #[serde(default)]
     pub(crate) x_groq: Option<XGroq>,
 }
 
@@ -129,96 +127,76 @@ pub(crate) struct XGroq {
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Choice {
     /// Streamed chunks carry `delta`; a non-streamed completion carries `message`.
-    #[serde(default)]
     pub(crate) delta: Option<Delta>,
-    #[serde(default)]
     pub(crate) message: Option<Delta>,
-    #[serde(default)]
     pub(crate) finish_reason: Option<String>,
     /// A few servers (Moonshot, some proxies) put usage on the choice.
-    #[serde(default)]
     pub(crate) usage: Option<Usage>,
     /// Azure's per-category verdict: which filter stopped an answer.
-    #[serde(default)]
     pub(crate) content_filter_results: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Delta {
     /// Text; Mistral's reasoning models send an array of `text`/`thinking` parts instead.
-    #[serde(default)]
     pub(crate) content: Option<Value>,
     /// DeepSeek, Qwen, vLLM (reasoning parsers), llama.cpp (`--reasoning-format deepseek`).
-    #[serde(default)]
     pub(crate) reasoning_content: Option<String>,
     /// OpenRouter, Ollama, LM Studio, newer vLLM.
-    #[serde(default)]
     pub(crate) reasoning: Option<String>,
     /// OpenRouter's structured reasoning, in pieces by `index`.
-    #[serde(default)]
     pub(crate) reasoning_details: Option<Vec<Value>>,
-    #[serde(default)]
     pub(crate) tool_calls: Option<Vec<ToolCallDelta>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct ToolCallDelta {
-    #[serde(default)]
     pub(crate) index: Option<usize>,
-    #[serde(default)]
     pub(crate) id: Option<String>,
-    #[serde(default)]
     pub(crate) function: Option<FunctionDelta>,
     /// Gemini's `{"google": {"thought_signature": …}}`, wanted back on the call.
-    #[serde(default)]
     pub(crate) extra_content: Option<Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct FunctionDelta {
-    #[serde(default)]
     pub(crate) name: Option<String>,
     /// A string fragment; a few servers send a whole JSON object instead.
-    #[serde(default)]
     pub(crate) arguments: Option<Value>,
 }
 
 /// Token counts, wherever a server or gateway puts the cache's share (`convert.rs` reads
 /// them in order of precedence).
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct Usage {
-    #[serde(default)]
     pub(crate) prompt_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) completion_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) prompt_tokens_details: Option<PromptDetails>,
     /// LiteLLM in front of Anthropic: `cache_creation_input_tokens` and
     /// `cache_read_input_tokens` beside the OpenAI fields (litellm/llms/anthropic/chat/
     /// transformation.py `calculate_usage`).
-    #[serde(default)]
     pub(crate) cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) cache_read_input_tokens: Option<u64>,
     /// DeepSeek: `prompt_cache_hit_tokens` (api-docs.deepseek.com/guides/kv_cache).
-    #[serde(default)]
     pub(crate) prompt_cache_hit_tokens: Option<u64>,
     /// Moonshot (Kimi): `cached_tokens` at the top of `usage`.
-    #[serde(default)]
     pub(crate) cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct PromptDetails {
     /// Tokens read from the cache (OpenAI, vLLM, llama.cpp, OpenRouter, LiteLLM).
-    #[serde(default)]
     pub(crate) cached_tokens: Option<u64>,
     /// Tokens written to the cache: OpenRouter's `cache_write_tokens`
     /// (openrouter.ai/docs/use-cases/usage-accounting), LiteLLM's `cache_creation_tokens`.
-    #[serde(default)]
     pub(crate) cache_write_tokens: Option<u64>,
-    #[serde(default)]
     pub(crate) cache_creation_tokens: Option<u64>,
 }

@@ -19,21 +19,15 @@ pub(super) struct Document {
 }
 
 /// One scripted response.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub(super) struct Turn {
-    #[serde(default)]
     pub(super) text: Option<String>,
-    #[serde(default)]
     pub(super) tool_calls: Vec<ScriptCall>,
-    #[serde(default)]
     pub(super) usage: Option<ScriptUsage>,
-    #[serde(default)]
     pub(super) delay_ms: Option<u64>,
     /// Overrides the finish reason (`stop`, `tool_calls`, `length`, `content_filter`).
-    #[serde(default)]
     pub(super) finish: Option<String>,
-    #[serde(default)]
     pub(super) error: Option<ScriptError>,
 }
 
@@ -49,16 +43,12 @@ pub(super) struct ScriptCall {
     pub(super) arguments: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub(super) struct ScriptUsage {
-    #[serde(default)]
     pub(super) input_tokens: u64,
-    #[serde(default)]
     pub(super) output_tokens: u64,
-    #[serde(default)]
     pub(super) cache_read_tokens: u64,
-    #[serde(default)]
     pub(super) cache_write_tokens: u64,
 }
 

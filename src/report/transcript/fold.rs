@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 mod calls;
 
 use super::{Agent, Entry, RunStart, Transcript, Turn};
-use crate::events::{Envelope, Event};
+use crate::events::{Envelope, Event, EventSink};
 use crate::report::ResultBuilder;
 
 /// The fold state: the transcript so far and the indexes that place the next event.
