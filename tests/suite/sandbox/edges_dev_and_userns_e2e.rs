@@ -100,7 +100,10 @@ fn no_command_holds_memory_in_dev_or_a_tmpfs_of_its_own() {
         let out = s.tool_outputs();
         for (tag, _) in PAYLOADS {
             // Each payload ran (as root the cgroup may end a call before its last line).
-            assert!(s.ws.join(format!("run-{tag}.sh")).exists(), "{user:?}: {tag}");
+            assert!(
+                s.ws.join(format!("run-{tag}.sh")).exists(),
+                "{user:?}: {tag}"
+            );
         }
         assert_eq!(got(&s), Vec::<&str>::new(), "{user:?}\n{out}");
     }
