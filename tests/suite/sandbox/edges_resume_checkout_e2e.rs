@@ -154,3 +154,36 @@ fn control_the_checkouts_forged_run_named_runs_its_command() {
         assert!(p.marker().exists(), "{}: {r:#?}", case.tag);
     }
 }
+
+/// The checkout's `.cn-run` is a link out of the workspace: the run is refused, in words,
+/// before it writes its records there (it wrote a run folder and `.gitignore` through the
+/// link before). The control: the link does lead there (a plain `mkdir -p` lands outside).
+#[test]
+fn a_cn_run_link_the_checkout_brought_is_refused_not_written_through() {
+    let p = Place::in_folder(tempfile::tempdir().unwrap());
+    let target = p.ws.parent().unwrap().join("elsewhere");
+    std::fs::create_dir_all(&target).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", p.ws.join(".cn-run")).unwrap();
+    git_init(&p.ws);
+    std::fs::write(
+        p.ws.join("job.yaml"),
+        "version: 1\nmodel: {provider: script, name: m, script: s.json}\nprompt: go\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.ws.join("s.json"),
+        json!({"turns": [{"text": "done"}]}).to_string(),
+    )
+    .unwrap();
+    let r = p.cn_in(&p.ws, &["job.yaml"]);
+    assert_ne!(r.code, 0, "{r:#?}");
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    let written: Vec<_> = std::fs::read_dir(&target).unwrap().flatten().collect();
+    assert!(written.is_empty(), "{written:?}\n{r:#?}");
+    let made = std::process::Command::new("mkdir")
+        .args(["-p", ".cn-run/x"])
+        .current_dir(&p.ws)
+        .status()
+        .unwrap();
+    assert!(made.success() && target.join("x").is_dir());
+}
