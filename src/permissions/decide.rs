@@ -169,10 +169,21 @@ pub const OUTSIDE_WRITE_RULE: &str = "tool.write_outside_workspace";
 /// the path lifts it, auto mode and `on_ask: allow` do not.
 pub const UNSEEN_RULE: &str = "tool.unseen_by_commands";
 
+/// Fetch's rule id for a local address (loopback, private, link-local, the machine's own):
+/// a contained command reaches none of them by default, so a rule naming the URL lifts it,
+/// auto mode and `on_ask: allow` do not (else `--auto` fetches the metadata service).
+pub const PRIVATE_ADDRESS_RULE: &str = "tool.private_address";
+
 /// Whether an ask of `rule` is answered only by a rule that names the call (never by auto
 /// mode, `on_ask: allow` or a deferral).
 pub fn needs_a_named_rule(rule: &str) -> bool {
-    rule == GIT_INTERNALS_RULE || rule == OUTSIDE_WRITE_RULE || rule == UNSEEN_RULE
+    [
+        GIT_INTERNALS_RULE,
+        OUTSIDE_WRITE_RULE,
+        UNSEEN_RULE,
+        PRIVATE_ADDRESS_RULE,
+    ]
+    .contains(&rule)
 }
 
 /// Whether `rule` names the call specifically enough to lift `check`: `Edit(**)` does not name

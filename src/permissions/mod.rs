@@ -24,7 +24,9 @@ mod yaml;
 
 pub use compat::{matches_arguments, matches_tool_pattern};
 pub use context::command_context;
-pub use decide::{GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, UNSEEN_RULE, needs_a_named_rule};
+pub use decide::{
+    GIT_INTERNALS_RULE, OUTSIDE_WRITE_RULE, PRIVATE_ADDRESS_RULE, UNSEEN_RULE, needs_a_named_rule,
+};
 pub use defaults::default_table;
 pub use explain::suggest_allow_rule;
 pub use mcp::McpToolHints;

@@ -49,9 +49,21 @@ pub(crate) fn cn_run_root() -> std::io::Result<PathBuf> {
     cn_run_root_in(Path::new(""))
 }
 
-/// [`cn_run_root`] in `base` (`""`: the current directory).
+/// [`cn_run_root`] in `base` (`""`: the current directory). A `.cn-run` that is a symbolic
+/// link is refused: a pull request can commit one (`.cn-run -> ../../elsewhere`), and the
+/// run's records would be written wherever it points.
 pub(crate) fn cn_run_root_in(base: &Path) -> std::io::Result<PathBuf> {
     let root = base.join(ROOT);
+    if root
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return Err(std::io::Error::other(format!(
+            "{} is a symbolic link; cn-run keeps its runs in a folder of its own there \
+             (remove the link, or name the run's folder with --out)",
+            root.display()
+        )));
+    }
     std::fs::create_dir_all(&root)?;
     let ignore = root.join(".gitignore");
     if !ignore.exists() {

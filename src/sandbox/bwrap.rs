@@ -2,7 +2,7 @@
 //! and Claude Code use on Linux. Each command runs as
 //! `bwrap <profile> -- bash -c COMMAND`: a read-only view of `/` with the workspace (and the
 //! job's extra folders) bound writable, the run's private temporary folders over `/tmp`,
-//! `/var/tmp` and `/dev/shm`, the credential locations covered, a fresh `/dev`, its own PID
+//! `/var/tmp` and `/dev/shm`, the credential locations covered, a fresh read-only `/dev`, its own PID
 //! namespace with a fresh `/proc` (`--die-with-parent`: when the command's shell ends,
 //! bubblewrap's init is killed and every process left in the namespace with it), a new
 //! network namespace unless the job allows the network, and a new IPC namespace.
@@ -101,6 +101,11 @@ pub(crate) fn profile(policy: &SandboxPolicy) -> Vec<OsString> {
         a.one("--tmpfs", Path::new(inside));
     }
     views(&mut a, policy);
+    // bubblewrap's `/dev` is a tmpfs of no size owned by the command's user: a file written
+    // there is memory past `limits.tmp` and `limits.memory`. Read-only once every mount
+    // under it is made; its own mounts (`/dev/shm`, `/dev/pts`, the device nodes) stay as
+    // they are (`--remount-ro` is not recursive).
+    a.one("--remount-ro", Path::new("/dev"));
     a.0
 }
 

@@ -13,6 +13,7 @@ mod error;
 mod fold;
 mod item;
 mod log;
+mod own_runs;
 mod read;
 mod recorder;
 mod sink;

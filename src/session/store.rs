@@ -49,8 +49,8 @@ pub fn find_session(root: &Path, id: &str) -> Result<PathBuf, SessionError> {
     if id == "latest" {
         return list_sessions(root)
             .into_iter()
-            .next()
             .map(|(p, _)| p)
+            .find(|p| super::own_runs::made_by_a_run(p))
             .ok_or_else(|| SessionError::NoSessions {
                 root: root.to_path_buf(),
             });

@@ -87,7 +87,7 @@ impl Tool for Fetch {
         } else {
             private.map(|why| Tighten {
                 permission: Permission::Ask,
-                rule: "tool.private_address",
+                rule: crate::permissions::PRIVATE_ADDRESS_RULE,
                 reason: format!("{url} is not a public address: {why}"),
             })
         };

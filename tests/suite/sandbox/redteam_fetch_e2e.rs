@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::support::runner::{Run, cn_run, run, write_files};
 
-const LISTENER: &str = r#"
+pub(super) const LISTENER: &str = r#"
 import socket, threading, sys
 def serve(fam, addr):
     s = socket.socket(fam)
@@ -44,7 +44,7 @@ open("ready", "w").close()
 threading.Event().wait(120)
 "#;
 
-const HOSTS: &str = "127.0.0.1 localhost\n169.254.169.254 metadata.internal\n11.22.33.44 own.example\n2a00:1450::99 own6.example\n";
+pub(super) const HOSTS: &str = "127.0.0.1 localhost\n169.254.169.254 metadata.internal\n11.22.33.44 own.example\n2a00:1450::99 own6.example\n";
 
 /// The URLs that must not be reached without a rule naming them; `TAG` is each one's own
 /// path, so the listener's log says which were reached.
@@ -100,15 +100,25 @@ fn job(dir: &Path, urls: &[String], allow: &[String]) {
 
 /// Writes a job in `dir` whose model fetches each of `urls`, allowed by `allow`, and `files`.
 pub(super) fn write_job(dir: &Path, urls: &[String], allow: &[String], files: &[(&str, &str)]) {
+    let rules: Vec<String> = allow.iter().map(|r| format!("'{r}'")).collect();
+    let permissions = format!("{{allow: [{}]}}", rules.join(", "));
+    write_job_with(dir, urls, &permissions, files);
+}
+
+/// [`write_job`] with the job's `permissions` mapping as given.
+pub(super) fn write_job_with(
+    dir: &Path,
+    urls: &[String],
+    permissions: &str,
+    files: &[(&str, &str)],
+) {
     let mut turns: Vec<_> = urls
         .iter()
         .map(|u| json!({"tool_calls": [{"name": "Fetch", "arguments": {"url": u}}]}))
         .collect();
     turns.push(json!({"text": "done"}));
-    let rules: Vec<String> = allow.iter().map(|r| format!("'{r}'")).collect();
     let job = format!(
-        "version: 1\nname: fetch-local\nmodel: {{provider: script, name: m, script: s.json}}\nprompt: go\npermissions: {{allow: [{}]}}\n",
-        rules.join(", ")
+        "version: 1\nname: fetch-local\nmodel: {{provider: script, name: m, script: s.json}}\nprompt: go\npermissions: {permissions}\n"
     );
     let script = json!({ "turns": turns }).to_string();
     let mut all = vec![("job.yaml", job.as_str()), ("s.json", script.as_str())];
@@ -118,7 +128,7 @@ pub(super) fn write_job(dir: &Path, urls: &[String], allow: &[String], files: &[
 
 /// Runs the job in `dir` in a new network and mount namespace (see the module header);
 /// `None` where the test cannot make them.
-fn run_in_namespace(dir: &Path) -> Option<Run> {
+pub(super) fn run_in_namespace(dir: &Path) -> Option<Run> {
     let setup = "mount --bind hosts /etc/hosts && ip link set lo up \
                  && ip addr add 169.254.169.254/32 dev lo && ip addr add 11.22.33.44/32 dev lo \
                  && ip -6 addr add 2a00:1450::99/128 dev lo nodad";
