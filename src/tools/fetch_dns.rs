@@ -35,7 +35,7 @@ impl GuardedResolver {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refused {
     #[error(
-        "{host} resolves to {ip}, a {kind} address; not connected (fetching a local address needs a permission rule naming it)"
+        "{host} resolves to {ip}, not a public address ({kind}); not connected (fetching a local address needs a permission rule naming it)"
     )]
     Local {
         host: String,

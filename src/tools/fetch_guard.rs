@@ -36,7 +36,7 @@ fn literal_ip(url: &Url) -> Option<IpAddr> {
 /// Why the host written in `url` is not public (an IP literal or a `localhost` name).
 fn literal_reason(url: &Url) -> Option<String> {
     if let Some(ip) = literal_ip(url) {
-        return private_ip(ip).map(|k| format!("{ip} is a {k} address"));
+        return private_ip(ip).map(|k| format!("{ip} is not a public address ({k})"));
     }
     let name = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
     (name == "localhost" || name.ends_with(".localhost"))
@@ -58,9 +58,9 @@ pub fn private_reason(url: &Url, resolved: &[IpAddr]) -> Option<String> {
         return Some(why);
     }
     let host = url.host_str().unwrap_or_default();
-    resolved
-        .iter()
-        .find_map(|ip| private_ip(*ip).map(|k| format!("{host} resolves to {ip}, a {k} address")))
+    resolved.iter().find_map(|ip| {
+        private_ip(*ip).map(|k| format!("{host} resolves to {ip}, not a public address ({k})"))
+    })
 }
 
 /// Why a redirect is not followed (the fetch's answer to the model).

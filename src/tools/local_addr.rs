@@ -3,8 +3,8 @@
 //! address of this machine's own interfaces, whatever its range — a runner's public
 //! address reaches the services listening on it as surely as 127.0.0.1 does.
 //!
-//! IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
-//! `::a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) are judged
+//! IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated
+//! `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`) are judged
 //! by the IPv4 address inside them too.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -126,6 +126,10 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
     }
+    // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765's SIIT form).
+    if bits >> 32 == 0xffff_0000 {
+        return Some(low);
+    }
     // IPv4-compatible (::a.b.c.d, deprecated but still routed by some stacks).
     if bits >> 32 == 0 && bits > 1 {
         return Some(low);
@@ -194,6 +198,10 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "::127.0.0.1",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.1.2.3",
+            "::ffff:0:a9fe:a9fe",
+            "::ffff:0:192.168.1.1",
             "64:ff9b::7f00:1",
             "64:ff9b:1::a00:1",
             "2002:7f00:1::",
@@ -221,15 +229,19 @@ mod tests {
             "198.20.0.1",
             "2606:4700::1111",
             "64:ff9b::808:808",
+            "::ffff:0:8.8.8.8",
         ] {
             assert_eq!(kind(ip, &[]), None, "{ip}");
         }
         let own: IpAddr = "11.22.33.44".parse().unwrap();
         assert_eq!(kind("11.22.33.44", &[own]), Some("address of this machine"));
-        assert_eq!(
-            kind("::ffff:11.22.33.44", &[own]),
-            Some("address of this machine")
-        );
+        for form in ["::ffff:11.22.33.44", "::ffff:0:11.22.33.44"] {
+            assert_eq!(
+                kind(form, &[own]),
+                Some("address of this machine"),
+                "{form}"
+            );
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod git_credentials_e2e;
 mod git_guard_e2e;
 mod git_guard_nested_e2e;
 mod git_guard_replaced_e2e;
+mod hidden_list_e2e;
 mod limits_data_and_stack_e2e;
 mod limits_memory_e2e;
 mod network_hosts_e2e;
