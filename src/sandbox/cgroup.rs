@@ -88,6 +88,12 @@ impl RunCgroup {
             .collect()
     }
 
+    /// The cgroup folders (the holder's guard removes them should cn-run end first:
+    /// [`super::guard`]).
+    pub(crate) fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
     /// Move the threads `tids` of cn-run (the run's namespace thread and the one inside its
     /// sandbox) into the cgroup, where the hierarchy allows single threads to move (v1
     /// `tasks`); what they start then starts inside. The first move waits for an RCU grace
