@@ -62,6 +62,7 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--guard" => o.guard = true,
             "--run-pid" => o.told.run_pid = Some(fd_value(value()?, flag)?),
             "--cgroup-dir" => o.told.cgroup_dirs.push(value()?.into()),
+            "--join-tid" => o.told.join_tids.push(fd_value(value()?, flag)?),
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
             "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),

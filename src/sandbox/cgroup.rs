@@ -94,17 +94,18 @@ impl RunCgroup {
         &self.dirs
     }
 
-    /// Move the threads `tids` of cn-run (the run's namespace thread and the one inside its
-    /// sandbox) into the cgroup, where the hierarchy allows single threads to move (v1
-    /// `tasks`); what they start then starts inside. The first move waits for an RCU grace
-    /// period (milliseconds), the others of the same moment do not: so the thread inside
-    /// moves both while the holder's bubblewrap sets the sandbox up ([`super::RunBox`]).
-    pub(crate) fn join_threads(&self, tids: &[i32]) -> bool {
+    /// Whether the threads `tids` of cn-run (the run's namespace thread and the one inside
+    /// its sandbox) are in the cgroup, moved there by the holder's guard
+    /// ([`super::guard::join`]) where the hierarchy lets single threads move (v1 `tasks`):
+    /// what they start then starts inside, and the supervisors need not join.
+    pub(crate) fn joined(&self, tids: &[i32]) -> bool {
+        let names = self.names();
         let all = tids.iter().all(|tid| {
-            let tid = tid.to_string();
-            self.dirs
-                .iter()
-                .all(|d| std::fs::write(d.join("tasks"), &tid).is_ok())
+            let Ok(mine) = std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")) else {
+                return false;
+            };
+            let inside = |name: &String| mine.lines().any(|l| l.ends_with(&format!("/{name}")));
+            names.iter().all(inside)
         });
         self.inherited
             .store(all, std::sync::atomic::Ordering::SeqCst);

@@ -53,32 +53,42 @@ pub struct RunBox {
 
 impl RunBox {
     /// Start the holder (`GUARD -- bwrap PROFILE -- SUPERVISOR --hold`: the run's PID 1,
-    /// under its guard, `guard` the guard's command line with `--guard`) from a new thread, which then joins its mount and PID namespaces and gives up, for itself and
+    /// under its guard; `guard` is the guard's command line with `--guard`) from a new
+    /// thread, which then joins its mount and PID namespaces and gives up, for itself and
     /// all it starts, every capability and group and the right to make Unix sockets. Call
     /// it on the run's namespace thread: the new thread inherits its network, IPC and UTS
     /// namespaces. `hold` is the supervisor's command line with `--hold`; `bound`, the
     /// host command line (`… --pid-max N`) that bounds the run's PID namespace; `cgroup`,
-    /// the run's cgroup with the threads to move into it besides the new one: they move
-    /// while bubblewrap sets the holder up, so the two waits overlap (each waits for an RCU
-    /// grace period), and before the new thread starts anything.
+    /// the run's cgroup with the threads to move into it besides the new one. The guard
+    /// moves them while bubblewrap sets the holder up, so the two waits overlap (each waits
+    /// for an RCU grace period), before the new thread starts anything, and in a process of
+    /// its own: a thread of cn-run's in that wait held up cn-run's exit by as long (a run
+    /// that starts no command can end just then).
     pub(crate) fn start(
         bwrap: &Path,
         profile: Vec<OsString>,
         hold: Vec<OsString>,
         bound: Option<Vec<OsString>>,
         cgroup: Option<(Arc<RunCgroup>, Vec<i32>)>,
-        guard: Vec<OsString>,
+        mut guard: Vec<OsString>,
     ) -> Result<RunBox, SandboxError> {
         let bwrap = bwrap.to_path_buf();
         let (spawner, (guard, lifeline, pid_bound)) =
             Spawner::start("cn-run-sandbox-box", move || {
-                let (mut guard, lifeline) = start_holder(guard, &bwrap, profile, hold)?;
-                if let Some((cgroup, mut tids)) = cgroup {
+                let cgroup = cgroup.map(|(cgroup, mut tids)| {
                     tids.push(rustix::thread::gettid().as_raw_nonzero().get());
-                    cgroup.join_threads(&tids);
-                }
+                    for tid in &tids {
+                        guard.extend(["--join-tid".into(), tid.to_string().into()]);
+                    }
+                    (cgroup, tids)
+                });
+                let (mut guard, lifeline) = start_holder(guard, &bwrap, profile, hold)?;
                 let mut pid_bound = None;
                 let entered = holder_pid(&mut guard).and_then(|pid| {
+                    // The guard has closed its end of the info pipe: it has moved them.
+                    if let Some((cgroup, tids)) = &cgroup {
+                        cgroup.joined(tids);
+                    }
                     let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);
                     setns(&pid_ns, CloneFlags::CLONE_NEWPID)
                         .map_err(os("cannot join the sandbox's PID namespace"))?;

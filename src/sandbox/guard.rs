@@ -36,6 +36,8 @@ pub(super) struct Told {
     pub(super) run_pid: Option<i32>,
     pub(super) lifeline: Option<i32>,
     pub(super) cgroup_dirs: Vec<PathBuf>,
+    /// Threads of cn-run to move into the run's cgroup folders ([`join`]).
+    pub(super) join_tids: Vec<i32>,
 }
 
 /// Guard `argv` (bubblewrap and its arguments); returns the exit code.
@@ -78,8 +80,10 @@ fn watch(told: &Told, argv: &[OsString]) -> Result<(), String> {
     let child = super::call::start(program, rest)
         .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let child = rustix::process::pidfd_open(child, PidfdFlags::empty());
+    join(&told.cgroup_dirs, &told.join_tids);
     // Only bubblewrap writes cn-run's pipes (its info, the holder's `ready`): cn-run reads
-    // the info to its end, which it sees only once no copy is left open here.
+    // the info to its end, which it sees only once no copy is left open here, so once the
+    // threads have moved.
     let null = std::fs::File::options().write(true).open("/dev/null");
     if let Ok(null) = &null {
         let _ = rustix::stdio::dup2_stdout(null);
@@ -167,6 +171,18 @@ fn lifeline_closed(lifeline: &OwnedFd) -> bool {
             Err(rustix::io::Errno::INTR) => continue,
             Err(rustix::io::Errno::AGAIN) => return false,
             Err(_) => return true,
+        }
+    }
+}
+
+/// Move cn-run's threads `tids` into the run's cgroup folders `dirs` (cgroup v1 `tasks`;
+/// elsewhere they stay, and each supervisor joins instead): while bubblewrap starts, so the
+/// grace period the first move waits for overlaps its start, and here, not in cn-run,
+/// whose exit would wait for a thread in that wait.
+pub(super) fn join(dirs: &[PathBuf], tids: &[i32]) {
+    for dir in dirs {
+        for tid in tids {
+            let _ = std::fs::write(dir.join("tasks"), tid.to_string());
         }
     }
 }
