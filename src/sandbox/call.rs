@@ -331,12 +331,21 @@ fn reap_until(main: Pid) -> Option<rustix::process::WaitStatus> {
 /// while 1'` under a process bound) outgrew a kill of the children alone and wedged the
 /// run (the next command could not start). What a killed process leaves comes back to this
 /// subreaper and is reaped here.
-pub(super) fn kill_everything_left() -> usize {
+fn kill_everything_left() -> usize {
+    kill_everything_below(None)
+}
+
+/// [`kill_everything_left`], but after `limit` it stops waiting: every process below has
+/// been sent SIGKILL by then, and one still ending (the init of a PID namespace waits for
+/// its last processes to be reaped, by init when their parent was cn-run) ends without it.
+pub(super) fn kill_everything_below(limit: Option<std::time::Duration>) -> usize {
+    let until = limit.map(|l| std::time::Instant::now() + l);
     let mut killed = std::collections::HashSet::new();
     loop {
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
         let (living, zombies) = descendants();
-        if living.is_empty() && zombies == 0 {
+        let late = until.is_some_and(|u| std::time::Instant::now() > u);
+        if (living.is_empty() && zombies == 0) || late {
             return killed.len();
         }
         for pid in living {

@@ -12,7 +12,8 @@
 //! child subreaper of all of it, so that child comes back to it; it watches the lifeline
 //! (closed when cn-run drops the run's sandbox or dies by any signal), cn-run itself and
 //! bubblewrap, and when any of them ends it kills everything below it (as the per-call
-//! supervisor does) and exits. When cn-run is dead by then it also removes the run's
+//! supervisor does, waiting 100 ms at most for them to end: a PID namespace's init waits
+//! for its last processes to be reaped, by init when cn-run was their parent) and exits. When cn-run is dead by then it also removes the run's
 //! cgroup folders: a run that ends while its sandbox is still being set up does not wait
 //! for it ([`super::Deferred`]), so its process may end before the set-up could remove them.
 //!
@@ -92,7 +93,7 @@ fn watch(told: &Told, argv: &[OsString]) -> Result<(), String> {
     if let Ok(child) = &child {
         wait_for_an_end(&lifeline, child, &run);
     }
-    super::call::kill_everything_left();
+    super::call::kill_everything_below(Some(std::time::Duration::from_millis(100)));
     if ended_now(&run) {
         remove_dirs(&told.cgroup_dirs);
     }
@@ -187,11 +188,12 @@ pub(super) fn join(dirs: &[PathBuf], tids: &[i32]) {
     }
 }
 
-/// Remove the run's cgroup folders once the processes just killed have left them (up to a
-/// second; one still in use stays, for the next run's sweep).
+/// Remove the run's cgroup folders once the processes just killed have left them (up to
+/// 100 ms each: one whose processes wait for init to reap them stays, for the next run's
+/// sweep).
 fn remove_dirs(dirs: &[PathBuf]) {
     for dir in dirs {
-        for _ in 0..1000 {
+        for _ in 0..100 {
             match std::fs::remove_dir(dir) {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
                     std::thread::sleep(std::time::Duration::from_millis(1))
