@@ -10,8 +10,9 @@
 //! the child subreaper, so whatever the command leaves behind (`setsid`, `nohup`, a double
 //! fork) comes back to it; and when the command ends — or cn-run asks with SIGTERM (timeout,
 //! cancel) — it kills all of that before it exits with the command's status. `--hold` makes
-//! it the run's PID 1 instead, and `--report` prints what a command would get
-//! ([`super::report`]).
+//! it the run's PID 1 instead, `--report` prints what a command would get
+//! ([`super::report`]), and `--guard` guards the run's bubblewrap on the host
+//! ([`super::guard`]).
 
 use std::io::Write;
 

@@ -4,7 +4,8 @@
 //! the kernel (the lazy unmount of the old root after `pivot_root` waits for an RCU grace
 //! period). So where cn-run may join namespaces (root, with the run's shared namespaces of
 //! [`super::run_net`]), it starts one bubblewrap per run with the run's profile, holding the
-//! per-call supervisor in `--hold` mode as the sandbox's PID 1 (the "holder"), and a thread
+//! per-call supervisor in `--hold` mode as the sandbox's PID 1 (the "holder"; bubblewrap
+//! itself starts under the holder's guard, [`super::guard`]), and a thread
 //! of its own ([`super::spawner`]) joins the holder's mount and PID namespaces (`setns`;
 //! network, IPC and UTS it shares already), then drops every capability and group and puts
 //! the socket filter on itself. Every command of the run is started from that thread, so it
@@ -82,7 +83,7 @@ impl RunBox {
                     }
                     (cgroup, tids)
                 });
-                let (mut guard, lifeline) = start_holder(guard, &bwrap, profile, hold)?;
+                let (mut guard, lifeline) = start_holder(&guard, &bwrap, profile, hold)?;
                 let mut pid_bound = None;
                 let entered = holder_pid(&mut guard).and_then(|pid| {
                     // The guard has closed its end of the info pipe: it has moved them.
@@ -150,7 +151,7 @@ pub(crate) struct Lifeline {
 
 /// Start `GUARD --lifeline FD -- bwrap PROFILE --info-fd 1 -- HOLD --lifeline FD`.
 pub(crate) fn start_holder(
-    guard: Vec<OsString>,
+    guard: &[OsString],
     bwrap: &Path,
     profile: Vec<OsString>,
     mut hold: Vec<OsString>,
