@@ -37,7 +37,8 @@ pub(super) struct Told {
     pub(super) run_pid: Option<i32>,
     pub(super) lifeline: Option<i32>,
     pub(super) cgroup_dirs: Vec<PathBuf>,
-    /// Threads of cn-run to move into the run's cgroup folders ([`join`]).
+    /// Threads of cn-run to move into the run's cgroup folders
+    /// ([`super::cgroup::move_threads`]).
     pub(super) join_tids: Vec<i32>,
 }
 
@@ -81,7 +82,7 @@ fn watch(told: &Told, argv: &[OsString]) -> Result<(), String> {
     let child = super::call::start(program, rest)
         .map_err(|e| format!("cannot run {}: {e}", program.to_string_lossy()))?;
     let child = rustix::process::pidfd_open(child, PidfdFlags::empty());
-    join(&told.cgroup_dirs, &told.join_tids);
+    super::cgroup::move_threads(&told.cgroup_dirs, &told.join_tids);
     // Only bubblewrap writes cn-run's pipes (its info, the holder's `ready`): cn-run reads
     // the info to its end, which it sees only once no copy is left open here, so once the
     // threads have moved.
@@ -176,31 +177,12 @@ fn lifeline_closed(lifeline: &OwnedFd) -> bool {
     }
 }
 
-/// Move cn-run's threads `tids` into the run's cgroup folders `dirs` (cgroup v1 `tasks`;
-/// elsewhere they stay, and each supervisor joins instead): while bubblewrap starts, so the
-/// grace period the first move waits for overlaps its start, and here, not in cn-run,
-/// whose exit would wait for a thread in that wait.
-pub(super) fn join(dirs: &[PathBuf], tids: &[i32]) {
-    for dir in dirs {
-        for tid in tids {
-            let _ = std::fs::write(dir.join("tasks"), tid.to_string());
-        }
-    }
-}
-
 /// Remove the run's cgroup folders once the processes just killed have left them (up to
 /// 100 ms each: one whose processes wait for init to reap them stays, for the next run's
 /// sweep).
 fn remove_dirs(dirs: &[PathBuf]) {
     for dir in dirs {
-        for _ in 0..100 {
-            match std::fs::remove_dir(dir) {
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(1))
-                }
-                _ => break,
-            }
-        }
+        super::cgroup::remove_when_empty(dir, 100);
     }
 }
 
