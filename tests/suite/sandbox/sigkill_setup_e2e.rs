@@ -395,8 +395,14 @@ fn control_the_check_finds_processes_left_with_the_runs_folder() {
         assert!(status.success());
     }
     let give_up = Instant::now() + Duration::from_secs(30);
+    // Until the shell and bubblewrap's child have executed (before, each shows the command
+    // line of the process it was forked from).
+    let both = |found: &[(u32, String)]| {
+        found.iter().any(|(_, c)| c.contains("sleep 60"))
+            && found.iter().any(|(_, c)| c.trim() == "sleep 61")
+    };
     let mut found = of_the_run(&b);
-    while found.len() < 3 && Instant::now() < give_up {
+    while !both(&found) && Instant::now() < give_up {
         std::thread::sleep(Duration::from_millis(20));
         found = of_the_run(&b);
     }
