@@ -10,8 +10,9 @@
 //! the child subreaper, so whatever the command leaves behind (`setsid`, `nohup`, a double
 //! fork) comes back to it; and when the command ends — or cn-run asks with SIGTERM (timeout,
 //! cancel) — it kills all of that before it exits with the command's status. `--hold` makes
-//! it the run's PID 1 instead, and `--report` prints what a command would get
-//! ([`super::report`]).
+//! it the run's PID 1 instead, `--report` prints what a command would get
+//! ([`super::report`]), and `--guard` guards the run's bubblewrap on the host
+//! ([`super::guard`]).
 
 use std::io::Write;
 
@@ -34,6 +35,10 @@ struct Options {
     lifeline: Option<i32>,
     /// Print what a command would get ([`super::report`]) instead of running one.
     report: bool,
+    /// Guard the run's bubblewrap instead ([`super::guard`]), on the host.
+    guard: bool,
+    /// With `guard`: cn-run's pid and the run's cgroup folders (and `lifeline`).
+    told: super::guard::Told,
     /// Bound the PID namespace it starts in to this many processes and exit
     /// ([`super::pid_bound`]; cn-run starts it so, with its capabilities, before any
     /// command).
@@ -55,6 +60,10 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--" => return Ok((o, &args[i + 1..])),
             "--hold" => o.hold = true,
             "--report" => o.report = true,
+            "--guard" => o.guard = true,
+            "--run-pid" => o.told.run_pid = Some(fd_value(value()?, flag)?),
+            "--cgroup-dir" => o.told.cgroup_dirs.push(value()?.into()),
+            "--join-tid" => o.told.join_tids.push(fd_value(value()?, flag)?),
             "--relay" => o.relay = Some(value()?.clone()),
             "--rlimit" => o.rlimits.push(value()?.to_string_lossy().into_owned()),
             "--pid-max" => o.pid_max = Some(value()?.to_string_lossy().into_owned()),
@@ -64,7 +73,7 @@ fn parse(args: &[std::ffi::OsString]) -> Result<(Options, &[std::ffi::OsString])
             "--cgroup-fd" => o.cgroup_fds.push(fd_value(value()?, flag)?),
             other => return Err(format!("unknown option {other}")),
         }
-        i += if matches!(flag, "--hold" | "--report") {
+        i += if matches!(flag, "--hold" | "--report" | "--guard") {
             1
         } else {
             2
@@ -102,6 +111,13 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
                 1
             }
         };
+    }
+    if options.guard {
+        let told = super::guard::Told {
+            lifeline: options.lifeline,
+            ..options.told
+        };
+        return super::guard::guard(&told, argv);
     }
     if !options.hold && !options.report && argv.is_empty() {
         say("no command given after --");
@@ -160,7 +176,7 @@ pub fn call_main(args: &[std::ffi::OsString]) -> i32 {
 /// reset it). A command that inherited SIGTERM blocked never died of `timeout` (`timeout 3
 /// perl -e 'fork while 1'` ran until the call's own timeout: perl restores the mask it
 /// started with after each `fork`).
-fn start(program: &std::ffi::OsStr, rest: &[std::ffi::OsString]) -> Result<Pid, String> {
+pub(super) fn start(program: &std::ffi::OsStr, rest: &[std::ffi::OsString]) -> Result<Pid, String> {
     use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;
@@ -317,11 +333,20 @@ fn reap_until(main: Pid) -> Option<rustix::process::WaitStatus> {
 /// run (the next command could not start). What a killed process leaves comes back to this
 /// subreaper and is reaped here.
 fn kill_everything_left() -> usize {
+    kill_everything_below(None)
+}
+
+/// [`kill_everything_left`], but after `limit` it stops waiting: every process below has
+/// been sent SIGKILL by then, and one still ending (the init of a PID namespace waits for
+/// its last processes to be reaped, by init when their parent was cn-run) ends without it.
+pub(super) fn kill_everything_below(limit: Option<std::time::Duration>) -> usize {
+    let until = limit.map(|l| std::time::Instant::now() + l);
     let mut killed = std::collections::HashSet::new();
     loop {
         while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
         let (living, zombies) = descendants();
-        if living.is_empty() && zombies == 0 {
+        let late = until.is_some_and(|u| std::time::Instant::now() > u);
+        if (living.is_empty() && zombies == 0) || late {
             return killed.len();
         }
         for pid in living {

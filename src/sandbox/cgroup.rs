@@ -88,17 +88,24 @@ impl RunCgroup {
             .collect()
     }
 
-    /// Move the threads `tids` of cn-run (the run's namespace thread and the one inside its
-    /// sandbox) into the cgroup, where the hierarchy allows single threads to move (v1
-    /// `tasks`); what they start then starts inside. The first move waits for an RCU grace
-    /// period (milliseconds), the others of the same moment do not: so the thread inside
-    /// moves both while the holder's bubblewrap sets the sandbox up ([`super::RunBox`]).
-    pub(crate) fn join_threads(&self, tids: &[i32]) -> bool {
+    /// The cgroup folders (the holder's guard removes them should cn-run end first:
+    /// [`super::guard`]).
+    pub(crate) fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// Whether the threads `tids` of cn-run (the run's namespace thread and the one inside
+    /// its sandbox) are in the cgroup, moved there by the holder's guard
+    /// ([`move_threads`]) where the hierarchy lets single threads move (v1 `tasks`):
+    /// what they start then starts inside, and the supervisors need not join.
+    pub(crate) fn joined(&self, tids: &[i32]) -> bool {
+        let names = self.names();
         let all = tids.iter().all(|tid| {
-            let tid = tid.to_string();
-            self.dirs
-                .iter()
-                .all(|d| std::fs::write(d.join("tasks"), &tid).is_ok())
+            let Ok(mine) = std::fs::read_to_string(format!("/proc/self/task/{tid}/cgroup")) else {
+                return false;
+            };
+            let inside = |name: &String| mine.lines().any(|l| l.ends_with(&format!("/{name}")));
+            names.iter().all(inside)
         });
         self.inherited
             .store(all, std::sync::atomic::Ordering::SeqCst);
@@ -126,14 +133,33 @@ impl Drop for RunCgroup {
     fn drop(&mut self) {
         self.procs.clear();
         for dir in self.dirs.iter().rev() {
-            for _ in 0..1000 {
-                match std::fs::remove_dir(dir) {
-                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                        std::thread::sleep(std::time::Duration::from_millis(1))
-                    }
-                    _ => break,
-                }
+            remove_when_empty(dir, 1000);
+        }
+    }
+}
+
+/// Remove the cgroup folder `dir` once its processes are gone, trying every millisecond up
+/// to `tries` times (while it is busy).
+pub(crate) fn remove_when_empty(dir: &Path, tries: u32) {
+    for _ in 0..tries {
+        match std::fs::remove_dir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
             }
+            _ => break,
+        }
+    }
+}
+
+/// Move cn-run's threads `tids` into the run's cgroup folders `dirs` (cgroup v1 `tasks`;
+/// elsewhere they stay, and each supervisor joins instead). The holder's guard does it
+/// ([`super::guard`]) while bubblewrap starts, so the grace period the first move waits for
+/// overlaps that start, and in a process of its own: cn-run's exit would wait for a thread
+/// of its own in that wait.
+pub(crate) fn move_threads(dirs: &[PathBuf], tids: &[i32]) {
+    for dir in dirs {
+        for tid in tids {
+            let _ = std::fs::write(dir.join("tasks"), tid.to_string());
         }
     }
 }

@@ -3,7 +3,8 @@
 //! probe through it: a bubblewrap start and a supervisor) is not on the path to the
 //! first model request. The first command waits for it ([`Deferred::get`]); a run that
 //! starts no command never waits, and when it ends the thread is told to stop at its next
-//! step and is joined, so nothing it made outlives the run. Whoever is told it is ready
+//! step and removes what it made; the run's end does not wait for that (see the `Drop`:
+//! the holder's guard ends what the thread could not). Whoever is told it is ready
 //! (the app, which makes `sandbox.established` of it) is told only once the run is
 //! announced ([`Deferred::announced`]), however early something first gets it: the run's
 //! events open with `run.started`.
@@ -210,11 +211,17 @@ impl Inner {
 }
 
 impl Drop for Inner {
-    /// The run is over: a set-up still going stops at its next step, and what it made is
-    /// removed before the process ends.
+    /// The run is over: a set-up still going stops at its next step and removes what it
+    /// made on its own thread; the run's end does not wait for it (a run that started no
+    /// command ended within milliseconds while the holder's bubblewrap was still starting,
+    /// issue 38). Should the process end first, the holder's guard ([`super::guard`]) kills
+    /// what is left of the holder, a bubblewrap still starting too, and removes the run's
+    /// cgroup folders; folders made before the guard started are removed by the next run.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(thread) = self.take_thread() {
+        if let Some(thread) = self.take_thread()
+            && thread.is_finished()
+        {
             drop(thread.join());
         }
     }

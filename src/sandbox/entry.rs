@@ -4,7 +4,8 @@
 //! the kernel (the lazy unmount of the old root after `pivot_root` waits for an RCU grace
 //! period). So where cn-run may join namespaces (root, with the run's shared namespaces of
 //! [`super::run_net`]), it starts one bubblewrap per run with the run's profile, holding the
-//! per-call supervisor in `--hold` mode as the sandbox's PID 1 (the "holder"), and a thread
+//! per-call supervisor in `--hold` mode as the sandbox's PID 1 (the "holder"; bubblewrap
+//! itself starts under the holder's guard, [`super::guard`]), and a thread
 //! of its own ([`super::spawner`]) joins the holder's mount and PID namespaces (`setns`;
 //! network, IPC and UTS it shares already), then drops every capability and group and puts
 //! the socket filter on itself. Every command of the run is started from that thread, so it
@@ -40,10 +41,11 @@ pub const CALL_BINARY: &str = "cn-run-call";
 /// The run's holder and the thread that has joined it.
 #[derive(Debug)]
 pub struct RunBox {
-    holder: Mutex<Child>,
+    /// The holder's guard ([`super::guard`]), bubblewrap's parent.
+    guard: Mutex<Child>,
     /// The write end of the holder's lifeline ([`Lifeline`]): closed when the run's box is
-    /// dropped or cn-run dies, however, and the holder then ends.
-    _lifeline: Lifeline,
+    /// dropped or cn-run dies, however, and the holder and its guard then end.
+    lifeline: Option<Lifeline>,
     spawner: Spawner,
     /// Whether the run's PID namespace bounds the number of processes
     /// ([`super::pid_bound`]), or why not; `None`: not asked (a cgroup binds them).
@@ -51,32 +53,43 @@ pub struct RunBox {
 }
 
 impl RunBox {
-    /// Start the holder (`bwrap PROFILE -- SUPERVISOR --hold`: the run's PID 1) from a new
+    /// Start the holder (`GUARD -- bwrap PROFILE -- SUPERVISOR --hold`: the run's PID 1,
+    /// under its guard; `guard` is the guard's command line with `--guard`) from a new
     /// thread, which then joins its mount and PID namespaces and gives up, for itself and
     /// all it starts, every capability and group and the right to make Unix sockets. Call
     /// it on the run's namespace thread: the new thread inherits its network, IPC and UTS
     /// namespaces. `hold` is the supervisor's command line with `--hold`; `bound`, the
     /// host command line (`… --pid-max N`) that bounds the run's PID namespace; `cgroup`,
-    /// the run's cgroup with the threads to move into it besides the new one: they move
-    /// while bubblewrap sets the holder up, so the two waits overlap (each waits for an RCU
-    /// grace period), and before the new thread starts anything.
+    /// the run's cgroup with the threads to move into it besides the new one. The guard
+    /// moves them while bubblewrap sets the holder up, so the two waits overlap (each waits
+    /// for an RCU grace period), before the new thread starts anything, and in a process of
+    /// its own: a thread of cn-run's in that wait held up cn-run's exit by as long (a run
+    /// that starts no command can end just then).
     pub(crate) fn start(
         bwrap: &Path,
         profile: Vec<OsString>,
         hold: Vec<OsString>,
         bound: Option<Vec<OsString>>,
         cgroup: Option<(Arc<RunCgroup>, Vec<i32>)>,
+        mut guard: Vec<OsString>,
     ) -> Result<RunBox, SandboxError> {
         let bwrap = bwrap.to_path_buf();
-        let (spawner, (holder, lifeline, pid_bound)) =
+        let (spawner, (guard, lifeline, pid_bound)) =
             Spawner::start("cn-run-sandbox-box", move || {
-                let (mut holder, lifeline) = start_holder(&bwrap, profile, hold)?;
-                if let Some((cgroup, mut tids)) = cgroup {
+                let cgroup = cgroup.map(|(cgroup, mut tids)| {
                     tids.push(rustix::thread::gettid().as_raw_nonzero().get());
-                    cgroup.join_threads(&tids);
-                }
+                    for tid in &tids {
+                        guard.extend(["--join-tid".into(), tid.to_string().into()]);
+                    }
+                    (cgroup, tids)
+                });
+                let (mut guard, lifeline) = start_holder(&guard, &bwrap, profile, hold)?;
                 let mut pid_bound = None;
-                let entered = holder_pid(&mut holder).and_then(|pid| {
+                let entered = holder_pid(&mut guard).and_then(|pid| {
+                    // The guard has closed its end of the info pipe: it has moved them.
+                    if let Some((cgroup, tids)) = &cgroup {
+                        cgroup.joined(tids);
+                    }
                     let (pid_ns, mnt_ns) = (open_ns(pid, "pid")?, open_ns(pid, "mnt")?);
                     setns(&pid_ns, CloneFlags::CLONE_NEWPID)
                         .map_err(os("cannot join the sandbox's PID namespace"))?;
@@ -87,17 +100,17 @@ impl RunBox {
                     lock_thread()
                 });
                 match entered {
-                    Ok(()) => Ok((holder, lifeline, pid_bound)),
+                    Ok(()) => Ok((guard, lifeline, pid_bound)),
                     Err(why) => {
-                        let _ = holder.kill();
-                        let _ = holder.wait();
+                        drop(lifeline);
+                        let _ = guard.wait();
                         Err(why)
                     }
                 }
             })?;
         Ok(RunBox {
-            holder: Mutex::new(holder),
-            _lifeline: lifeline,
+            guard: Mutex::new(guard),
+            lifeline: Some(lifeline),
             spawner,
             pid_bound,
         })
@@ -121,10 +134,11 @@ fn lock_thread() -> Result<(), SandboxError> {
     super::seccomp::apply()
 }
 
-/// The holder's lifeline: a pipe whose read end the holder watches (`--lifeline FD`) and
-/// whose only write end cn-run keeps (close-on-exec: no child inherits it). When it closes
-/// — the run's box dropped, cn-run ended by any signal, or cn-run gone before the holder
-/// even started — the holder reads end-of-file and exits, and its PID namespace with it.
+/// The holder's lifeline: a pipe whose read end the holder and its guard watch (`--lifeline
+/// FD`) and whose only write end cn-run keeps (close-on-exec: no child inherits it). When it
+/// closes — the run's box dropped, cn-run ended by any signal, or cn-run gone before the
+/// holder even started — the holder reads end-of-file and exits, and its PID namespace with
+/// it, and the guard kills whatever is left of its bubblewrap (one still starting too).
 /// bubblewrap's `--die-with-parent` alone left holders behind (parent pid 1, seen over
 /// full test runs): the holder sets its parent-death signal only just before it executes,
 /// so when bubblewrap's first process died during the holder's set-up (cn-run ending while
@@ -135,7 +149,9 @@ pub(crate) struct Lifeline {
     _write_end: std::io::PipeWriter,
 }
 
+/// Start `GUARD --lifeline FD -- bwrap PROFILE --info-fd 1 -- HOLD --lifeline FD`.
 pub(crate) fn start_holder(
+    guard: &[OsString],
     bwrap: &Path,
     profile: Vec<OsString>,
     mut hold: Vec<OsString>,
@@ -143,8 +159,16 @@ pub(crate) fn start_holder(
     use std::os::fd::{AsFd, AsRawFd};
     let (reader, writer) = std::io::pipe().map_err(os("cannot make the holder's lifeline"))?;
     super::pin::inheritable(reader.as_fd())?;
-    hold.extend(["--lifeline".into(), reader.as_raw_fd().to_string().into()]);
-    let child = Command::new(bwrap)
+    let lifeline: [OsString; 2] = ["--lifeline".into(), reader.as_raw_fd().to_string().into()];
+    hold.extend(lifeline.clone());
+    let (program, guard_args) = guard.split_first().ok_or(SandboxError::Bubblewrap(
+        "no guard to start it under".to_owned(),
+    ))?;
+    let child = Command::new(program)
+        .args(guard_args)
+        .args(lifeline)
+        .arg("--")
+        .arg(bwrap)
         .args(profile)
         .args(["--info-fd", "1", "--"])
         .args(hold)
@@ -208,13 +232,14 @@ fn bound_pids(argv: &[OsString]) -> Result<(), String> {
 }
 
 impl Drop for RunBox {
+    /// The lifeline closes: the holder exits, and the guard ends what is left and exits.
     fn drop(&mut self) {
-        let holder = self
-            .holder
+        drop(self.lifeline.take());
+        let guard = self
+            .guard
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _ = holder.kill();
-        let _ = holder.wait();
+        let _ = guard.wait();
     }
 }
 

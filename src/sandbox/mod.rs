@@ -22,6 +22,7 @@ mod entry;
 pub mod env;
 mod error;
 pub mod git_view;
+mod guard;
 pub mod hidden;
 pub mod hosts;
 mod landlock;

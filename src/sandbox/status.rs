@@ -354,9 +354,12 @@ fn start_run_box(
     let hold = policy.supervised(&["--hold"], &[]);
     let bound = super::pid_bound::writer(policy);
     let cgroup = policy.cgroup.clone().map(|c| (c, vec![net.tid()]));
+    let Some(guard) = guard_command(policy) else {
+        return Ok(None);
+    };
     let since = Instant::now();
     let started = net
-        .run(move || super::RunBox::start(&path, profile, hold, bound, cgroup))
+        .run(move || super::RunBox::start(&path, profile, hold, bound, cgroup, guard))
         .map_err(super::error::os("cannot reach the namespace thread"))
         .and_then(|r| r);
     timing("holder", since);
@@ -380,6 +383,21 @@ fn start_run_box(
          be entered: {why}"
     ));
     Ok(None)
+}
+
+/// The holder's guard ([`super::guard`]): the pinned supervisor on the host with
+/// `--guard`, cn-run's pid and the run's cgroup folders.
+fn guard_command(policy: &SandboxPolicy) -> Option<Vec<std::ffi::OsString>> {
+    let mut argv = policy.pinned.as_ref()?.host_command()?;
+    argv.extend([
+        "--guard".into(),
+        "--run-pid".into(),
+        std::process::id().to_string().into(),
+    ]);
+    for dir in policy.cgroup.iter().flat_map(|c| c.dirs()) {
+        argv.extend(["--cgroup-dir".into(), dir.into()]);
+    }
+    Some(argv)
 }
 
 /// Start the supervisor's report the way a command of the run would start, and read it.

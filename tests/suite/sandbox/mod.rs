@@ -46,3 +46,4 @@ mod restricted_pod_e2e;
 mod sandbox;
 mod sandbox_deferred_e2e;
 mod sigkill_e2e;
+mod sigkill_setup_e2e;
