@@ -255,17 +255,13 @@ fn hold(lifeline: Option<i32>) -> ! {
 }
 
 /// Exit when nothing holds the lifeline's write end any more (at once if nothing does
-/// now). The descriptor is reopened by its `/proc` name (no `unsafe` to adopt a number),
-/// without blocking, as a pipe's read end with no writer would.
+/// now).
 fn watch_lifeline(fd: i32) {
-    use rustix::fs::{Mode, OFlags};
-    let path = format!("/proc/self/fd/{fd}");
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let Ok(end) = rustix::fs::open(&path, flags, Mode::empty()) else {
+    let Ok(end) = open_lifeline(fd) else {
         say("cannot open the lifeline: the run is gone");
         std::process::exit(1);
     };
-    let _ = rustix::fs::fcntl_setfl(&end, OFlags::empty());
+    let _ = rustix::fs::fcntl_setfl(&end, rustix::fs::OFlags::empty());
     let watcher = std::thread::Builder::new()
         .name("lifeline".into())
         .spawn(move || {
@@ -277,6 +273,14 @@ fn watch_lifeline(fd: i32) {
         say("cannot watch the lifeline");
         std::process::exit(1);
     }
+}
+
+/// The lifeline's read end `fd`, reopened by its `/proc` name (no `unsafe` to adopt a
+/// number), without blocking: for the holder ([`watch_lifeline`]) and its guard.
+pub(super) fn open_lifeline(fd: i32) -> rustix::io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    rustix::fs::open(format!("/proc/self/fd/{fd}"), flags, Mode::empty())
 }
 
 fn say_ready() {

@@ -75,7 +75,7 @@ fn watch(told: &Told, argv: &[OsString]) -> Result<(), String> {
         remove_dirs(&told.cgroup_dirs);
         return Ok(());
     };
-    if ended(&lifeline) {
+    if lifeline_closed(&lifeline) {
         return Ok(());
     }
     let (program, rest) = argv.split_first().ok_or("no command given after --")?;
@@ -115,20 +115,10 @@ fn open_run(run_pid: Option<i32>) -> Result<Option<OwnedFd>, String> {
         .map_err(|e| format!("cannot watch cn-run: {e}"))
 }
 
-/// The lifeline's read end, reopened by its `/proc` name (no `unsafe` to adopt a number),
-/// without blocking.
+/// The lifeline's read end (see [`super::call::open_lifeline`]).
 fn open_lifeline(fd: Option<i32>) -> Result<OwnedFd, String> {
-    use rustix::fs::{Mode, OFlags};
     let fd = fd.ok_or("--guard needs --lifeline")?;
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    rustix::fs::open(format!("/proc/self/fd/{fd}"), flags, Mode::empty())
-        .map_err(|e| format!("cannot open the lifeline: {e}"))
-}
-
-/// Whether nothing holds the lifeline's write end any more.
-fn ended(lifeline: &OwnedFd) -> bool {
-    let mut byte = [0u8; 1];
-    matches!(rustix::io::read(lifeline, &mut byte), Ok(0))
+    super::call::open_lifeline(fd).map_err(|e| format!("cannot open the lifeline: {e}"))
 }
 
 /// Whether cn-run has ended (its pidfd is readable), without waiting.
